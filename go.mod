@@ -1,0 +1,3 @@
+module github.com/firn-id/firn
+
+go 1.26.8

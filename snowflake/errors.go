@@ -1,0 +1,67 @@
+package snowflake
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrNoReservation is returned by New when Config.Reservation is nil.
+	// A generator without a reservation cannot keep its promise across
+	// restarts; a caller who accepts that must say so with Unreserved.
+	ErrNoReservation = errors.New("snowflake: no reservation: pass a lease, or snowflake.Unreserved() to accept duplicates after a restart with the clock set back")
+
+	// ErrAlreadyBound is returned by Reservation.Bind, and so by New, when
+	// the reservation already drives another generator: two generators
+	// sharing one reservation would both pass its HWM check.
+	ErrAlreadyBound = errors.New("snowflake: reservation already bound to a generator")
+
+	// ErrNotServing is returned by Next and NextN when the next tick lies
+	// past the reserved high-water mark and the reservation has not been
+	// extended (its store is slow or down, or the lease was lost). The
+	// generator stops there rather than risk a duplicate; it serves again
+	// as soon as the reservation moves on.
+	ErrNotServing = errors.New("snowflake: not serving: next tick is past the reserved high-water mark")
+
+	// ErrLayoutExhausted is returned by Next and NextN once the layout's
+	// last representable tick has been used: the time part would overflow.
+	ErrLayoutExhausted = errors.New("snowflake: layout exhausted: past its last representable tick")
+)
+
+// LayoutError reports an invalid layout, saying what is wrong and, where
+// the widths are at fault, what the bits add up to.
+type LayoutError struct {
+	Layout string // the layout's name, or "custom"
+	Reason string
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("snowflake: layout %s: %s", e.Layout, e.Reason)
+}
+
+// RangeError reports a value that does not fit its bits: a node, a
+// sequence, a tick, or an ID outside its layout.
+type RangeError struct {
+	What  string
+	Value uint64
+	Max   uint64
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("snowflake: %s %d out of range 0..%d", e.What, e.Value, e.Max)
+}
+
+// ClockBehindError reports a clock further behind the generator's next
+// tick (or the reserved start) than the configured bound allows. The
+// generator returns it at once instead of sleeping until the clock
+// catches up.
+type ClockBehindError struct {
+	Last time.Time // the start of the tick the generator must issue next
+	Now  time.Time // the clock's reading
+}
+
+func (e *ClockBehindError) Error() string {
+	return fmt.Sprintf("snowflake: clock behind by %s: next tick starts %s, clock reads %s",
+		e.Last.Sub(e.Now), e.Last.UTC().Format(time.RFC3339Nano), e.Now.UTC().Format(time.RFC3339Nano))
+}

@@ -1,0 +1,444 @@
+package snowflake
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// Policy says what the generator does when the sequence of a tick runs out.
+type Policy int
+
+const (
+	// Wait waits for the next tick (Twitter's way). The default.
+	Wait Policy = iota
+	// Borrow takes future ticks, up to Config.MaxBorrow ahead of the
+	// clock, then waits (uid-generator's ring buffer, yitter's drift).
+	// Borrowed ticks still respect the reservation.
+	Borrow
+)
+
+// String returns "wait" or "borrow".
+func (p Policy) String() string {
+	switch p {
+	case Wait:
+		return "wait"
+	case Borrow:
+		return "borrow"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// ParsePolicy parses "wait" or "borrow".
+func ParsePolicy(s string) (Policy, error) {
+	switch s {
+	case "wait":
+		return Wait, nil
+	case "borrow":
+		return Borrow, nil
+	}
+	return 0, fmt.Errorf("snowflake: unknown policy %q (want wait or borrow)", s)
+}
+
+// Config configures a Generator. The zero value of every field but Node
+// and Reservation means its default.
+type Config struct {
+	// Layout of the IDs. Default: DefaultLayout(). At most 63 bits.
+	Layout Layout
+	// Node is the node part of every ID, 0..Layout.MaxNode(). Compose it
+	// from named fields with Layout.NodeValue.
+	Node uint64
+	// Reservation bounds the ticks the generator may issue. Required:
+	// pass a nodeid lease, or Unreserved() to accept the risk it names.
+	Reservation Reservation
+	// Exhausted is the policy when a tick's sequence runs out. Default Wait.
+	Exhausted Policy
+	// MaxBorrow is how far ahead of the clock Borrow may go, rounded down
+	// to whole ticks. Default 1 s; ignored by Wait.
+	MaxBorrow time.Duration
+	// MaxWait bounds how long a call waits for the clock to reach the next
+	// free tick. A clock further behind (only possible if time itself
+	// misbehaves) gets a *ClockBehindError at once. Default 1 s, and at
+	// least one tick.
+	MaxWait time.Duration
+	// MaxStartAhead bounds how far the reservation's start may lie ahead
+	// of the wall clock at New. Within it the generator starts at the
+	// reserved start at once, its IDs' timestamps slightly ahead of the
+	// clock; beyond it New returns a *ClockBehindError unless
+	// StartAhead is set. Default 10 s.
+	MaxStartAhead time.Duration
+	// StartAhead lets New start at the reservation's start however far
+	// ahead of the wall clock it is.
+	StartAhead bool
+	// SequenceJitter, when positive, starts each new tick's sequence at a
+	// random value below it (Leaf's fix: if every tick starts at 0, IDs
+	// modulo a shard count are uneven at low traffic). It costs that much
+	// of each tick's capacity; at most half the sequence range. Default 0.
+	SequenceJitter uint64
+	// CatchUpRate bounds how fast the generator's clock closes a gap to
+	// the wall clock, as a fraction of elapsed time: 0.1 means at most
+	// 100 ms gained or shed per second. The generator's clock is the wall
+	// clock at start plus monotonic elapsed time; it follows later steps
+	// of the wall clock only at this rate, and never moves backwards.
+	// Default 0.1; range (0, 0.5].
+	CatchUpRate float64
+}
+
+// syncEvery is how often, in generator time, the clock is compared with
+// the wall clock.
+const syncEvery = int64(64 * time.Millisecond)
+
+// Generator issues unique IDs for one node. It is safe for concurrent use.
+type Generator struct {
+	// state is the next free slot: tick<<seqBits | sequence. It only grows.
+	state atomic.Uint64
+	// offset is added to wall-at-start + monotonic elapsed (nanoseconds).
+	offset atomic.Int64
+	// limit is the last tick the reservation allows, never above maxTick.
+	limit atomic.Int64
+	// lastSync is the generator time (ns since epoch) of the last sync.
+	lastSync atomic.Int64
+
+	layout              Layout
+	node                uint64
+	res                 Reservation
+	seqBits             uint
+	seqMask             uint64
+	timeShift, seqShift uint
+	nodePart            uint64
+	tickNs              int64
+	epochNs             int64
+	maxTick             uint64
+	borrowNs            int64
+	maxWaitNs           int64
+	jitter              uint64
+	rate                float64
+
+	start time.Time // wall and monotonic reading at New
+	base  int64     // wall at start, ns since the epoch
+	clk   clock     // nil in production
+}
+
+// clock is the seam through which tests step time. Production reads
+// time.Since(start) for monotonic time and time.Now for the wall clock.
+type clock interface {
+	mono() int64 // nanoseconds since the generator started
+	wall() int64 // Unix nanoseconds
+	pause(d time.Duration)
+}
+
+// New validates cfg, binds its reservation and returns a generator. It
+// does no I/O and starts no goroutines.
+func New(cfg Config) (*Generator, error) { return newGenerator(cfg, nil) }
+
+func newGenerator(cfg Config, clk clock) (*Generator, error) {
+	g, err := configure(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.clk = clk
+	g.start = time.Now()
+	g.base = g.wallNs() - g.epochNs
+	if g.base < 0 {
+		return nil, &ClockBehindError{Last: cfg.Layout.Epoch, Now: time.Unix(0, g.wallNs())}
+	}
+	g.lastSync.Store(g.base)
+	if err := cfg.Reservation.Bind(g.unixMilli); err != nil {
+		return nil, err
+	}
+	if err := g.startAt(cfg); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// configure validates cfg and fills the generator's constants.
+func configure(cfg Config) (*Generator, error) {
+	if cfg.Layout.Tick == 0 && cfg.Layout.TimeBits == 0 {
+		cfg.Layout = DefaultLayout()
+	}
+	l := cfg.Layout
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	if l.Bits() > 63 {
+		return nil, &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(
+			"%s = %d bits: generated IDs must fit 63 bits (a signed BIGINT); this layout is decode-only", l.sum(), l.Bits())}
+	}
+	if cfg.Node > l.MaxNode() {
+		return nil, &RangeError{What: "node", Value: cfg.Node, Max: l.MaxNode()}
+	}
+	if cfg.Reservation == nil {
+		return nil, ErrNoReservation
+	}
+	d := defaults(cfg)
+	if err := d.check(l); err != nil {
+		return nil, err
+	}
+	g := &Generator{
+		layout:  l,
+		node:    cfg.Node,
+		res:     cfg.Reservation,
+		seqBits: uint(l.SequenceBits),
+		seqMask: l.MaxSequence(),
+		tickNs:  int64(l.Tick),
+		epochNs: l.Epoch.UnixNano(),
+		jitter:  d.SequenceJitter,
+		rate:    d.CatchUpRate,
+	}
+	var nodeShift uint
+	g.timeShift, nodeShift, g.seqShift = l.shifts()
+	g.nodePart = cfg.Node << nodeShift
+	// The generator computes tick starts in nanoseconds since the epoch;
+	// stop where that would overflow (about 292 years after the epoch).
+	g.maxTick = min(l.MaxTick(), uint64(math.MaxInt64/g.tickNs)-2)
+	if d.Exhausted == Borrow {
+		g.borrowNs = int64(d.MaxBorrow/l.Tick) * g.tickNs
+	}
+	g.maxWaitNs = int64(d.MaxWait)
+	g.limit.Store(-1)
+	return g, nil
+}
+
+func defaults(cfg Config) Config {
+	if cfg.MaxBorrow == 0 {
+		cfg.MaxBorrow = time.Second
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = max(time.Second, cfg.Layout.Tick)
+	}
+	if cfg.MaxStartAhead == 0 {
+		cfg.MaxStartAhead = 10 * time.Second
+	}
+	if cfg.CatchUpRate == 0 {
+		cfg.CatchUpRate = 0.1
+	}
+	return cfg
+}
+
+func (c Config) check(l Layout) error {
+	switch {
+	case c.Exhausted != Wait && c.Exhausted != Borrow:
+		return fmt.Errorf("snowflake: unknown policy %d (want Wait or Borrow)", c.Exhausted)
+	case c.MaxBorrow < 0:
+		return fmt.Errorf("snowflake: max borrow %s is negative", c.MaxBorrow)
+	case c.MaxWait < l.Tick:
+		return fmt.Errorf("snowflake: max wait %s is shorter than one tick (%s)", c.MaxWait, l.Tick)
+	case c.MaxStartAhead < 0:
+		return fmt.Errorf("snowflake: max start ahead %s is negative", c.MaxStartAhead)
+	case c.SequenceJitter > (l.MaxSequence()+1)/2:
+		return fmt.Errorf("snowflake: sequence jitter %d is over half the %d-bit sequence range (%d)",
+			c.SequenceJitter, l.SequenceBits, (l.MaxSequence()+1)/2)
+	case !(c.CatchUpRate > 0 && c.CatchUpRate <= 0.5):
+		return fmt.Errorf("snowflake: catch-up rate %g outside (0, 0.5]", c.CatchUpRate)
+	}
+	return nil
+}
+
+// startAt places the first free slot at or after the reservation's start,
+// moving the generator's clock forward to it if it lies ahead.
+func (g *Generator) startAt(cfg Config) error {
+	startMS := g.res.Start()
+	if startMS <= g.layout.Epoch.UnixMilli() {
+		return nil
+	}
+	tickMS := g.layout.tickMS()
+	first := (startMS - g.layout.Epoch.UnixMilli() + tickMS - 1) / tickMS
+	if uint64(first) > g.maxTick {
+		return fmt.Errorf("reservation starts %s: %w", time.UnixMilli(startMS).UTC().Format(time.RFC3339Nano), ErrLayoutExhausted)
+	}
+	firstNs := first * g.tickNs
+	if ahead := firstNs - g.base; ahead > 0 {
+		if ahead > int64(defaults(cfg).MaxStartAhead) && !cfg.StartAhead {
+			return &ClockBehindError{Last: time.Unix(0, g.epochNs+firstNs), Now: time.Unix(0, g.epochNs+g.base)}
+		}
+		g.offset.Store(ahead)
+	}
+	g.state.Store(uint64(first) << g.seqBits)
+	return nil
+}
+
+// Layout returns the generator's layout.
+func (g *Generator) Layout() Layout { return g.layout }
+
+// Node returns the generator's node value.
+func (g *Generator) Node() uint64 { return g.node }
+
+// Now returns the generator's clock: the wall clock at start plus
+// monotonic elapsed time, plus whatever catch-up has been applied.
+func (g *Generator) Now() time.Time { return time.Unix(0, g.epochNs+g.nowNs()) }
+
+// Offset returns how far the generator's clock is ahead of the wall clock
+// (negative: behind).
+func (g *Generator) Offset() time.Duration { return time.Duration(g.epochNs + g.nowNs() - g.wallNs()) }
+
+func (g *Generator) unixMilli() int64 { return (g.epochNs + g.nowNs()) / int64(time.Millisecond) }
+
+// nowNs returns the generator's time in nanoseconds since the epoch.
+func (g *Generator) nowNs() int64 {
+	var m int64
+	if g.clk == nil {
+		m = int64(time.Since(g.start))
+	} else {
+		m = g.clk.mono()
+	}
+	return g.base + m + g.offset.Load()
+}
+
+func (g *Generator) wallNs() int64 {
+	if g.clk == nil {
+		return time.Now().UnixNano()
+	}
+	return g.clk.wall()
+}
+
+func (g *Generator) pause(d time.Duration) {
+	switch {
+	case g.clk != nil:
+		g.clk.pause(d)
+	case d > 2*time.Millisecond:
+		time.Sleep(d - time.Millisecond)
+	default:
+		spin()
+	}
+}
+
+// Next returns a new ID.
+func (g *Generator) Next(ctx context.Context) (int64, error) {
+	now := g.nowNs()
+	for {
+		old := g.state.Load()
+		slot := g.advance(old, now)
+		if tick := slot >> g.seqBits; int64(tick) > g.limit.Load() || int64(tick)*g.tickNs > now+g.borrowNs {
+			var err error
+			if now, err = g.slow(ctx, tick, now); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if g.state.CompareAndSwap(old, slot+1) {
+			return int64(g.compose(slot)), nil
+		}
+	}
+}
+
+// NextN fills dst with new IDs, in increasing order, reading the clock once
+// per tick. It returns the number of IDs written: len(dst), or fewer with
+// an error.
+func (g *Generator) NextN(ctx context.Context, dst []int64) (int, error) {
+	n := 0
+	now := g.nowNs()
+	for n < len(dst) {
+		old := g.state.Load()
+		slot := g.advance(old, now)
+		if tick := slot >> g.seqBits; int64(tick) > g.limit.Load() || int64(tick)*g.tickNs > now+g.borrowNs {
+			var err error
+			if now, err = g.slow(ctx, tick, now); err != nil {
+				return n, err
+			}
+			continue
+		}
+		k := min(g.seqMask-slot&g.seqMask+1, uint64(len(dst)-n))
+		if !g.state.CompareAndSwap(old, slot+k) {
+			continue
+		}
+		id, step := int64(g.compose(slot)), int64(1)<<g.seqShift
+		for i := range dst[n : n+int(k)] {
+			dst[n+i] = id
+			id += step
+		}
+		n += int(k)
+	}
+	return n, nil
+}
+
+// advance returns the slot to issue given the next free slot and the
+// clock: the free slot, or the start of the clock's tick if that is later.
+func (g *Generator) advance(free uint64, now int64) uint64 {
+	if now < int64(free>>g.seqBits+1)*g.tickNs {
+		return free
+	}
+	g.sync(now)
+	seq := uint64(0)
+	if g.jitter > 0 {
+		seq = rand.Uint64N(g.jitter)
+	}
+	return uint64(now/g.tickNs)<<g.seqBits | seq
+}
+
+func (g *Generator) compose(slot uint64) uint64 {
+	return slot>>g.seqBits<<g.timeShift | g.nodePart | slot&g.seqMask<<g.seqShift
+}
+
+// slow handles a slot the fast path cannot issue: past the cached limit,
+// or ahead of the clock by more than borrowing allows. It returns the
+// clock to retry with, or the error to return.
+func (g *Generator) slow(ctx context.Context, tick uint64, now int64) (int64, error) {
+	if tick > g.maxTick {
+		return now, fmt.Errorf("%w (last tick starts %s)", ErrLayoutExhausted, g.layout.TickTime(g.maxTick).Format(time.RFC3339Nano))
+	}
+	if int64(tick) > g.limit.Load() && int64(tick) > g.refreshLimit() {
+		return now, g.notServing(tick)
+	}
+	wait := int64(tick)*g.tickNs - g.borrowNs - now
+	if wait <= 0 {
+		return now, nil
+	}
+	if wait > g.maxWaitNs {
+		return now, &ClockBehindError{Last: time.Unix(0, g.epochNs+int64(tick)*g.tickNs), Now: time.Unix(0, g.epochNs+now)}
+	}
+	select {
+	case <-ctx.Done():
+		return now, ctx.Err()
+	default:
+	}
+	g.pause(time.Duration(wait))
+	return g.nowNs(), nil
+}
+
+// refreshLimit reads the reservation and returns the last issuable tick.
+func (g *Generator) refreshLimit() int64 {
+	hwm := g.res.Limit() - g.layout.Epoch.UnixMilli()
+	last := int64(-1)
+	if tickMS := g.layout.tickMS(); hwm >= tickMS {
+		last = hwm/tickMS - 1
+	}
+	last = min(last, int64(g.maxTick))
+	for {
+		cur := g.limit.Load()
+		if last <= cur || g.limit.CompareAndSwap(cur, last) {
+			return max(cur, last)
+		}
+	}
+}
+
+func (g *Generator) notServing(tick uint64) error {
+	end := g.layout.TickTime(tick + 1).Format(time.RFC3339Nano)
+	hwm := time.UnixMilli(g.res.Limit()).UTC().Format(time.RFC3339Nano)
+	if e, ok := g.res.(interface{ Err() error }); ok && e.Err() != nil {
+		return fmt.Errorf("%w: tick ends %s, HWM %s: %w", ErrNotServing, end, hwm, e.Err())
+	}
+	return fmt.Errorf("%w: tick ends %s, HWM %s", ErrNotServing, end, hwm)
+}
+
+// sync moves the generator's clock toward the wall clock, at most
+// CatchUpRate times the time since the last sync, never below the
+// monotonic baseline, and so never backwards.
+func (g *Generator) sync(now int64) {
+	last := g.lastSync.Load()
+	if now-last < syncEvery || !g.lastSync.CompareAndSwap(last, now) {
+		return
+	}
+	off := g.offset.Load()
+	target := max(0, g.wallNs()-g.epochNs-(now-off))
+	step := int64(float64(now-last) * g.rate)
+	switch {
+	case target > off:
+		g.offset.Add(min(step, target-off))
+	case target < off:
+		g.offset.Add(-min(step, off-target))
+	}
+}

@@ -1,0 +1,399 @@
+package snowflake
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/idtest"
+)
+
+// fakeClock is a generator clock the test steps by hand. pause advances
+// monotonic time by the requested amount, as sleeping would.
+type fakeClock struct {
+	monoNs atomic.Int64
+	wallNs atomic.Int64
+	pauses atomic.Int64
+}
+
+func newFakeClock(wall time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.wallNs.Store(wall.UnixNano())
+	return c
+}
+
+func (c *fakeClock) mono() int64 { return c.monoNs.Load() }
+func (c *fakeClock) wall() int64 { return c.wallNs.Load() }
+func (c *fakeClock) pause(d time.Duration) {
+	c.pauses.Add(1)
+	c.advance(d)
+}
+
+// advance moves both clocks forward, as time passing does.
+func (c *fakeClock) advance(d time.Duration) {
+	c.monoNs.Add(int64(d))
+	c.wallNs.Add(int64(d))
+}
+
+// fakeReservation limits the generator to an HWM the test moves.
+type fakeReservation struct {
+	start int64
+	limit atomic.Int64
+	bound atomic.Bool
+	now   func() int64
+	err   error
+}
+
+func (r *fakeReservation) Bind(now func() int64) error {
+	if !r.bound.CompareAndSwap(false, true) {
+		return ErrAlreadyBound
+	}
+	r.now = now
+	return nil
+}
+func (r *fakeReservation) Start() int64 { return r.start }
+func (r *fakeReservation) Limit() int64 { return r.limit.Load() }
+func (r *fakeReservation) Err() error   { return r.err }
+
+func unlimited() *fakeReservation {
+	r := &fakeReservation{}
+	r.limit.Store(math.MaxInt64)
+	return r
+}
+
+// t0 is a whole-second instant well inside the twitter layout.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func twitter() Layout { l, _ := Preset("twitter"); return l }
+
+func mustGen(t *testing.T, cfg Config, clk *fakeClock) *Generator {
+	t.Helper()
+	if cfg.Reservation == nil {
+		cfg.Reservation = unlimited()
+	}
+	g, err := newGenerator(cfg, clk)
+	if err != nil {
+		t.Fatalf("newGenerator: %v", err)
+	}
+	return g
+}
+
+func decompose(t *testing.T, g *Generator, id int64) Parts {
+	t.Helper()
+	p, err := g.layout.Decompose(uint64(id))
+	if err != nil {
+		t.Fatalf("Decompose(%d): %v", id, err)
+	}
+	return p
+}
+
+func TestSequenceRollsOverThenWaits(t *testing.T) {
+	clk := newFakeClock(t0)
+	g := mustGen(t, Config{Layout: twitter(), Node: 5}, clk)
+	ctx := context.Background()
+	var first Parts
+	for i := range 4096 {
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := decompose(t, g, id)
+		if i == 0 {
+			first = p
+		}
+		if p.Tick != first.Tick || p.Sequence != uint64(i) || p.Node != 5 {
+			t.Fatalf("ID %d: tick %d seq %d node %d, want tick %d seq %d node 5", i, p.Tick, p.Sequence, p.Node, first.Tick, i)
+		}
+	}
+	if clk.pauses.Load() != 0 {
+		t.Fatalf("waited %d times within one tick", clk.pauses.Load())
+	}
+	id, err := g.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := decompose(t, g, id); p.Tick != first.Tick+1 || p.Sequence != 0 {
+		t.Fatalf("after exhaustion: tick %d seq %d, want tick %d seq 0", p.Tick, p.Sequence, first.Tick+1)
+	}
+	if clk.pauses.Load() == 0 {
+		t.Fatal("wait policy issued the next tick without waiting for the clock")
+	}
+}
+
+func TestBorrowTakesFutureTicksWithinBound(t *testing.T) {
+	clk := newFakeClock(t0)
+	g := mustGen(t, Config{Layout: twitter(), Exhausted: Borrow, MaxBorrow: 3 * time.Millisecond}, clk)
+	dst := make([]int64, 4*4096)
+	if n, err := g.NextN(context.Background(), dst); err != nil || n != len(dst) {
+		t.Fatalf("NextN = %d, %v", n, err)
+	}
+	if clk.pauses.Load() != 0 {
+		t.Fatal("borrow waited within its bound")
+	}
+	nowTick := decompose(t, g, dst[0]).Tick
+	if last := decompose(t, g, dst[len(dst)-1]); last.Tick != nowTick+3 || last.Sequence != 4095 {
+		t.Fatalf("last borrowed ID: tick %d seq %d, want tick %d seq 4095", last.Tick, last.Sequence, nowTick+3)
+	}
+	id, err := g.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clk.pauses.Load() == 0 {
+		t.Fatal("borrowed past MaxBorrow without waiting")
+	}
+	if p := decompose(t, g, id); p.Tick != nowTick+4 {
+		t.Fatalf("after the bound: tick %d, want %d", p.Tick, nowTick+4)
+	}
+}
+
+func TestClockStepsBack(t *testing.T) {
+	tests := []struct {
+		name    string
+		step    func(c *fakeClock)
+		wantErr bool
+	}{
+		// The wall clock is read only to catch up, never to go back.
+		{name: "wall back an hour", step: func(c *fakeClock) { c.wallNs.Add(-int64(time.Hour)) }},
+		// Time itself going back (a broken seam) within MaxWait: the
+		// generator keeps counting in its last tick, then waits.
+		{name: "time back 200ms", step: func(c *fakeClock) { c.monoNs.Add(-int64(200 * time.Millisecond)) }},
+		// Beyond MaxWait: an error at once, no sleep, no ID.
+		{name: "time back 5s", step: func(c *fakeClock) { c.monoNs.Add(-int64(5 * time.Second)) }, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock(t0)
+			clk.monoNs.Store(int64(10 * time.Second))
+			g := mustGen(t, Config{Layout: twitter()}, clk)
+			rec := idtest.NewRecorder(t)
+			ctx := context.Background()
+			dst := make([]int64, 6000)
+			for range 3 {
+				n, err := g.NextN(ctx, dst)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Add("g", dst[:n]...)
+				clk.advance(time.Millisecond)
+			}
+			tt.step(clk)
+			pausesBefore := clk.pauses.Load()
+			for i := range 10000 {
+				id, err := g.Next(ctx)
+				var cb *ClockBehindError
+				if tt.wantErr {
+					if !errors.As(err, &cb) {
+						t.Fatalf("Next after the step = %d, %v; want *ClockBehindError", id, err)
+					}
+					if clk.pauses.Load() != pausesBefore {
+						t.Fatal("slept before reporting the clock behind")
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("Next %d after the step: %v", i, err)
+				}
+				rec.Add("g", id)
+			}
+		})
+	}
+}
+
+func TestForwardStepCaughtUpGradually(t *testing.T) {
+	clk := newFakeClock(t0)
+	g := mustGen(t, Config{Layout: twitter()}, clk)
+	ctx := context.Background()
+	rec := idtest.NewRecorder(t)
+	clk.wallNs.Add(int64(time.Hour))
+	for range 1000 { // one second of monotonic time, 1 ms at a time
+		clk.advance(time.Millisecond)
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Add("g", id)
+	}
+	gained := g.offset.Load()
+	if gained <= 0 || gained > int64(110*time.Millisecond) {
+		t.Fatalf("after 1 s the clock gained %s, want (0, 110ms] at rate 0.1", time.Duration(gained))
+	}
+	// The lease extends the HWM from the generator's own time, so a jump
+	// of the wall clock cannot push it far ahead.
+	if ahead := g.unixMilli() - (t0.UnixMilli() + 1000); ahead > 110 {
+		t.Fatalf("generator time ahead of monotonic time by %d ms", ahead)
+	}
+	// The wall clock steps back again: the gain drains at the same rate,
+	// IDs keep increasing (the recorder checks).
+	clk.wallNs.Add(-int64(time.Hour))
+	for range 2000 {
+		clk.advance(time.Millisecond)
+		id, err := g.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Add("g", id)
+	}
+	if off := g.offset.Load(); off != 0 {
+		t.Fatalf("offset %s after the wall clock returned, want 0", time.Duration(off))
+	}
+}
+
+func TestStartAtReservation(t *testing.T) {
+	tests := []struct {
+		name       string
+		ahead      time.Duration
+		startAhead bool
+		wantErr    bool
+	}{
+		{name: "behind the clock", ahead: -time.Minute},
+		{name: "5s ahead starts at once", ahead: 5 * time.Second},
+		{name: "20s ahead refused", ahead: 20 * time.Second, wantErr: true},
+		{name: "20s ahead allowed", ahead: 20 * time.Second, startAhead: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock(t0)
+			res := unlimited()
+			res.start = t0.Add(tt.ahead).UnixMilli() + 1 // not on a tick boundary of 10 ms
+			l := twitter()
+			l.Tick = 10 * time.Millisecond
+			g, err := newGenerator(Config{Layout: l, Reservation: res, StartAhead: tt.startAhead}, clk)
+			var cb *ClockBehindError
+			if tt.wantErr {
+				if !errors.As(err, &cb) {
+					t.Fatalf("newGenerator err = %v, want *ClockBehindError", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := g.Next(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if clk.pauses.Load() != 0 {
+				t.Fatal("waited for the clock to reach the reservation's start")
+			}
+			if got := decompose(t, g, id).Time.UnixMilli(); got < res.start {
+				t.Fatalf("first tick starts %d, before the reservation's start %d", got, res.start)
+			}
+		})
+	}
+}
+
+func TestReservationLimitsTicks(t *testing.T) {
+	clk := newFakeClock(t0)
+	res := &fakeReservation{err: errors.New("lease lost")}
+	// HWM = the end of the current tick: this tick may be issued, the
+	// next may not (exclusive bound, DESIGN.md §3).
+	res.limit.Store(t0.UnixMilli() + 1)
+	g := mustGen(t, Config{Layout: twitter(), Reservation: res}, clk)
+	ctx := context.Background()
+	dst := make([]int64, 4096)
+	if n, err := g.NextN(ctx, dst); n != 4096 || err != nil {
+		t.Fatalf("NextN within the HWM = %d, %v", n, err)
+	}
+	clk.advance(time.Millisecond)
+	_, err := g.Next(ctx)
+	if !errors.Is(err, ErrNotServing) {
+		t.Fatalf("Next past the HWM: %v, want ErrNotServing", err)
+	}
+	if !errors.Is(err, res.err) {
+		t.Fatalf("error %v does not carry the reservation's cause", err)
+	}
+	if n, err := g.NextN(ctx, dst); n != 0 || !errors.Is(err, ErrNotServing) {
+		t.Fatalf("NextN past the HWM = %d, %v", n, err)
+	}
+	res.limit.Store(t0.UnixMilli() + 100)
+	id, err := g.Next(ctx)
+	if err != nil {
+		t.Fatalf("Next after the HWM moved: %v", err)
+	}
+	if p := decompose(t, g, id); p.Time.UnixMilli()+1 > res.Limit() {
+		t.Fatalf("tick ends %d, past HWM %d", p.Time.UnixMilli()+1, res.Limit())
+	}
+}
+
+func TestBorrowStopsAtReservation(t *testing.T) {
+	clk := newFakeClock(t0)
+	res := &fakeReservation{}
+	res.limit.Store(t0.UnixMilli() + 2) // two ticks
+	g := mustGen(t, Config{Layout: twitter(), Reservation: res, Exhausted: Borrow}, clk)
+	dst := make([]int64, 3*4096)
+	n, err := g.NextN(context.Background(), dst)
+	if n != 2*4096 || !errors.Is(err, ErrNotServing) {
+		t.Fatalf("NextN = %d, %v; want %d IDs then ErrNotServing", n, err, 2*4096)
+	}
+}
+
+func TestLayoutExhausted(t *testing.T) {
+	clk := newFakeClock(t0)
+	// 4 time bits of 1 s: ticks 0..15, so the layout ends 16 s after the
+	// epoch; start 15 s in.
+	l := Layout{Epoch: t0.Add(-15 * time.Second), Tick: time.Second, TimeBits: 4, SequenceBits: 2}
+	for _, p := range []Policy{Wait, Borrow} {
+		t.Run(p.String(), func(t *testing.T) {
+			g := mustGen(t, Config{Layout: l, Exhausted: p}, newFakeClock(t0))
+			dst := make([]int64, 10)
+			n, err := g.NextN(context.Background(), dst)
+			if n != 4 || !errors.Is(err, ErrLayoutExhausted) {
+				t.Fatalf("NextN = %d, %v; want 4 IDs then ErrLayoutExhausted", n, err)
+			}
+			for _, id := range dst[:n] {
+				if id < 0 {
+					t.Fatalf("negative ID %d", id)
+				}
+			}
+			if _, err := g.Next(context.Background()); !errors.Is(err, ErrLayoutExhausted) {
+				t.Fatalf("Next = %v, want ErrLayoutExhausted", err)
+			}
+		})
+	}
+	_ = clk
+}
+
+func TestSequenceJitter(t *testing.T) {
+	clk := newFakeClock(t0)
+	g := mustGen(t, Config{Layout: twitter(), SequenceJitter: 100}, clk)
+	rec := idtest.NewRecorder(t)
+	nonzero := 0
+	for range 200 {
+		clk.advance(time.Millisecond)
+		id, err := g.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Add("g", id)
+		seq := decompose(t, g, id).Sequence
+		if seq >= 100 {
+			t.Fatalf("first sequence of a tick %d, want < 100", seq)
+		}
+		if seq != 0 {
+			nonzero++
+		}
+	}
+	if nonzero < 150 {
+		t.Fatalf("only %d of 200 ticks started past 0", nonzero)
+	}
+}
+
+func TestNextNReadsClockOncePerTick(t *testing.T) {
+	clk := newFakeClock(t0)
+	g := mustGen(t, Config{Layout: twitter()}, clk)
+	dst := make([]int64, 3*4096)
+	if n, err := g.NextN(context.Background(), dst); n != len(dst) || err != nil {
+		t.Fatalf("NextN = %d, %v", n, err)
+	}
+	for i := 1; i < len(dst); i++ {
+		if dst[i] <= dst[i-1] {
+			t.Fatalf("dst[%d] = %d not above %d", i, dst[i], dst[i-1])
+		}
+	}
+	if got := clk.pauses.Load(); got != 2 {
+		t.Fatalf("paused %d times for 3 ticks, want 2", got)
+	}
+}

@@ -1,0 +1,213 @@
+package snowflake_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/snowflake"
+)
+
+func TestValidate(t *testing.T) {
+	base := func() snowflake.Layout { return preset(t, "twitter") }
+	tests := []struct {
+		name    string
+		edit    func(l *snowflake.Layout)
+		wantMsg string // empty: valid
+	}{
+		{name: "twitter", edit: func(*snowflake.Layout) {}},
+		{name: "no node part", edit: func(l *snowflake.Layout) { l.Node = nil }},
+		{name: "game server 73 bits", edit: func(l *snowflake.Layout) {
+			l.TimeBits, l.Node, l.SequenceBits = 37, []snowflake.Field{{Name: "server", Bits: 20}}, 16
+		}, wantMsg: "37 time + 20 node + 16 sequence = 73 bits, over 64"},
+		{name: "fractional tick", edit: func(l *snowflake.Layout) { l.Tick = 1500 * time.Microsecond }, wantMsg: "tick 1.5ms is not a positive whole number of milliseconds"},
+		{name: "zero tick", edit: func(l *snowflake.Layout) { l.Tick = 0 }, wantMsg: "tick 0s"},
+		{name: "sub-ms epoch", edit: func(l *snowflake.Layout) { l.Epoch = l.Epoch.Add(time.Microsecond) }, wantMsg: "not a whole millisecond"},
+		{name: "epoch before 1970", edit: func(l *snowflake.Layout) { l.Epoch = time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC) }, wantMsg: "before the Unix epoch"},
+		{name: "no time bits", edit: func(l *snowflake.Layout) { l.TimeBits = 0 }, wantMsg: "time bits 0 outside 1..63"},
+		{name: "negative sequence", edit: func(l *snowflake.Layout) { l.SequenceBits = -1 }, wantMsg: "sequence bits -1"},
+		{name: "unnamed field", edit: func(l *snowflake.Layout) { l.Node[0].Name = "" }, wantMsg: "has no name"},
+		{name: "field twice", edit: func(l *snowflake.Layout) { l.Node[1].Name = l.Node[0].Name }, wantMsg: `"datacenter" appears twice`},
+		{name: "zero-bit field", edit: func(l *snowflake.Layout) { l.Node[1].Bits = 0 }, wantMsg: `"worker" has 0 bits`},
+		{name: "order twice", edit: func(l *snowflake.Layout) {
+			l.Order = []snowflake.Part{snowflake.PartTime, snowflake.PartTime, snowflake.PartSequence}
+		}, wantMsg: `names "time" twice`},
+		{name: "order short", edit: func(l *snowflake.Layout) { l.Order = []snowflake.Part{snowflake.PartTime} }, wantMsg: "once each"},
+		{name: "order unknown", edit: func(l *snowflake.Layout) {
+			l.Order = []snowflake.Part{snowflake.PartTime, "shard", snowflake.PartSequence}
+		}, wantMsg: `unknown part "shard"`},
+		{name: "time overflows milliseconds", edit: func(l *snowflake.Layout) {
+			l.TimeBits, l.Tick, l.Node, l.SequenceBits = 63, time.Hour, nil, 0
+		}, wantMsg: "overflow"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := base()
+			tt.edit(&l)
+			err := l.Validate()
+			if tt.wantMsg == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v, want nil", err)
+				}
+				return
+			}
+			var le *snowflake.LayoutError
+			if !errors.As(err, &le) {
+				t.Fatalf("Validate = %v, want *LayoutError", err)
+			}
+			if !contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("Validate = %q, want it to contain %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestPresets(t *testing.T) {
+	decodeOnly := map[string]bool{"discord": true, "instagram": true}
+	for _, name := range snowflake.PresetNames() {
+		l := preset(t, name)
+		if err := l.Validate(); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+		if l.DecodeOnly() != decodeOnly[name] {
+			t.Errorf("preset %s: DecodeOnly = %v", name, l.DecodeOnly())
+		}
+		if l.Name != name {
+			t.Errorf("preset %s has Name %q", name, l.Name)
+		}
+	}
+	if _, ok := snowflake.Preset("nope"); ok {
+		t.Error(`Preset("nope") found a layout`)
+	}
+	// Presets are copies: editing one leaves the next lookup alone.
+	a := preset(t, "twitter")
+	a.Node[0].Bits = 9
+	if b := preset(t, "twitter"); b.Node[0].Bits != 5 {
+		t.Fatal("editing a preset changed the built-in")
+	}
+}
+
+// Decode vectors from public documentation.
+func TestDecodeVectors(t *testing.T) {
+	tests := []struct {
+		name     string
+		layout   string
+		id       uint64
+		time     string
+		fields   map[string]uint64
+		sequence uint64
+	}{
+		// Discord developer docs, "Snowflakes": 175928847299117063.
+		{name: "discord docs", layout: "discord", id: 175928847299117063, time: "2016-04-30T11:18:25.796Z",
+			fields: map[string]uint64{"worker": 1, "process": 0}, sequence: 7},
+		// Twitter API docs' example Tweet, created_at "Wed Oct 10 20:19:24 +0000 2018".
+		{name: "tweet 1050118621198921728", layout: "twitter", id: 1050118621198921728, time: "2018-10-10T20:19:24.211Z",
+			fields: map[string]uint64{"datacenter": 10, "worker": 27}, sequence: 0},
+		// Sonyflake's first ID after its epoch on machine 1.
+		{name: "sonyflake", layout: "sonyflake", id: 1, time: "2014-09-01T00:00:00.000Z",
+			fields: map[string]uint64{"machine": 1}, sequence: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := preset(t, tt.layout).Decompose(tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Time.Format("2006-01-02T15:04:05.000Z"); got != tt.time {
+				t.Errorf("time %s, want %s", got, tt.time)
+			}
+			for _, f := range p.Fields {
+				if f.Value != tt.fields[f.Name] {
+					t.Errorf("field %s = %d, want %d", f.Name, f.Value, tt.fields[f.Name])
+				}
+			}
+			if p.Sequence != tt.sequence {
+				t.Errorf("sequence %d, want %d", p.Sequence, tt.sequence)
+			}
+		})
+	}
+}
+
+func TestDecomposeOutsideLayout(t *testing.T) {
+	_, err := preset(t, "twitter").Decompose(1 << 63)
+	var re *snowflake.RangeError
+	if !errors.As(err, &re) || re.What != "ID" {
+		t.Fatalf("Decompose(1<<63) on a 63-bit layout: %v, want *RangeError for the ID", err)
+	}
+}
+
+func TestNodeFieldsMasked(t *testing.T) {
+	l := preset(t, "twitter")
+	node, err := l.NodeValue(31, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := l.Compose(l.MaxTick(), node, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := l.Decompose(id)
+	if p.Tick != l.MaxTick() || p.Sequence != 0 || p.Fields[0].Value != 31 || p.Fields[1].Value != 1 {
+		t.Fatalf("round trip of max tick, node (31,1): %+v", p)
+	}
+	if _, err := l.NodeValue(32, 0); err == nil {
+		t.Fatal("datacenter 32 fits 5 bits?")
+	}
+	if _, err := l.NodeValue(1); err == nil {
+		t.Fatal("one value for two fields accepted")
+	}
+	for _, c := range []struct{ tick, node, seq uint64 }{{l.MaxTick() + 1, 0, 0}, {0, 1024, 0}, {0, 0, 4096}} {
+		if _, err := l.Compose(c.tick, c.node, c.seq); err == nil {
+			t.Errorf("Compose(%d, %d, %d) accepted an out-of-range part", c.tick, c.node, c.seq)
+		}
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a, b := preset(t, "twitter"), preset(t, "twitter")
+	b.Name = "renamed"
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Fatal("the name changed the fingerprint")
+	}
+	b.Node[1].Name = "machine"
+	if a.Fingerprint() == b.Fingerprint() {
+		t.Fatal("a different field name kept the fingerprint")
+	}
+	if preset(t, "sonyflake").Fingerprint() == preset(t, "sonyflake-v2").Fingerprint() {
+		t.Fatal("different epochs share a fingerprint")
+	}
+}
+
+func FuzzComposeDecompose(f *testing.F) {
+	f.Add(41, 5, 5, 12, uint8(0), uint64(1), uint64(2), uint64(3))
+	f.Add(39, 16, 0, 8, uint8(1), uint64(1<<39-1), uint64(65535), uint64(255))
+	f.Add(42, 5, 5, 12, uint8(2), uint64(7), uint64(0), uint64(4095))
+	f.Fuzz(func(t *testing.T, timeBits, nodeA, nodeB, seqBits int, order uint8, tick, node, seq uint64) {
+		orders := [][]snowflake.Part{
+			{snowflake.PartTime, snowflake.PartNode, snowflake.PartSequence},
+			{snowflake.PartTime, snowflake.PartSequence, snowflake.PartNode},
+			{snowflake.PartNode, snowflake.PartTime, snowflake.PartSequence},
+		}
+		l := snowflake.Layout{Epoch: time.UnixMilli(1288834974657), Tick: time.Millisecond, TimeBits: timeBits,
+			Node: []snowflake.Field{{Name: "a", Bits: nodeA}, {Name: "b", Bits: nodeB}}, SequenceBits: seqBits,
+			Order: orders[int(order)%len(orders)]}
+		if l.Validate() != nil {
+			return
+		}
+		tick, node, seq = tick&l.MaxTick(), node&l.MaxNode(), seq&l.MaxSequence()
+		id, err := l.Compose(tick, node, seq)
+		if err != nil {
+			t.Fatalf("Compose(%d, %d, %d) on %s: %v", tick, node, seq, l, err)
+		}
+		p, err := l.Decompose(id)
+		if err != nil {
+			t.Fatalf("Decompose(%d) on %s: %v", id, l, err)
+		}
+		if p.Tick != tick || p.Node != node || p.Sequence != seq {
+			t.Fatalf("%s: (%d, %d, %d) -> %d -> (%d, %d, %d)", l, tick, node, seq, id, p.Tick, p.Node, p.Sequence)
+		}
+		if back, _ := l.NodeValue(p.Fields[0].Value, p.Fields[1].Value); back != node {
+			t.Fatalf("%s: node fields %+v recompose to %d, want %d", l, p.Fields, back, node)
+		}
+	})
+}

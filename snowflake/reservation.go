@@ -1,0 +1,51 @@
+package snowflake
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// Reservation is the generator's permit to issue ticks: the high-water
+// mark (HWM) reserved for its node ID in durable storage. A lease from
+// package nodeid satisfies it; the generator declares it here so that it
+// depends on nothing else.
+//
+// All times are Unix milliseconds. The HWM is exclusive: tick t may be
+// issued only if epoch + (t+1)·tick ≤ Limit().
+type Reservation interface {
+	// Bind attaches the reservation to one generator. The generator passes
+	// a function that reports its own time in Unix milliseconds; the
+	// reservation extends the HWM ahead of that time, not of the raw wall
+	// clock. A second Bind must return ErrAlreadyBound.
+	Bind(now func() int64) error
+	// Start returns the HWM stored when the node ID was taken: the
+	// generator's first tick starts at or after it.
+	Start() int64
+	// Limit returns the reserved HWM: the generator issues no tick that
+	// ends after it. It must be safe for concurrent use and never
+	// decrease. The generator calls it only when it reaches the last
+	// value it read.
+	Limit() int64
+}
+
+// Unreserved returns a reservation with no limit and no start: the
+// explicit choice to run without restart safety. Use it only where a
+// duplicate after a restart is acceptable or impossible: a generator
+// restarted with its clock set back, or started on a second machine with
+// the same node, issues IDs the first one already issued. Nothing in the
+// generator can see either. Each call returns a new reservation, which
+// binds to one generator.
+func Unreserved() Reservation { return new(unreserved) }
+
+type unreserved struct{ bound atomic.Bool }
+
+func (u *unreserved) Bind(func() int64) error {
+	if !u.bound.CompareAndSwap(false, true) {
+		return ErrAlreadyBound
+	}
+	return nil
+}
+
+func (*unreserved) Start() int64 { return 0 }
+
+func (*unreserved) Limit() int64 { return math.MaxInt64 }
