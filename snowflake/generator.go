@@ -87,14 +87,23 @@ type Config struct {
 	CatchUpRate float64
 }
 
+// cacheLine is twice the x86 line size, as the adjacent-line prefetcher
+// moves lines in pairs.
+const cacheLine = 128
+
 // syncEvery is how often, in generator time, the clock is compared with
 // the wall clock.
 const syncEvery = int64(64 * time.Millisecond)
 
 // Generator issues unique IDs for one node. It is safe for concurrent use.
 type Generator struct {
+	_ [cacheLine]byte
 	// state is the next free slot: tick<<seqBits | sequence. It only grows.
+	// It has a cache line to itself: every ID writes it, and the fields
+	// below, read by every call, would otherwise move with it between cores.
 	state atomic.Uint64
+	_     [cacheLine - 8]byte
+
 	// offset is added to wall-at-start + monotonic elapsed (nanoseconds).
 	offset atomic.Int64
 	// limit is the last tick the reservation allows, never above maxTick.
@@ -309,12 +318,23 @@ func (g *Generator) pause(d time.Duration) {
 // Next returns a new ID.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
 	now := g.nowNs()
+	// Take the next free slot with an add, which unlike a compare-and-swap
+	// never retries. A slot of the clock's tick is issued at once; a later
+	// one (the tick filled up) once its tick may be; a stale one (the
+	// clock has moved on) is dropped for a slot in the clock's tick.
+	slot := g.state.Add(1) - 1
+	if tick := slot >> g.seqBits; now < int64(tick+1)*g.tickNs {
+		if g.issuable(tick, now) {
+			return int64(g.compose(slot)), nil
+		}
+		return g.issueLate(ctx, slot, now)
+	}
 	for {
 		old := g.state.Load()
 		slot := g.advance(old, now)
-		if tick := slot >> g.seqBits; int64(tick) > g.limit.Load() || int64(tick)*g.tickNs > now+g.borrowNs {
+		if !g.issuable(slot>>g.seqBits, now) {
 			var err error
-			if now, err = g.slow(ctx, tick, now); err != nil {
+			if now, err = g.slow(ctx, slot>>g.seqBits, now); err != nil {
 				return 0, err
 			}
 			continue
@@ -323,6 +343,24 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 			return int64(g.compose(slot)), nil
 		}
 	}
+}
+
+// issuable reports whether tick lies within the cached reservation and no
+// further ahead of the clock than borrowing allows.
+func (g *Generator) issuable(tick uint64, now int64) bool {
+	return int64(tick) <= g.limit.Load() && int64(tick)*g.tickNs <= now+g.borrowNs
+}
+
+// issueLate issues a slot already taken from state once its tick is
+// issuable, or drops it with the error that stops it.
+func (g *Generator) issueLate(ctx context.Context, slot uint64, now int64) (int64, error) {
+	for !g.issuable(slot>>g.seqBits, now) {
+		var err error
+		if now, err = g.slow(ctx, slot>>g.seqBits, now); err != nil {
+			return 0, err
+		}
+	}
+	return int64(g.compose(slot)), nil
 }
 
 // NextN fills dst with new IDs, in increasing order, reading the clock once
@@ -334,9 +372,9 @@ func (g *Generator) NextN(ctx context.Context, dst []int64) (int, error) {
 	for n < len(dst) {
 		old := g.state.Load()
 		slot := g.advance(old, now)
-		if tick := slot >> g.seqBits; int64(tick) > g.limit.Load() || int64(tick)*g.tickNs > now+g.borrowNs {
+		if !g.issuable(slot>>g.seqBits, now) {
 			var err error
-			if now, err = g.slow(ctx, tick, now); err != nil {
+			if now, err = g.slow(ctx, slot>>g.seqBits, now); err != nil {
 				return n, err
 			}
 			continue
