@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/firn-id/firn/snowflake"
+)
+
+var layoutUsage = `Usage: firn layout [layout flags]
+
+Draws the layout's bits, most significant first, and prints what it can
+hold: the last representable tick, nodes, and IDs per node.
+
+` + layoutHelp() + `
+Example:
+  firn layout --layout twitter
+  firn layout --tick 10ms --time-bits 39 --node-bits 16 --sequence-bits 8 --order time,sequence,node
+`
+
+func runLayout(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("layout", flag.ContinueOnError)
+	var lf layoutFlags
+	lf.register(fs)
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q; usage: firn layout [layout flags]", rest[0])
+	}
+	l, err := lf.layout()
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintln(w, l)
+	fmt.Fprintln(w)
+	drawLayout(w, l)
+	fmt.Fprintln(w)
+	writeCapacity(w, l)
+	return w.Flush()
+}
+
+// segment is one box of the diagram.
+type segment struct {
+	label  string
+	hi, lo int
+}
+
+func segments(l snowflake.Layout) []segment {
+	var segs []segment
+	bit := 64
+	add := func(label string, bits int) {
+		if bits > 0 {
+			segs = append(segs, segment{label: label, hi: bit - 1, lo: bit - bits})
+			bit -= bits
+		}
+	}
+	add("unused", 64-l.Bits())
+	if l.Bits() < 64 && segs[0].hi == 63 && segs[0].lo == 63 {
+		segs[0].label = "sign"
+	}
+	order := l.Order
+	if order == nil {
+		order = []snowflake.Part{snowflake.PartTime, snowflake.PartNode, snowflake.PartSequence}
+	}
+	for _, p := range order {
+		switch p {
+		case snowflake.PartTime:
+			add(fmt.Sprintf("time %d", l.TimeBits), l.TimeBits)
+		case snowflake.PartNode:
+			for _, f := range l.Node {
+				add(fmt.Sprintf("%s %d", f.Name, f.Bits), f.Bits)
+			}
+		case snowflake.PartSequence:
+			add(fmt.Sprintf("sequence %d", l.SequenceBits), l.SequenceBits)
+		}
+	}
+	return segs
+}
+
+// drawLayout draws one box per part, most significant bits on the left,
+// with the bit positions each covers.
+func drawLayout(w io.Writer, l snowflake.Layout) {
+	segs := segments(l)
+	var border, labels, bits strings.Builder
+	border.WriteString("+")
+	labels.WriteString("|")
+	bits.WriteString(" ")
+	for _, s := range segs {
+		pos := fmt.Sprintf("%d", s.hi)
+		if s.lo != s.hi {
+			pos = fmt.Sprintf("%d-%d", s.hi, s.lo)
+		}
+		width := max(len(s.label), len(pos)) + 2
+		border.WriteString(strings.Repeat("-", width) + "+")
+		labels.WriteString(center(s.label, width) + "|")
+		bits.WriteString(center(pos, width) + " ")
+	}
+	fmt.Fprintln(w, border.String())
+	fmt.Fprintln(w, labels.String())
+	fmt.Fprintln(w, border.String())
+	fmt.Fprintln(w, strings.TrimRight(bits.String(), " "))
+}
+
+func center(s string, width int) string {
+	left := (width - len(s)) / 2
+	return strings.Repeat(" ", left) + s + strings.Repeat(" ", width-len(s)-left)
+}
+
+func writeCapacity(w io.Writer, l snowflake.Layout) {
+	c := l.Capacity()
+	row := func(k, format string, args ...any) { fmt.Fprintf(w, "%-12s "+format+"\n", append([]any{k}, args...)...) }
+	row("epoch", "%s", l.Epoch.UTC().Format(timeFormat))
+	row("tick", "%s", l.Tick)
+	years := c.Span.Hours() / (365.2425 * 24)
+	if c.Span == time.Duration(1<<63-1) {
+		row("last tick", "%s (more than 292 years after the epoch)", c.Last.Format(timeFormat))
+	} else {
+		row("last tick", "%s (%.1f years after the epoch)", c.Last.Format(timeFormat), years)
+	}
+	if now := time.Now(); now.After(c.Last.Add(l.Tick)) {
+		row("", "exhausted: the time part ran out %s", c.Last.Add(l.Tick).Format("2006-01-02"))
+	}
+	row("nodes", "%s", group(c.Nodes))
+	row("per node", "%s IDs per tick, %s IDs/s", group(c.PerTick), group(uint64(c.PerSecond)))
+	if l.DecodeOnly() {
+		row("generates", "no: 64 bits, decode-only (generated IDs fit a signed BIGINT, 63 bits)")
+	} else {
+		row("generates", "yes: %d bits, fits a signed BIGINT", l.Bits())
+	}
+	if l.Bits() > 53 {
+		row("JavaScript", "IDs above 2^53 lose precision as numbers: carry them as strings")
+	}
+}
+
+// group writes n with thousands separators.
+func group(n uint64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/firn-id/firn/snowflake"
+)
+
+// layoutFlags are the flags that choose a layout: a preset, then any
+// explicit flag overriding one of its parts.
+type layoutFlags struct {
+	preset                                           string
+	epoch, tick, timeBits, nodeBits, nodeNames, seqBits, order string
+}
+
+const layoutFlagsUsage = `Layout flags (start from --layout, then override any part):
+  --layout NAME          preset: %s (default firn)
+  --epoch MS|RFC3339     tick 0: Unix milliseconds, or a time such as 2026-01-01T00:00:00Z
+  --tick DURATION        tick length, a whole number of milliseconds: 1ms, 10ms, 1s
+  --time-bits N          width of the time part
+  --node-bits N[,N...]   widths of the node fields, most significant first
+  --node-names A[,B...]  names of the node fields (default node, or node1,node2...)
+  --sequence-bits N      width of the sequence part
+  --order A,B,C          parts from the top bits down (default time,node,sequence)
+`
+
+func layoutHelp() string {
+	return fmt.Sprintf(layoutFlagsUsage, strings.Join(snowflake.PresetNames(), ", "))
+}
+
+func (f *layoutFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.preset, "layout", "firn", "")
+	fs.StringVar(&f.epoch, "epoch", "", "")
+	fs.StringVar(&f.tick, "tick", "", "")
+	fs.StringVar(&f.timeBits, "time-bits", "", "")
+	fs.StringVar(&f.nodeBits, "node-bits", "", "")
+	fs.StringVar(&f.nodeNames, "node-names", "", "")
+	fs.StringVar(&f.seqBits, "sequence-bits", "", "")
+	fs.StringVar(&f.order, "order", "", "")
+}
+
+// layout builds and validates the layout the flags describe.
+func (f *layoutFlags) layout() (snowflake.Layout, error) {
+	l, ok := snowflake.Preset(f.preset)
+	if !ok {
+		return l, usagef("unknown layout %q (presets: %s)", f.preset, strings.Join(snowflake.PresetNames(), ", "))
+	}
+	custom := false
+	set := func(s string, apply func(string) error) error {
+		if s == "" {
+			return nil
+		}
+		custom = true
+		return apply(s)
+	}
+	steps := []struct {
+		val   string
+		apply func(string) error
+	}{
+		{f.epoch, func(s string) (err error) { l.Epoch, err = parseEpoch(s); return }},
+		{f.tick, func(s string) (err error) { l.Tick, err = parseTick(s); return }},
+		{f.timeBits, func(s string) (err error) { l.TimeBits, err = parseBits("--time-bits", s); return }},
+		{f.nodeBits, func(s string) (err error) { l.Node, err = parseNodeBits(s); return }},
+		{f.seqBits, func(s string) (err error) { l.SequenceBits, err = parseBits("--sequence-bits", s); return }},
+		{f.order, func(s string) (err error) { l.Order, err = parseOrder(s); return }},
+		{f.nodeNames, func(s string) error { return nameFields(l.Node, s) }},
+	}
+	for _, st := range steps {
+		if err := set(st.val, st.apply); err != nil {
+			return l, err
+		}
+	}
+	if custom {
+		l.Name = "custom"
+	}
+	if err := l.Validate(); err != nil {
+		return l, usagef("%s", err)
+	}
+	return l, nil
+}
+
+func parseEpoch(s string) (time.Time, error) {
+	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMilli(ms).UTC(), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, usagef("--epoch %q: want Unix milliseconds or an RFC 3339 time", s)
+	}
+	return t.UTC(), nil
+}
+
+func parseTick(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, usagef("--tick %q: want a duration such as 1ms, 10ms or 1s", s)
+	}
+	return d, nil
+}
+
+func parseBits(flagName, s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n > 64 {
+		return 0, usagef("%s %q: want a number of bits, 0 to 64", flagName, s)
+	}
+	return n, nil
+}
+
+func parseNodeBits(s string) ([]snowflake.Field, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) == 1 && strings.TrimSpace(parts[0]) == "0" {
+		return nil, nil
+	}
+	fields := make([]snowflake.Field, len(parts))
+	for i, p := range parts {
+		n, err := parseBits("--node-bits", p)
+		if err != nil {
+			return nil, err
+		}
+		fields[i] = snowflake.Field{Name: "node", Bits: n}
+		if len(parts) > 1 {
+			fields[i].Name = "node" + strconv.Itoa(i+1)
+		}
+	}
+	return fields, nil
+}
+
+func nameFields(fields []snowflake.Field, s string) error {
+	names := strings.Split(s, ",")
+	if len(names) != len(fields) {
+		return usagef("--node-names %q names %d fields, but the layout has %d node fields", s, len(names), len(fields))
+	}
+	for i, n := range names {
+		fields[i].Name = strings.TrimSpace(n)
+	}
+	return nil
+}
+
+func parseOrder(s string) ([]snowflake.Part, error) {
+	var order []snowflake.Part
+	for _, p := range strings.Split(s, ",") {
+		switch q := snowflake.Part(strings.TrimSpace(p)); q {
+		case snowflake.PartTime, snowflake.PartNode, snowflake.PartSequence:
+			order = append(order, q)
+		default:
+			return nil, usagef("--order %q: unknown part %q (want time, node, sequence)", s, p)
+		}
+	}
+	return order, nil
+}

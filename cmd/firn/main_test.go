@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (stdout, stderr string, code int) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "unknown preset", args: []string{"next", "--layout", "flickr"}, wantErr: `unknown layout "flickr"`},
+		{name: "layout over 64 bits", args: []string{"layout", "--time-bits", "37", "--node-bits", "20", "--sequence-bits", "16"}, wantErr: "= 73 bits, over 64"},
+		{name: "decode-only preset to next", args: []string{"next", "--layout", "discord"}, wantErr: "decode-only"},
+		{name: "non-numeric ID", args: []string{"parse", "12x"}, wantErr: `ID "12x" is not a non-negative decimal number`},
+		{name: "negative ID", args: []string{"parse", "-5"}, wantErr: "unknown flag -5"},
+		{name: "ID over 64 bits", args: []string{"parse", "18446744073709551616"}, wantErr: "larger than 64 bits"},
+		{name: "ID outside layout", args: []string{"parse", "--layout", "twitter", "9223372036854775808"}, wantErr: "does not fit the 63-bit twitter layout"},
+		{name: "one bad ID among good", args: []string{"parse", "1", "2", "x"}, wantErr: `ID "x"`},
+		{name: "node out of range", args: []string{"next", "--node", "1024"}, wantErr: "--node 1024 out of range"},
+		{name: "node field out of range", args: []string{"next", "--layout", "twitter", "--node", "32,1"}, wantErr: "node field datacenter out of range 0..31"},
+		{name: "node field count", args: []string{"next", "--layout", "twitter", "--node", "1,2,3"}, wantErr: "2 node fields, got 3"},
+		{name: "count zero", args: []string{"next", "-n", "0"}, wantErr: "-n 0: want 1 to"},
+		{name: "count not a number", args: []string{"next", "-n", "many"}, wantErr: "invalid value"},
+		{name: "unknown flag", args: []string{"layout", "--bits", "3"}, wantErr: "unknown flag -bits"},
+		{name: "unknown command", args: []string{"mint"}, wantErr: `unknown command "mint"`},
+		{name: "no command", args: nil, wantErr: "Usage:"},
+		{name: "no ID", args: []string{"parse"}, wantErr: "no ID given"},
+		{name: "fractional tick", args: []string{"layout", "--tick", "1500us"}, wantErr: "whole number of milliseconds"},
+		{name: "bad epoch", args: []string{"layout", "--epoch", "yesterday"}, wantErr: "--epoch"},
+		{name: "bad order", args: []string{"layout", "--order", "time,shard,sequence"}, wantErr: `unknown part "shard"`},
+		{name: "names without fields", args: []string{"layout", "--node-names", "a,b,c"}, wantErr: "names 3 fields"},
+		{name: "epoch in the future", args: []string{"next", "--epoch", "4102444800000"}, wantErr: "clock behind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			if !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("stderr %q, want it to contain %q", errOut, tt.wantErr)
+			}
+			if tt.args != nil && strings.Count(strings.TrimRight(errOut, "\n"), "\n") != 0 {
+				t.Errorf("stderr has more than one line: %q", errOut)
+			}
+		})
+	}
+}
+
+func TestParseDiscordJSON(t *testing.T) {
+	out, errOut, code := runCLI("parse", "--layout", "discord", "--json", "175928847299117063")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := `{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","tick":41944705796,"node":{"worker":1,"process":0},"sequence":7}` + "\n"
+	if out != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+}
+
+func TestParseExplicitFlagsMatchPreset(t *testing.T) {
+	preset, _, _ := runCLI("parse", "--json", "--layout", "twitter", "1050118621198921728")
+	explicit, errOut, code := runCLI("parse", "--json", "--epoch", "1288834974657", "--tick", "1ms", "--time-bits", "41",
+		"--node-bits", "5,5", "--node-names", "datacenter,worker", "--sequence-bits", "12", "--order", "time,node,sequence", "1050118621198921728")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if preset != explicit || !strings.Contains(preset, `"time":"2018-10-10T20:19:24.211Z"`) {
+		t.Fatalf("explicit flags decode\n%s\npreset decodes\n%s", explicit, preset)
+	}
+}
+
+func TestNextPrintsIncreasingIDs(t *testing.T) {
+	out, errOut, code := runCLI("next", "-n", "10000", "--layout", "twitter", "--node", "3,17")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 10000 {
+		t.Fatalf("%d lines, want 10000", len(lines))
+	}
+	var prev int64 = -1
+	for i, s := range lines {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= prev {
+			t.Fatalf("line %d: %q after %d", i, s, prev)
+		}
+		prev = id
+	}
+	// The node fields are in the right bits.
+	dec, _, _ := runCLI("parse", "--layout", "twitter", "--json", lines[0])
+	if !strings.Contains(dec, `"node":{"datacenter":3,"worker":17}`) {
+		t.Fatalf("first ID decodes to %s", dec)
+	}
+}
+
+func TestLayoutDraws(t *testing.T) {
+	out, errOut, code := runCLI("layout", "--layout", "sonyflake")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"| sign | time 39 | sequence 8 | machine 16 |", "62-24", "15-0", "65,536", "25,600 IDs/s", "2188-11-16"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("layout output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"help", "parse"}, {"parse", "--help"}, {"next", "-h"}} {
+		out, errOut, code := runCLI(args...)
+		if code != 0 || out == "" || errOut != "" {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, len(out), errOut)
+		}
+	}
+}
+
+func FuzzLayoutFlags(f *testing.F) {
+	f.Add("twitter", "1288834974657", "1ms", "41", "5,5", "datacenter,worker", "12", "time,node,sequence")
+	f.Add("firn", "2026-01-01T00:00:00Z", "10ms", "39", "16", "", "8", "time,sequence,node")
+	f.Add("x", "-1", "0", "99", ",", ",,", "-3", "node")
+	f.Fuzz(func(t *testing.T, preset, epoch, tick, timeBits, nodeBits, nodeNames, seqBits, order string) {
+		lf := layoutFlags{preset: preset, epoch: epoch, tick: tick, timeBits: timeBits, nodeBits: nodeBits,
+			nodeNames: nodeNames, seqBits: seqBits, order: order}
+		l, err := lf.layout()
+		if err != nil {
+			if _, ok := err.(*usageError); !ok {
+				t.Fatalf("error %v is %T, not a usage error", err, err)
+			}
+			return
+		}
+		if err := l.Validate(); err != nil {
+			t.Fatalf("layout() returned an invalid layout: %v", err)
+		}
+		// Every accepted layout can be drawn and its capacity printed.
+		var b bytes.Buffer
+		drawLayout(&b, l)
+		writeCapacity(&b, l)
+	})
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/firn-id/firn/snowflake"
+)
+
+var parseUsage = `Usage: firn parse [layout flags] [--json] ID...
+
+Takes each ID apart: its time, tick, node fields and sequence. All IDs are
+checked before anything is printed.
+
+  --json   one JSON object per line:
+           {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
+
+` + layoutHelp() + `
+Example:
+  firn parse --layout discord --json 175928847299117063
+`
+
+const timeFormat = "2006-01-02T15:04:05.000Z"
+
+func runParse(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
+	var lf layoutFlags
+	lf.register(fs)
+	asJSON := fs.Bool("json", false, "")
+	ids, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return usagef("no ID given; usage: firn parse [layout flags] [--json] ID...")
+	}
+	l, err := lf.layout()
+	if err != nil {
+		return err
+	}
+	parts := make([]snowflake.Parts, len(ids))
+	for i, s := range ids {
+		if parts[i], err = decodeArg(l, s); err != nil {
+			return err
+		}
+	}
+	w := bufio.NewWriter(stdout)
+	for i, p := range parts {
+		if *asJSON {
+			writeJSON(w, p)
+			continue
+		}
+		if i > 0 {
+			w.WriteString("\n")
+		}
+		writeText(w, p)
+	}
+	return w.Flush()
+}
+
+// decodeArg parses one decimal ID and takes it apart.
+func decodeArg(l snowflake.Layout, s string) (snowflake.Parts, error) {
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) {
+			return snowflake.Parts{}, usagef("ID %q is larger than 64 bits", s)
+		}
+		return snowflake.Parts{}, usagef("ID %q is not a non-negative decimal number", s)
+	}
+	p, err := l.Decompose(id)
+	if err != nil {
+		return p, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", id, l.Bits(), l.Name)
+	}
+	return p, nil
+}
+
+func writeText(w *bufio.Writer, p snowflake.Parts) {
+	row := func(k string, v any) { fmt.Fprintf(w, "%-10s %v\n", k, v) }
+	row("id", p.ID)
+	row("time", p.Time.Format(timeFormat))
+	row("unix_ms", p.Time.UnixMilli())
+	row("tick", p.Tick)
+	for _, f := range p.Fields {
+		row(f.Name, f.Value)
+	}
+	row("sequence", p.Sequence)
+}
+
+func writeJSON(w *bufio.Writer, p snowflake.Parts) {
+	name := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	fmt.Fprintf(w, `{"id":"%d","unix_ms":%d,"time":"%s","tick":%d,"node":{`, p.ID, p.Time.UnixMilli(), p.Time.Format(timeFormat), p.Tick)
+	fields := make([]string, len(p.Fields))
+	for i, f := range p.Fields {
+		fields[i] = fmt.Sprintf("%s:%d", name(f.Name), f.Value)
+	}
+	fmt.Fprintf(w, `%s},"sequence":%d}`+"\n", strings.Join(fields, ","), p.Sequence)
+}
