@@ -115,7 +115,9 @@ func center(s string, width int) string {
 
 func writeCapacity(w io.Writer, l snowflake.Layout) {
 	c := l.Capacity()
-	row := func(k, format string, args ...any) { fmt.Fprintf(w, "%-12s "+format+"\n", append([]any{k}, args...)...) }
+	row := func(k, format string, args ...any) {
+		fmt.Fprintf(w, "%-12s "+format+"\n", append([]any{k}, args...)...)
+	}
 	row("epoch", "%s", l.Epoch.UTC().Format(timeFormat))
 	row("tick", "%s", l.Tick)
 	years := c.Span.Hours() / (365.2425 * 24)

@@ -13,7 +13,7 @@ import (
 // layoutFlags are the flags that choose a layout: a preset, then any
 // explicit flag overriding one of its parts.
 type layoutFlags struct {
-	preset                                           string
+	preset                                                     string
 	epoch, tick, timeBits, nodeBits, nodeNames, seqBits, order string
 }
 
