@@ -1,0 +1,84 @@
+package nodeid
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrLeaseLost is returned by Store.Renew, and reported by Lease.Err,
+	// when the acquisition no longer holds its node: the lease expired or
+	// another owner took the node. The generator stops at its HWM.
+	ErrLeaseLost = errors.New("nodeid: lease lost")
+
+	// ErrPoolFull is matched by a *PoolFullError.
+	ErrPoolFull = errors.New("nodeid: no free node ID")
+
+	// ErrNodeHeld is matched by a *ConflictError.
+	ErrNodeHeld = errors.New("nodeid: node ID held by another owner")
+
+	// ErrLayoutMismatch is matched by a *LayoutMismatchError.
+	ErrLayoutMismatch = errors.New("nodeid: namespace holds another layout")
+
+	// ErrAlreadyBound is returned by Lease.Bind, and so by snowflake.New,
+	// when the lease already drives a generator: two generators on one
+	// lease would both pass its HWM check.
+	ErrAlreadyBound = errors.New("nodeid: lease already bound to a generator")
+
+	// ErrClosed is returned by a lease or store used after Close.
+	ErrClosed = errors.New("nodeid: closed")
+)
+
+// PoolFullError reports that every node ID of the pool is held or reserved.
+type PoolFullError struct {
+	Pool     uint64 // node values in the layout
+	Held     int    // held by live leases
+	Reserved int    // never handed out (Config.Reserved)
+}
+
+func (e *PoolFullError) Error() string {
+	return fmt.Sprintf("nodeid: no free node ID: %d of %d held, %d reserved", e.Held, e.Pool, e.Reserved)
+}
+
+// Is makes errors.Is(err, ErrPoolFull) true.
+func (e *PoolFullError) Is(target error) bool { return target == ErrPoolFull }
+
+// ConflictError reports that a requested node ID is held by a live lease.
+type ConflictError struct {
+	Node uint64
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("nodeid: node %d is held by another owner", e.Node)
+}
+
+// Is makes errors.Is(err, ErrNodeHeld) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrNodeHeld }
+
+// LayoutMismatchError reports a namespace whose stored layout differs from
+// the one a node was configured with: two layouts in one ID space collide
+// whatever the clocks do.
+type LayoutMismatchError struct {
+	Stored, Want string // layout descriptions
+}
+
+func (e *LayoutMismatchError) Error() string {
+	return fmt.Sprintf("nodeid: namespace holds layout %q, this node is configured with %q: use the stored layout or another namespace", e.Stored, e.Want)
+}
+
+// Is makes errors.Is(err, ErrLayoutMismatch) true.
+func (e *LayoutMismatchError) Is(target error) bool { return target == ErrLayoutMismatch }
+
+// ClockBehindError reports a wall clock further behind the node's stored
+// HWM than Config.MaxBehind allows at acquisition.
+type ClockBehindError struct {
+	Node uint64
+	HWM  time.Time // the stored high-water mark
+	Now  time.Time // the wall clock
+}
+
+func (e *ClockBehindError) Error() string {
+	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or set start_ahead to start at the HWM",
+		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
+}

@@ -1,0 +1,255 @@
+package nodeid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures Acquire. The zero value of every field but NodeBits
+// and Layout means its default.
+type Config struct {
+	// Node requests one node ID; nil takes the lowest free one.
+	Node *uint64
+	// NodeBits is the width of the layout's node part, 0..32: the pool is
+	// 1 << NodeBits node IDs.
+	NodeBits int
+	// Reserved lists node IDs never handed out to a nil Node request
+	// (those still held by a previous system's workers).
+	Reserved []uint64
+	// Layout identifies the layout; a namespace holds one.
+	Layout LayoutID
+	// TTL is how long the claim outlives its last renewal. Default 10 s;
+	// at least 1 s.
+	TTL time.Duration
+	// Window is how far ahead of the generator's time the HWM is kept.
+	// Default 3 s; 100 ms to MaxBehind.
+	Window time.Duration
+	// MaxBehind bounds how far the wall clock may be behind the stored HWM
+	// at acquisition: within it the generator starts at the HWM at once;
+	// beyond it Acquire returns a *ClockBehindError unless StartAhead.
+	// Default 10 s; always more than Window.
+	MaxBehind time.Duration
+	// StartAhead lets Acquire succeed however far the clock is behind.
+	StartAhead bool
+}
+
+// maxNodeBits bounds the pool: beyond 2^32 node IDs no store could list
+// them.
+const maxNodeBits = 32
+
+func (c Config) withDefaults() Config {
+	if c.TTL == 0 {
+		c.TTL = 10 * time.Second
+	}
+	if c.Window == 0 {
+		c.Window = 3 * time.Second
+	}
+	if c.MaxBehind == 0 {
+		c.MaxBehind = max(10*time.Second, 2*c.Window)
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	pool := uint64(1) << uint(c.NodeBits)
+	switch {
+	case c.NodeBits < 0 || c.NodeBits > maxNodeBits:
+		return fmt.Errorf("nodeid: node bits %d outside 0..%d", c.NodeBits, maxNodeBits)
+	case c.Node != nil && *c.Node >= pool:
+		return fmt.Errorf("nodeid: node %d outside the pool 0..%d", *c.Node, pool-1)
+	case c.TTL < time.Second:
+		return fmt.Errorf("nodeid: TTL %s under 1s", c.TTL)
+	case c.Window < 100*time.Millisecond:
+		return fmt.Errorf("nodeid: window %s under 100ms", c.Window)
+	case c.MaxBehind <= c.Window:
+		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
+	case c.Layout.Fingerprint == "":
+		return errors.New("nodeid: no layout fingerprint")
+	}
+	return nil
+}
+
+// Lease is a node ID held by this process, with its HWM kept ahead of the
+// generator it drives. It satisfies snowflake.Reservation.
+type Lease struct {
+	store Store
+	cfg   Config
+	claim Claim
+
+	limit    atomic.Int64 // confirmed HWM, Unix ms
+	start    int64        // the HWM stored when the node was taken
+	genNow   atomic.Pointer[func() int64]
+	renewals atomic.Int64
+
+	done    chan struct{}
+	stop    chan struct{}
+	errMu   sync.Mutex
+	err     error
+	wg      sync.WaitGroup
+	closing sync.Once
+	closed  error
+}
+
+// wallMS reads the wall clock; a variable so tests can set it back.
+var wallMS = func() int64 { return time.Now().UnixMilli() }
+
+// Acquire claims a node ID, reserves its HWM ahead of the clock, and keeps
+// both alive in the background until Close or until the lease is lost.
+func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	req := ClaimRequest{Pool: 1 << uint(cfg.NodeBits), Reserved: cfg.Reserved, Layout: cfg.Layout, TTL: cfg.TTL}
+	if cfg.Node != nil {
+		req.Node = *cfg.Node
+	} else {
+		req.AnyNode = true
+	}
+	claim, err := store.Claim(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("claim node: %w", err)
+	}
+	l := &Lease{store: store, cfg: cfg, claim: claim, start: claim.HWM,
+		done: make(chan struct{}), stop: make(chan struct{})}
+	if err := l.reserve(ctx); err != nil {
+		// A fresh context: the caller's may be what failed.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TTL/3)
+		defer cancel()
+		return nil, errors.Join(err, store.Release(rctx, claim))
+	}
+	l.wg.Add(1)
+	go l.run()
+	return l, nil
+}
+
+// reserve checks the clock against the stored HWM and makes the first
+// extension, so a new lease is ready to serve.
+func (l *Lease) reserve(ctx context.Context) error {
+	wall := wallMS()
+	if behind := time.Duration(l.start-wall) * time.Millisecond; behind > l.cfg.MaxBehind && !l.cfg.StartAhead {
+		return &ClockBehindError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
+	}
+	return l.extend(ctx)
+}
+
+// now returns the generator's time once bound; before, the time it will
+// start at: the wall clock, or the stored HWM if that is later.
+func (l *Lease) now() int64 {
+	if f := l.genNow.Load(); f != nil {
+		return (*f)()
+	}
+	return max(wallMS(), l.start)
+}
+
+// extend renews the claim and raises the HWM to the generator's time plus
+// the window. The limit moves only to what the store confirmed.
+func (l *Lease) extend(ctx context.Context) error {
+	target := l.now() + l.cfg.Window.Milliseconds()
+	stored, err := l.store.Renew(ctx, l.claim, target)
+	l.renewals.Add(1)
+	if err != nil {
+		return fmt.Errorf("renew node %d: %w", l.claim.Node, err)
+	}
+	for {
+		cur := l.limit.Load()
+		if stored <= cur || l.limit.CompareAndSwap(cur, stored) {
+			return nil
+		}
+	}
+}
+
+// interval is how often the lease renews: often enough that the HWM stays
+// ahead by more than half the window, and the claim is renewed three
+// times per TTL.
+func (l *Lease) interval() time.Duration { return min(l.cfg.TTL/3, l.cfg.Window/3) }
+
+func (l *Lease) run() {
+	defer l.wg.Done()
+	every := l.interval()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		err := l.extend(ctx)
+		cancel()
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+		case errors.Is(err, ErrLeaseLost):
+			l.fail(err)
+			return
+		case time.Since(lastOK) >= l.cfg.TTL:
+			l.fail(fmt.Errorf("%w: no renewal confirmed for %s: %w", ErrLeaseLost, time.Since(lastOK).Round(time.Millisecond), err))
+			return
+		}
+	}
+}
+
+func (l *Lease) fail(err error) {
+	l.errMu.Lock()
+	if l.err == nil {
+		l.err = err
+		close(l.done)
+	}
+	l.errMu.Unlock()
+}
+
+// Node returns the node ID held.
+func (l *Lease) Node() uint64 { return l.claim.Node }
+
+// Token returns the token that fences this acquisition's writes.
+func (l *Lease) Token() string { return l.claim.Token }
+
+// Done is closed when the lease is lost or closed.
+func (l *Lease) Done() <-chan struct{} { return l.done }
+
+// Err returns why the lease ended: nil while it holds, ErrLeaseLost
+// (wrapped with the cause) or ErrClosed after.
+func (l *Lease) Err() error {
+	l.errMu.Lock()
+	defer l.errMu.Unlock()
+	return l.err
+}
+
+// Renewals returns how many store writes the lease has made.
+func (l *Lease) Renewals() int64 { return l.renewals.Load() }
+
+// Bind attaches the lease to one generator, whose clock it then extends
+// the HWM from. A second Bind returns an error: two generators on one
+// lease would both pass its HWM check.
+func (l *Lease) Bind(now func() int64) error {
+	if !l.genNow.CompareAndSwap(nil, &now) {
+		return ErrAlreadyBound
+	}
+	return nil
+}
+
+// Start returns the HWM stored when the node was taken (Unix ms): the
+// generator starts at or after it.
+func (l *Lease) Start() int64 { return l.start }
+
+// Limit returns the HWM the store last confirmed (Unix ms, exclusive).
+func (l *Lease) Limit() int64 { return l.limit.Load() }
+
+// Close stops renewing and releases the node; the HWM stays. It is
+// idempotent and waits for the background loop.
+func (l *Lease) Close(ctx context.Context) error {
+	l.closing.Do(func() {
+		close(l.stop)
+		l.wg.Wait()
+		l.fail(ErrClosed)
+		l.closed = l.store.Release(ctx, l.claim)
+	})
+	return l.closed
+}

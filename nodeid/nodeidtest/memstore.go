@@ -1,0 +1,177 @@
+package nodeidtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/firn-id/firn/nodeid"
+)
+
+// MemStore is an in-memory nodeid.Store for tests of code that uses a
+// store. Its leases expire by time.Now, so inside a testing/synctest bubble
+// they follow the bubble's clock. Fail makes every call return an error,
+// as an outage would.
+type MemStore struct {
+	mu     sync.Mutex
+	layout *nodeid.LayoutID
+	nodes  map[uint64]*memNode
+	fail   error
+	cut    map[string]error
+	writes int
+}
+
+type memNode struct {
+	token   string
+	expires time.Time
+	hwm     int64
+}
+
+// NewMemStore returns an empty store.
+func NewMemStore() *MemStore { return &MemStore{nodes: map[uint64]*memNode{}} }
+
+// Fail makes every call return err until Fail(nil).
+func (s *MemStore) Fail(err error) {
+	s.mu.Lock()
+	s.fail = err
+	s.mu.Unlock()
+}
+
+// Cut makes Renew calls with token fail with err, as if that one owner
+// were cut off from the store (paused, partitioned); nil restores it.
+func (s *MemStore) Cut(token string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cut == nil {
+		s.cut = map[string]error{}
+	}
+	if err == nil {
+		delete(s.cut, token)
+		return
+	}
+	s.cut[token] = err
+}
+
+// Writes returns the number of successful Renew calls.
+func (s *MemStore) Writes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes
+}
+
+// HWM returns a node's stored HWM.
+func (s *MemStore) HWM(node uint64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.nodes[node]; n != nil {
+		return n.hwm
+	}
+	return 0
+}
+
+func (s *MemStore) live(n *memNode) bool { return n != nil && n.token != "" && time.Now().Before(n.expires) }
+
+// Claim implements nodeid.Store.
+func (s *MemStore) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nodeid.Claim{}, s.fail
+	}
+	if s.layout == nil {
+		l := req.Layout
+		s.layout = &l
+	} else if s.layout.Fingerprint != req.Layout.Fingerprint {
+		return nodeid.Claim{}, &nodeid.LayoutMismatchError{Stored: s.layout.Description, Want: req.Layout.Description}
+	}
+	node, err := s.pick(req)
+	if err != nil {
+		return nodeid.Claim{}, err
+	}
+	n := s.nodes[node]
+	if n == nil {
+		n = &memNode{}
+		s.nodes[node] = n
+	}
+	n.token = newToken()
+	n.expires = time.Now().Add(req.TTL)
+	return nodeid.Claim{Node: node, Token: n.token, HWM: n.hwm, TTL: req.TTL}, nil
+}
+
+func (s *MemStore) pick(req nodeid.ClaimRequest) (uint64, error) {
+	if !req.AnyNode {
+		if s.live(s.nodes[req.Node]) {
+			return 0, &nodeid.ConflictError{Node: req.Node}
+		}
+		return req.Node, nil
+	}
+	held := 0
+	for node := uint64(0); node < req.Pool; node++ {
+		switch {
+		case slices.Contains(req.Reserved, node):
+		case s.live(s.nodes[node]):
+			held++
+		default:
+			return node, nil
+		}
+	}
+	return 0, &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}
+}
+
+// Renew implements nodeid.Store.
+func (s *MemStore) Renew(_ context.Context, c nodeid.Claim, hwm int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return 0, s.fail
+	}
+	if err := s.cut[c.Token]; err != nil {
+		return 0, err
+	}
+	n := s.nodes[c.Node]
+	if !s.live(n) || n.token != c.Token {
+		return 0, nodeid.ErrLeaseLost
+	}
+	n.expires = time.Now().Add(c.TTL)
+	n.hwm = max(n.hwm, hwm)
+	s.writes++
+	return n.hwm, nil
+}
+
+// Release implements nodeid.Store.
+func (s *MemStore) Release(_ context.Context, c nodeid.Claim) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	if n := s.nodes[c.Node]; n != nil && n.token == c.Token {
+		n.token = ""
+	}
+	return nil
+}
+
+// Advance implements nodeid.Store.
+func (s *MemStore) Advance(_ context.Context, node uint64, hwm int64) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return 0, s.fail
+	}
+	n := s.nodes[node]
+	if n == nil {
+		n = &memNode{}
+		s.nodes[node] = n
+	}
+	n.hwm = max(n.hwm, hwm)
+	return n.hwm, nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,12 @@
+package nodeidtest_test
+
+import (
+	"testing"
+
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/nodeid/nodeidtest"
+)
+
+func TestMemStore(t *testing.T) {
+	nodeidtest.RunStoreTests(t, func(*testing.T) nodeid.Store { return nodeidtest.NewMemStore() }, nodeidtest.Options{TTL: 300e6})
+}

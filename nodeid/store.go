@@ -1,0 +1,67 @@
+package nodeid
+
+import (
+	"context"
+	"time"
+)
+
+// Store is one namespace of node IDs: who holds which node, until when,
+// and each node's HWM. Implementations: package localstore (a data
+// directory), etcdstore, sqlstore; nodeidtest.MemStore for tests. All
+// times are Unix milliseconds; HWMs are exclusive bounds.
+type Store interface {
+	// Claim takes a node for a new acquisition: req.Node, or with
+	// req.AnyNode the lowest free node of the pool outside req.Reserved.
+	// It reads the node's stored HWM under the lock that takes the node,
+	// so no write of a previous owner can land between the read and the
+	// takeover, and it returns a token unique to this acquisition. It
+	// records req.Layout for the namespace on first use and returns a
+	// *LayoutMismatchError if another layout is recorded. A node held by
+	// a live lease gives a *ConflictError; a full pool a *PoolFullError.
+	Claim(ctx context.Context, req ClaimRequest) (Claim, error)
+
+	// Renew keeps the claim alive for another TTL and raises the stored
+	// HWM to at least hwm, in one write that succeeds only while c's token
+	// holds the node and its lease has not expired by the store's clock.
+	// It never lowers the HWM. It returns the stored HWM after the write,
+	// or ErrLeaseLost.
+	Renew(ctx context.Context, c Claim, hwm int64) (int64, error)
+
+	// Release gives the node up if c still holds it. The HWM stays.
+	Release(ctx context.Context, c Claim) error
+
+	// Advance raises a node's HWM to at least hwm whoever holds it, for
+	// use after a restore, and returns the stored HWM. It never lowers it.
+	Advance(ctx context.Context, node uint64, hwm int64) (int64, error)
+}
+
+// ClaimRequest says which node to claim and for how long.
+type ClaimRequest struct {
+	// Node is the node to claim, unless AnyNode is set.
+	Node    uint64
+	AnyNode bool
+	// Pool is the number of node values: 1 << node bits.
+	Pool uint64
+	// Reserved lists nodes never handed out to AnyNode claims.
+	Reserved []uint64
+	// Layout identifies the namespace's ID layout: a fingerprint, and a
+	// description for error messages.
+	Layout LayoutID
+	// TTL is how long the claim lives without a Renew.
+	TTL time.Duration
+}
+
+// LayoutID identifies a layout: its fingerprint decides, its description
+// explains.
+type LayoutID struct {
+	Fingerprint string
+	Description string
+}
+
+// Claim is a node held by one acquisition.
+type Claim struct {
+	Node  uint64
+	Token string // unique to this acquisition; fences every write
+	HWM   int64  // the stored HWM when the node was taken
+	TTL   time.Duration
+}
