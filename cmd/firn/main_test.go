@@ -3,10 +3,23 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 )
+
+// TestMain points the default data directory at a temporary one.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "firn-cmd-test")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_STATE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 func runCLI(args ...string) (stdout, stderr string, code int) {
 	var out, errOut bytes.Buffer
@@ -41,7 +54,7 @@ func TestBadInput(t *testing.T) {
 		{name: "bad epoch", args: []string{"layout", "--epoch", "yesterday"}, wantErr: "--epoch"},
 		{name: "bad order", args: []string{"layout", "--order", "time,shard,sequence"}, wantErr: `unknown part "shard"`},
 		{name: "names without fields", args: []string{"layout", "--node-names", "a,b,c"}, wantErr: "names 3 fields"},
-		{name: "epoch in the future", args: []string{"next", "--epoch", "4102444800000"}, wantErr: "clock behind"},
+		{name: "epoch in the future", args: []string{"next", "--epoch", "4102444800000"}, wantErr: "is in the future"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +103,7 @@ func TestParseExplicitFlagsMatchPreset(t *testing.T) {
 }
 
 func TestNextPrintsIncreasingIDs(t *testing.T) {
-	out, errOut, code := runCLI("next", "-n", "10000", "--layout", "twitter", "--node", "3,17")
+	out, errOut, code := runCLI("next", "-n", "10000", "--layout", "twitter", "--node", "3,17", "--data-dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -156,4 +169,37 @@ func FuzzLayoutFlags(f *testing.F) {
 		drawLayout(&b, l)
 		writeCapacity(&b, l)
 	})
+}
+
+// TestNextNeverRepeatsAcrossRuns runs firn next twice on one data
+// directory, the second time with the clock's view irrelevant: the second
+// run starts past the HWM the first one reserved.
+func TestNextNeverRepeatsAcrossRuns(t *testing.T) {
+	dir := t.TempDir()
+	first, errOut, code := runCLI("next", "-n", "5000", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, errOut)
+	}
+	second, errOut, code := runCLI("next", "-n", "5000", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, errOut)
+	}
+	a := strings.Fields(first)
+	b := strings.Fields(second)
+	last, _ := strconv.ParseInt(a[len(a)-1], 10, 64)
+	firstOfB, _ := strconv.ParseInt(b[0], 10, 64)
+	if firstOfB <= last {
+		t.Fatalf("second run starts at %d, not past the first run's last ID %d", firstOfB, last)
+	}
+}
+
+func TestNextRefusesAnotherLayoutInOneDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := runCLI("next", "--data-dir", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runCLI("next", "--layout", "twitter", "--data-dir", dir)
+	if code != 2 || out != "" || !strings.Contains(errOut, `namespace holds layout "firn: epoch 2026-01-01`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 naming the stored layout", code, out, errOut)
+	}
 }

@@ -8,17 +8,26 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/firn-id/firn/localstore"
+	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
 
-var nextUsage = `Usage: firn next [-n N] [--node N] [layout flags]
+var nextUsage = `Usage: firn next [-n N] [--node N] [--data-dir DIR] [layout flags]
 
-Prints N new IDs, one per line, from a generator for one node.
+Prints N new IDs, one per line, from a generator for one node. The node's
+high-water mark lives in the data directory, written ahead of use, so a
+later run — even with the clock set back — never repeats an ID; the
+directory is locked while firn runs, and records the layout: a run with
+another layout on the same directory is refused.
 
-  -n N       how many IDs (default 1, at most 10000000)
-  --node N   the node part: one number, or one per node field,
-             most significant first (twitter: --node 3,17). Default 0.
+  -n N             how many IDs (default 1, at most 10000000)
+  --node N         the node part: one number, or one per node field,
+                   most significant first (twitter: --node 3,17). Default:
+                   the lowest node free in the data directory (0).
+  --data-dir DIR   default $XDG_STATE_HOME/firn, or ~/.local/state/firn
 
 ` + layoutHelp()
 
@@ -29,7 +38,8 @@ func runNext(args []string, stdout io.Writer) error {
 	var lf layoutFlags
 	lf.register(fs)
 	n := fs.Int("n", 1, "")
-	nodeArg := fs.String("node", "0", "")
+	nodeArg := fs.String("node", "", "")
+	dataDir := fs.String("data-dir", "", "")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -47,15 +57,54 @@ func runNext(args []string, stdout io.Writer) error {
 	if l.DecodeOnly() {
 		return usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits (a signed BIGINT)", l.Name)
 	}
-	node, err := parseNode(l, *nodeArg)
+	if l.Epoch.After(time.Now()) {
+		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
+	}
+	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l)}
+	if *nodeArg != "" {
+		node, err := parseNode(l, *nodeArg)
+		if err != nil {
+			return err
+		}
+		cfg.Node = &node
+	}
+	return withLocalLease(*dataDir, cfg, func(lease *nodeid.Lease) error {
+		g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease})
+		if err != nil {
+			return err
+		}
+		return printIDs(g, *n, stdout)
+	})
+}
+
+// layoutID is how stores record a layout.
+func layoutID(l snowflake.Layout) nodeid.LayoutID {
+	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
+}
+
+// withLocalLease opens and locks the data directory, takes a node, runs
+// f, and releases both.
+func withLocalLease(dir string, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
+	if dir == "" {
+		if dir, err = localstore.DefaultDir(); err != nil {
+			return err
+		}
+	}
+	store, err := localstore.Open(dir)
 	if err != nil {
 		return err
 	}
-	g, err := snowflake.New(snowflake.Config{Layout: l, Node: node, Reservation: snowflake.Unreserved()})
-	if err != nil {
-		return usagef("%s", err)
+	defer store.Close()
+	ctx := context.Background()
+	lease, err := nodeid.Acquire(ctx, store, cfg)
+	if errors.Is(err, nodeid.ErrLayoutMismatch) {
+		return usagef("%s (data directory %s)", err, store.Dir())
 	}
-	return printIDs(g, *n, stdout)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, lease.Close(ctx)) }()
+	return f(lease)
 }
 
 func printIDs(g *snowflake.Generator, n int, stdout io.Writer) error {
