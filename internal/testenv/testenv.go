@@ -1,0 +1,24 @@
+// Package testenv reads the endpoints of the real servers integration
+// tests run against: FIRN_TEST_ETCD, FIRN_TEST_POSTGRES, FIRN_TEST_MYSQL.
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// Endpoint returns the value of the environment variable name. When it is
+// empty the test is skipped with a message, except under CI=true, where a
+// missing endpoint fails the test: CI must run every integration test.
+func Endpoint(t testing.TB, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v != "" {
+		return v
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is not set and CI=true: integration tests must run in CI", name)
+	}
+	t.Skipf("%s is not set: skipping the integration test (make test sets it)", name)
+	return ""
+}

@@ -1,0 +1,168 @@
+package sqlstore
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Dialect selects the SQL of one database family.
+type Dialect int
+
+const (
+	// Postgres is PostgreSQL 12 or later.
+	Postgres Dialect = iota + 1
+	// MySQL is MySQL 8 or MariaDB 10.6 or later.
+	MySQL
+)
+
+// ParseDialect parses "postgres" or "mysql".
+func ParseDialect(s string) (Dialect, error) {
+	switch s {
+	case "postgres", "postgresql":
+		return Postgres, nil
+	case "mysql", "mariadb":
+		return MySQL, nil
+	}
+	return 0, fmt.Errorf("sqlstore: unknown dialect %q (want postgres or mysql)", s)
+}
+
+// String returns "postgres" or "mysql".
+func (d Dialect) String() string {
+	switch d {
+	case Postgres:
+		return "postgres"
+	case MySQL:
+		return "mysql"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
+
+// checkTable refuses table names that would need quoting.
+func checkTable(t string) error {
+	if !tableName.MatchString(t) {
+		return fmt.Errorf("sqlstore: table name %q: want lower-case letters, digits and underscores, at most 55", t)
+	}
+	return nil
+}
+
+// Schema returns the DDL that creates the node table and its namespace
+// table, for teams whose application user may not create tables. Lease
+// expiry is judged by the database's own clock when each statement runs:
+// clock_timestamp() in PostgreSQL, UTC_TIMESTAMP(3) (NOW(3) in UTC, so
+// no session's time zone matters) in MySQL, in millisecond columns.
+func Schema(d Dialect, table string) (string, error) {
+	if err := checkTable(table); err != nil {
+		return "", err
+	}
+	var ddl string
+	switch d {
+	case Postgres:
+		ddl = `CREATE TABLE IF NOT EXISTS {t}_namespaces (
+    namespace   VARCHAR(128) PRIMARY KEY,
+    fingerprint VARCHAR(64)  NOT NULL,  -- the layout's fingerprint
+    layout      VARCHAR(512) NOT NULL   -- the layout, for error messages
+);
+CREATE TABLE IF NOT EXISTS {t} (
+    namespace     VARCHAR(128) NOT NULL,
+    node          BIGINT       NOT NULL,
+    owner         VARCHAR(64),           -- token of the acquisition holding the node
+    lease_expires TIMESTAMPTZ(3),        -- by the database's clock
+    hwm           BIGINT       NOT NULL DEFAULT 0, -- Unix ms, exclusive; never lowered
+    PRIMARY KEY (namespace, node)
+);
+`
+	case MySQL:
+		ddl = `CREATE TABLE IF NOT EXISTS {t}_namespaces (
+    namespace   VARCHAR(128) NOT NULL PRIMARY KEY,
+    fingerprint VARCHAR(64)  NOT NULL COMMENT 'the layout''s fingerprint',
+    layout      VARCHAR(512) NOT NULL COMMENT 'the layout, for error messages'
+) ENGINE=InnoDB;
+CREATE TABLE IF NOT EXISTS {t} (
+    namespace     VARCHAR(128) NOT NULL,
+    node          BIGINT       NOT NULL,
+    owner         VARCHAR(64)  NULL COMMENT 'token of the acquisition holding the node',
+    lease_expires DATETIME(3)  NULL COMMENT 'UTC, by the database''s clock',
+    hwm           BIGINT       NOT NULL DEFAULT 0 COMMENT 'Unix ms, exclusive; never lowered',
+    PRIMARY KEY (namespace, node)
+) ENGINE=InnoDB;
+`
+	default:
+		return "", fmt.Errorf("sqlstore: unknown dialect %d", d)
+	}
+	return strings.ReplaceAll(ddl, "{t}", table), nil
+}
+
+// queries holds one dialect's statements, with {t} replaced and
+// placeholders in the dialect's form.
+type queries struct {
+	now            string // the database's clock at statement time
+	lockNamespace  string
+	addNamespace   string
+	lockNodes      string
+	lockHWM        string
+	addNode        string
+	take           string
+	renew          string // PostgreSQL: one statement with RETURNING
+	lockNode       string // MySQL: read under the row lock, then setHWM
+	setHWM         string
+	release        string
+	advance        string
+	readHWM        string
+	expiryInterval func(string) string
+}
+
+func newQueries(d Dialect, table string) queries {
+	var q queries
+	switch d {
+	case Postgres:
+		q.now = "clock_timestamp()"
+		q.expiryInterval = func(p string) string { return "clock_timestamp() + " + p + "::bigint * interval '1 millisecond'" }
+		q.addNamespace = "INSERT INTO {t}_namespaces (namespace, fingerprint, layout) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+		q.addNode = "INSERT INTO {t} (namespace, node) VALUES (?, ?) ON CONFLICT DO NOTHING"
+		q.renew = "UPDATE {t} SET hwm = GREATEST(hwm, ?), lease_expires = " + q.expiryInterval("?") +
+			" WHERE namespace = ? AND node = ? AND owner = ? AND lease_expires > clock_timestamp() RETURNING hwm"
+		q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ? RETURNING hwm"
+	case MySQL:
+		q.now = "UTC_TIMESTAMP(3)"
+		q.expiryInterval = func(p string) string { return "UTC_TIMESTAMP(3) + INTERVAL " + p + " MICROSECOND" }
+		q.addNamespace = "INSERT IGNORE INTO {t}_namespaces (namespace, fingerprint, layout) VALUES (?, ?, ?)"
+		q.addNode = "INSERT IGNORE INTO {t} (namespace, node) VALUES (?, ?)"
+		q.lockNode = "SELECT owner, lease_expires > UTC_TIMESTAMP(3), hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
+		q.setHWM = "UPDATE {t} SET hwm = ?, lease_expires = " + q.expiryInterval("?") + " WHERE namespace = ? AND node = ? AND owner = ?"
+		q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ?"
+	}
+	live := "COALESCE(owner IS NOT NULL AND lease_expires > " + q.now + ", FALSE)"
+	q.lockNamespace = "SELECT fingerprint, layout FROM {t}_namespaces WHERE namespace = ? FOR UPDATE"
+	q.lockNodes = "SELECT node, " + live + " FROM {t} WHERE namespace = ? ORDER BY node FOR UPDATE"
+	q.lockHWM = "SELECT hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
+	q.take = "UPDATE {t} SET owner = ?, lease_expires = " + q.expiryInterval("?") + " WHERE namespace = ? AND node = ?"
+	q.release = "UPDATE {t} SET owner = NULL, lease_expires = NULL WHERE namespace = ? AND node = ? AND owner = ?"
+	q.readHWM = "SELECT hwm FROM {t} WHERE namespace = ? AND node = ?"
+	for _, s := range []*string{&q.lockNamespace, &q.addNamespace, &q.lockNodes, &q.lockHWM, &q.addNode, &q.take, &q.renew,
+		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readHWM} {
+		*s = rebind(d, strings.ReplaceAll(*s, "{t}", table))
+	}
+	return q
+}
+
+// rebind turns ? placeholders into PostgreSQL's $1, $2…
+func rebind(d Dialect, q string) string {
+	if d != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

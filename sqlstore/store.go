@@ -1,0 +1,301 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firn-id/firn/nodeid"
+)
+
+// Options configures a Store. The zero value means the defaults.
+type Options struct {
+	// Table is the node table; its namespace table is Table + "_namespaces".
+	// Default "firn_nodes".
+	Table string
+	// Namespace is the set of nodes that must never collide. Default
+	// "default".
+	Namespace string
+	// NoCreate stops the store from creating its tables on first use, for
+	// application users that may not (see Schema and `firn schema`).
+	NoCreate bool
+}
+
+// Store is a nodeid.Store on PostgreSQL or MySQL. Claims are rows of the
+// node table; leases expire by the database's clock; every write is fenced
+// by the claim's token and the lease's expiry in the same statement or
+// row-locked transaction.
+type Store struct {
+	db      *sql.DB
+	dialect Dialect
+	opt     Options
+	q       queries
+
+	schemaMu sync.Mutex
+	schemaOK bool
+}
+
+// New returns a store on db, which the caller opens with a driver for
+// dialect and closes. It does no I/O.
+func New(db *sql.DB, d Dialect, opt Options) (*Store, error) {
+	if opt.Table == "" {
+		opt.Table = "firn_nodes"
+	}
+	if opt.Namespace == "" {
+		opt.Namespace = "default"
+	}
+	if err := checkTable(opt.Table); err != nil {
+		return nil, err
+	}
+	if d != Postgres && d != MySQL {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
+	}
+	if len(opt.Namespace) > 128 {
+		return nil, fmt.Errorf("sqlstore: namespace %q longer than 128 bytes", opt.Namespace)
+	}
+	return &Store{db: db, dialect: d, opt: opt, q: newQueries(d, opt.Table)}, nil
+}
+
+// ensureSchema creates the tables once, unless NoCreate.
+func (s *Store) ensureSchema(ctx context.Context) error {
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	if s.schemaOK || s.opt.NoCreate {
+		return nil
+	}
+	ddl, _ := Schema(s.dialect, s.opt.Table)
+	for _, stmt := range splitStatements(ddl) {
+		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("create tables: %w", err)
+		}
+	}
+	s.schemaOK = true
+	return nil
+}
+
+func splitStatements(ddl string) []string {
+	var out []string
+	for _, st := range strings.Split(ddl, ";\n") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// ttlArg is the TTL in the unit the dialect's interval expression takes.
+func (s *Store) ttlArg(ttl time.Duration) int64 {
+	if s.dialect == MySQL {
+		return ttl.Microseconds()
+	}
+	return ttl.Milliseconds()
+}
+
+// Claim implements nodeid.Store. Claims of one namespace are serialized by
+// a lock on its namespace row; the node's HWM is read under the lock of
+// the node row the claim takes.
+func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Claim, err error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return c, err
+	}
+	// The namespace row exists before the transaction locks it: inserting
+	// it inside would take a shared lock that concurrent claims deadlock on.
+	if _, err := s.db.ExecContext(ctx, s.q.addNamespace, s.opt.Namespace, req.Layout.Fingerprint, req.Layout.Description); err != nil {
+		return c, fmt.Errorf("add namespace: %w", err)
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return c, fmt.Errorf("begin claim: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := s.lockNamespace(ctx, tx, req.Layout); err != nil {
+		return c, err
+	}
+	rows, err := s.lockedNodes(ctx, tx)
+	if err != nil {
+		return c, err
+	}
+	node, err := pick(req, rows)
+	if err != nil {
+		return c, err
+	}
+	// Read the HWM under the lock of the row the claim takes: an Advance
+	// may have created or raised it since the rows were read. A row that
+	// exists is already locked; inserting over it would take a shared
+	// lock that a concurrent renewal can deadlock with.
+	if _, ok := rows[node]; !ok {
+		if _, err := tx.ExecContext(ctx, s.q.addNode, s.opt.Namespace, node); err != nil {
+			return c, fmt.Errorf("add node %d: %w", node, err)
+		}
+	}
+	var hwm int64
+	if err := tx.QueryRowContext(ctx, s.q.lockHWM, s.opt.Namespace, node).Scan(&hwm); err != nil {
+		return c, fmt.Errorf("lock node %d: %w", node, err)
+	}
+	token := newToken()
+	if _, err := tx.ExecContext(ctx, s.q.take, token, s.ttlArg(req.TTL), s.opt.Namespace, node); err != nil {
+		return c, fmt.Errorf("take node %d: %w", node, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return c, fmt.Errorf("commit claim of node %d: %w", node, err)
+	}
+	return nodeid.Claim{Node: node, Token: token, HWM: hwm, TTL: req.TTL}, nil
+}
+
+// lockNamespace locks the namespace row and checks the layout.
+func (s *Store) lockNamespace(ctx context.Context, tx *sql.Tx, want nodeid.LayoutID) error {
+	var fp, desc string
+	if err := tx.QueryRowContext(ctx, s.q.lockNamespace, s.opt.Namespace).Scan(&fp, &desc); err != nil {
+		return fmt.Errorf("lock namespace: %w", err)
+	}
+	if fp != want.Fingerprint {
+		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
+	}
+	return nil
+}
+
+type nodeRow struct{ live bool }
+
+// lockedNodes reads and locks every node row of the namespace.
+func (s *Store) lockedNodes(ctx context.Context, tx *sql.Tx) (map[uint64]nodeRow, error) {
+	rs, err := tx.QueryContext(ctx, s.q.lockNodes, s.opt.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("lock nodes: %w", err)
+	}
+	defer rs.Close()
+	out := map[uint64]nodeRow{}
+	for rs.Next() {
+		var n uint64
+		var r nodeRow
+		if err := rs.Scan(&n, &r.live); err != nil {
+			return nil, fmt.Errorf("read nodes: %w", err)
+		}
+		out[n] = r
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("read nodes: %w", err)
+	}
+	return out, nil
+}
+
+// pick chooses the node to take.
+func pick(req nodeid.ClaimRequest, rows map[uint64]nodeRow) (uint64, error) {
+	if !req.AnyNode {
+		if rows[req.Node].live {
+			return 0, &nodeid.ConflictError{Node: req.Node}
+		}
+		return req.Node, nil
+	}
+	held := 0
+	for n, r := range rows {
+		if r.live && n < req.Pool && !slices.Contains(req.Reserved, n) {
+			held++
+		}
+	}
+	for n := uint64(0); n < req.Pool; n++ {
+		if !rows[n].live && !slices.Contains(req.Reserved, n) {
+			return n, nil
+		}
+	}
+	return 0, &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}
+}
+
+// Renew implements nodeid.Store: one write, fenced by owner and expiry,
+// that raises the HWM (never lowering it) and the lease together.
+func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, error) {
+	if s.dialect == Postgres {
+		var stored int64
+		err := s.db.QueryRowContext(ctx, s.q.renew, hwm, s.ttlArg(c.TTL), s.opt.Namespace, c.Node, c.Token).Scan(&stored)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nodeid.ErrLeaseLost
+		}
+		if err != nil {
+			return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+		}
+		return stored, nil
+	}
+	return s.renewLocked(ctx, c, hwm)
+}
+
+// renewLocked renews under the node row's lock: MySQL has no RETURNING on
+// UPDATE, and counts only changed rows.
+func (s *Store) renewLocked(ctx context.Context, c nodeid.Claim, hwm int64) (stored int64, err error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return 0, fmt.Errorf("begin renew: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var owner sql.NullString
+	var live sql.NullBool
+	err = tx.QueryRowContext(ctx, s.q.lockNode, s.opt.Namespace, c.Node).Scan(&owner, &live, &stored)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nodeid.ErrLeaseLost
+	}
+	if err != nil {
+		return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+	}
+	if owner.String != c.Token || !live.Bool {
+		return 0, nodeid.ErrLeaseLost
+	}
+	stored = max(stored, hwm)
+	if _, err := tx.ExecContext(ctx, s.q.setHWM, stored, s.ttlArg(c.TTL), s.opt.Namespace, c.Node, c.Token); err != nil {
+		return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit renewal of node %d: %w", c.Node, err)
+	}
+	return stored, nil
+}
+
+// Release implements nodeid.Store.
+func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
+	if _, err := s.db.ExecContext(ctx, s.q.release, s.opt.Namespace, c.Node, c.Token); err != nil {
+		return fmt.Errorf("release node %d: %w", c.Node, err)
+	}
+	return nil
+}
+
+// Advance implements nodeid.Store.
+func (s *Store) Advance(ctx context.Context, node uint64, hwm int64) (int64, error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return 0, err
+	}
+	if _, err := s.db.ExecContext(ctx, s.q.addNode, s.opt.Namespace, node); err != nil {
+		return 0, fmt.Errorf("advance node %d: %w", node, err)
+	}
+	var stored int64
+	if s.dialect == Postgres {
+		if err := s.db.QueryRowContext(ctx, s.q.advance, hwm, s.opt.Namespace, node).Scan(&stored); err != nil {
+			return 0, fmt.Errorf("advance node %d: %w", node, err)
+		}
+		return stored, nil
+	}
+	if _, err := s.db.ExecContext(ctx, s.q.advance, hwm, s.opt.Namespace, node); err != nil {
+		return 0, fmt.Errorf("advance node %d: %w", node, err)
+	}
+	if err := s.db.QueryRowContext(ctx, s.q.readHWM, s.opt.Namespace, node).Scan(&stored); err != nil {
+		return 0, fmt.Errorf("advance node %d: %w", node, err)
+	}
+	return stored, nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
