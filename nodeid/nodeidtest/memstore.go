@@ -72,7 +72,9 @@ func (s *MemStore) HWM(node uint64) int64 {
 	return 0
 }
 
-func (s *MemStore) live(n *memNode) bool { return n != nil && n.token != "" && time.Now().Before(n.expires) }
+func (s *MemStore) live(n *memNode) bool {
+	return n != nil && n.token != "" && time.Now().Before(n.expires)
+}
 
 // Claim implements nodeid.Store.
 func (s *MemStore) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
