@@ -79,6 +79,6 @@ type ClockBehindError struct {
 }
 
 func (e *ClockBehindError) Error() string {
-	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or set start_ahead to start at the HWM",
+	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or allow starting at the HWM (start_ahead, firn next --start-ahead)",
 		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
 }

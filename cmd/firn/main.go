@@ -3,6 +3,8 @@
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
 //	firn parse [layout flags] [--json] ID...      take IDs apart
 //	firn layout [layout flags]                    draw a layout and its capacity
+//	firn schema --dialect postgres|mysql          print the SQL tables
+//	firn admin advance --node N --to TIME         move a node's HWM forward
 //
 // Run "firn help COMMAND" for a command's flags. Bad input exits with
 // status 2 and one line on standard error; nothing is printed on standard
@@ -31,6 +33,8 @@ func commands() []command {
 		{"next", "print new IDs, one per line", nextUsage, runNext},
 		{"parse", "take IDs apart: time, node fields, sequence", parseUsage, runParse},
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},
+		{"schema", "print the SQL tables for node IDs", schemaUsage, runSchema},
+		{"admin", "administer a store: advance a node's HWM after a restore", adminUsage, runAdmin},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain points the default data directory at a temporary one.
@@ -201,5 +202,51 @@ func TestNextRefusesAnotherLayoutInOneDirectory(t *testing.T) {
 	out, errOut, code := runCLI("next", "--layout", "twitter", "--data-dir", dir)
 	if code != 2 || out != "" || !strings.Contains(errOut, `namespace holds layout "firn: epoch 2026-01-01`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 naming the stored layout", code, out, errOut)
+	}
+}
+
+func TestAdminAdvanceMovesNextRunPastTheRestore(t *testing.T) {
+	dir := t.TempDir()
+	first, errOut, code := runCLI("next", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// A restore lost the HWM; IDs up to 5 s from now were issued.
+	future := strconv.FormatInt(time.Now().Add(5*time.Second).UnixMilli(), 10)
+	out, errOut, code := runCLI("admin", "advance", "--node", "0", "--to", future, "--data-dir", dir)
+	if code != 0 || !strings.HasPrefix(out, "node 0: HWM ") {
+		t.Fatalf("advance: exit %d, %q, %q", code, out, errOut)
+	}
+	next, errOut, code := runCLI("next", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dec, _, _ := runCLI("parse", "--json", strings.TrimSpace(next))
+	if !strings.Contains(dec, `"unix_ms":`) || strings.TrimSpace(next) <= strings.TrimSpace(first) {
+		t.Fatalf("after advance: %s (first %s)", next, first)
+	}
+	var v struct {
+		UnixMS int64 `json:"unix_ms"`
+	}
+	json.Unmarshal([]byte(dec), &v)
+	if f, _ := strconv.ParseInt(future, 10, 64); v.UnixMS < f {
+		t.Fatalf("first ID after advance at %d, before the advanced HWM %s", v.UnixMS, future)
+	}
+	// Nothing moves a HWM back.
+	out, _, _ = runCLI("admin", "advance", "--node", "0", "--to", "2020-01-01T00:00:00Z", "--data-dir", dir)
+	if !strings.Contains(out, "already past") {
+		t.Fatalf("advance backwards: %q", out)
+	}
+}
+
+func TestSchemaCommand(t *testing.T) {
+	out, errOut, code := runCLI("schema", "--dialect", "postgres")
+	if code != 0 || !strings.Contains(out, "CREATE TABLE IF NOT EXISTS firn_nodes (") {
+		t.Fatalf("exit %d, %q, %q", code, out, errOut)
+	}
+	for _, args := range [][]string{{"schema"}, {"schema", "--dialect", "oracle"}, {"schema", "--dialect", "mysql", "--table", "X;"}} {
+		if out, _, code := runCLI(args...); code != 2 || out != "" {
+			t.Errorf("%v: exit %d, stdout %q; want exit 2 and nothing", args, code, out)
+		}
 	}
 }

@@ -10,26 +10,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
 
-var nextUsage = `Usage: firn next [-n N] [--node N] [--data-dir DIR] [layout flags]
+var nextUsage = `Usage: firn next [-n N] [--node N|derived] [store flags] [layout flags]
 
 Prints N new IDs, one per line, from a generator for one node. The node's
-high-water mark lives in the data directory, written ahead of use, so a
-later run — even with the clock set back — never repeats an ID; the
-directory is locked while firn runs, and records the layout: a run with
-another layout on the same directory is refused.
+high-water mark (HWM) lives in the store, written ahead of use, so a later
+run — even with the clock set back — never repeats an ID. The local store
+is a data directory, locked while firn runs; every store records the
+layout, and a run with another layout in the same namespace is refused.
 
-  -n N             how many IDs (default 1, at most 10000000)
-  --node N         the node part: one number, or one per node field,
-                   most significant first (twitter: --node 3,17). Default:
-                   the lowest node free in the data directory (0).
-  --data-dir DIR   default $XDG_STATE_HOME/firn, or ~/.local/state/firn
+  -n N                     how many IDs (default 1, at most 10000000)
+  --node N                 the node: one number, or one per node field, most
+                           significant first (twitter: --node 3,17). Default:
+                           the lowest node free in the store.
+  --node derived           the low bits of the host's private IPv4 address
+                           (Sonyflake's way). Nothing can see a second host
+                           with the same bits: requires --accept-collision-risk.
+  --accept-collision-risk  acknowledge that risk
+  --start-ahead            start at the stored HWM even if the clock is more
+                           than 10 s behind it (IDs then carry later times)
 
-` + layoutHelp()
+` + storeFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
@@ -39,7 +43,10 @@ func runNext(args []string, stdout io.Writer) error {
 	lf.register(fs)
 	n := fs.Int("n", 1, "")
 	nodeArg := fs.String("node", "", "")
-	dataDir := fs.String("data-dir", "", "")
+	acceptRisk := fs.Bool("accept-collision-risk", false, "")
+	startAhead := fs.Bool("start-ahead", false, "")
+	var sf storeFlags
+	sf.register(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -60,16 +67,23 @@ func runNext(args []string, stdout io.Writer) error {
 	if l.Epoch.After(time.Now()) {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
 	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l)}
-	if *nodeArg != "" {
+	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l), StartAhead: *startAhead}
+	switch {
+	case *nodeArg == "derived":
+		node, err := derivedNode(l, *acceptRisk)
+		if err != nil {
+			return err
+		}
+		cfg.Node = &node
+	case *nodeArg != "":
 		node, err := parseNode(l, *nodeArg)
 		if err != nil {
 			return err
 		}
 		cfg.Node = &node
 	}
-	return withLocalLease(*dataDir, cfg, func(lease *nodeid.Lease) error {
-		g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease})
+	return withLease(&sf, cfg, func(lease *nodeid.Lease) error {
+		g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: *startAhead})
 		if err != nil {
 			return err
 		}
@@ -82,29 +96,40 @@ func layoutID(l snowflake.Layout) nodeid.LayoutID {
 	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
 }
 
-// withLocalLease opens and locks the data directory, takes a node, runs
-// f, and releases both.
-func withLocalLease(dir string, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
-	if dir == "" {
-		if dir, err = localstore.DefaultDir(); err != nil {
-			return err
-		}
-	}
-	store, err := localstore.Open(dir)
+// withLease opens the store, takes a node, runs f, and releases both.
+func withLease(sf *storeFlags, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
+	store, closeStore, err := sf.open()
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer func() { err = errors.Join(err, closeStore()) }()
 	ctx := context.Background()
 	lease, err := nodeid.Acquire(ctx, store, cfg)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return usagef("%s (data directory %s)", err, store.Dir())
+		return usagef("%s (%s)", err, sf.describe())
 	}
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, lease.Close(ctx)) }()
 	return f(lease)
+}
+
+// derivedNode derives the node from the host's IP, once its risk is
+// acknowledged.
+func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
+	if !accepted {
+		return 0, usagef("--node derived cannot see a second host with the same address bits: add --accept-collision-risk to accept that")
+	}
+	ip, err := nodeid.HostIP()
+	if err != nil {
+		return 0, err
+	}
+	node, err := nodeid.DeriveFromIP(ip, l.NodeBits())
+	if err != nil {
+		return 0, usagef("%s", err)
+	}
+	return node, nil
 }
 
 func printIDs(g *snowflake.Generator, n int, stdout io.Writer) error {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"database/sql"
+	"flag"
+	"fmt"
+
+	_ "github.com/go-sql-driver/mysql" // the mysql driver for --store mysql
+	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for --store postgres
+
+	"github.com/firn-id/firn/localstore"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/sqlstore"
+)
+
+// storeFlags choose where node IDs and HWMs live.
+type storeFlags struct {
+	kind, dataDir, dsn, namespace, table string
+}
+
+const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
+  --store KIND        local (default: the data directory), postgres, mysql
+  --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn
+  --dsn DSN           postgres: postgres://user@host:5432/db?sslmode=disable
+                      mysql: user:password@tcp(host:3306)/db
+  --namespace NAME    SQL: the set of nodes that must never collide (default "default")
+  --table NAME        SQL: the node table (default firn_nodes)
+`
+
+func (f *storeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.kind, "store", "local", "")
+	fs.StringVar(&f.dataDir, "data-dir", "", "")
+	fs.StringVar(&f.dsn, "dsn", "", "")
+	fs.StringVar(&f.namespace, "namespace", "", "")
+	fs.StringVar(&f.table, "table", "", "")
+}
+
+// open returns the chosen store and a function that closes it.
+func (f *storeFlags) open() (nodeid.Store, func() error, error) {
+	switch f.kind {
+	case "local":
+		if f.dsn != "" {
+			return nil, nil, usagef("--dsn is for --store postgres or mysql")
+		}
+		dir := f.dataDir
+		if dir == "" {
+			d, err := localstore.DefaultDir()
+			if err != nil {
+				return nil, nil, err
+			}
+			dir = d
+		}
+		s, err := localstore.Open(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Close, nil
+	case "postgres", "mysql":
+		return f.openSQL()
+	}
+	return nil, nil, usagef("--store %q: want local, postgres or mysql", f.kind)
+}
+
+func (f *storeFlags) openSQL() (nodeid.Store, func() error, error) {
+	if f.dsn == "" {
+		return nil, nil, usagef("--store %s needs --dsn", f.kind)
+	}
+	d, _ := sqlstore.ParseDialect(f.kind)
+	driver := map[sqlstore.Dialect]string{sqlstore.Postgres: "pgx", sqlstore.MySQL: "mysql"}[d]
+	db, err := sql.Open(driver, f.dsn)
+	if err != nil {
+		return nil, nil, usagef("--dsn: %s", err)
+	}
+	s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace})
+	if err != nil {
+		db.Close()
+		return nil, nil, usagef("%s", err)
+	}
+	return s, db.Close, nil
+}
+
+// describe names the store for messages.
+func (f *storeFlags) describe() string {
+	if f.kind == "local" {
+		return "local data directory"
+	}
+	return fmt.Sprintf("%s namespace %q", f.kind, f.namespace)
+}
