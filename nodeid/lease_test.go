@@ -292,3 +292,34 @@ func TestAcquireRejectsConfig(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkExtensions draws one million IDs per second for three seconds
+// per iteration and reports the store writes per second: the lease's
+// writes follow time, not the ID rate.
+func BenchmarkExtensions(b *testing.B) {
+	lay := snowflake.DefaultLayout()
+	var writes, secs float64
+	for range b.N {
+		s := nodeidtest.NewMemStore()
+		lease, err := nodeid.Acquire(context.Background(), s, config(lay))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g, err := snowflake.New(snowflake.Config{Layout: lay, Node: lease.Node(), Reservation: lease})
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := make([]int64, 1000)
+		start := time.Now()
+		for ms := range 3000 { // 1,000 IDs per millisecond
+			if _, err := g.NextN(context.Background(), dst); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(time.Until(start.Add(time.Duration(ms+1) * time.Millisecond)))
+		}
+		secs += time.Since(start).Seconds()
+		writes += float64(s.Writes())
+		lease.Close(context.Background())
+	}
+	b.ReportMetric(writes/secs, "writes/s")
+}
