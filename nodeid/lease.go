@@ -26,7 +26,9 @@ type Config struct {
 	// at least 1 s.
 	TTL time.Duration
 	// Window is how far ahead of the generator's time the HWM is kept.
-	// Default 3 s; 100 ms to MaxBehind.
+	// Default 3 s; 10 ms to MaxBehind. Each acquisition starts past the
+	// last one's reservation, so restarts faster than the window move the
+	// HWM ahead of the clock by up to a window each.
 	Window time.Duration
 	// MaxBehind bounds how far the wall clock may be behind the stored HWM
 	// at acquisition: within it the generator starts at the HWM at once;
@@ -63,8 +65,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: node %d outside the pool 0..%d", *c.Node, pool-1)
 	case c.TTL < time.Second:
 		return fmt.Errorf("nodeid: TTL %s under 1s", c.TTL)
-	case c.Window < 100*time.Millisecond:
-		return fmt.Errorf("nodeid: window %s under 100ms", c.Window)
+	case c.Window < 10*time.Millisecond:
+		return fmt.Errorf("nodeid: window %s under 10ms", c.Window)
 	case c.MaxBehind <= c.Window:
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
 	case c.Layout.Fingerprint == "":

@@ -67,7 +67,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if l.Epoch.After(time.Now()) {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
 	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l), StartAhead: *startAhead}
+	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l), StartAhead: *startAhead, Window: nextWindow(l, *n)}
 	switch {
 	case *nodeArg == "derived":
 		node, err := derivedNode(l, *acceptRisk)
@@ -87,13 +87,22 @@ func runNext(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return printIDs(g, *n, stdout)
+		return printIDs(g, lease, *n, stdout)
 	})
 }
 
 // layoutID is how stores record a layout.
 func layoutID(l snowflake.Layout) nodeid.LayoutID {
 	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
+}
+
+// nextWindow is how far ahead of its clock firn next reserves: the time
+// its IDs take at the layout's rate, plus 25 ms. Each run starts past the
+// last run's reservation, so a short window keeps runs in a tight loop
+// from outrunning the clock (past 10 s ahead firn refuses to start).
+func nextWindow(l snowflake.Layout, n int) time.Duration {
+	need := time.Duration(float64(n) / l.Capacity().PerSecond * float64(time.Second))
+	return 25*time.Millisecond + need.Round(time.Millisecond)
 }
 
 // withLease opens the store, takes a node, runs f, and releases both.
@@ -132,7 +141,10 @@ func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
 	return node, nil
 }
 
-func printIDs(g *snowflake.Generator, n int, stdout io.Writer) error {
+// printIDs writes n IDs. When the generator reaches the HWM before the
+// lease's next extension lands it waits for it, for as long as the lease
+// holds.
+func printIDs(g *snowflake.Generator, lease *nodeid.Lease, n int, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	buf := make([]int64, min(n, 4096))
 	var line []byte
@@ -143,11 +155,15 @@ func printIDs(g *snowflake.Generator, n int, stdout io.Writer) error {
 			line = append(line, '\n')
 			w.Write(line)
 		}
+		n -= k
+		if errors.Is(err, snowflake.ErrNotServing) && lease.Err() == nil {
+			time.Sleep(time.Millisecond)
+			continue
+		}
 		if err != nil {
 			w.Flush()
 			return err
 		}
-		n -= k
 	}
 	return w.Flush()
 }
