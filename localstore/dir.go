@@ -6,14 +6,14 @@ import (
 	"path/filepath"
 )
 
-// DefaultDir returns the per-user data directory: $XDG_STATE_HOME/firn,
-// or ~/.local/state/firn when XDG_STATE_HOME is unset or relative.
-func DefaultDir() (string, error) {
-	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "firn"), nil
+// DefaultDir returns the per-user data directory given the values of
+// XDG_STATE_HOME and the home directory: $XDG_STATE_HOME/firn, or
+// ~/.local/state/firn when XDG_STATE_HOME is unset or relative.
+func DefaultDir(xdgStateHome, home string) (string, error) {
+	if filepath.IsAbs(xdgStateHome) {
+		return filepath.Join(xdgStateHome, "firn"), nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
+	if !filepath.IsAbs(home) {
 		return "", errors.New("localstore: no home directory for the default data directory: set XDG_STATE_HOME or name a directory")
 	}
 	return filepath.Join(home, ".local", "state", "firn"), nil

@@ -118,13 +118,16 @@ func TestCorruptHWMIsAnError(t *testing.T) {
 }
 
 func TestDefaultDir(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", "/var/tmp/state")
-	if d, _ := localstore.DefaultDir(); d != "/var/tmp/state/firn" {
-		t.Errorf("with XDG_STATE_HOME: %s", d)
+	tests := []struct{ xdg, home, want string }{
+		{"/var/tmp/state", "/home/someone", "/var/tmp/state/firn"},
+		{"relative/path", "/home/someone", "/home/someone/.local/state/firn"},
+		{"", "/root", "/root/.local/state/firn"},
+		{"", "", ""},
 	}
-	t.Setenv("XDG_STATE_HOME", "relative/path")
-	t.Setenv("HOME", "/home/someone")
-	if d, _ := localstore.DefaultDir(); d != "/home/someone/.local/state/firn" {
-		t.Errorf("with a relative XDG_STATE_HOME: %s", d)
+	for _, tt := range tests {
+		got, err := localstore.DefaultDir(tt.xdg, tt.home)
+		if got != tt.want || (tt.want == "") != (err != nil) {
+			t.Errorf("DefaultDir(%q, %q) = %q, %v; want %q", tt.xdg, tt.home, got, err, tt.want)
+		}
 	}
 }

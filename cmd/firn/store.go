@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"os"
 
 	_ "github.com/go-sql-driver/mysql" // the mysql driver for --store mysql
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for --store postgres
@@ -44,7 +45,8 @@ func (f *storeFlags) open() (nodeid.Store, func() error, error) {
 		}
 		dir := f.dataDir
 		if dir == "" {
-			d, err := localstore.DefaultDir()
+			home, _ := os.UserHomeDir()
+			d, err := localstore.DefaultDir(os.Getenv("XDG_STATE_HOME"), home)
 			if err != nil {
 				return nil, nil, err
 			}

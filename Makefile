@@ -1,0 +1,56 @@
+# firn — run `make help` for the targets.
+
+GO ?= go
+COUNT ?= 6
+FUZZTIME ?= 10s
+
+# Real servers for the integration tests (see README "Tests"). CI sets
+# CI=true: a test whose endpoint is empty then fails instead of skipping.
+FIRN_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
+FIRN_TEST_ETCD ?= /usr/bin/etcd
+export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
+
+MODULES := . $(wildcard bench/peers)
+
+.PHONY: help fmt vet lint test race integration fuzz bench build ci services
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+fmt: ## fail if any Go file is not gofmt-formatted
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet: ## go vet every module
+	@for m in $(MODULES); do (cd $$m && $(GO) vet ./...) || exit 1; done
+
+lint: ## golangci-lint v2, pinned in tools/go.mod
+	$(GO) run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run ./...
+
+services: ## start PostgreSQL and MariaDB if stopped, install etcd if missing
+	@scripts/services.sh
+
+test: services vet ## THE test command: every test of every module, with -race and the real servers
+	$(GO) test -race -count=1 ./...
+	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
+
+race: test ## alias of test, which always runs with -race
+
+integration: services ## only the tests against real etcd, PostgreSQL and MariaDB
+	$(GO) test -race -count=1 ./sqlstore/... $(wildcard ./etcdstore/...)
+
+fuzz: ## run every fuzz target for FUZZTIME (default 10s)
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/
+	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
+
+build: ## build bin/firn
+	$(GO) build -o bin/firn ./cmd/firn
+
+ci: fmt lint test ## what CI checks: format, lint, every test

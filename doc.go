@@ -1,0 +1,17 @@
+// Package firn issues unique, time-ordered 64-bit IDs for systems that have
+// outgrown one database. This package holds only documentation and the
+// repository's own tests; the code lives in its packages:
+//
+//   - snowflake: layouts as data (presets for Twitter, Discord, Instagram,
+//     Sonyflake, Baidu's uid-generator and firn's own), the generator, and
+//     decoding.
+//   - nodeid: node-ID leases that keep each node's high-water mark (HWM)
+//     ahead of its generator, and the Store interface they run on; its
+//     nodeidtest package holds the stores' conformance suite.
+//   - localstore: the single-machine store, a locked data directory.
+//   - sqlstore: node IDs in PostgreSQL or MySQL.
+//   - etcdstore: node IDs in etcd.
+//   - cmd/firn: the firn command.
+//
+// docs/design.md gives the safety argument; README.md the tour.
+package firn

@@ -1,0 +1,163 @@
+package firn_test
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/firn-id/firn"
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	Name       string
+	GoFiles    []string
+	Deps       []string
+	Standard   bool
+}
+
+// packages lists the module's packages with their dependencies.
+func packages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,Name,GoFiles,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found %d packages; is the module intact?", len(pkgs))
+	}
+	return pkgs
+}
+
+// standard reports which of paths are standard-library packages.
+func standard(t *testing.T, paths []string) map[string]bool {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Standard}}", "std").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	std := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if p, s, ok := strings.Cut(line, " "); ok && s == "true" {
+			std[p] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, p := range paths {
+		got[p] = std[p] || strings.HasPrefix(p, "vendor/") || strings.HasPrefix(p, "internal/")
+	}
+	return got
+}
+
+func TestPackageDocs(t *testing.T) {
+	for _, p := range packages(t) {
+		fset := token.NewFileSet()
+		var withDoc []string
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if file.Doc != nil {
+				withDoc = append(withDoc, f)
+			}
+		}
+		if len(withDoc) != 1 {
+			t.Errorf("package %s: %d files carry a package doc comment %v, want exactly one", p.ImportPath, len(withDoc), withDoc)
+		}
+	}
+}
+
+func TestImportRules(t *testing.T) {
+	pkgs := packages(t)
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+	backends := []string{"localstore", "etcdstore", "sqlstore"}
+	drivers := []string{"github.com/jackc/pgx", "github.com/go-sql-driver/mysql", "github.com/lib/pq"}
+	rules := []struct {
+		name   string
+		applys func(p string) bool
+		bad    func(p, dep string, std bool) bool
+	}{
+		{name: "domain packages import only the standard library",
+			applys: func(p string) bool { return p == "snowflake" || p == "segment" },
+			bad:    func(_, dep string, std bool) bool { return !std }},
+		{name: "nodeid does not import snowflake",
+			applys: func(p string) bool { return p == "nodeid" },
+			bad:    func(_, dep string, _ bool) bool { return rel(dep) == "snowflake" }},
+		{name: "backends import no other backend and no server",
+			applys: func(p string) bool { return slices.Contains(backends, p) },
+			bad: func(p, dep string, _ bool) bool {
+				d := rel(dep)
+				return strings.HasPrefix(dep, module) && d != p && (slices.Contains(backends, d) || d == "server")
+			}},
+		{name: "server imports no backend",
+			applys: func(p string) bool { return p == "server" },
+			bad:    func(_, dep string, _ bool) bool { return slices.Contains(backends, rel(dep)) }},
+		{name: "client imports no server, backend, etcd or database/sql",
+			applys: func(p string) bool { return p == "client" },
+			bad: func(_, dep string, _ bool) bool {
+				d := rel(dep)
+				return d == "server" || slices.Contains(backends, d) || strings.HasPrefix(dep, "go.etcd.io/") || dep == "database/sql"
+			}},
+		{name: "only cmd/firn imports SQL drivers",
+			applys: func(p string) bool { return p != "cmd/firn" },
+			bad: func(_, dep string, _ bool) bool {
+				return slices.ContainsFunc(drivers, func(d string) bool { return strings.HasPrefix(dep, d) })
+			}},
+	}
+	for _, p := range pkgs {
+		name := rel(p.ImportPath)
+		std := standard(t, p.Deps)
+		for _, r := range rules {
+			if !r.applys(name) {
+				continue
+			}
+			for _, dep := range p.Deps {
+				if r.bad(name, dep, std[dep]) {
+					t.Errorf("%s: %s imports %s", r.name, p.ImportPath, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestOnlyMainExits: only cmd/firn calls os.Exit or reads the environment
+// (internal/testenv reads the test endpoints).
+func TestOnlyMainExits(t *testing.T) {
+	for _, p := range packages(t) {
+		if p.Name == "main" {
+			continue
+		}
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "os" && (sel.Sel.Name == "Exit" || sel.Sel.Name == "Getenv" && !strings.HasSuffix(p.ImportPath, "internal/testenv")) {
+						t.Errorf("%s: %s calls os.%s (only cmd/firn may)", p.ImportPath, fset.Position(sel.Pos()), sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+}

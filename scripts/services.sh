@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Brings up what the integration tests need on this machine: PostgreSQL and
+# MariaDB on loopback (started if stopped), and an etcd binary from which the
+# tests start their own clusters (installed from Debian's etcd-server if
+# missing). Idempotent; prints one line per service.
+set -uo pipefail
+
+say() { printf 'services: %s\n' "$*"; }
+
+if command -v pg_isready >/dev/null 2>&1; then
+  if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start >/dev/null 2>&1 || true
+    for _ in $(seq 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+  pg_isready -q -h 127.0.0.1 -p 5432 && say "postgres up" || say "postgres NOT reachable"
+else
+  say "postgres client tools missing"
+fi
+
+if command -v mysqladmin >/dev/null 2>&1 || command -v mariadb-admin >/dev/null 2>&1; then
+  ping() { (mariadb-admin -h 127.0.0.1 -u root ping || mysqladmin -h 127.0.0.1 -u root ping) >/dev/null 2>&1; }
+  if ! ping; then
+    start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd >/dev/null 2>&1 || true
+    for _ in $(seq 30); do ping && break; sleep 1; done
+  fi
+  ping && say "mariadb up" || say "mariadb NOT reachable"
+else
+  say "mariadb client tools missing"
+fi
+
+if ! command -v etcd >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q etcd-server >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q etcd-server >/dev/null 2>&1; }
+  fi
+fi
+command -v etcd >/dev/null 2>&1 && say "etcd $(etcd --version | head -n 1 | awk '{print $3}') at $(command -v etcd)" || say "etcd NOT installed"
+exit 0
