@@ -26,7 +26,7 @@ func writeFile(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone after the rename
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err

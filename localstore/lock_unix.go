@@ -25,8 +25,9 @@ func lockDir(dir string) (*os.File, error) {
 		}
 		return nil, err
 	}
+	// The PID only names the holder in another process's error message.
 	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return f, nil
 }

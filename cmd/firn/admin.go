@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,7 +24,7 @@ past the time of the failure plus a margin) before starting firn again.
 
 ` + storeFlagsUsage + "\n" + layoutHelp()
 
-func runAdmin(args []string, stdout io.Writer) error {
+func runAdmin(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "advance" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
 			return errHelp
@@ -57,7 +58,7 @@ func runAdmin(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer closeStore()
+	defer func() { err = errors.Join(err, closeStore()) }()
 	stored, err := store.Advance(context.Background(), node, hwm)
 	if err != nil {
 		return err

@@ -161,8 +161,7 @@ func printIDs(g *snowflake.Generator, lease *nodeid.Lease, n int, stdout io.Writ
 			continue
 		}
 		if err != nil {
-			w.Flush()
-			return err
+			return errors.Join(err, w.Flush())
 		}
 	}
 	return w.Flush()

@@ -86,8 +86,9 @@ func (p *Proxy) serve(c net.Conn) {
 		return
 	}
 	done := make(chan struct{}, 2)
-	go func() { io.Copy(up, c); done <- struct{}{} }()
-	go func() { io.Copy(c, up); done <- struct{}{} }()
+	// Copy errors are the cuts this proxy makes.
+	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
 	<-done
 	c.Close()
 	up.Close()
