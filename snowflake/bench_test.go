@@ -135,10 +135,10 @@ func BenchmarkSustained(b *testing.B) {
 	}
 }
 
-// BenchmarkFloorParallel is the least any generator can do per ID from
-// parallel goroutines: one clock read and one atomic add on a shared
-// counter. It shows the cost of moving that counter between cores, which
-// bounds how RunParallel compares with a single goroutine on a machine.
+// BenchmarkFloorParallel is the core of the generator's fast path alone —
+// one clock read and one atomic add on a shared counter per ID — from
+// parallel goroutines. It shows what moving that counter between cores
+// costs on the machine at hand.
 func BenchmarkFloorParallel(b *testing.B) {
 	var counter struct {
 		_ [128]byte

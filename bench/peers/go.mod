@@ -1,0 +1,12 @@
+module github.com/firn-id/firn/bench/peers
+
+go 1.26.8
+
+replace github.com/firn-id/firn => ../..
+
+require (
+	github.com/bwmarrin/snowflake v0.3.0
+	github.com/firn-id/firn v0.0.0
+	github.com/sony/sonyflake/v2 v2.2.0
+	github.com/yitter/idgenerator-go v1.3.3
+)
