@@ -37,7 +37,7 @@ test: services vet ## THE test command: every test of every module, with -race a
 race: test ## alias of test, which always runs with -race
 
 integration: services ## only the tests against real etcd, PostgreSQL and MariaDB
-	$(GO) test -race -count=1 ./sqlstore/... $(wildcard ./etcdstore/...)
+	$(GO) test -race -count=1 ./sqlstore/... ./etcdstore/... ./cmd/firn/...
 
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	@for pkg in $$($(GO) list ./...); do \

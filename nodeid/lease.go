@@ -245,12 +245,23 @@ func (l *Lease) Start() int64 { return l.start }
 func (l *Lease) Limit() int64 { return l.limit.Load() }
 
 // Close stops renewing and releases the node; the HWM stays. It is
-// idempotent and waits for the background loop.
+// idempotent and waits for the background loop. A lost lease has nothing
+// to release. Release waits at most one TTL even if ctx has no deadline:
+// by then the claim has expired anyway.
 func (l *Lease) Close(ctx context.Context) error {
 	l.closing.Do(func() {
 		close(l.stop)
 		l.wg.Wait()
+		lost := l.Err() != nil
 		l.fail(ErrClosed)
+		if lost {
+			return
+		}
+		if _, ok := ctx.Deadline(); !ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, l.cfg.TTL)
+			defer cancel()
+		}
 		l.closed = l.store.Release(ctx, l.claim)
 	})
 	return l.closed

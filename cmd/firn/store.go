@@ -5,10 +5,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	_ "github.com/go-sql-driver/mysql" // the mysql driver for --store mysql
 	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for --store postgres
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/firn-id/firn/etcdstore"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/sqlstore"
@@ -16,15 +22,18 @@ import (
 
 // storeFlags choose where node IDs and HWMs live.
 type storeFlags struct {
-	kind, dataDir, dsn, namespace, table string
+	kind, dataDir, dsn, endpoints, namespace, table string
 }
 
 const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
-  --store KIND        local (default: the data directory), postgres, mysql
+  --store KIND        local (default: the data directory), etcd, postgres, mysql
   --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn
+  --endpoints URLS    etcd: comma-separated client URLs (http://127.0.0.1:2379)
   --dsn DSN           postgres: postgres://user@host:5432/db?sslmode=disable
                       mysql: user:password@tcp(host:3306)/db
-  --namespace NAME    SQL: the set of nodes that must never collide (default "default")
+  --namespace NAME    the set of nodes that must never collide: in SQL a value
+                      of the namespace column (default "default"), in etcd a
+                      key prefix (default /firn/default/)
   --table NAME        SQL: the node table (default firn_nodes)
 `
 
@@ -32,6 +41,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.kind, "store", "local", "")
 	fs.StringVar(&f.dataDir, "data-dir", "", "")
 	fs.StringVar(&f.dsn, "dsn", "", "")
+	fs.StringVar(&f.endpoints, "endpoints", "", "")
 	fs.StringVar(&f.namespace, "namespace", "", "")
 	fs.StringVar(&f.table, "table", "", "")
 }
@@ -59,8 +69,26 @@ func (f *storeFlags) open() (nodeid.Store, func() error, error) {
 		return s, s.Close, nil
 	case "postgres", "mysql":
 		return f.openSQL()
+	case "etcd":
+		return f.openEtcd()
 	}
-	return nil, nil, usagef("--store %q: want local, postgres or mysql", f.kind)
+	return nil, nil, usagef("--store %q: want local, etcd, postgres or mysql", f.kind)
+}
+
+func (f *storeFlags) openEtcd() (nodeid.Store, func() error, error) {
+	if f.endpoints == "" {
+		return nil, nil, usagef("--store etcd needs --endpoints")
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(f.endpoints, ","), DialTimeout: 5 * time.Second,
+		Logger: zap.NewNop()})
+	if err != nil {
+		return nil, nil, usagef("--endpoints: %s", err)
+	}
+	prefix := f.namespace
+	if prefix == "" {
+		prefix = "/firn/default/"
+	}
+	return etcdstore.New(cli, prefix), cli.Close, nil
 }
 
 func (f *storeFlags) openSQL() (nodeid.Store, func() error, error) {

@@ -1,0 +1,261 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/firn-id/firn/nodeid"
+)
+
+// Store is a nodeid.Store on etcd. Under its prefix:
+//
+//	layout     the namespace's layout: fingerprint, newline, description
+//	nodes/N    the token of the acquisition holding node N, on its etcd lease
+//	hwm/N      node N's HWM in Unix milliseconds, on no lease: it outlives
+//	           every claim
+type Store struct {
+	cli    *clientv3.Client
+	prefix string
+}
+
+// New returns a store on cli under prefix (the namespace, such as
+// "/firn/orders/"). It does no I/O; the caller closes cli.
+func New(cli *clientv3.Client, prefix string) *Store {
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	return &Store{cli: cli, prefix: prefix}
+}
+
+func (s *Store) layoutKey() string       { return s.prefix + "layout" }
+func (s *Store) nodesPrefix() string     { return s.prefix + "nodes/" }
+func (s *Store) nodeKey(n uint64) string { return s.nodesPrefix() + strconv.FormatUint(n, 10) }
+func (s *Store) hwmKey(n uint64) string  { return s.prefix + "hwm/" + strconv.FormatUint(n, 10) }
+func token(id clientv3.LeaseID) string   { return strconv.FormatInt(int64(id), 16) }
+func leaseOf(c nodeid.Claim) clientv3.LeaseID {
+	id, _ := strconv.ParseInt(c.Token, 16, 64)
+	return clientv3.LeaseID(id)
+}
+
+// Claim implements nodeid.Store. The claim's token is a new etcd lease of
+// req.TTL (etcd rounds it up to its minimum, about 1.5 × its election
+// timeout). The node key is created on that lease and the HWM read in the
+// same transaction, so no write of a previous owner can land between them.
+func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
+	if err := s.checkLayout(ctx, req.Layout); err != nil {
+		return nodeid.Claim{}, err
+	}
+	ttl := int64((req.TTL + 999_999_999) / 1_000_000_000)
+	grant, err := s.cli.Grant(ctx, max(ttl, 1))
+	if err != nil {
+		return nodeid.Claim{}, fmt.Errorf("grant lease: %w", err)
+	}
+	c, err := s.take(ctx, req, grant.ID)
+	if err != nil {
+		// The lease holds nothing; revoke it rather than wait for its TTL.
+		_, _ = s.cli.Revoke(context.WithoutCancel(ctx), grant.ID)
+		return nodeid.Claim{}, err
+	}
+	return c, nil
+}
+
+func (s *Store) checkLayout(ctx context.Context, want nodeid.LayoutID) error {
+	val := want.Fingerprint + "\n" + want.Description
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(s.layoutKey()), "=", 0)).
+		Then(clientv3.OpPut(s.layoutKey(), val)).
+		Else(clientv3.OpGet(s.layoutKey())).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("check layout: %w", err)
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return errors.New("check layout: layout key vanished")
+	}
+	fp, desc, _ := strings.Cut(string(kvs[0].Value), "\n")
+	if fp != want.Fingerprint {
+		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
+	}
+	return nil
+}
+
+// take claims req.Node, or the lowest free node, on lease.
+func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv3.LeaseID) (nodeid.Claim, error) {
+	if !req.AnyNode {
+		c, ok, err := s.tryNode(ctx, req.Node, lease, req)
+		if err == nil && !ok {
+			err = &nodeid.ConflictError{Node: req.Node}
+		}
+		return c, err
+	}
+	held, err := s.heldNodes(ctx)
+	if err != nil {
+		return nodeid.Claim{}, err
+	}
+	for n := uint64(0); n < req.Pool; n++ {
+		if held[n] || slices.Contains(req.Reserved, n) {
+			continue
+		}
+		c, ok, err := s.tryNode(ctx, n, lease, req)
+		if err != nil || ok {
+			return c, err
+		}
+		held[n] = true // taken since the listing
+	}
+	count := 0
+	for n := range held {
+		if n < req.Pool && !slices.Contains(req.Reserved, n) {
+			count++
+		}
+	}
+	return nodeid.Claim{}, &nodeid.PoolFullError{Pool: req.Pool, Held: count, Reserved: len(req.Reserved)}
+}
+
+// tryNode takes node n if its key is absent, reading its HWM in the same
+// transaction.
+func (s *Store) tryNode(ctx context.Context, n uint64, lease clientv3.LeaseID, req nodeid.ClaimRequest) (nodeid.Claim, bool, error) {
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(s.nodeKey(n)), "=", 0)).
+		Then(clientv3.OpPut(s.nodeKey(n), token(lease), clientv3.WithLease(lease)), clientv3.OpGet(s.hwmKey(n))).
+		Commit()
+	if err != nil {
+		return nodeid.Claim{}, false, fmt.Errorf("claim node %d: %w", n, err)
+	}
+	if !resp.Succeeded {
+		return nodeid.Claim{}, false, nil
+	}
+	hwm, _, err := parseHWM(resp.Responses[1].GetResponseRange().Kvs, n)
+	if err != nil {
+		return nodeid.Claim{}, false, err
+	}
+	return nodeid.Claim{Node: n, Token: token(lease), HWM: hwm, TTL: req.TTL}, true, nil
+}
+
+func (s *Store) heldNodes(ctx context.Context) (map[uint64]bool, error) {
+	resp, err := s.cli.Get(ctx, s.nodesPrefix(), clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	held := map[uint64]bool{}
+	for _, kv := range resp.Kvs {
+		if n, err := strconv.ParseUint(strings.TrimPrefix(string(kv.Key), s.nodesPrefix()), 10, 64); err == nil {
+			held[n] = true
+		}
+	}
+	return held, nil
+}
+
+// parseHWM reads an HWM key's value and revision; absent means 0.
+func parseHWM(kvs []*mvccpb.KeyValue, n uint64) (int64, int64, error) {
+	if len(kvs) == 0 {
+		return 0, 0, nil
+	}
+	hwm, err := strconv.ParseInt(string(kvs[0].Value), 10, 64)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read HWM of node %d: corrupt value %q", n, kvs[0].Value)
+	}
+	return hwm, kvs[0].ModRevision, nil
+}
+
+// Renew implements nodeid.Store: a keep-alive of the claim's lease, then a
+// transaction that writes the HWM only while the node key is on that lease
+// and the HWM key is as read, so it is fenced and never lowers the value.
+func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, error) {
+	lease := leaseOf(c)
+	if _, err := s.cli.KeepAliveOnce(ctx, lease); err != nil {
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return 0, nodeid.ErrLeaseLost
+		}
+		return 0, fmt.Errorf("keep node %d alive: %w", c.Node, err)
+	}
+	for {
+		resp, err := s.cli.Get(ctx, s.hwmKey(c.Node))
+		if err != nil {
+			return 0, fmt.Errorf("read HWM of node %d: %w", c.Node, err)
+		}
+		stored, rev, err := parseHWM(resp.Kvs, c.Node)
+		if err != nil {
+			return 0, err
+		}
+		owned := clientv3.Compare(clientv3.LeaseValue(s.nodeKey(c.Node)), "=", lease)
+		if stored >= hwm {
+			// Nothing to raise; still confirm the node is ours.
+			own, err := s.cli.Txn(ctx).If(owned).Commit()
+			if err != nil {
+				return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+			}
+			if !own.Succeeded {
+				return 0, nodeid.ErrLeaseLost
+			}
+			return stored, nil
+		}
+		tx, err := s.cli.Txn(ctx).
+			If(owned, clientv3.Compare(clientv3.ModRevision(s.hwmKey(c.Node)), "=", rev)).
+			Then(clientv3.OpPut(s.hwmKey(c.Node), strconv.FormatInt(hwm, 10))).
+			Else(clientv3.OpGet(s.nodeKey(c.Node))).
+			Commit()
+		if err != nil {
+			return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+		}
+		if tx.Succeeded {
+			return hwm, nil
+		}
+		if kvs := tx.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != lease {
+			return 0, nodeid.ErrLeaseLost
+		}
+		// The HWM moved (an advance) since it was read: read it again.
+	}
+}
+
+// Release implements nodeid.Store: it revokes the claim's lease if the
+// node key is still on it, which deletes the key; the HWM stays.
+func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
+	resp, err := s.cli.Get(ctx, s.nodeKey(c.Node))
+	if err != nil {
+		return fmt.Errorf("release node %d: %w", c.Node, err)
+	}
+	if len(resp.Kvs) == 0 || clientv3.LeaseID(resp.Kvs[0].Lease) != leaseOf(c) {
+		return nil
+	}
+	if _, err := s.cli.Revoke(ctx, leaseOf(c)); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return fmt.Errorf("release node %d: %w", c.Node, err)
+	}
+	return nil
+}
+
+// Advance implements nodeid.Store: a compare-and-swap on the HWM key that
+// never lowers it, whoever holds the node.
+func (s *Store) Advance(ctx context.Context, node uint64, hwm int64) (int64, error) {
+	for {
+		resp, err := s.cli.Get(ctx, s.hwmKey(node))
+		if err != nil {
+			return 0, fmt.Errorf("advance node %d: %w", node, err)
+		}
+		stored, rev, err := parseHWM(resp.Kvs, node)
+		if err != nil || stored >= hwm {
+			return stored, err
+		}
+		tx, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(s.hwmKey(node)), "=", rev)).
+			Then(clientv3.OpPut(s.hwmKey(node), strconv.FormatInt(hwm, 10))).
+			Commit()
+		if err != nil {
+			return 0, fmt.Errorf("advance node %d: %w", node, err)
+		}
+		if tx.Succeeded {
+			return hwm, nil
+		}
+	}
+}
