@@ -250,3 +250,17 @@ func TestSchemaCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestNextSkipsReservedNodes(t *testing.T) {
+	out, errOut, code := runCLI("next", "--reserved-nodes", "0,1", "--data-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	dec, _, _ := runCLI("parse", "--json", strings.TrimSpace(out))
+	if !strings.Contains(dec, `"node":{"node":2}`) {
+		t.Fatalf("with nodes 0 and 1 reserved the ID decodes to %s, want node 2", dec)
+	}
+	if out, _, code := runCLI("next", "--reserved-nodes", "5000"); code != 2 || out != "" {
+		t.Fatalf("a reserved node outside the layout: exit %d, stdout %q", code, out)
+	}
+}

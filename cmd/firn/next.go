@@ -30,6 +30,8 @@ layout, and a run with another layout in the same namespace is refused.
                            (Sonyflake's way). Nothing can see a second host
                            with the same bits: requires --accept-collision-risk.
   --accept-collision-risk  acknowledge that risk
+  --reserved-nodes N,M     nodes never handed out by default (those a previous
+                           system's workers still hold during a migration)
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
 
@@ -45,6 +47,7 @@ func runNext(args []string, stdout io.Writer) error {
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
 	startAhead := fs.Bool("start-ahead", false, "")
+	reserved := fs.String("reserved-nodes", "", "")
 	var sf storeFlags
 	sf.register(fs)
 	rest, err := parseFlags(fs, args)
@@ -68,6 +71,9 @@ func runNext(args []string, stdout io.Writer) error {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
 	}
 	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l), StartAhead: *startAhead, Window: nextWindow(l, *n)}
+	if cfg.Reserved, err = parseReserved(l, *reserved); err != nil {
+		return err
+	}
 	switch {
 	case *nodeArg == "derived":
 		node, err := derivedNode(l, *acceptRisk)
@@ -165,6 +171,22 @@ func printIDs(g *snowflake.Generator, lease *nodeid.Lease, n int, stdout io.Writ
 		}
 	}
 	return w.Flush()
+}
+
+// parseReserved reads --reserved-nodes: node values, comma-separated.
+func parseReserved(l snowflake.Layout, s string) ([]uint64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []uint64
+	for _, p := range strings.Split(s, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		if err != nil || v > l.MaxNode() {
+			return nil, usagef("--reserved-nodes %q: %q is not a node of layout %s (0..%d)", s, p, l.Name, l.MaxNode())
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // parseNode reads --node: one number for the whole node part, or one per
