@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -103,6 +104,13 @@ type Generator struct {
 	// below, read by every call, would otherwise move with it between cores.
 	state atomic.Uint64
 	_     [cacheLine - 8]byte
+	// mu and quiet serve contended mode (see Next); contended is read by
+	// every call and written rarely, so it sits with the read-mostly
+	// fields below.
+	mu        sync.Mutex
+	quiet     int
+	_         [cacheLine - 16]byte
+	contended atomic.Bool
 
 	// offset is added to wall-at-start + monotonic elapsed (nanoseconds).
 	offset atomic.Int64
@@ -288,14 +296,13 @@ func (g *Generator) unixMilli() int64 { return (g.epochNs + g.nowNs()) / int64(t
 
 // nowNs returns the generator's time in nanoseconds since the epoch.
 func (g *Generator) nowNs() int64 {
-	var m int64
-	if g.clk == nil {
-		m = int64(time.Since(g.start))
-	} else {
-		m = g.clk.mono()
+	if g.clk != nil {
+		return g.fakeNowNs()
 	}
-	return g.base + m + g.offset.Load()
+	return g.base + int64(time.Since(g.start)) + g.offset.Load()
 }
+
+func (g *Generator) fakeNowNs() int64 { return g.base + g.clk.mono() + g.offset.Load() }
 
 func (g *Generator) wallNs() int64 {
 	if g.clk == nil {
@@ -316,19 +323,51 @@ func (g *Generator) pause(d time.Duration) {
 }
 
 // Next returns a new ID.
+//
+// Uncontended, a call is one clock read and one compare-and-swap on the
+// counter. When callers on several cores collide, the generator switches
+// to contended mode: callers queue on a mutex around the same
+// compare-and-swap, so the holder runs alone while the others park, rather
+// than the counter's cache line moving between cores on every ID. It
+// switches back after a run of calls that found the mutex free.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
-	now := g.nowNs()
-	// Take the next free slot with an add, which unlike a compare-and-swap
-	// never retries. A slot of the clock's tick is issued at once; a later
-	// one (the tick filled up) once its tick may be; a stale one (the
-	// clock has moved on) is dropped for a slot in the clock's tick.
-	slot := g.state.Add(1) - 1
-	if tick := slot >> g.seqBits; now < int64(tick+1)*g.tickNs {
-		if g.issuable(tick, now) {
-			return int64(g.compose(slot)), nil
-		}
-		return g.issueLate(ctx, slot, now)
+	if g.contended.Load() {
+		return g.nextLocked(ctx)
 	}
+	now := g.nowNs()
+	old := g.state.Load()
+	if tick := old >> g.seqBits; now < int64(tick+1)*g.tickNs && g.issuable(tick, now) {
+		if g.state.CompareAndSwap(old, old+1) {
+			return int64(g.compose(old)), nil
+		}
+		g.contended.Store(true)
+		return g.nextLocked(ctx)
+	}
+	return g.nextCAS(ctx, now)
+}
+
+// quietRun is how many calls in a row must find the mutex free before
+// contended mode ends.
+const quietRun = 4096
+
+func (g *Generator) nextLocked(ctx context.Context) (int64, error) {
+	if g.mu.TryLock() {
+		g.quiet++
+		if g.quiet >= quietRun {
+			g.quiet = 0
+			g.contended.Store(false)
+		}
+	} else {
+		g.mu.Lock()
+		g.quiet = 0
+	}
+	defer g.mu.Unlock()
+	return g.nextCAS(ctx, g.nowNs())
+}
+
+// nextCAS takes one slot with a compare-and-swap loop: the free slot, or
+// the first of the clock's tick if the free one is stale.
+func (g *Generator) nextCAS(ctx context.Context, now int64) (int64, error) {
 	for {
 		old := g.state.Load()
 		slot := g.advance(old, now)
@@ -349,18 +388,6 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 // further ahead of the clock than borrowing allows.
 func (g *Generator) issuable(tick uint64, now int64) bool {
 	return int64(tick) <= g.limit.Load() && int64(tick)*g.tickNs <= now+g.borrowNs
-}
-
-// issueLate issues a slot already taken from state once its tick is
-// issuable, or drops it with the error that stops it.
-func (g *Generator) issueLate(ctx context.Context, slot uint64, now int64) (int64, error) {
-	for !g.issuable(slot>>g.seqBits, now) {
-		var err error
-		if now, err = g.slow(ctx, slot>>g.seqBits, now); err != nil {
-			return 0, err
-		}
-	}
-	return int64(g.compose(slot)), nil
 }
 
 // NextN fills dst with new IDs, in increasing order, reading the clock once
