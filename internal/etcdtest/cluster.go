@@ -150,7 +150,7 @@ func (c *Cluster) Client(endpoints ...string) *clientv3.Client {
 	if err != nil {
 		c.t.Fatalf("etcdtest: client: %v", err)
 	}
-	c.t.Cleanup(func() { cli.Close() })
+	c.t.Cleanup(func() { _ = cli.Close() })
 	return cli
 }
 
