@@ -1,0 +1,184 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures an Allocator. The zero value of every field means its
+// default.
+type Config struct {
+	// MaxWait bounds how long a caller waits for a range when a tag's
+	// buffers are empty and a fetch is in flight; then ErrUnavailable.
+	// Default 100 ms.
+	MaxWait time.Duration
+	// Threshold is the share of a range left when the next one is
+	// fetched. Default 0.2 (Leaf's "at 0.8 fetch the next"); (0, 1).
+	Threshold float64
+	// Period is the time one range should last: a range used up faster
+	// doubles the next step, one that lasted over twice as long halves
+	// it. Default 15 min.
+	Period time.Duration
+	// MaxStep caps the adaptive step. Default 1,000,000.
+	MaxStep int64
+	// FetchTimeout bounds one store round trip. Default 5 s.
+	FetchTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxWait == 0 {
+		c.MaxWait = 100 * time.Millisecond
+	}
+	if c.Threshold == 0 {
+		c.Threshold = 0.2
+	}
+	if c.Period == 0 {
+		c.Period = 15 * time.Minute
+	}
+	if c.MaxStep == 0 {
+		c.MaxStep = 1_000_000
+	}
+	if c.FetchTimeout == 0 {
+		c.FetchTimeout = 5 * time.Second
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.MaxWait < 0:
+		return fmt.Errorf("segment: max wait %s is negative", c.MaxWait)
+	case !(c.Threshold > 0 && c.Threshold < 1):
+		return fmt.Errorf("segment: threshold %g outside (0, 1)", c.Threshold)
+	case c.Period <= 0:
+		return fmt.Errorf("segment: period %s is not positive", c.Period)
+	case c.MaxStep < 1:
+		return fmt.Errorf("segment: max step %d under 1", c.MaxStep)
+	case c.FetchTimeout <= 0:
+		return fmt.Errorf("segment: fetch timeout %s is not positive", c.FetchTimeout)
+	}
+	return nil
+}
+
+// Allocator serves IDs per tag from ranges reserved in a Store. It is safe
+// for concurrent use.
+type Allocator struct {
+	store Store
+	cfg   Config
+
+	tags atomic.Pointer[map[string]*Handle] // copy on write
+	mu   sync.Mutex                         // serializes writers of tags
+
+	ctx    context.Context // cancelled by Close; fetches run under it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+}
+
+// NewAllocator validates cfg and returns an allocator on store. It does no
+// I/O and starts no goroutines: a tag's first use loads it, and fetches
+// run in the background from then on until Close.
+func NewAllocator(store Store, cfg Config) (*Allocator, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if store == nil {
+		return nil, errors.New("segment: no store")
+	}
+	a := &Allocator{store: store, cfg: cfg}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.tags.Store(&map[string]*Handle{})
+	return a, nil
+}
+
+// Next returns a new ID of tag.
+func (a *Allocator) Next(ctx context.Context, tag string) (int64, error) {
+	if h := (*a.tags.Load())[tag]; h != nil {
+		return h.Next(ctx)
+	}
+	h, err := a.Tag(ctx, tag)
+	if err != nil {
+		return 0, err
+	}
+	return h.Next(ctx)
+}
+
+// NextN fills dst with new IDs of tag, in increasing order; a batch may
+// span ranges. It returns the number written: len(dst), or fewer with an
+// error.
+func (a *Allocator) NextN(ctx context.Context, tag string, dst []int64) (int, error) {
+	h, err := a.Tag(ctx, tag)
+	if err != nil {
+		return 0, err
+	}
+	return h.NextN(ctx, dst)
+}
+
+// Tag returns the handle of tag, loading it from the store on first use:
+// a tag created in the store directly is picked up without a restart. Hot
+// loops keep the handle and skip the lookup.
+func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
+	if h := (*a.tags.Load())[tag]; h != nil {
+		return h, nil
+	}
+	if a.closed.Load() {
+		return nil, ErrClosed
+	}
+	info, err := a.store.Tag(ctx, tag)
+	if err != nil {
+		return nil, &TagError{Tag: tag, Err: err}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := *a.tags.Load()
+	if h := old[tag]; h != nil {
+		return h, nil
+	}
+	h := newHandle(a, tag, info.Step)
+	tags := make(map[string]*Handle, len(old)+1)
+	for k, v := range old {
+		tags[k] = v
+	}
+	tags[tag] = h
+	a.tags.Store(&tags)
+	return h, nil
+}
+
+// Close stops background fetches and waits for them. Buffered IDs are
+// dropped; the store never hands them out again. It is idempotent.
+func (a *Allocator) Close(ctx context.Context) error {
+	a.closed.Store(true)
+	a.cancel()
+	done := make(chan struct{})
+	go func() { a.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stats is a tag's buffer state.
+type Stats struct {
+	Tag        string
+	Step       int64 // the step of the next fetch
+	Left       int64 // IDs left in the current range
+	Prefetched int64 // IDs in the next range, already fetched
+	Fetches    int64 // ranges fetched
+	Errors     int64 // fetches that failed
+}
+
+// Stats returns the state of every loaded tag.
+func (a *Allocator) Stats() []Stats {
+	var out []Stats
+	for _, h := range *a.tags.Load() {
+		out = append(out, h.Stats())
+	}
+	return out
+}

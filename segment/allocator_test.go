@@ -1,0 +1,240 @@
+package segment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/firn-id/firn/internal/idtest"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+)
+
+func newAllocator(t testing.TB, s segment.Store, cfg segment.Config) *segment.Allocator {
+	t.Helper()
+	a, err := segment.NewAllocator(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return a
+}
+
+func storeWithTag(t testing.TB, tag string, step int64) *segmenttest.MemStore {
+	t.Helper()
+	s := segmenttest.NewMemStore()
+	if err := s.CreateTag(context.Background(), tag, 1, step, ""); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestManyAllocators runs 8 allocators × 8 goroutines on one tag: every ID
+// unique, each goroutine's IDs strictly increasing.
+func TestManyAllocators(t *testing.T) {
+	s := storeWithTag(t, "order", 50)
+	rec := idtest.NewRecorder(t)
+	var wg sync.WaitGroup
+	for a := range 8 {
+		alloc := newAllocator(t, s, segment.Config{MaxWait: 5 * time.Second})
+		for g := range 8 {
+			wg.Go(func() {
+				ids := make([]int64, 0, 2000)
+				for i := range 2000 {
+					var id int64
+					var err error
+					if i%2 == 0 {
+						id, err = alloc.Next(context.Background(), "order")
+					} else {
+						dst := make([]int64, 1)
+						_, err = alloc.NextN(context.Background(), "order", dst)
+						id = dst[0]
+					}
+					if err != nil {
+						t.Errorf("allocator %d goroutine %d: %v", a, g, err)
+						return
+					}
+					ids = append(ids, id)
+				}
+				rec.Add(fmt.Sprintf("allocator %d goroutine %d", a, g), ids...)
+			})
+		}
+	}
+	wg.Wait()
+	if rec.Len() != 8*8*2000 {
+		t.Fatalf("%d IDs, want %d", rec.Len(), 8*8*2000)
+	}
+}
+
+// TestOutage: buffered IDs are served through an outage, then callers get
+// ErrUnavailable, then service resumes by itself, with no ID repeated.
+func TestOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 100)
+		a := newAllocator(t, s, segment.Config{MaxWait: 50 * time.Millisecond})
+		rec := idtest.NewRecorder(t)
+		ctx := context.Background()
+		take := func() error {
+			id, err := a.Next(ctx, "t")
+			if err == nil {
+				rec.Add("caller", id)
+			}
+			return err
+		}
+		for range 90 { // past the prefetch point: the next range is buffered
+			if err := take(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		synctest.Wait()
+		s.Fail(errors.New("database down"))
+		served := 0
+		var err error
+		for err == nil {
+			if err = take(); err == nil {
+				served++
+			}
+		}
+		if served < 100 {
+			t.Fatalf("served %d buffered IDs during the outage, want at least the prefetched range of 100", served)
+		}
+		if !errors.Is(err, segment.ErrUnavailable) || !strings.Contains(err.Error(), "database down") {
+			t.Fatalf("after the buffers ran dry: %v, want ErrUnavailable naming the cause", err)
+		}
+		s.Fail(nil)
+		for i := range 500 {
+			if err := take(); err != nil {
+				t.Fatalf("after the store returned, call %d: %v", i, err)
+			}
+		}
+	})
+}
+
+func TestUnknownAndNewTags(t *testing.T) {
+	s := storeWithTag(t, "t", 10)
+	a := newAllocator(t, s, segment.Config{})
+	ctx := context.Background()
+	if _, err := a.Next(ctx, "later"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("unknown tag: %v, want ErrUnknownTag", err)
+	}
+	// A tag created in the store directly is served without a restart.
+	if err := s.CreateTag(ctx, "later", 500, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := a.Next(ctx, "later"); err != nil || id != 500 {
+		t.Fatalf("new tag: %d, %v; want 500", id, err)
+	}
+}
+
+func TestNextNSpansRanges(t *testing.T) {
+	s := storeWithTag(t, "t", 10)
+	a := newAllocator(t, s, segment.Config{})
+	dst := make([]int64, 35)
+	n, err := a.NextN(context.Background(), "t", dst)
+	if err != nil || n != 35 {
+		t.Fatalf("NextN = %d, %v", n, err)
+	}
+	for i, id := range dst {
+		if id != int64(i+1) {
+			t.Fatalf("dst[%d] = %d, want %d (one store: dense IDs)", i, id, i+1)
+		}
+	}
+}
+
+// TestAdaptiveStep: ranges used up faster than the period double the step
+// up to MaxStep; ranges that last over twice the period halve it, never
+// below the tag's step.
+func TestAdaptiveStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 100)
+		a := newAllocator(t, s, segment.Config{Period: time.Minute, MaxStep: 1600})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]int64, 100)
+		for range 60 {
+			if _, err := h.NextN(context.Background(), dst); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		if st := h.Stats(); st.Step != 1600 {
+			t.Fatalf("step %d after fast use, want the max 1600", st.Step)
+		}
+		for range 200 {
+			time.Sleep(3 * time.Minute)
+			if _, err := h.NextN(context.Background(), dst); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		if st := h.Stats(); st.Step != 100 {
+			t.Fatalf("step %d after slow use, want the tag's 100", st.Step)
+		}
+	})
+}
+
+// TestMaxWait: a cold tag on a slow store gives ErrUnavailable after
+// MaxWait, not after the store's delay.
+func TestMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 10)
+		a := newAllocator(t, s, segment.Config{MaxWait: 30 * time.Millisecond})
+		if _, err := a.Tag(context.Background(), "t"); err != nil {
+			t.Fatal(err)
+		}
+		s.SetDelay(time.Second)
+		start := time.Now()
+		_, err := a.Next(context.Background(), "t")
+		if !errors.Is(err, segment.ErrUnavailable) {
+			t.Fatalf("Next on a slow store: %v, want ErrUnavailable", err)
+		}
+		if waited := time.Since(start); waited != 30*time.Millisecond {
+			t.Fatalf("waited %s, want MaxWait 30ms", waited)
+		}
+	})
+}
+
+// TestCallersNeverWaitWhileBuffered: with a store that answers in 50 ms
+// and callers drawing steadily, once warm no call waits on the store.
+func TestCallersNeverWaitWhileBuffered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 1000)
+		s.SetDelay(50 * time.Millisecond)
+		a := newAllocator(t, s, segment.Config{MaxWait: time.Second})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits := 0
+		for ms := range 5000 { // 100 IDs per ms: 100,000 IDs/s for 5 s
+			for range 100 {
+				before := time.Now()
+				if _, err := h.Next(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if time.Since(before) > 0 && ms >= 2000 {
+					waits++
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if waits > 0 {
+			t.Fatalf("%d calls waited on the store after a 2 s warm-up", waits)
+		}
+	})
+}
+
+func TestConfigRejected(t *testing.T) {
+	for _, cfg := range []segment.Config{{Threshold: 1.5}, {MaxWait: -1}, {Period: -time.Second}, {MaxStep: -3}} {
+		if _, err := segment.NewAllocator(segmenttest.NewMemStore(), cfg); err == nil {
+			t.Errorf("config %+v accepted", cfg)
+		}
+	}
+}

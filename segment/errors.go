@@ -1,0 +1,33 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrUnknownTag is returned for a tag the store does not have.
+	ErrUnknownTag = errors.New("segment: unknown tag")
+
+	// ErrUnavailable is returned when a tag's buffers are empty and no
+	// range arrived within Config.MaxWait: the store is down or slow. It
+	// wraps the store's last error when there is one.
+	ErrUnavailable = errors.New("segment: unavailable: no buffered IDs and the store has not answered")
+
+	// ErrTagExists is returned by Store.CreateTag for a tag that exists.
+	ErrTagExists = errors.New("segment: tag exists")
+
+	// ErrClosed is returned by an allocator used after Close.
+	ErrClosed = errors.New("segment: allocator closed")
+)
+
+// TagError names the tag an error is about.
+type TagError struct {
+	Tag string
+	Err error
+}
+
+func (e *TagError) Error() string { return fmt.Sprintf("segment: tag %q: %v", e.Tag, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *TagError) Unwrap() error { return e.Err }

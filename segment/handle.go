@@ -1,0 +1,266 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// fetchesAhead is how many fetch latencies of IDs, at the observed rate, a
+// range must still hold when the next one is fetched.
+const fetchesAhead = 3
+
+// buffer is one reserved range being handed out.
+type buffer struct {
+	pos     atomic.Int64 // the next ID; runs past end once used up
+	asked   atomic.Bool  // the next range was asked for
+	start   int64
+	end     int64
+	delta   int64
+	trigger int64 // fetch the next range once pos reaches it
+	since   time.Time
+}
+
+func (b *buffer) size() int64 { return Range{b.start, b.end, b.delta}.Len() }
+
+// left returns the IDs not yet handed out.
+func (b *buffer) left() int64 {
+	if p := b.pos.Load(); p < b.end {
+		return (b.end - p + b.delta - 1) / b.delta
+	}
+	return 0
+}
+
+// Handle serves one tag. Get it from Allocator.Tag and keep it in hot
+// loops. It is safe for concurrent use.
+type Handle struct {
+	a   *Allocator
+	tag string
+	cur atomic.Pointer[buffer]
+
+	mu       sync.Mutex
+	next     *buffer       // fetched, not yet in use
+	fetching bool          // one fetch in flight at most
+	ready    chan struct{} // closed when the fetch in flight ends
+	step     int64         // the step of the next fetch
+	base     int64         // the tag's configured step: the least step
+	latency  time.Duration // recent fetch latency
+	lastErr  error
+	retryAt  atomic.Int64 // Unix ns before which a failed prefetch is not retried
+	backoff  time.Duration
+	fetches  atomic.Int64
+	failures atomic.Int64
+}
+
+func newHandle(a *Allocator, tag string, step int64) *Handle {
+	step = max(step, 1)
+	h := &Handle{a: a, tag: tag, step: min(step, a.cfg.MaxStep), base: step}
+	empty := &buffer{delta: 1, since: time.Now()}
+	empty.asked.Store(true) // an empty buffer is refilled by the slow path
+	h.cur.Store(empty)
+	return h
+}
+
+// Next returns a new ID of the handle's tag.
+func (h *Handle) Next(ctx context.Context) (int64, error) {
+	for {
+		b := h.cur.Load()
+		if id := b.pos.Add(b.delta) - b.delta; id < b.end {
+			if id >= b.trigger && !b.asked.Load() {
+				h.prefetch(b)
+			}
+			return id, nil
+		}
+		if err := h.refill(ctx, b); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// NextN fills dst with new IDs, in increasing order; a batch may span
+// ranges. It returns the number written: len(dst), or fewer with an error.
+func (h *Handle) NextN(ctx context.Context, dst []int64) (int, error) {
+	n := 0
+	for n < len(dst) {
+		b := h.cur.Load()
+		want := int64(len(dst) - n)
+		p := b.pos.Add(want*b.delta) - want*b.delta
+		if p < b.end {
+			got := min(want, (b.end-p+b.delta-1)/b.delta)
+			for i := range got {
+				dst[n+int(i)] = p + i*b.delta
+			}
+			n += int(got)
+			if p+got*b.delta > b.trigger && !b.asked.Load() {
+				h.prefetch(b)
+			}
+			continue
+		}
+		if err := h.refill(ctx, b); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// prefetch asks for the next range once per buffer, unless a failed fetch
+// is backing off.
+func (h *Handle) prefetch(b *buffer) {
+	if at := h.retryAt.Load(); at != 0 && time.Now().UnixNano() < at {
+		return
+	}
+	if !b.asked.CompareAndSwap(false, true) {
+		return
+	}
+	h.mu.Lock()
+	if h.next == nil && !h.fetching {
+		h.startFetch()
+	}
+	h.mu.Unlock()
+}
+
+// refill waits until a buffer other than old is current: it installs a
+// fetched range, or starts a fetch — after the backoff of a failed one —
+// and waits up to MaxWait for it.
+func (h *Handle) refill(ctx context.Context, old *buffer) error {
+	deadline := time.NewTimer(h.a.cfg.MaxWait)
+	defer deadline.Stop()
+	for {
+		h.mu.Lock()
+		var wake <-chan struct{}
+		var backoff *time.Timer
+		switch {
+		case h.cur.Load() != old:
+			h.mu.Unlock()
+			return nil
+		case h.next != nil:
+			h.install(old, h.next)
+			h.next = nil
+			h.mu.Unlock()
+			return nil
+		case h.fetching:
+			wake = h.ready
+		case h.a.closed.Load():
+			h.mu.Unlock()
+			return ErrClosed
+		default:
+			if wait := time.Until(time.Unix(0, h.retryAt.Load())); h.retryAt.Load() != 0 && wait > 0 {
+				backoff = time.NewTimer(wait)
+			} else {
+				h.startFetch()
+				wake = h.ready
+			}
+		}
+		lastErr := h.lastErr
+		h.mu.Unlock()
+		var retry <-chan time.Time
+		if backoff != nil {
+			retry = backoff.C
+		}
+		select {
+		case <-wake:
+		case <-retry:
+		case <-ctx.Done():
+			stop(backoff)
+			return ctx.Err()
+		case <-deadline.C:
+			stop(backoff)
+			if lastErr != nil {
+				return &TagError{Tag: h.tag, Err: fmt.Errorf("%w: %w", ErrUnavailable, lastErr)}
+			}
+			return &TagError{Tag: h.tag, Err: ErrUnavailable}
+		}
+		stop(backoff)
+	}
+}
+
+func stop(t *time.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+// install makes nb current in place of old, adapting the step to how long
+// old lasted. Called with h.mu held.
+func (h *Handle) install(old, nb *buffer) {
+	now := time.Now()
+	if old.size() > 0 {
+		lasted := now.Sub(old.since)
+		switch {
+		case lasted < h.a.cfg.Period:
+			h.step = min(h.step*2, max(h.a.cfg.MaxStep, h.base))
+		case lasted > 2*h.a.cfg.Period:
+			h.step = max(h.step/2, h.base)
+		}
+		nb.trigger = h.triggerFor(nb, float64(old.size())/max(lasted.Seconds(), 1e-9))
+	}
+	nb.since = now
+	h.cur.Store(nb)
+}
+
+// triggerFor places the fetch point of b: when Threshold of it is left,
+// or when what is left would last fewer than fetchesAhead fetch latencies
+// at rate IDs per second, whichever comes first.
+func (h *Handle) triggerFor(b *buffer, rate float64) int64 {
+	keep := int64(float64(b.size()) * h.a.cfg.Threshold)
+	if need := int64(rate * fetchesAhead * h.latency.Seconds()); need > keep {
+		keep = need
+	}
+	return max(b.start, b.end-keep*b.delta)
+}
+
+// startFetch starts the one fetch of the tag. Called with h.mu held.
+func (h *Handle) startFetch() {
+	h.fetching = true
+	h.ready = make(chan struct{})
+	h.a.wg.Add(1)
+	go h.fetch(h.step)
+}
+
+func (h *Handle) fetch(step int64) {
+	defer h.a.wg.Done()
+	ctx, cancel := context.WithTimeout(h.a.ctx, h.a.cfg.FetchTimeout)
+	start := time.Now()
+	r, err := h.a.store.Reserve(ctx, h.tag, step)
+	cancel()
+	lat := time.Since(start)
+	if err == nil && (r.Delta < 1 || r.Len() < 1) {
+		err = fmt.Errorf("store returned an empty range [%d, %d) step %d", r.Start, r.End, r.Delta)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fetching = false
+	close(h.ready)
+	if err != nil {
+		h.failures.Add(1)
+		h.lastErr = err
+		h.backoff = min(max(2*h.backoff, 50*time.Millisecond), 5*time.Second)
+		h.retryAt.Store(time.Now().Add(h.backoff).UnixNano())
+		h.cur.Load().asked.Store(false) // a later call past the trigger retries
+		return
+	}
+	if h.fetches.Add(1) == 1 {
+		h.latency = lat
+	} else {
+		h.latency = (h.latency + lat) / 2
+	}
+	h.lastErr, h.backoff = nil, 0
+	h.retryAt.Store(0)
+	nb := &buffer{start: r.Start, end: r.End, delta: r.Delta}
+	nb.pos.Store(r.Start)
+	nb.trigger = h.triggerFor(nb, 0)
+	h.next = nb
+}
+
+// Stats returns the tag's buffer state.
+func (h *Handle) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := Stats{Tag: h.tag, Step: h.step, Left: h.cur.Load().left(), Fetches: h.fetches.Load(), Errors: h.failures.Load()}
+	if h.next != nil {
+		s.Prefetched = h.next.left()
+	}
+	return s
+}

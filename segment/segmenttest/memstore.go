@@ -1,0 +1,150 @@
+package segmenttest
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// MemStore is an in-memory segment.Store for tests of code that uses a
+// store. Delay makes every call take that long (a slow database); Fail
+// makes every call return an error (an outage).
+type MemStore struct {
+	mu       sync.Mutex
+	tags     map[string]*segment.TagInfo
+	fail     error
+	delay    time.Duration
+	reserves int
+}
+
+// NewMemStore returns an empty store.
+func NewMemStore() *MemStore { return &MemStore{tags: map[string]*segment.TagInfo{}} }
+
+// Fail makes every call return err until Fail(nil).
+func (s *MemStore) Fail(err error) {
+	s.mu.Lock()
+	s.fail = err
+	s.mu.Unlock()
+}
+
+// SetDelay makes every call wait d first, honouring its context.
+func (s *MemStore) SetDelay(d time.Duration) {
+	s.mu.Lock()
+	s.delay = d
+	s.mu.Unlock()
+}
+
+// Reserves returns the number of successful Reserve calls.
+func (s *MemStore) Reserves() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reserves
+}
+
+func (s *MemStore) enter(ctx context.Context) error {
+	s.mu.Lock()
+	d, err := s.delay, s.fail
+	s.mu.Unlock()
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return err
+}
+
+// Reserve implements segment.Store.
+func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment.Range, error) {
+	if err := s.enter(ctx); err != nil {
+		return segment.Range{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tags[tag]
+	if t == nil {
+		return segment.Range{}, segment.ErrUnknownTag
+	}
+	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: 1}
+	t.Next = r.End
+	s.reserves++
+	return r, nil
+}
+
+// Tag implements segment.Store.
+func (s *MemStore) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
+	if err := s.enter(ctx); err != nil {
+		return segment.TagInfo{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tags[tag]; t != nil {
+		return *t, nil
+	}
+	return segment.TagInfo{}, segment.ErrUnknownTag
+}
+
+// Tags implements segment.Store.
+func (s *MemStore) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []segment.TagInfo
+	for _, t := range s.tags {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	return out, nil
+}
+
+// CreateTag implements segment.Store.
+func (s *MemStore) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tags[tag] != nil {
+		return segment.ErrTagExists
+	}
+	s.tags[tag] = &segment.TagInfo{Tag: tag, Next: first, Step: step, Description: description, Updated: time.Now()}
+	return nil
+}
+
+// SetStep implements segment.Store.
+func (s *MemStore) SetStep(ctx context.Context, tag string, step int64) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tags[tag]
+	if t == nil {
+		return segment.ErrUnknownTag
+	}
+	t.Step = step
+	return nil
+}
+
+// Advance implements segment.Store.
+func (s *MemStore) Advance(ctx context.Context, tag string, next int64) (int64, error) {
+	if err := s.enter(ctx); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tags[tag]
+	if t == nil {
+		return 0, segment.ErrUnknownTag
+	}
+	t.Next = max(t.Next, next)
+	return t.Next, nil
+}

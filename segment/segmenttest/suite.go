@@ -1,0 +1,141 @@
+// Package segmenttest holds the conformance suite every segment.Store
+// passes, and an in-memory store for tests of code that uses one.
+package segmenttest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// RunStoreTests runs the conformance suite. newStore returns an empty
+// store of its own (a table, a key prefix, a file); the suite calls it once
+// per subtest.
+func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s segment.Store)
+	}{
+		{"create, read and list tags", func(t *testing.T, s segment.Store) {
+			create(t, s, "order", 1, 100, "orders")
+			create(t, s, "user", 1000, 10, "")
+			if err := s.CreateTag(ctx(t), "order", 1, 1, ""); !errors.Is(err, segment.ErrTagExists) {
+				t.Fatalf("second CreateTag: %v, want ErrTagExists", err)
+			}
+			info, err := s.Tag(ctx(t), "order")
+			if err != nil || info.Next != 1 || info.Step != 100 || info.Description != "orders" {
+				t.Fatalf("Tag(order) = %+v, %v", info, err)
+			}
+			tags, err := s.Tags(ctx(t))
+			if err != nil || len(tags) != 2 || tags[0].Tag != "order" || tags[1].Tag != "user" {
+				t.Fatalf("Tags = %+v, %v; want order, user", tags, err)
+			}
+		}},
+		{"unknown tag", func(t *testing.T, s segment.Store) {
+			if _, err := s.Tag(ctx(t), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("Tag: %v", err)
+			}
+			if _, err := s.Reserve(ctx(t), "nope", 10); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("Reserve: %v", err)
+			}
+			if err := s.SetStep(ctx(t), "nope", 10); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("SetStep: %v", err)
+			}
+			if _, err := s.Advance(ctx(t), "nope", 10); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("Advance: %v", err)
+			}
+		}},
+		{"ranges follow each other with the step asked", func(t *testing.T, s segment.Store) {
+			create(t, s, "t", 1, 100, "")
+			a := reserve(t, s, "t", 100)
+			b := reserve(t, s, "t", 250)
+			if a.Start != 1 || a.Len() != 100 || b.Start != a.End || b.Len() != 250 {
+				t.Fatalf("ranges %+v then %+v; want 100 IDs from 1, then 250 after", a, b)
+			}
+			if info, _ := s.Tag(ctx(t), "t"); info.Next != b.End {
+				t.Fatalf("tag's next %d after ranges ending %d", info.Next, b.End)
+			}
+		}},
+		{"step changes are kept", func(t *testing.T, s segment.Store) {
+			create(t, s, "t", 1, 100, "")
+			if err := s.SetStep(ctx(t), "t", 5000); err != nil {
+				t.Fatal(err)
+			}
+			if info, _ := s.Tag(ctx(t), "t"); info.Step != 5000 {
+				t.Fatalf("step %d after SetStep(5000)", info.Step)
+			}
+		}},
+		{"advance never lowers a counter", func(t *testing.T, s segment.Store) {
+			create(t, s, "t", 1, 100, "")
+			for _, c := range []struct{ give, want int64 }{{1_000_000, 1_000_000}, {5, 1_000_000}} {
+				got, err := s.Advance(ctx(t), "t", c.give)
+				if err != nil || got != c.want {
+					t.Fatalf("Advance(%d) = %d, %v; want %d", c.give, got, err, c.want)
+				}
+			}
+			if r := reserve(t, s, "t", 10); r.Start < 1_000_000 {
+				t.Fatalf("range %+v after advancing to 1,000,000", r)
+			}
+		}},
+		{"concurrent reservations never overlap", func(t *testing.T, s segment.Store) {
+			create(t, s, "t", 1, 10, "")
+			var mu sync.Mutex
+			var got []segment.Range
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for range 25 {
+						r, err := s.Reserve(context.Background(), "t", 10)
+						if err != nil {
+							t.Errorf("Reserve: %v", err)
+							return
+						}
+						mu.Lock()
+						got = append(got, r)
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			slices.SortFunc(got, func(a, b segment.Range) int { return int(a.Start - b.Start) })
+			for i := 1; i < len(got); i++ {
+				if got[i].Start < got[i-1].End {
+					t.Fatalf("ranges %+v and %+v overlap", got[i-1], got[i])
+				}
+			}
+			if len(got) != 200 {
+				t.Fatalf("%d ranges, want 200", len(got))
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
+	}
+}
+
+func create(t *testing.T, s segment.Store, tag string, first, step int64, desc string) {
+	t.Helper()
+	if err := s.CreateTag(ctx(t), tag, first, step, desc); err != nil {
+		t.Fatalf("CreateTag(%s): %v", tag, err)
+	}
+}
+
+func reserve(t *testing.T, s segment.Store, tag string, step int64) segment.Range {
+	t.Helper()
+	r, err := s.Reserve(ctx(t), tag, step)
+	if err != nil {
+		t.Fatalf("Reserve(%s, %d): %v", tag, step, err)
+	}
+	return r
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}

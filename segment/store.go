@@ -1,0 +1,52 @@
+package segment
+
+import (
+	"context"
+	"time"
+)
+
+// Range is a reserved run of IDs: Start, Start+Delta, Start+2·Delta, …
+// below End. Delta is 1 unless several stores share a tag, each issuing
+// its own residue class.
+type Range struct {
+	Start, End int64
+	Delta      int64
+}
+
+// Len returns the number of IDs in the range.
+func (r Range) Len() int64 {
+	if r.End <= r.Start {
+		return 0
+	}
+	return (r.End - r.Start + r.Delta - 1) / r.Delta
+}
+
+// TagInfo describes a tag as its store holds it.
+type TagInfo struct {
+	Tag         string
+	Next        int64 // the first ID the next range would hold
+	Step        int64 // the configured step: the width reserved per fetch
+	Description string
+	Updated     time.Time
+}
+
+// Store keeps one counter per tag. Implementations: localstore, sqlstore
+// (Leaf's and Tinyid's tables), etcdstore; segmenttest.MemStore for tests.
+type Store interface {
+	// Reserve moves the tag's counter forward by step in one atomic write
+	// and returns the range it passed over. It never lowers a counter; an
+	// unknown tag gives ErrUnknownTag.
+	Reserve(ctx context.Context, tag string, step int64) (Range, error)
+	// Tag returns a tag's state, or ErrUnknownTag.
+	Tag(ctx context.Context, tag string) (TagInfo, error)
+	// Tags lists every tag.
+	Tags(ctx context.Context) ([]TagInfo, error)
+	// CreateTag adds a tag whose first ID is first; ErrTagExists if it
+	// exists.
+	CreateTag(ctx context.Context, tag string, first, step int64, description string) error
+	// SetStep changes a tag's configured step.
+	SetStep(ctx context.Context, tag string, step int64) error
+	// Advance moves a tag's counter to at least next, never back, and
+	// returns the counter after.
+	Advance(ctx context.Context, tag string, next int64) (int64, error)
+}
