@@ -36,9 +36,12 @@ func (b *buffer) left() int64 {
 // Handle serves one tag. Get it from Allocator.Tag and keep it in hot
 // loops. It is safe for concurrent use.
 type Handle struct {
-	a   *Allocator
-	tag string
-	cur atomic.Pointer[buffer]
+	a         *Allocator
+	tag       string
+	cur       atomic.Pointer[buffer]
+	contended atomic.Bool
+	cmu       sync.Mutex // queues colliding callers; see Next
+	quiet     int        // guarded by cmu
 
 	mu       sync.Mutex
 	next     *buffer       // fetched, not yet in use
@@ -64,10 +67,29 @@ func newHandle(a *Allocator, tag string, step int64) *Handle {
 }
 
 // Next returns a new ID of the handle's tag.
+//
+// Uncontended, a call is one compare-and-swap on the range's position.
+// When callers on several cores collide, the handle switches to contended
+// mode, where they queue on a mutex around the same step, so the holder
+// runs alone instead of the position's cache line moving between cores on
+// every ID; a run of calls that find the mutex free switches back.
 func (h *Handle) Next(ctx context.Context) (int64, error) {
+	if !h.contended.Load() {
+		b := h.cur.Load()
+		if p := b.pos.Load(); p < b.end {
+			if b.pos.CompareAndSwap(p, p+b.delta) {
+				if p >= b.trigger && !b.asked.Load() {
+					h.prefetch(b)
+				}
+				return p, nil
+			}
+			h.contended.Store(true)
+		}
+	}
 	for {
 		b := h.cur.Load()
-		if id := b.pos.Add(b.delta) - b.delta; id < b.end {
+		id := h.take(b)
+		if id < b.end {
 			if id >= b.trigger && !b.asked.Load() {
 				h.prefetch(b)
 			}
@@ -77,6 +99,32 @@ func (h *Handle) Next(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 	}
+}
+
+// quietRun is how many calls in a row must find the mutex free before
+// contended mode ends.
+const quietRun = 4096
+
+// take adds one step to b's position, under the contention mutex while in
+// contended mode, and returns the ID taken (at or past b.end once b is
+// used up). The mutex is never held while waiting for the store.
+func (h *Handle) take(b *buffer) int64 {
+	if !h.contended.Load() {
+		return b.pos.Add(b.delta) - b.delta
+	}
+	if h.cmu.TryLock() {
+		h.quiet++
+		if h.quiet >= quietRun {
+			h.quiet = 0
+			h.contended.Store(false)
+		}
+	} else {
+		h.cmu.Lock()
+		h.quiet = 0
+	}
+	id := b.pos.Add(b.delta) - b.delta
+	h.cmu.Unlock()
+	return id
 }
 
 // NextN fills dst with new IDs, in increasing order; a batch may span
