@@ -8,20 +8,24 @@ import (
 	"github.com/firn-id/firn/sqlstore"
 )
 
-var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--table NAME]
+var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--table NAME] [--segment-table NAME]
 
-Prints the DDL of the node tables, for teams whose application user may not
-create tables (firn creates them on first use otherwise).
+Prints the DDL of firn's tables, for teams whose application user may not
+create tables (firn creates them on first use otherwise): the node tables,
+and Leaf's segment table (Leaf's own DDL for MySQL, its equivalent for
+PostgreSQL).
 
-  --dialect D    postgres or mysql (MariaDB)
-  --table NAME   the node table (default firn_nodes); its namespace table
-                 is NAME_namespaces
+  --dialect D            postgres or mysql (MariaDB)
+  --table NAME           the node table (default firn_nodes); its namespace
+                         table is NAME_namespaces
+  --segment-table NAME   the segment table (default leaf_alloc)
 `
 
 func runSchema(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
 	dialect := fs.String("dialect", "", "")
 	table := fs.String("table", "firn_nodes", "")
+	segTable := fs.String("segment-table", "leaf_alloc", "")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -40,6 +44,10 @@ func runSchema(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usagef("--table: %s", err)
 	}
-	_, err = fmt.Fprint(stdout, ddl)
+	seg, err := sqlstore.SegmentSchema(d, *segTable)
+	if err != nil {
+		return usagef("--segment-table: %s", err)
+	}
+	_, err = fmt.Fprintf(stdout, "-- node IDs and their high-water marks\n%s\n-- segments (Meituan Leaf's table)\n%s", ddl, seg)
 	return err
 }

@@ -1,0 +1,260 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// SegmentOptions configures Segments. The zero value means the defaults.
+type SegmentOptions struct {
+	// Table is Leaf's segment table. Default "leaf_alloc".
+	Table string
+	// NoCreate stops the store from creating the table on first use.
+	NoCreate bool
+}
+
+// Segments is a segment.Store on Meituan Leaf's leaf_alloc table, read and
+// written as Leaf defines it, so an existing Leaf database is served as it
+// is: a reservation adds the step to max_id and returns [old max_id, new
+// max_id), and the next ID continues after Leaf's. Leaf's table has no
+// residue-class columns, so it serves one store per tag.
+type Segments struct {
+	db      *sql.DB
+	dialect Dialect
+	opt     SegmentOptions
+
+	schemaMu sync.Mutex
+	schemaOK bool
+}
+
+// NewSegments returns a segment store on db. It does no I/O.
+func NewSegments(db *sql.DB, d Dialect, opt SegmentOptions) (*Segments, error) {
+	if opt.Table == "" {
+		opt.Table = "leaf_alloc"
+	}
+	if err := checkTable(opt.Table); err != nil {
+		return nil, err
+	}
+	if d != Postgres && d != MySQL {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
+	}
+	return &Segments{db: db, dialect: d, opt: opt}, nil
+}
+
+// SegmentSchema returns the DDL of Leaf's table: Leaf's own for MySQL, and
+// its PostgreSQL equivalent (which sets update_time in every write, having
+// no ON UPDATE).
+func SegmentSchema(d Dialect, table string) (string, error) {
+	if err := checkTable(table); err != nil {
+		return "", err
+	}
+	var ddl string
+	switch d {
+	case MySQL:
+		ddl = "CREATE TABLE IF NOT EXISTS `{t}` (\n" +
+			"  `biz_tag` varchar(128) NOT NULL DEFAULT '',\n" +
+			"  `max_id` bigint(20) NOT NULL DEFAULT '1',\n" +
+			"  `step` int(11) NOT NULL,\n" +
+			"  `description` varchar(256) DEFAULT NULL,\n" +
+			"  `update_time` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n" +
+			"  PRIMARY KEY (`biz_tag`)\n" +
+			") ENGINE=InnoDB;\n"
+	case Postgres:
+		ddl = `CREATE TABLE IF NOT EXISTS {t} (
+    biz_tag     VARCHAR(128) NOT NULL DEFAULT '' PRIMARY KEY,
+    max_id      BIGINT       NOT NULL DEFAULT 1,
+    step        INT          NOT NULL,
+    description VARCHAR(256) DEFAULT NULL,
+    update_time TIMESTAMP    NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+`
+	default:
+		return "", fmt.Errorf("sqlstore: unknown dialect %d", d)
+	}
+	return strings.ReplaceAll(ddl, "{t}", table), nil
+}
+
+func (s *Segments) q(query string) string {
+	return rebind(s.dialect, strings.ReplaceAll(query, "{t}", s.opt.Table))
+}
+
+func (s *Segments) ensureSchema(ctx context.Context) error {
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	if s.schemaOK || s.opt.NoCreate {
+		return nil
+	}
+	ddl, _ := SegmentSchema(s.dialect, s.opt.Table)
+	if _, err := s.db.ExecContext(ctx, strings.TrimSuffix(strings.TrimSpace(ddl), ";")); err != nil {
+		return fmt.Errorf("create segment table: %w", err)
+	}
+	s.schemaOK = true
+	return nil
+}
+
+// Reserve implements segment.Store with Leaf's own statements: add the
+// step to max_id, then read it, in one transaction (PostgreSQL: one
+// UPDATE … RETURNING).
+func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segment.Range, err error) {
+	if step < 1 {
+		return r, fmt.Errorf("reserve %q: step %d under 1", tag, step)
+	}
+	if err := s.ensureSchema(ctx); err != nil {
+		return r, err
+	}
+	var maxID int64
+	if s.dialect == Postgres {
+		err = s.db.QueryRowContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ?, update_time = now() WHERE biz_tag = ? RETURNING max_id"), step, tag).Scan(&maxID)
+	} else {
+		maxID, err = s.reserveMySQL(ctx, tag, step)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, segment.ErrUnknownTag
+	}
+	if err != nil {
+		return r, fmt.Errorf("reserve %q: %w", tag, err)
+	}
+	return segment.Range{Start: maxID - step, End: maxID, Delta: 1}, nil
+}
+
+func (s *Segments) reserveMySQL(ctx context.Context, tag string, step int64) (maxID int64, err error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	res, err := tx.ExecContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ? WHERE biz_tag = ?"), step, tag)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return 0, sql.ErrNoRows
+	}
+	if err := tx.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE biz_tag = ?"), tag).Scan(&maxID); err != nil {
+		return 0, err
+	}
+	return maxID, tx.Commit()
+}
+
+// tagColumns reads update_time as Unix seconds, which needs no driver
+// time parsing.
+func (s *Segments) tagColumns() string {
+	stamp := "CAST(EXTRACT(EPOCH FROM update_time) AS BIGINT)"
+	if s.dialect == MySQL {
+		stamp = "UNIX_TIMESTAMP(update_time)"
+	}
+	return "biz_tag, max_id, step, COALESCE(description, ''), " + stamp
+}
+
+func scanTag(sc interface{ Scan(...any) error }) (segment.TagInfo, error) {
+	var t segment.TagInfo
+	var unix int64
+	err := sc.Scan(&t.Tag, &t.Next, &t.Step, &t.Description, &unix)
+	t.Updated = time.Unix(unix, 0).UTC()
+	return t, err
+}
+
+// Tag implements segment.Store. A row inserted into the table directly is
+// seen at once.
+func (s *Segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return segment.TagInfo{}, err
+	}
+	t, err := scanTag(s.db.QueryRowContext(ctx, s.q("SELECT "+s.tagColumns()+" FROM {t} WHERE biz_tag = ?"), tag))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, segment.ErrUnknownTag
+	}
+	if err != nil {
+		return t, fmt.Errorf("read tag %q: %w", tag, err)
+	}
+	return t, nil
+}
+
+// Tags implements segment.Store.
+func (s *Segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+s.tagColumns()+" FROM {t} ORDER BY biz_tag"))
+	if err != nil {
+		return nil, fmt.Errorf("list tags: %w", err)
+	}
+	defer rows.Close()
+	var out []segment.TagInfo
+	for rows.Next() {
+		t, err := scanTag(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tags: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// CreateTag implements segment.Store.
+func (s *Segments) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	if err := s.ensureSchema(ctx); err != nil {
+		return err
+	}
+	insert := "INSERT INTO {t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, ?)"
+	if s.dialect == Postgres {
+		insert += " ON CONFLICT DO NOTHING"
+	} else {
+		insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
+	}
+	res, err := s.db.ExecContext(ctx, s.q(insert), tag, first, step, description, time.Now().UTC())
+	if err != nil {
+		return fmt.Errorf("create tag %q: %w", tag, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return segment.ErrTagExists
+	}
+	return err
+}
+
+// SetStep implements segment.Store.
+func (s *Segments) SetStep(ctx context.Context, tag string, step int64) error {
+	return s.update(ctx, tag, "step = ?", step)
+}
+
+// Advance implements segment.Store: max_id moves to at least next, never
+// back.
+func (s *Segments) Advance(ctx context.Context, tag string, next int64) (int64, error) {
+	if err := s.update(ctx, tag, "max_id = GREATEST(max_id, ?)", next); err != nil {
+		return 0, err
+	}
+	t, err := s.Tag(ctx, tag)
+	return t.Next, err
+}
+
+func (s *Segments) update(ctx context.Context, tag, set string, v int64) error {
+	if err := s.ensureSchema(ctx); err != nil {
+		return err
+	}
+	stamp := ", update_time = now()"
+	if s.dialect == MySQL {
+		stamp = ""
+	}
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET "+set+stamp+" WHERE biz_tag = ?"), v, tag)
+	if err != nil {
+		return fmt.Errorf("update tag %q: %w", tag, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		// MySQL counts changed rows only: tell "no such tag" from "no change".
+		if _, err := s.Tag(ctx, tag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
