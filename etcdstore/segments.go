@@ -1,0 +1,137 @@
+package etcdstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// Segments returns the segment store under the same prefix: each tag's
+// counter in the key segments/<tag>, moved by compare-and-swap on its
+// revision.
+func (s *Store) Segments() segment.Store { return (*segments)(s) }
+
+type segments Store
+
+type tagValue struct {
+	Next        int64     `json:"next"`
+	Step        int64     `json:"step"`
+	Description string    `json:"description,omitempty"`
+	Updated     time.Time `json:"updated"`
+}
+
+func (g *segments) key(tag string) string { return g.prefix + "segments/" + tag }
+
+// read returns a tag's value and revision.
+func (g *segments) read(ctx context.Context, tag string) (tagValue, int64, error) {
+	resp, err := g.cli.Get(ctx, g.key(tag))
+	if err != nil {
+		return tagValue{}, 0, fmt.Errorf("read tag %q: %w", tag, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return tagValue{}, 0, segment.ErrUnknownTag
+	}
+	var v tagValue
+	if err := json.Unmarshal(resp.Kvs[0].Value, &v); err != nil {
+		return v, 0, fmt.Errorf("read tag %q: corrupt value: %w", tag, err)
+	}
+	return v, resp.Kvs[0].ModRevision, nil
+}
+
+// update applies f to a tag's value and writes it if the key has not
+// changed since it was read, retrying otherwise.
+func (g *segments) update(ctx context.Context, tag string, f func(*tagValue) bool) (tagValue, error) {
+	for {
+		v, rev, err := g.read(ctx, tag)
+		if err != nil {
+			return v, err
+		}
+		if !f(&v) {
+			return v, nil
+		}
+		v.Updated = time.Now().UTC()
+		b, _ := json.Marshal(v)
+		resp, err := g.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(g.key(tag)), "=", rev)).
+			Then(clientv3.OpPut(g.key(tag), string(b))).
+			Commit()
+		if err != nil {
+			return v, fmt.Errorf("update tag %q: %w", tag, err)
+		}
+		if resp.Succeeded {
+			return v, nil
+		}
+	}
+}
+
+func (g *segments) Reserve(ctx context.Context, tag string, step int64) (segment.Range, error) {
+	if step < 1 {
+		return segment.Range{}, fmt.Errorf("reserve %q: step %d under 1", tag, step)
+	}
+	var start int64
+	v, err := g.update(ctx, tag, func(v *tagValue) bool { start = v.Next; v.Next += step; return true })
+	if err != nil {
+		return segment.Range{}, err
+	}
+	return segment.Range{Start: start, End: v.Next, Delta: 1}, nil
+}
+
+func (g *segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
+	v, _, err := g.read(ctx, tag)
+	return segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Description: v.Description, Updated: v.Updated}, err
+}
+
+func (g *segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	resp, err := g.cli.Get(ctx, g.prefix+"segments/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	if err != nil {
+		return nil, fmt.Errorf("list tags: %w", err)
+	}
+	var out []segment.TagInfo
+	for _, kv := range resp.Kvs {
+		var v tagValue
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			return nil, fmt.Errorf("list tags: %s: %w", kv.Key, err)
+		}
+		tag := strings.TrimPrefix(string(kv.Key), g.prefix+"segments/")
+		out = append(out, segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Description: v.Description, Updated: v.Updated})
+	}
+	return out, nil
+}
+
+func (g *segments) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	b, _ := json.Marshal(tagValue{Next: first, Step: step, Description: description, Updated: time.Now().UTC()})
+	resp, err := g.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(g.key(tag)), "=", 0)).
+		Then(clientv3.OpPut(g.key(tag), string(b))).
+		Commit()
+	if err != nil {
+		return fmt.Errorf("create tag %q: %w", tag, err)
+	}
+	if !resp.Succeeded {
+		return segment.ErrTagExists
+	}
+	return nil
+}
+
+func (g *segments) SetStep(ctx context.Context, tag string, step int64) error {
+	_, err := g.update(ctx, tag, func(v *tagValue) bool { v.Step = step; return true })
+	return err
+}
+
+func (g *segments) Advance(ctx context.Context, tag string, next int64) (int64, error) {
+	v, err := g.update(ctx, tag, func(v *tagValue) bool {
+		if next <= v.Next {
+			return false
+		}
+		v.Next = next
+		return true
+	})
+	return v.Next, err
+}
+
