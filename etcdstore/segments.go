@@ -134,4 +134,3 @@ func (g *segments) Advance(ctx context.Context, tag string, next int64) (int64, 
 	})
 	return v.Next, err
 }
-
