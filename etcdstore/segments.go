@@ -84,7 +84,7 @@ func (g *segments) Reserve(ctx context.Context, tag string, step int64) (segment
 
 func (g *segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
 	v, _, err := g.read(ctx, tag)
-	return segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Description: v.Description, Updated: v.Updated}, err
+	return segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Delta: 1, Description: v.Description, Updated: v.Updated}, err
 }
 
 func (g *segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
@@ -99,7 +99,7 @@ func (g *segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 			return nil, fmt.Errorf("list tags: %s: %w", kv.Key, err)
 		}
 		tag := strings.TrimPrefix(string(kv.Key), g.prefix+"segments/")
-		out = append(out, segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Description: v.Description, Updated: v.Updated})
+		out = append(out, segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Delta: 1, Description: v.Description, Updated: v.Updated})
 	}
 	return out, nil
 }

@@ -99,7 +99,7 @@ func (g *segments) Tag(_ context.Context, tag string) (info segment.TagInfo, err
 		if t == nil {
 			return false, segment.ErrUnknownTag
 		}
-		info = segment.TagInfo{Tag: tag, Next: t.Next, Step: t.Step, Description: t.Description, Updated: t.Updated}
+		info = segment.TagInfo{Tag: tag, Next: t.Next, Step: t.Step, Delta: 1, Description: t.Description, Updated: t.Updated}
 		return false, nil
 	})
 	return info, err
@@ -108,7 +108,7 @@ func (g *segments) Tag(_ context.Context, tag string) (info segment.TagInfo, err
 func (g *segments) Tags(_ context.Context) (out []segment.TagInfo, err error) {
 	err = g.change(func(tags map[string]*tagRecord) (bool, error) {
 		for name, t := range tags {
-			out = append(out, segment.TagInfo{Tag: name, Next: t.Next, Step: t.Step, Description: t.Description, Updated: t.Updated})
+			out = append(out, segment.TagInfo{Tag: name, Next: t.Next, Step: t.Step, Delta: 1, Description: t.Description, Updated: t.Updated})
 		}
 		return false, nil
 	})

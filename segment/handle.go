@@ -194,8 +194,11 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 			h.mu.Unlock()
 			return ErrClosed
 		default:
+			// A caller with empty buffers retries sooner than prefetches
+			// do: every half MaxWait at most, one fetch at a time.
 			if wait := time.Until(time.Unix(0, h.retryAt.Load())); h.retryAt.Load() != 0 && wait > 0 {
-				backoff = time.NewTimer(wait)
+				backoff = time.NewTimer(min(wait, h.a.cfg.MaxWait/2))
+				h.retryAt.Store(0)
 			} else {
 				h.startFetch()
 				wake = h.ready

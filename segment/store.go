@@ -26,6 +26,8 @@ type TagInfo struct {
 	Tag         string
 	Next        int64 // the first ID the next range would hold
 	Step        int64 // the configured step: the width reserved per fetch
+	Delta       int64 // IDs are Remainder modulo Delta: 1 and 0 for one store
+	Remainder   int64
 	Description string
 	Updated     time.Time
 }

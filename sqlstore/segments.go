@@ -161,7 +161,7 @@ func scanTag(sc interface{ Scan(...any) error }) (segment.TagInfo, error) {
 	var t segment.TagInfo
 	var unix int64
 	err := sc.Scan(&t.Tag, &t.Next, &t.Step, &t.Description, &unix)
-	t.Updated = time.Unix(unix, 0).UTC()
+	t.Updated, t.Delta = time.Unix(unix, 0).UTC(), 1
 	return t, err
 }
 

@@ -12,8 +12,9 @@ import (
 // in t.Cleanup, fails the test if any ID was handed out twice or if a
 // source's IDs did not strictly increase. It is safe for concurrent use.
 type Recorder struct {
-	mu      sync.Mutex
-	sources map[string][]int64
+	mu        sync.Mutex
+	sources   map[string][]int64
+	unordered []int64
 }
 
 // NewRecorder returns a recorder whose checks run when t ends.
@@ -31,11 +32,19 @@ func (r *Recorder) Add(source string, ids ...int64) {
 	r.mu.Unlock()
 }
 
+// AddUnordered records ids that must be unique but need not increase (a
+// set of stores failing over between residue classes).
+func (r *Recorder) AddUnordered(ids ...int64) {
+	r.mu.Lock()
+	r.unordered = append(r.unordered, ids...)
+	r.mu.Unlock()
+}
+
 // Len returns the number of IDs recorded.
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
+	n := len(r.unordered)
 	for _, ids := range r.sources {
 		n += len(ids)
 	}
@@ -46,7 +55,7 @@ func (r *Recorder) check(t testing.TB) {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var all []int64
+	all := slices.Clone(r.unordered)
 	for src, ids := range r.sources {
 		for i := 1; i < len(ids); i++ {
 			if ids[i] <= ids[i-1] {

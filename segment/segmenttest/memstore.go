@@ -71,8 +71,8 @@ func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment
 	if t == nil {
 		return segment.Range{}, segment.ErrUnknownTag
 	}
-	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: 1}
-	t.Next = r.End
+	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: t.Delta}
+	t.Next = r.End + (t.Remainder-r.End%t.Delta+t.Delta)%t.Delta
 	s.reserves++
 	return r, nil
 }
@@ -115,8 +115,32 @@ func (s *MemStore) CreateTag(ctx context.Context, tag string, first, step int64,
 	if s.tags[tag] != nil {
 		return segment.ErrTagExists
 	}
-	s.tags[tag] = &segment.TagInfo{Tag: tag, Next: first, Step: step, Description: description, Updated: time.Now()}
+	s.tags[tag] = &segment.TagInfo{Tag: tag, Next: first, Step: step, Delta: 1, Description: description, Updated: time.Now()}
 	return nil
+}
+
+// CreateTagResidue adds a tag whose IDs are remainder modulo delta, from
+// the first such ID at or after first.
+func (s *MemStore) CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error {
+	if err := s.CreateTag(ctx, tag, first, step, description); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tags[tag]
+	t.Delta, t.Remainder = delta, remainder
+	t.Next = first + (remainder-first%delta+delta)%delta
+	return nil
+}
+
+// EditResidue changes a tag's residue class in place, as an operator
+// editing a row would.
+func (s *MemStore) EditResidue(tag string, delta, remainder int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tags[tag]
+	t.Delta, t.Remainder = delta, remainder
+	t.Next += (remainder - t.Next%delta + delta) % delta
 }
 
 // SetStep implements segment.Store.

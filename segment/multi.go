@@ -1,0 +1,203 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrResidues is matched by a *ResidueError.
+var ErrResidues = errors.New("segment: stores do not form one complete, disjoint set of residue classes")
+
+// ResidueError reports a store whose residue class for a tag does not fit
+// the set: another delta than the number of stores, or a remainder another
+// store already has.
+type ResidueError struct {
+	Tag       string
+	Store     int // index in the set
+	Delta     int64
+	Remainder int64
+	Reason    string
+}
+
+func (e *ResidueError) Error() string {
+	return fmt.Sprintf("segment: tag %q: store %d (delta %d, remainder %d) %s", e.Tag, e.Store, e.Delta, e.Remainder, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrResidues) true.
+func (e *ResidueError) Is(target error) bool { return target == ErrResidues }
+
+// ResidueCreator is a store that can create a tag issuing one residue
+// class (Tinyid's table, firn's own).
+type ResidueCreator interface {
+	CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error
+}
+
+// Multi serves tags from several independent stores at once, each issuing
+// its own residue class modulo the number of stores (Flickr's odd/even
+// ticket servers, Tinyid's delta/remainder): losing a store loses no
+// availability, and the union never repeats. Each store's row records its
+// delta and remainder, so the order of the stores does not matter; Multi
+// checks on every range — not only at start — that the rows of a tag form
+// one complete, disjoint set of classes, and refuses a row that does not
+// fit. IDs stay unique; while ranges come from one store they increase,
+// and a failover to another store may step back.
+type Multi struct {
+	stores []Store
+
+	mu      sync.Mutex
+	classes map[string]map[int]int64 // tag -> store -> remainder, as seen
+	primary int
+}
+
+// NewMulti returns a store over stores, at least two.
+func NewMulti(stores ...Store) (*Multi, error) {
+	if len(stores) < 2 {
+		return nil, fmt.Errorf("segment: a set needs at least two stores, got %d", len(stores))
+	}
+	return &Multi{stores: stores, classes: map[string]map[int]int64{}}, nil
+}
+
+// fits records store i's class for tag, or says why it does not fit.
+func (m *Multi) fits(tag string, i int, delta, remainder int64) error {
+	n := int64(len(m.stores))
+	switch {
+	case delta != n:
+		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
+			Reason: fmt.Sprintf("has delta %d, but the set has %d stores: classes would be missing or shared", delta, n)}
+	case remainder < 0 || remainder >= delta:
+		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder, Reason: "has a remainder outside 0..delta-1"}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := m.classes[tag]
+	if seen == nil {
+		seen = map[int]int64{}
+		m.classes[tag] = seen
+	}
+	for j, r := range seen {
+		if j != i && r == remainder {
+			return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
+				Reason: fmt.Sprintf("overlaps store %d, which has the same remainder", j)}
+		}
+	}
+	seen[i] = remainder
+	return nil
+}
+
+// order returns the store indexes to try, the primary first: ranges come
+// from one store while it answers.
+func (m *Multi) order() []int {
+	m.mu.Lock()
+	p := m.primary
+	m.mu.Unlock()
+	out := make([]int, 0, len(m.stores))
+	for k := range m.stores {
+		out = append(out, (p+k)%len(m.stores))
+	}
+	return out
+}
+
+// Reserve implements Store: it reserves from the primary store, or the
+// next that answers, and checks the range's residue class.
+func (m *Multi) Reserve(ctx context.Context, tag string, step int64) (Range, error) {
+	var errs []error
+	for _, i := range m.order() {
+		r, err := m.stores[i].Reserve(ctx, tag, step)
+		if err == nil {
+			err = m.fits(tag, i, r.Delta, ((r.Start%r.Delta)+r.Delta)%r.Delta)
+		}
+		if err == nil {
+			m.mu.Lock()
+			m.primary = i
+			m.mu.Unlock()
+			return r, nil
+		}
+		if errors.Is(err, ErrUnknownTag) {
+			return Range{}, err
+		}
+		errs = append(errs, fmt.Errorf("store %d: %w", i, err))
+	}
+	return Range{}, errors.Join(errs...)
+}
+
+// Tag implements Store: it reads the tag from every store that answers,
+// checks their classes, and returns the first.
+func (m *Multi) Tag(ctx context.Context, tag string) (TagInfo, error) {
+	var first *TagInfo
+	var errs []error
+	for i, s := range m.stores {
+		info, err := s.Tag(ctx, tag)
+		if err == nil {
+			err = m.fits(tag, i, info.Delta, info.Remainder)
+		}
+		var re *ResidueError
+		switch {
+		case errors.As(err, &re), errors.Is(err, ErrUnknownTag):
+			return TagInfo{}, err
+		case err != nil:
+			errs = append(errs, fmt.Errorf("store %d: %w", i, err))
+		case first == nil:
+			first = &info
+		}
+	}
+	if first == nil {
+		return TagInfo{}, errors.Join(errs...)
+	}
+	return *first, nil
+}
+
+// Tags implements Store: the tags of the first store that answers.
+func (m *Multi) Tags(ctx context.Context) ([]TagInfo, error) {
+	var errs []error
+	for i, s := range m.stores {
+		tags, err := s.Tags(ctx)
+		if err == nil {
+			return tags, nil
+		}
+		errs = append(errs, fmt.Errorf("store %d: %w", i, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// CreateTag implements Store: store i gets remainder i of delta n. Every
+// store must be a ResidueCreator and answer.
+func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	for i, s := range m.stores {
+		rc, ok := s.(ResidueCreator)
+		if !ok {
+			return fmt.Errorf("segment: store %d (%T) records no residue class: several stores need Tinyid's table or firn's own", i, s)
+		}
+		if err := rc.CreateTagResidue(ctx, tag, first, step, int64(len(m.stores)), int64(i), description); err != nil {
+			return fmt.Errorf("store %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// SetStep implements Store on every store.
+func (m *Multi) SetStep(ctx context.Context, tag string, step int64) error {
+	for i, s := range m.stores {
+		if err := s.SetStep(ctx, tag, step); err != nil {
+			return fmt.Errorf("store %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// Advance implements Store on every store and returns the least counter
+// after.
+func (m *Multi) Advance(ctx context.Context, tag string, next int64) (int64, error) {
+	least := int64(-1)
+	for i, s := range m.stores {
+		after, err := s.Advance(ctx, tag, next)
+		if err != nil {
+			return 0, fmt.Errorf("store %d: %w", i, err)
+		}
+		if least < 0 || after < least {
+			least = after
+		}
+	}
+	return least, nil
+}

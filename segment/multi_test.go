@@ -1,0 +1,139 @@
+package segment_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/idtest"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+)
+
+func oddEven(t *testing.T) (*segmenttest.MemStore, *segmenttest.MemStore) {
+	t.Helper()
+	even, odd := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+	ctx := context.Background()
+	if err := even.CreateTagResidue(ctx, "t", 1, 100, 2, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := odd.CreateTagResidue(ctx, "t", 1, 100, 2, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	return even, odd
+}
+
+// TestMultiOneStoreDown: with one of two stores down the allocator keeps
+// serving from the other; the union never repeats.
+func TestMultiOneStoreDown(t *testing.T) {
+	even, odd := oddEven(t)
+	m, err := segment.NewMulti(odd, even) // the order does not matter
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newAllocator(t, m, segment.Config{MaxWait: time.Second})
+	rec := idtest.NewRecorder(t)
+	ctx := context.Background()
+	// Unique, but not increasing: a failover to the other store may step
+	// back.
+	draw := func(src string, n int) {
+		for range n {
+			id, err := a.Next(ctx, "t")
+			if err != nil {
+				t.Fatalf("%s: %v", src, err)
+			}
+			rec.AddUnordered(id)
+		}
+	}
+	draw("both up", 1000)
+	odd.Fail(errors.New("odd store down"))
+	draw("odd down", 1000)
+	odd.Fail(nil)
+	even.Fail(errors.New("even store down"))
+	draw("even down", 1000)
+}
+
+func TestMultiRefusesABadSet(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		setup func() []segment.Store
+	}{
+		{"overlapping classes", func() []segment.Store {
+			a, b := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+			a.CreateTagResidue(ctx, "t", 1, 100, 2, 0, "")
+			b.CreateTagResidue(ctx, "t", 1, 100, 2, 0, "")
+			return []segment.Store{a, b}
+		}},
+		{"incomplete classes", func() []segment.Store {
+			a, b := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+			a.CreateTagResidue(ctx, "t", 1, 100, 3, 0, "")
+			b.CreateTagResidue(ctx, "t", 1, 100, 3, 1, "")
+			return []segment.Store{a, b}
+		}},
+		{"a store of Leaf's kind, delta 1", func() []segment.Store {
+			a, b := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+			a.CreateTag(ctx, "t", 1, 100, "")
+			b.CreateTagResidue(ctx, "t", 1, 100, 2, 1, "")
+			return []segment.Store{a, b}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := segment.NewMulti(tt.setup()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newAllocator(t, m, segment.Config{})
+			_, err = a.Next(ctx, "t")
+			var re *segment.ResidueError
+			if !errors.Is(err, segment.ErrResidues) || !errors.As(err, &re) {
+				t.Fatalf("Next on a bad set: %v, want a *ResidueError", err)
+			}
+		})
+	}
+}
+
+// TestMultiCatchesAnEditedRow: a row edited after start to overlap another
+// store's class is refused on its next fetch; the other store serves.
+func TestMultiCatchesAnEditedRow(t *testing.T) {
+	even, odd := oddEven(t)
+	m, _ := segment.NewMulti(even, odd)
+	ctx := context.Background()
+	if _, err := m.Tag(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Reserve(ctx, "t", 10); err != nil { // from even, the primary
+		t.Fatal(err)
+	}
+	odd.EditResidue("t", 2, 0)
+	even.Fail(errors.New("even down"))
+	_, err := m.Reserve(ctx, "t", 10)
+	if !errors.Is(err, segment.ErrResidues) {
+		t.Fatalf("reserve from the edited store: %v, want ErrResidues", err)
+	}
+	even.Fail(nil)
+	r, err := m.Reserve(ctx, "t", 10)
+	if err != nil || r.Start%2 != 0 {
+		t.Fatalf("reserve with the even store back: %+v, %v", r, err)
+	}
+}
+
+func TestMultiCreatesClasses(t *testing.T) {
+	stores := []*segmenttest.MemStore{segmenttest.NewMemStore(), segmenttest.NewMemStore(), segmenttest.NewMemStore()}
+	m, _ := segment.NewMulti(stores[0], stores[1], stores[2])
+	ctx := context.Background()
+	if err := m.CreateTag(ctx, "t", 10, 30, ""); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range stores {
+		info, _ := s.Tag(ctx, "t")
+		if info.Delta != 3 || info.Remainder != int64(i) || info.Next%3 != int64(i) {
+			t.Fatalf("store %d: %+v, want delta 3 remainder %d", i, info, i)
+		}
+	}
+	if _, err := segment.NewMulti(stores[0]); err == nil {
+		t.Fatal("a set of one store accepted")
+	}
+}
