@@ -1,0 +1,269 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// TinyidOptions configures Tinyid. The zero value means the defaults.
+type TinyidOptions struct {
+	// Table is Tinyid's table. Default "tiny_id_info".
+	Table string
+	// NoCreate stops the store from creating the table on first use.
+	NoCreate bool
+}
+
+// Tinyid is a segment.Store on Didi Tinyid's tiny_id_info table, read and
+// written as Tinyid does: a reservation moves max_id by the step under an
+// optimistic check of version (READ COMMITTED), and the range is
+// (old max_id, new max_id] restricted to the IDs equal to remainder modulo
+// delta. Its delta and remainder columns let several databases serve one
+// tag (segment.Multi).
+type Tinyid struct {
+	db      *sql.DB
+	dialect Dialect
+	opt     TinyidOptions
+
+	schemaMu sync.Mutex
+	schemaOK bool
+}
+
+// NewTinyid returns a Tinyid store on db. It does no I/O.
+func NewTinyid(db *sql.DB, d Dialect, opt TinyidOptions) (*Tinyid, error) {
+	if opt.Table == "" {
+		opt.Table = "tiny_id_info"
+	}
+	if err := checkTable(opt.Table); err != nil {
+		return nil, err
+	}
+	if d != Postgres && d != MySQL {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
+	}
+	return &Tinyid{db: db, dialect: d, opt: opt}, nil
+}
+
+// TinyidSchema returns the DDL of Tinyid's table: Tinyid's own for MySQL,
+// its equivalent for PostgreSQL.
+func TinyidSchema(d Dialect, table string) (string, error) {
+	if err := checkTable(table); err != nil {
+		return "", err
+	}
+	var ddl string
+	switch d {
+	case MySQL:
+		ddl = "CREATE TABLE IF NOT EXISTS `{t}` (\n" +
+			"  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n" +
+			"  `biz_type` varchar(63) NOT NULL DEFAULT '',\n" +
+			"  `begin_id` bigint(20) NOT NULL DEFAULT '0',\n" +
+			"  `max_id` bigint(20) NOT NULL DEFAULT '0',\n" +
+			"  `step` int(11) DEFAULT '0',\n" +
+			"  `delta` int(11) NOT NULL DEFAULT '1',\n" +
+			"  `remainder` int(11) NOT NULL DEFAULT '0',\n" +
+			"  `create_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',\n" +
+			"  `update_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00',\n" +
+			"  `version` bigint(20) NOT NULL DEFAULT '0',\n" +
+			"  PRIMARY KEY (`id`),\n" +
+			"  UNIQUE KEY `uniq_biz_type` (`biz_type`)\n" +
+			") ENGINE=InnoDB DEFAULT CHARSET=utf8;\n"
+	case Postgres:
+		ddl = `CREATE TABLE IF NOT EXISTS {t} (
+    id          BIGSERIAL    PRIMARY KEY,
+    biz_type    VARCHAR(63)  NOT NULL DEFAULT '' UNIQUE,
+    begin_id    BIGINT       NOT NULL DEFAULT 0,
+    max_id      BIGINT       NOT NULL DEFAULT 0,
+    step        INT          DEFAULT 0,
+    delta       INT          NOT NULL DEFAULT 1,
+    remainder   INT          NOT NULL DEFAULT 0,
+    create_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00',
+    update_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00',
+    version     BIGINT       NOT NULL DEFAULT 0
+);
+`
+	default:
+		return "", fmt.Errorf("sqlstore: unknown dialect %d", d)
+	}
+	return strings.ReplaceAll(ddl, "{t}", table), nil
+}
+
+func (s *Tinyid) q(query string) string {
+	return rebind(s.dialect, strings.ReplaceAll(query, "{t}", s.opt.Table))
+}
+
+func (s *Tinyid) ensureSchema(ctx context.Context) error {
+	s.schemaMu.Lock()
+	defer s.schemaMu.Unlock()
+	if s.schemaOK || s.opt.NoCreate {
+		return nil
+	}
+	ddl, _ := TinyidSchema(s.dialect, s.opt.Table)
+	if _, err := s.db.ExecContext(ctx, strings.TrimSuffix(strings.TrimSpace(ddl), ";")); err != nil {
+		return fmt.Errorf("create tinyid table: %w", err)
+	}
+	s.schemaOK = true
+	return nil
+}
+
+type tinyRow struct {
+	maxID, step, delta, remainder, version int64
+	description                            string
+	updated                                time.Time
+}
+
+func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
+	var r tinyRow
+	err := s.db.QueryRowContext(ctx, s.q("SELECT max_id, COALESCE(step, 0), delta, remainder, version FROM {t} WHERE biz_type = ?"), tag).
+		Scan(&r.maxID, &r.step, &r.delta, &r.remainder, &r.version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, segment.ErrUnknownTag
+	}
+	if err != nil {
+		return r, fmt.Errorf("read tag %q: %w", tag, err)
+	}
+	if r.delta < 1 || r.remainder < 0 || r.remainder >= r.delta {
+		return r, fmt.Errorf("read tag %q: delta %d and remainder %d do not make a residue class", tag, r.delta, r.remainder)
+	}
+	return r, nil
+}
+
+// firstAfter returns the least ID above after that is remainder modulo
+// delta: the first ID Tinyid issues from a row whose max_id is after.
+func firstAfter(after, delta, remainder int64) int64 {
+	id := after + 1
+	return id + ((remainder-id%delta)%delta+delta)%delta
+}
+
+// Reserve implements segment.Store as Tinyid's getNextSegmentId does:
+// read the row, then move max_id by step where version is still as read,
+// retrying a lost race.
+func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.Range, error) {
+	if step < 1 {
+		return segment.Range{}, fmt.Errorf("reserve %q: step %d under 1", tag, step)
+	}
+	if err := s.ensureSchema(ctx); err != nil {
+		return segment.Range{}, err
+	}
+	for {
+		r, err := s.read(ctx, tag)
+		if err != nil {
+			return segment.Range{}, err
+		}
+		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = ?, version = version + 1 WHERE biz_type = ? AND max_id = ? AND version = ?"),
+			r.maxID+step, time.Now().UTC(), tag, r.maxID, r.version)
+		if err != nil {
+			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
+		} else if n == 1 {
+			return segment.Range{Start: firstAfter(r.maxID, r.delta, r.remainder), End: r.maxID + step + 1, Delta: r.delta}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return segment.Range{}, err
+		}
+	}
+}
+
+// Tag implements segment.Store.
+func (s *Tinyid) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return segment.TagInfo{}, err
+	}
+	r, err := s.read(ctx, tag)
+	if err != nil {
+		return segment.TagInfo{}, err
+	}
+	return segment.TagInfo{Tag: tag, Next: firstAfter(r.maxID, r.delta, r.remainder), Step: r.step, Delta: r.delta, Remainder: r.remainder}, nil
+}
+
+// Tags implements segment.Store.
+func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT biz_type, max_id, COALESCE(step, 0), delta, remainder FROM {t} ORDER BY biz_type"))
+	if err != nil {
+		return nil, fmt.Errorf("list tags: %w", err)
+	}
+	defer rows.Close()
+	var out []segment.TagInfo
+	for rows.Next() {
+		var t segment.TagInfo
+		var maxID int64
+		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder); err != nil {
+			return nil, fmt.Errorf("list tags: %w", err)
+		}
+		if t.Delta >= 1 {
+			t.Next = firstAfter(maxID, t.Delta, t.Remainder)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// CreateTag implements segment.Store: one store, delta 1.
+func (s *Tinyid) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	return s.CreateTagResidue(ctx, tag, first, step, 1, 0, description)
+}
+
+// CreateTagResidue implements segment.ResidueCreator: a row whose first ID
+// is the least at or after first that is remainder modulo delta. Tinyid has
+// no description column; the description is not kept.
+func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, _ string) error {
+	if delta < 1 || remainder < 0 || remainder >= delta {
+		return fmt.Errorf("create tag %q: delta %d and remainder %d do not make a residue class", tag, delta, remainder)
+	}
+	if err := s.ensureSchema(ctx); err != nil {
+		return err
+	}
+	insert := "INSERT INTO {t} (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
+	if s.dialect == Postgres {
+		insert += " ON CONFLICT DO NOTHING"
+	} else {
+		insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
+	}
+	now := time.Now().UTC()
+	res, err := s.db.ExecContext(ctx, s.q(insert), tag, first-1, first-1, step, delta, remainder, now, now)
+	if err != nil {
+		return fmt.Errorf("create tag %q: %w", tag, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return segment.ErrTagExists
+	}
+	return err
+}
+
+// SetStep implements segment.Store.
+func (s *Tinyid) SetStep(ctx context.Context, tag string, step int64) error {
+	return s.update(ctx, tag, "step = ?", step)
+}
+
+// Advance implements segment.Store: max_id moves to at least next-1 (the
+// next ID is then at least next), never back.
+func (s *Tinyid) Advance(ctx context.Context, tag string, next int64) (int64, error) {
+	if err := s.update(ctx, tag, "max_id = GREATEST(max_id, ?)", next-1); err != nil {
+		return 0, err
+	}
+	t, err := s.Tag(ctx, tag)
+	return t.Next, err
+}
+
+func (s *Tinyid) update(ctx context.Context, tag, set string, v int64) error {
+	if err := s.ensureSchema(ctx); err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET "+set+", version = version + 1 WHERE biz_type = ?"), v, tag)
+	if err != nil {
+		return fmt.Errorf("update tag %q: %w", tag, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return segment.ErrUnknownTag
+	}
+	return nil
+}

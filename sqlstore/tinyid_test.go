@@ -1,0 +1,140 @@
+package sqlstore_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/faultproxy"
+	"github.com/firn-id/firn/internal/idtest"
+	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/sqlstore"
+)
+
+// newTinyid returns a Tinyid store on a table of its own, dropped when t
+// ends.
+func newTinyid(t testing.TB, b backend, db *sql.DB) (*sqlstore.Tinyid, string) {
+	t.Helper()
+	suffix := make([]byte, 6)
+	rand.Read(suffix)
+	table := "tiny_id_info_" + hex.EncodeToString(suffix)
+	s, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
+	return s, table
+}
+
+func TestTinyidConformance(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		segmenttest.RunStoreTests(t, func(t *testing.T) segment.Store { s, _ := newTinyid(t, b, db); return s },
+			segmenttest.Options{NoDescription: true})
+	})
+}
+
+// TestTinyidContinues creates the table with Tinyid's own DDL and the row
+// of Tinyid's README (begin_id = max_id = 1, step 100000, delta 1,
+// remainder 0), lets "Tinyid" take a segment with its own statement, and
+// checks that firn continues after it.
+func TestTinyidContinues(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		s, table := newTinyid(t, b, db)
+		ddl, _ := sqlstore.TinyidSchema(b.dialect, table)
+		if _, err := db.Exec(ddl[:len(ddl)-2]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("INSERT INTO " + table + " (biz_type, begin_id, max_id, step, delta, remainder, version) VALUES ('test', 1, 1, 100000, 1, 0, 1)"); err != nil {
+			t.Fatal(err)
+		}
+		// Tinyid's updateMaxId: it now hands out (1, 100001].
+		if _, err := db.Exec("UPDATE " + table + " SET max_id = 100001, version = version + 1 WHERE biz_type = 'test' AND max_id = 1 AND version = 1"); err != nil {
+			t.Fatal(err)
+		}
+		a, err := segment.NewAllocator(s, segment.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close(context.Background())
+		if id, err := a.Next(context.Background(), "test"); err != nil || id != 100002 {
+			t.Fatalf("first firn ID %d, %v; want 100002, right after Tinyid's (1, 100001]", id, err)
+		}
+	})
+}
+
+// TestTinyidOddEvenAcrossDatabases serves one tag from two databases,
+// PostgreSQL with the even IDs and MariaDB with the odd ones, cuts one off,
+// then the other: the allocator keeps serving and no ID repeats.
+func TestTinyidOddEvenAcrossDatabases(t *testing.T) {
+	pgDSN := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	myDSN := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
+	pg, my := backends[0], backends[1]
+	pgProxy := faultproxy.New(t, hostOf(t, pg, pgDSN))
+	myProxy := faultproxy.New(t, hostOf(t, my, myDSN))
+	even, _ := newTinyid(t, pg, openDB(t, pg, viaProxy(t, pg, pgDSN, pgProxy.Addr())))
+	odd, _ := newTinyid(t, my, openDB(t, my, viaProxy(t, my, myDSN, myProxy.Addr())))
+	m, err := segment.NewMulti(odd, even)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := even.CreateTagResidue(ctx, "order", 1, 200, 2, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := odd.CreateTagResidue(ctx, "order", 1, 200, 2, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A step capped at 200 makes every phase fetch about ten ranges.
+	a, err := segment.NewAllocator(m, segment.Config{MaxWait: 3 * time.Second, FetchTimeout: time.Second, MaxStep: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(ctx)
+	rec := idtest.NewRecorder(t)
+	// draw takes 2,000 IDs; parity, if not -1, is what the last 1,000 must
+	// all have, once the buffered ones of the other store are used up.
+	draw := func(what string, parity int64) {
+		for i := range 2000 {
+			id, err := a.Next(ctx, "order")
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			rec.AddUnordered(id)
+			if parity >= 0 && i >= 1000 && id%2 != parity {
+				t.Fatalf("%s: ID %d from the store that is cut off", what, id)
+			}
+		}
+	}
+	draw("both up", -1)
+	pgProxy.Cut()
+	draw("PostgreSQL (even) cut off", 1)
+	pgProxy.Restore()
+	myProxy.Cut()
+	draw("MariaDB (odd) cut off", 0)
+	myProxy.Restore()
+}
+
+func TestTinyidRefusesOverlap(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		x, _ := newTinyid(t, b, db)
+		y, _ := newTinyid(t, b, db)
+		ctx := context.Background()
+		x.CreateTagResidue(ctx, "t", 1, 100, 2, 1, "")
+		y.CreateTagResidue(ctx, "t", 1, 100, 2, 1, "")
+		m, _ := segment.NewMulti(x, y)
+		a, _ := segment.NewAllocator(m, segment.Config{})
+		defer a.Close(ctx)
+		if _, err := a.Next(ctx, "t"); !errors.Is(err, segment.ErrResidues) {
+			t.Fatalf("two rows with remainder 1: %v, want ErrResidues", err)
+		}
+	})
+}
