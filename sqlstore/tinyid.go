@@ -112,8 +112,6 @@ func (s *Tinyid) ensureSchema(ctx context.Context) error {
 
 type tinyRow struct {
 	maxID, step, delta, remainder, version int64
-	description                            string
-	updated                                time.Time
 }
 
 func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
