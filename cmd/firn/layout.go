@@ -46,18 +46,18 @@ func runLayout(args []string, stdout io.Writer) error {
 	return w.Flush()
 }
 
-// segment is one box of the diagram.
-type segment struct {
+// box is one part of the diagram.
+type box struct {
 	label  string
 	hi, lo int
 }
 
-func segments(l snowflake.Layout) []segment {
-	var segs []segment
+func boxes(l snowflake.Layout) []box {
+	var segs []box
 	bit := 64
 	add := func(label string, bits int) {
 		if bits > 0 {
-			segs = append(segs, segment{label: label, hi: bit - 1, lo: bit - bits})
+			segs = append(segs, box{label: label, hi: bit - 1, lo: bit - bits})
 			bit -= bits
 		}
 	}
@@ -87,7 +87,7 @@ func segments(l snowflake.Layout) []segment {
 // drawLayout draws one box per part, most significant bits on the left,
 // with the bit positions each covers.
 func drawLayout(w io.Writer, l snowflake.Layout) {
-	segs := segments(l)
+	segs := boxes(l)
 	var border, labels, bits strings.Builder
 	border.WriteString("+")
 	labels.WriteString("|")

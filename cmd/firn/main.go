@@ -3,6 +3,7 @@
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
 //	firn parse [layout flags] [--json] ID...      take IDs apart
 //	firn layout [layout flags]                    draw a layout and its capacity
+//	firn tag list|create|step|advance|next        segment mode's tags
 //	firn schema --dialect postgres|mysql          print the SQL tables
 //	firn admin advance --node N --to TIME         move a node's HWM forward
 //
@@ -33,7 +34,8 @@ func commands() []command {
 		{"next", "print new IDs, one per line", nextUsage, runNext},
 		{"parse", "take IDs apart: time, node fields, sequence", parseUsage, runParse},
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},
-		{"schema", "print the SQL tables for node IDs", schemaUsage, runSchema},
+		{"tag", "segment mode: create, list and draw from tags", tagUsage, runTag},
+		{"schema", "print the SQL tables", schemaUsage, runSchema},
 		{"admin", "administer a store: advance a node's HWM after a restore", adminUsage, runAdmin},
 	}
 }

@@ -264,3 +264,39 @@ func TestNextSkipsReservedNodes(t *testing.T) {
 		t.Fatalf("a reserved node outside the layout: exit %d, stdout %q", code, out)
 	}
 }
+
+func TestTagCommands(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (string, string, int) { return runCLI(append(args, "--data-dir", dir)...) }
+	if _, errOut, code := run("tag", "create", "order", "--first", "100", "--step", "10", "--description", "orders"); code != 0 {
+		t.Fatalf("create: exit %d: %s", code, errOut)
+	}
+	out, _, code := run("tag", "next", "order", "-n", "25")
+	ids := strings.Fields(out)
+	if code != 0 || len(ids) != 25 || ids[0] != "100" || ids[24] != "124" {
+		t.Fatalf("next: exit %d, %v", code, ids)
+	}
+	// The second run skips what the first had buffered, never reuses it.
+	out, _, _ = run("tag", "next", "order")
+	if v, _ := strconv.Atoi(strings.TrimSpace(out)); v <= 124 {
+		t.Fatalf("second run: %s, want past 124", out)
+	}
+	if out, _, code := run("tag", "advance", "order", "--to", "10000"); code != 0 || out != "tag order: next ID 10000\n" {
+		t.Fatalf("advance: exit %d, %q", code, out)
+	}
+	if out, _, code := run("tag", "step", "order", "50"); code != 0 || out != "tag order: step 50\n" {
+		t.Fatalf("step: exit %d, %q", code, out)
+	}
+	out, _, _ = run("tag", "list")
+	if !strings.Contains(out, "order") || !strings.Contains(out, "10000") || !strings.Contains(out, "orders") {
+		t.Fatalf("list:\n%s", out)
+	}
+	for _, args := range [][]string{
+		{"tag", "next", "nope"}, {"tag", "create", "order"}, {"tag", "step", "order", "0"},
+		{"tag", "advance", "order"}, {"tag", "frobnicate"}, {"tag", "create"}, {"tag", "create", "x", "--step", "-1"},
+	} {
+		if out, errOut, code := run(args...); code != 2 || out != "" || errOut == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errOut)
+		}
+	}
+}

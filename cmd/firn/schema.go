@@ -8,17 +8,18 @@ import (
 	"github.com/firn-id/firn/sqlstore"
 )
 
-var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--table NAME] [--segment-table NAME]
+var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--table NAME] [--segment-table NAME] [--tinyid-table NAME]
 
 Prints the DDL of firn's tables, for teams whose application user may not
 create tables (firn creates them on first use otherwise): the node tables,
-and Leaf's segment table (Leaf's own DDL for MySQL, its equivalent for
-PostgreSQL).
+and the segment tables of Leaf and Tinyid (their own DDL for MySQL, its
+equivalent for PostgreSQL).
 
   --dialect D            postgres or mysql (MariaDB)
   --table NAME           the node table (default firn_nodes); its namespace
                          table is NAME_namespaces
-  --segment-table NAME   the segment table (default leaf_alloc)
+  --segment-table NAME   Leaf's segment table (default leaf_alloc)
+  --tinyid-table NAME    Tinyid's segment table (default tiny_id_info)
 `
 
 func runSchema(args []string, stdout io.Writer) error {
@@ -26,6 +27,7 @@ func runSchema(args []string, stdout io.Writer) error {
 	dialect := fs.String("dialect", "", "")
 	table := fs.String("table", "firn_nodes", "")
 	segTable := fs.String("segment-table", "leaf_alloc", "")
+	tinyTable := fs.String("tinyid-table", "tiny_id_info", "")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -48,6 +50,10 @@ func runSchema(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usagef("--segment-table: %s", err)
 	}
-	_, err = fmt.Fprintf(stdout, "-- node IDs and their high-water marks\n%s\n-- segments (Meituan Leaf's table)\n%s", ddl, seg)
+	tiny, err := sqlstore.TinyidSchema(d, *tinyTable)
+	if err != nil {
+		return usagef("--tinyid-table: %s", err)
+	}
+	_, err = fmt.Fprintf(stdout, "-- node IDs and their high-water marks\n%s\n-- segments, Meituan Leaf's table (--segments leaf)\n%s\n-- segments, Didi Tinyid's table (--segments tinyid)\n%s", ddl, seg, tiny)
 	return err
 }

@@ -17,12 +17,14 @@ import (
 	"github.com/firn-id/firn/etcdstore"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
 
 // storeFlags choose where node IDs and HWMs live.
 type storeFlags struct {
 	kind, dataDir, dsn, endpoints, namespace, table string
+	segTable, segFormat                             string
 }
 
 const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
@@ -35,6 +37,10 @@ const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
                       of the namespace column (default "default"), in etcd a
                       key prefix (default /firn/default/)
   --table NAME        SQL: the node table (default firn_nodes)
+  --segments FORMAT   SQL: the segment table's format, leaf (Meituan Leaf's
+                      leaf_alloc, the default) or tinyid (Didi Tinyid's
+                      tiny_id_info)
+  --segment-table T   SQL: the segment table (default leaf_alloc or tiny_id_info)
 `
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -44,6 +50,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.endpoints, "endpoints", "", "")
 	fs.StringVar(&f.namespace, "namespace", "", "")
 	fs.StringVar(&f.table, "table", "", "")
+	fs.StringVar(&f.segFormat, "segments", "leaf", "")
+	fs.StringVar(&f.segTable, "segment-table", "", "")
 }
 
 // open returns the chosen store and a function that closes it.
@@ -115,4 +123,47 @@ func (f *storeFlags) describe() string {
 		return "local data directory"
 	}
 	return fmt.Sprintf("%s namespace %q", f.kind, f.namespace)
+}
+
+// openSegments returns the chosen segment store and a function that closes
+// it.
+func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
+	if f.segFormat != "leaf" && f.segFormat != "tinyid" {
+		return nil, nil, usagef("--segments %q: want leaf or tinyid", f.segFormat)
+	}
+	switch f.kind {
+	case "local":
+		s, closer, err := f.open()
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.(*localstore.Store).Segments(), closer, nil
+	case "etcd":
+		s, closer, err := f.open()
+		if err != nil {
+			return nil, nil, err
+		}
+		return s.(*etcdstore.Store).Segments(), closer, nil
+	case "postgres", "mysql":
+		if f.dsn == "" {
+			return nil, nil, usagef("--store %s needs --dsn", f.kind)
+		}
+		d, _ := sqlstore.ParseDialect(f.kind)
+		db, err := sql.Open(map[sqlstore.Dialect]string{sqlstore.Postgres: "pgx", sqlstore.MySQL: "mysql"}[d], f.dsn)
+		if err != nil {
+			return nil, nil, usagef("--dsn: %s", err)
+		}
+		var s segment.Store
+		if f.segFormat == "tinyid" {
+			s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
+		} else {
+			s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
+		}
+		if err != nil {
+			db.Close()
+			return nil, nil, usagef("--segment-table: %s", err)
+		}
+		return s, db.Close, nil
+	}
+	return nil, nil, usagef("--store %q: want local, etcd, postgres or mysql", f.kind)
 }

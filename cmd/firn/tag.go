@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/firn-id/firn/segment"
+)
+
+var tagUsage = `Usage: firn tag COMMAND [args] [store flags]
+
+Segment mode: dense IDs per tag (business key), from ranges reserved in a
+store. Nothing here ever lowers a counter.
+
+  firn tag list                                   tags with their next ID and step
+  firn tag create TAG [--first N] [--step N] [--description TEXT]
+                                                  a new tag (default: first 1, step 1000)
+  firn tag step TAG N                             change a tag's step
+  firn tag advance TAG --to N                     move a tag's next ID to at least N
+                                                  (after a restore: past the largest ID issued)
+  firn tag next TAG [-n N]                        draw N IDs, one per line
+
+` + storeFlagsUsage
+
+func runTag(args []string, stdout io.Writer) (err error) {
+	if len(args) == 0 {
+		return usagef("want a subcommand: list, create, step, advance or next; run 'firn help tag'")
+	}
+	sub := args[0]
+	if sub == "-h" || sub == "--help" || sub == "-help" {
+		return errHelp
+	}
+	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
+	var sf storeFlags
+	sf.register(fs)
+	first := fs.Int64("first", 1, "")
+	step := fs.Int64("step", 1000, "")
+	desc := fs.String("description", "", "")
+	to := fs.Int64("to", 0, "")
+	n := fs.Int("n", 1, "")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	want := map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1}
+	count, ok := want[sub]
+	if !ok {
+		return usagef("unknown subcommand %q: want list, create, step, advance or next", sub)
+	}
+	if len(pos) != count {
+		return usagef("firn tag %s takes %d argument(s), got %d; run 'firn help tag'", sub, count, len(pos))
+	}
+	if count > 0 && (pos[0] == "" || len(pos[0]) > 128) {
+		return usagef("tag %q: want 1 to 128 characters", pos[0])
+	}
+	store, closeStore, err := sf.openSegments()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeStore()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	switch sub {
+	case "list":
+		return listTags(ctx, store, stdout)
+	case "create":
+		if *step < 1 {
+			return usagef("--step %d: want at least 1", *step)
+		}
+		if err := store.CreateTag(ctx, pos[0], *first, *step, *desc); err != nil {
+			return tagErr(pos[0], err)
+		}
+		_, err = fmt.Fprintf(stdout, "tag %s: first ID %d, step %d\n", pos[0], *first, *step)
+		return err
+	case "step":
+		v, err := strconv.ParseInt(pos[1], 10, 64)
+		if err != nil || v < 1 {
+			return usagef("step %q: want a whole number of at least 1", pos[1])
+		}
+		if err := store.SetStep(ctx, pos[0], v); err != nil {
+			return tagErr(pos[0], err)
+		}
+		_, err = fmt.Fprintf(stdout, "tag %s: step %d\n", pos[0], v)
+		return err
+	case "advance":
+		if *to < 1 {
+			return usagef("--to is required: the next ID must be at least this")
+		}
+		after, err := store.Advance(ctx, pos[0], *to)
+		if err != nil {
+			return tagErr(pos[0], err)
+		}
+		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d\n", pos[0], after)
+		return err
+	}
+	return drawTag(ctx, store, pos[0], *n, stdout)
+}
+
+// tagErr turns the errors of bad input into usage errors.
+func tagErr(tag string, err error) error {
+	switch {
+	case errors.Is(err, segment.ErrUnknownTag):
+		return usagef("unknown tag %q", tag)
+	case errors.Is(err, segment.ErrTagExists):
+		return usagef("tag %q exists", tag)
+	}
+	return err
+}
+
+func listTags(ctx context.Context, store segment.Store, stdout io.Writer) error {
+	tags, err := store.Tags(ctx)
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "TAG\tNEXT\tSTEP\tCLASS\tDESCRIPTION")
+	for _, t := range tags {
+		class := "-"
+		if t.Delta > 1 {
+			class = fmt.Sprintf("%d mod %d", t.Remainder, t.Delta)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\n", t.Tag, t.Next, t.Step, class, strings.ReplaceAll(t.Description, "\t", " "))
+	}
+	return w.Flush()
+}
+
+func drawTag(ctx context.Context, store segment.Store, tag string, n int, stdout io.Writer) (err error) {
+	if n < 1 || n > maxNext {
+		return usagef("-n %d: want 1 to %d", n, maxNext)
+	}
+	a, err := segment.NewAllocator(store, segment.Config{MaxWait: 5 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, a.Close(context.Background())) }()
+	h, err := a.Tag(ctx, tag)
+	if err != nil {
+		return tagErr(tag, err)
+	}
+	dst := make([]int64, min(n, 4096))
+	var out []byte
+	for n > 0 {
+		k, err := h.NextN(ctx, dst[:min(n, len(dst))])
+		out = out[:0]
+		for _, id := range dst[:k] {
+			out = strconv.AppendInt(out, id, 10)
+			out = append(out, '\n')
+		}
+		if _, werr := stdout.Write(out); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
