@@ -23,7 +23,7 @@ type buffer struct {
 	since   time.Time
 }
 
-func (b *buffer) size() int64 { return Range{b.start, b.end, b.delta}.Len() }
+func (b *buffer) size() int64 { return Range{Start: b.start, End: b.end, Delta: b.delta}.Len() }
 
 // left returns the IDs not yet handed out.
 func (b *buffer) left() int64 {

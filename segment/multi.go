@@ -48,6 +48,7 @@ type Multi struct {
 
 	mu      sync.Mutex
 	classes map[string]map[int]int64 // tag -> store -> remainder, as seen
+	sets    map[string]string        // tag -> the set name rows record
 	primary int
 }
 
@@ -56,7 +57,7 @@ func NewMulti(stores ...Store) (*Multi, error) {
 	if len(stores) < 2 {
 		return nil, fmt.Errorf("segment: a set needs at least two stores, got %d", len(stores))
 	}
-	return &Multi{stores: stores, classes: map[string]map[int]int64{}}, nil
+	return &Multi{stores: stores, classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
 }
 
 // fits records store i's class for tag, or says why it does not fit.
@@ -86,6 +87,26 @@ func (m *Multi) fits(tag string, i int, delta, remainder int64) error {
 	return nil
 }
 
+// fitsSet checks the set a row records, where it records one: its size is
+// the number of stores, and its name that of the other rows.
+func (m *Multi) fitsSet(tag string, i int, info TagInfo) error {
+	if info.SetSize == 0 {
+		return nil
+	}
+	if info.SetSize != int64(len(m.stores)) {
+		return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
+			Reason: fmt.Sprintf("belongs to set %q of %d stores, but %d are configured", info.Set, info.SetSize, len(m.stores))}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if name, ok := m.sets[tag]; ok && name != info.Set {
+		return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
+			Reason: fmt.Sprintf("belongs to set %q, another store to set %q", info.Set, name)}
+	}
+	m.sets[tag] = info.Set
+	return nil
+}
+
 // order returns the store indexes to try, the primary first: ranges come
 // from one store while it answers.
 func (m *Multi) order() []int {
@@ -107,6 +128,9 @@ func (m *Multi) Reserve(ctx context.Context, tag string, step int64) (Range, err
 		r, err := m.stores[i].Reserve(ctx, tag, step)
 		if err == nil {
 			err = m.fits(tag, i, r.Delta, ((r.Start%r.Delta)+r.Delta)%r.Delta)
+		}
+		if err == nil {
+			err = m.fitsSet(tag, i, TagInfo{Delta: r.Delta, Remainder: r.Start % r.Delta, Set: r.Set, SetSize: r.SetSize})
 		}
 		if err == nil {
 			m.mu.Lock()
@@ -131,6 +155,9 @@ func (m *Multi) Tag(ctx context.Context, tag string) (TagInfo, error) {
 		info, err := s.Tag(ctx, tag)
 		if err == nil {
 			err = m.fits(tag, i, info.Delta, info.Remainder)
+		}
+		if err == nil {
+			err = m.fitsSet(tag, i, info)
 		}
 		var re *ResidueError
 		switch {

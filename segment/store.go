@@ -11,6 +11,10 @@ import (
 type Range struct {
 	Start, End int64
 	Delta      int64
+	// Set and SetSize are the store set the row records, if it records
+	// one (firn's own table); segment.Multi checks them on every range.
+	Set     string
+	SetSize int64
 }
 
 // Len returns the number of IDs in the range.
@@ -28,6 +32,8 @@ type TagInfo struct {
 	Step        int64 // the configured step: the width reserved per fetch
 	Delta       int64 // IDs are Remainder modulo Delta: 1 and 0 for one store
 	Remainder   int64
+	Set         string // the store set the row belongs to, where recorded
+	SetSize     int64  // the number of stores in that set; 0: not recorded
 	Description string
 	Updated     time.Time
 }

@@ -30,6 +30,8 @@ type Tinyid struct {
 	db      *sql.DB
 	dialect Dialect
 	opt     TinyidOptions
+	own     bool   // firn's own table: Tinyid's columns plus set and description
+	set     string // the store set this store belongs to (own table only)
 
 	schemaMu sync.Mutex
 	schemaOK bool
@@ -47,6 +49,52 @@ func NewTinyid(db *sql.DB, d Dialect, opt TinyidOptions) (*Tinyid, error) {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
 	return &Tinyid{db: db, dialect: d, opt: opt}, nil
+}
+
+// SetOptions configures a store on firn's own segment table.
+type SetOptions struct {
+	// Table is firn's segment table. Default "firn_segments".
+	Table string
+	// Set names the store set this database belongs to: every row it
+	// creates records it, with the set's size, and segment.Multi refuses
+	// rows of another set or size.
+	Set string
+	// NoCreate stops the store from creating the table on first use.
+	NoCreate bool
+}
+
+// NewSetStore returns a store on firn's own segment table: Tinyid's
+// columns, semantics included, plus a description and the name and size
+// of the store set each row belongs to. It does no I/O.
+func NewSetStore(db *sql.DB, d Dialect, opt SetOptions) (*Tinyid, error) {
+	if opt.Table == "" {
+		opt.Table = "firn_segments"
+	}
+	if len(opt.Set) > 128 {
+		return nil, fmt.Errorf("sqlstore: set name %q longer than 128 bytes", opt.Set)
+	}
+	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate})
+	if err != nil {
+		return nil, err
+	}
+	s.own, s.set = true, opt.Set
+	return s, nil
+}
+
+// SetSchema returns the DDL of firn's own segment table.
+func SetSchema(d Dialect, table string) (string, error) {
+	ddl, err := TinyidSchema(d, table)
+	if err != nil {
+		return "", err
+	}
+	extra := "    description VARCHAR(256) DEFAULT NULL,\n    set_name    VARCHAR(128) NOT NULL DEFAULT '',\n    set_size    INT          NOT NULL DEFAULT 1,\n"
+	anchor := "    version     BIGINT       NOT NULL DEFAULT 0\n"
+	if d == MySQL {
+		extra = "  `description` varchar(256) DEFAULT NULL,\n  `set_name` varchar(128) NOT NULL DEFAULT '',\n  `set_size` int(11) NOT NULL DEFAULT '1',\n"
+		anchor = "  `version` bigint(20) NOT NULL DEFAULT '0',\n"
+		return strings.Replace(ddl, anchor, anchor+extra, 1), nil
+	}
+	return strings.Replace(ddl, anchor, extra+anchor, 1), nil
 }
 
 // TinyidSchema returns the DDL of Tinyid's table: Tinyid's own for MySQL,
@@ -103,6 +151,9 @@ func (s *Tinyid) ensureSchema(ctx context.Context) error {
 		return nil
 	}
 	ddl, _ := TinyidSchema(s.dialect, s.opt.Table)
+	if s.own {
+		ddl, _ = SetSchema(s.dialect, s.opt.Table)
+	}
 	if _, err := s.db.ExecContext(ctx, strings.TrimSuffix(strings.TrimSpace(ddl), ";")); err != nil {
 		return fmt.Errorf("create tinyid table: %w", err)
 	}
@@ -112,12 +163,22 @@ func (s *Tinyid) ensureSchema(ctx context.Context) error {
 
 type tinyRow struct {
 	maxID, step, delta, remainder, version int64
+	description, set                       string
+	setSize                                int64
+}
+
+// extraColumns are the columns of firn's own table.
+func (s *Tinyid) extraColumns() string {
+	if s.own {
+		return ", COALESCE(description, ''), set_name, set_size"
+	}
+	return ", '', '', 0"
 }
 
 func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 	var r tinyRow
-	err := s.db.QueryRowContext(ctx, s.q("SELECT max_id, COALESCE(step, 0), delta, remainder, version FROM {t} WHERE biz_type = ?"), tag).
-		Scan(&r.maxID, &r.step, &r.delta, &r.remainder, &r.version)
+	err := s.db.QueryRowContext(ctx, s.q("SELECT max_id, COALESCE(step, 0), delta, remainder, version"+s.extraColumns()+" FROM {t} WHERE biz_type = ?"), tag).
+		Scan(&r.maxID, &r.step, &r.delta, &r.remainder, &r.version, &r.description, &r.set, &r.setSize)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, segment.ErrUnknownTag
 	}
@@ -160,7 +221,8 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 		if n, err := res.RowsAffected(); err != nil {
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
 		} else if n == 1 {
-			return segment.Range{Start: firstAfter(r.maxID, r.delta, r.remainder), End: r.maxID + step + 1, Delta: r.delta}, nil
+			return segment.Range{Start: firstAfter(r.maxID, r.delta, r.remainder), End: r.maxID + step + 1, Delta: r.delta,
+				Set: r.set, SetSize: r.setSize}, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return segment.Range{}, err
@@ -177,7 +239,8 @@ func (s *Tinyid) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
 	if err != nil {
 		return segment.TagInfo{}, err
 	}
-	return segment.TagInfo{Tag: tag, Next: firstAfter(r.maxID, r.delta, r.remainder), Step: r.step, Delta: r.delta, Remainder: r.remainder}, nil
+	return segment.TagInfo{Tag: tag, Next: firstAfter(r.maxID, r.delta, r.remainder), Step: r.step, Delta: r.delta, Remainder: r.remainder,
+		Description: r.description, Set: r.set, SetSize: r.setSize}, nil
 }
 
 // Tags implements segment.Store.
@@ -185,7 +248,7 @@ func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	if err := s.ensureSchema(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q("SELECT biz_type, max_id, COALESCE(step, 0), delta, remainder FROM {t} ORDER BY biz_type"))
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT biz_type, max_id, COALESCE(step, 0), delta, remainder"+s.extraColumns()+" FROM {t} ORDER BY biz_type"))
 	if err != nil {
 		return nil, fmt.Errorf("list tags: %w", err)
 	}
@@ -194,7 +257,7 @@ func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	for rows.Next() {
 		var t segment.TagInfo
 		var maxID int64
-		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder); err != nil {
+		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder, &t.Description, &t.Set, &t.SetSize); err != nil {
 			return nil, fmt.Errorf("list tags: %w", err)
 		}
 		if t.Delta >= 1 {
@@ -211,9 +274,10 @@ func (s *Tinyid) CreateTag(ctx context.Context, tag string, first, step int64, d
 }
 
 // CreateTagResidue implements segment.ResidueCreator: a row whose first ID
-// is the least at or after first that is remainder modulo delta. Tinyid has
-// no description column; the description is not kept.
-func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, _ string) error {
+// is the least at or after first that is remainder modulo delta. Tinyid's
+// table has no description column and keeps none; firn's own also records
+// the store set, of delta stores.
+func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error {
 	if delta < 1 || remainder < 0 || remainder >= delta {
 		return fmt.Errorf("create tag %q: delta %d and remainder %d do not make a residue class", tag, delta, remainder)
 	}
@@ -227,7 +291,13 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 		insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
 	}
 	now := time.Now().UTC()
-	res, err := s.db.ExecContext(ctx, s.q(insert), tag, first-1, first-1, step, delta, remainder, now, now)
+	args := []any{tag, first - 1, first - 1, step, delta, remainder, now, now}
+	if s.own {
+		insert = strings.Replace(insert, "version)", "version, description, set_name, set_size)", 1)
+		insert = strings.Replace(insert, "?, 0)", "?, 0, ?, ?, ?)", 1)
+		args = append(args, description, s.set, delta)
+	}
+	res, err := s.db.ExecContext(ctx, s.q(insert), args...)
 	if err != nil {
 		return fmt.Errorf("create tag %q: %w", tag, err)
 	}

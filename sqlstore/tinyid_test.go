@@ -138,3 +138,64 @@ func TestTinyidRefusesOverlap(t *testing.T) {
 		}
 	})
 }
+
+func newSetStore(t testing.TB, b backend, db *sql.DB, set string) *sqlstore.Tinyid {
+	t.Helper()
+	suffix := make([]byte, 6)
+	rand.Read(suffix)
+	table := "firn_segments_" + hex.EncodeToString(suffix)
+	s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table, Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
+	return s
+}
+
+func TestSetStoreConformance(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		segmenttest.RunStoreTests(t, func(t *testing.T) segment.Store { return newSetStore(t, b, db, "solo") })
+	})
+}
+
+// TestSetStoreRecordsItsSet: rows of firn's own table name their set and
+// its size; a row of another set, or of a set of another size, is refused.
+func TestSetStoreRecordsItsSet(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		ctx := context.Background()
+		x, y := newSetStore(t, b, db, "pair"), newSetStore(t, b, db, "pair")
+		m, _ := segment.NewMulti(x, y)
+		if err := m.CreateTag(ctx, "t", 1, 100, "paired"); err != nil {
+			t.Fatal(err)
+		}
+		info, err := y.Tag(ctx, "t")
+		if err != nil || info.Set != "pair" || info.SetSize != 2 || info.Remainder != 1 || info.Description != "paired" {
+			t.Fatalf("row of the second store: %+v, %v", info, err)
+		}
+		a, _ := segment.NewAllocator(m, segment.Config{})
+		defer a.Close(ctx)
+		if _, err := a.Next(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+
+		other := newSetStore(t, b, db, "other")
+		other.CreateTagResidue(ctx, "t", 1, 100, 2, 1, "")
+		m2, _ := segment.NewMulti(x, other)
+		a2, _ := segment.NewAllocator(m2, segment.Config{})
+		defer a2.Close(ctx)
+		if _, err := a2.Next(ctx, "t"); !errors.Is(err, segment.ErrResidues) {
+			t.Fatalf("rows of two sets: %v, want ErrResidues", err)
+		}
+
+		z := newSetStore(t, b, db, "pair")
+		z.CreateTagResidue(ctx, "t", 1, 100, 3, 2, "") // a set of three
+		m3, _ := segment.NewMulti(x, y, z)
+		a3, _ := segment.NewAllocator(m3, segment.Config{})
+		defer a3.Close(ctx)
+		if _, err := a3.Next(ctx, "t"); !errors.Is(err, segment.ErrResidues) {
+			t.Fatalf("a set of 2 with a third store: %v, want ErrResidues", err)
+		}
+	})
+}

@@ -12,8 +12,8 @@ var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--table NAME] [-
 
 Prints the DDL of firn's tables, for teams whose application user may not
 create tables (firn creates them on first use otherwise): the node tables,
-and the segment tables of Leaf and Tinyid (their own DDL for MySQL, its
-equivalent for PostgreSQL).
+the segment tables of Leaf and Tinyid (their own DDL for MySQL, its
+equivalent for PostgreSQL), and firn's own segment table.
 
   --dialect D            postgres or mysql (MariaDB)
   --table NAME           the node table (default firn_nodes); its namespace
@@ -54,6 +54,8 @@ func runSchema(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usagef("--tinyid-table: %s", err)
 	}
-	_, err = fmt.Fprintf(stdout, "-- node IDs and their high-water marks\n%s\n-- segments, Meituan Leaf's table (--segments leaf)\n%s\n-- segments, Didi Tinyid's table (--segments tinyid)\n%s", ddl, seg, tiny)
+	own, _ := sqlstore.SetSchema(d, "firn_segments")
+	_, err = fmt.Fprintf(stdout, "-- node IDs and their high-water marks\n%s\n-- segments, Meituan Leaf's table (--segments leaf)\n%s\n"+
+		"-- segments, Didi Tinyid's table (--segments tinyid)\n%s\n-- segments, firn's own table (--segments set)\n%s", ddl, seg, tiny, own)
 	return err
 }

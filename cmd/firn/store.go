@@ -24,7 +24,7 @@ import (
 // storeFlags choose where node IDs and HWMs live.
 type storeFlags struct {
 	kind, dataDir, dsn, endpoints, namespace, table string
-	segTable, segFormat                             string
+	segTable, segFormat, set                        string
 }
 
 const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
@@ -37,10 +37,12 @@ const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
                       of the namespace column (default "default"), in etcd a
                       key prefix (default /firn/default/)
   --table NAME        SQL: the node table (default firn_nodes)
-  --segments FORMAT   SQL: the segment table's format, leaf (Meituan Leaf's
-                      leaf_alloc, the default) or tinyid (Didi Tinyid's
-                      tiny_id_info)
-  --segment-table T   SQL: the segment table (default leaf_alloc or tiny_id_info)
+  --segments FORMAT   SQL: the segment table's format: leaf (Meituan Leaf's
+                      leaf_alloc, the default), tinyid (Didi Tinyid's
+                      tiny_id_info) or set (firn's own firn_segments, whose
+                      rows name their store set)
+  --segment-table T   SQL: the segment table (default by format)
+  --set NAME          --segments set: the store set this database belongs to
 `
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -52,6 +54,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.table, "table", "", "")
 	fs.StringVar(&f.segFormat, "segments", "leaf", "")
 	fs.StringVar(&f.segTable, "segment-table", "", "")
+	fs.StringVar(&f.set, "set", "", "")
 }
 
 // open returns the chosen store and a function that closes it.
@@ -128,8 +131,8 @@ func (f *storeFlags) describe() string {
 // openSegments returns the chosen segment store and a function that closes
 // it.
 func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
-	if f.segFormat != "leaf" && f.segFormat != "tinyid" {
-		return nil, nil, usagef("--segments %q: want leaf or tinyid", f.segFormat)
+	if f.segFormat != "leaf" && f.segFormat != "tinyid" && f.segFormat != "set" {
+		return nil, nil, usagef("--segments %q: want leaf, tinyid or set", f.segFormat)
 	}
 	switch f.kind {
 	case "local":
@@ -154,9 +157,12 @@ func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
 			return nil, nil, usagef("--dsn: %s", err)
 		}
 		var s segment.Store
-		if f.segFormat == "tinyid" {
+		switch f.segFormat {
+		case "tinyid":
 			s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
-		} else {
+		case "set":
+			s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set})
+		default:
 			s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
 		}
 		if err != nil {
