@@ -47,7 +47,7 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	done
 
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
 
 build: ## build bin/firn

@@ -8,9 +8,12 @@
 //   - nodeid: node-ID leases that keep each node's high-water mark (HWM)
 //     ahead of its generator, and the Store interface they run on; its
 //     nodeidtest package holds the stores' conformance suite.
+//   - segment: segment mode, dense IDs per tag from ranges reserved in a
+//     store; its segmenttest package holds the stores' conformance suite.
 //   - localstore: the single-machine store, a locked data directory.
-//   - sqlstore: node IDs in PostgreSQL or MySQL.
-//   - etcdstore: node IDs in etcd.
+//   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
+//     Tinyid's tables).
+//   - etcdstore: node IDs and segments in etcd.
 //   - cmd/firn: the firn command.
 //
 // docs/design.md gives the safety argument; README.md the tour.
