@@ -79,7 +79,7 @@ func (g *segments) Reserve(ctx context.Context, tag string, step int64) (segment
 	if err != nil {
 		return segment.Range{}, err
 	}
-	return segment.Range{Start: start, End: v.Next, Delta: 1}, nil
+	return segment.Range{Start: start, End: v.Next, Delta: 1, Step: v.Step}, nil
 }
 
 func (g *segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {

@@ -238,3 +238,35 @@ func TestConfigRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowsStepChanges: a step changed in the store becomes the floor of
+// the allocator's next fetches, without a restart.
+func TestFollowsStepChanges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 10)
+		// Each range lasts 90 s against a 60 s period: the step neither
+		// doubles nor halves on its own.
+		a := newAllocator(t, s, segment.Config{Period: time.Minute})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]int64, 10)
+		if _, err := h.NextN(context.Background(), dst); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetStep(context.Background(), "t", 500); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			time.Sleep(90 * time.Second)
+			if _, err := h.NextN(context.Background(), dst); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+		}
+		if st := h.Stats(); st.Step != 500 {
+			t.Fatalf("step %d after the store's step became 500", st.Step)
+		}
+	})
+}

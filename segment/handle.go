@@ -299,6 +299,11 @@ func (h *Handle) fetch(step int64) {
 	}
 	h.lastErr, h.backoff = nil, 0
 	h.retryAt.Store(0)
+	if r.Step > 0 && r.Step != h.base {
+		// The tag's step was changed in the store: it is the new floor.
+		h.base = r.Step
+		h.step = max(h.step, r.Step)
+	}
 	nb := &buffer{start: r.Start, end: r.End, delta: r.Delta}
 	nb.pos.Store(r.Start)
 	nb.trigger = h.triggerFor(nb, 0)

@@ -11,6 +11,9 @@ import (
 type Range struct {
 	Start, End int64
 	Delta      int64
+	// Step is the tag's configured step as the store holds it now (0 if
+	// the store does not say): an allocator follows changes to it.
+	Step int64
 	// Set and SetSize are the store set the row records, if it records
 	// one (firn's own table); segment.Multi checks them on every range.
 	Set     string

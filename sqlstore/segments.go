@@ -109,11 +109,11 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 	if err := s.ensureSchema(ctx); err != nil {
 		return r, err
 	}
-	var maxID int64
+	var maxID, rowStep int64
 	if s.dialect == Postgres {
-		err = s.db.QueryRowContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ?, update_time = now() WHERE biz_tag = ? RETURNING max_id"), step, tag).Scan(&maxID)
+		err = s.db.QueryRowContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ?, update_time = now() WHERE biz_tag = ? RETURNING max_id, step"), step, tag).Scan(&maxID, &rowStep)
 	} else {
-		maxID, err = s.reserveMySQL(ctx, tag, step)
+		maxID, rowStep, err = s.reserveMySQL(ctx, tag, step)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, segment.ErrUnknownTag
@@ -121,13 +121,13 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 	if err != nil {
 		return r, fmt.Errorf("reserve %q: %w", tag, err)
 	}
-	return segment.Range{Start: maxID - step, End: maxID, Delta: 1}, nil
+	return segment.Range{Start: maxID - step, End: maxID, Delta: 1, Step: rowStep}, nil
 }
 
-func (s *Segments) reserveMySQL(ctx context.Context, tag string, step int64) (maxID int64, err error) {
+func (s *Segments) reserveMySQL(ctx context.Context, tag string, step int64) (maxID, rowStep int64, err error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer func() {
 		if err != nil {
@@ -136,15 +136,15 @@ func (s *Segments) reserveMySQL(ctx context.Context, tag string, step int64) (ma
 	}()
 	res, err := tx.ExecContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ? WHERE biz_tag = ?"), step, tag)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return 0, sql.ErrNoRows
+		return 0, 0, sql.ErrNoRows
 	}
-	if err := tx.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE biz_tag = ?"), tag).Scan(&maxID); err != nil {
-		return 0, err
+	if err := tx.QueryRowContext(ctx, s.q("SELECT max_id, step FROM {t} WHERE biz_tag = ?"), tag).Scan(&maxID, &rowStep); err != nil {
+		return 0, 0, err
 	}
-	return maxID, tx.Commit()
+	return maxID, rowStep, tx.Commit()
 }
 
 // tagColumns reads update_time as Unix seconds, which needs no driver

@@ -222,7 +222,7 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
 		} else if n == 1 {
 			return segment.Range{Start: firstAfter(r.maxID, r.delta, r.remainder), End: r.maxID + step + 1, Delta: r.delta,
-				Set: r.set, SetSize: r.setSize}, nil
+				Step: r.step, Set: r.set, SetSize: r.setSize}, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return segment.Range{}, err

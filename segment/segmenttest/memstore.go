@@ -71,7 +71,7 @@ func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment
 	if t == nil {
 		return segment.Range{}, segment.ErrUnknownTag
 	}
-	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: t.Delta}
+	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: t.Delta, Step: t.Step}
 	t.Next = r.End + (t.Remainder-r.End%t.Delta+t.Delta)%t.Delta
 	s.reserves++
 	return r, nil
