@@ -14,6 +14,7 @@
 //   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
+//   - server: the HTTP adapter over a generator and an allocator.
 //   - cmd/firn: the firn command.
 //
 // docs/design.md gives the safety argument; README.md the tour.

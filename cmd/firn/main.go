@@ -1,5 +1,6 @@
 // Command firn issues, decodes and describes unique 64-bit IDs.
 //
+//	firn serve [--http ADDR] [flags]              serve IDs over HTTP
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
 //	firn parse [layout flags] [--json] ID...      take IDs apart
 //	firn layout [layout flags]                    draw a layout and its capacity
@@ -31,6 +32,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "serve IDs over HTTP", serveUsage, runServe},
 		{"next", "print new IDs, one per line", nextUsage, runNext},
 		{"parse", "take IDs apart: time, node fields, sequence", parseUsage, runParse},
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},

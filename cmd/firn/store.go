@@ -2,6 +2,7 @@ package main
 
 import (
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -172,4 +173,24 @@ func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
 		return s, db.Close, nil
 	}
 	return nil, nil, usagef("--store %q: want local, etcd, postgres or mysql", f.kind)
+}
+
+// openBoth opens the node store and the segment store, sharing the local
+// directory's lock or the etcd client.
+func (f *storeFlags) openBoth() (nodeid.Store, segment.Store, func() error, error) {
+	nodes, closeNodes, err := f.open()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	switch s := nodes.(type) {
+	case *localstore.Store:
+		return s, s.Segments(), closeNodes, nil
+	case *etcdstore.Store:
+		return s, s.Segments(), closeNodes, nil
+	}
+	segs, closeSegs, err := f.openSegments()
+	if err != nil {
+		return nil, nil, nil, errors.Join(err, closeNodes())
+	}
+	return nodes, segs, func() error { return errors.Join(closeSegs(), closeNodes()) }, nil
 }

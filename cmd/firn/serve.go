@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
+)
+
+var serveUsage = `Usage: firn serve [--http ADDR] [--node N] [store flags] [layout flags]
+
+Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
+stops accepting, finishes requests in flight, and releases its node (the
+HWM stays). With no flags it needs no outside service: the local data
+directory holds its node's HWM and its segment tags, and it listens on
+loopback only. Listening on another address needs a store named
+explicitly (--store): two machines that both fell back to the local
+default would issue the same IDs.
+
+  --http ADDR        listen address (default 127.0.0.1:8080)
+  --node N           request a node (default: the lowest free one)
+  --max-batch N      largest count of a batch request (default 10000)
+
+Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
+/v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
+/v1/segments/{tag}/batch?count=N, /healthz, /readyz. IDs are JSON strings;
+?format=number for numbers, Accept: text/plain for one per line.
+
+` + storeFlagsUsage + "\n" + layoutHelp()
+
+func runServe(args []string, stdout io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, stdout)
+}
+
+// serve runs the service until ctx ends.
+func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var lf layoutFlags
+	lf.register(fs)
+	var sf storeFlags
+	sf.register(fs)
+	addr := fs.String("http", "127.0.0.1:8080", "")
+	nodeArg := fs.String("node", "", "")
+	maxBatch := fs.Int("max-batch", 10_000, "")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q; run 'firn help serve'", rest[0])
+	}
+	if *maxBatch < 1 || *maxBatch > 1_000_000 {
+		return usagef("--max-batch %d: want 1 to 1000000", *maxBatch)
+	}
+	explicitStore := false
+	fs.Visit(func(f *flag.Flag) { explicitStore = explicitStore || f.Name == "store" })
+	if err := checkListen(*addr, explicitStore); err != nil {
+		return err
+	}
+	l, err := lf.layout()
+	if err != nil {
+		return err
+	}
+	if l.DecodeOnly() {
+		return usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits", l.Name)
+	}
+	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l)}
+	if *nodeArg != "" {
+		node, err := parseNode(l, *nodeArg)
+		if err != nil {
+			return err
+		}
+		cfg.Node = &node
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	defer ln.Close()
+	nodes, segs, closeStores, err := sf.openBoth()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeStores()) }()
+	lease, err := nodeid.Acquire(ctx, nodes, cfg)
+	if errors.Is(err, nodeid.ErrLayoutMismatch) {
+		return usagef("%s (%s)", err, sf.describe())
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
+	gen, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease})
+	if err != nil {
+		return err
+	}
+	alloc, err := segment.NewAllocator(segs, segment.Config{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
+	svc := &server.Service{Snowflake: gen, Segments: alloc, MaxBatch: *maxBatch, Ready: func() error {
+		if err := lease.Err(); err != nil {
+			return err
+		}
+		if ahead := lease.Limit() - gen.Now().UnixMilli(); ahead <= 0 {
+			return fmt.Errorf("the HWM of node %d is not ahead of the clock (%d ms)", lease.Node(), ahead)
+		}
+		return nil
+	}}
+	srv := &http.Server{Handler: server.NewHTTP(svc), ReadHeaderTimeout: 5 * time.Second}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log.Info("serving", "http", "http://"+ln.Addr().String(), "node", lease.Node(), "layout", l.String())
+	fmt.Fprintf(stdout, "firn serving on http://%s (node %d)\n", ln.Addr(), lease.Node())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	var cause error
+	select {
+	case err := <-done:
+		return err
+	case <-lease.Done():
+		// The generator stops at its HWM; exit so that a supervisor starts
+		// a process that acquires a node afresh.
+		cause = fmt.Errorf("node %d: %w", lease.Node(), lease.Err())
+		log.Error("lease lost: stopping", "err", cause)
+	case <-ctx.Done():
+		log.Info("stopping: finishing requests in flight")
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(cause, srv.Shutdown(sctx))
+}
+
+// checkListen keeps the implicit local default on loopback.
+func checkListen(addr string, explicitStore bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--http %q: want host:port, such as 127.0.0.1:8080", addr)
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" || (ip != nil && ip.IsLoopback()) || explicitStore {
+		return nil
+	}
+	return usagef("--http %s is not loopback: name a store explicitly (--store local|etcd|postgres|mysql); two machines on the implicit local default would issue the same IDs", addr)
+}

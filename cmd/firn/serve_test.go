@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServe starts firn serve on the local data directory, draws IDs over
+// HTTP, stops it, and starts it again on the same directory: the second
+// life's IDs follow the first's.
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := runCLI("tag", "create", "order", "--step", "10", "--data-dir", dir); code != 0 {
+		t.Fatal(errOut)
+	}
+	var last, lastSeg int64
+	for life := range 2 {
+		addr := freePort(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		var out bytes.Buffer
+		go func() { done <- serve(ctx, []string{"--http", addr, "--data-dir", dir}, &out) }()
+		base := "http://" + addr
+		waitReady(t, base, done)
+		body := fetch(t, base+"/v1/snowflake/batch?count=100&format=text")
+		ids := strings.Fields(body)
+		if len(ids) != 100 {
+			t.Fatalf("life %d: %d IDs", life, len(ids))
+		}
+		first := mustInt(t, ids[0])
+		if first <= last {
+			t.Fatalf("life %d starts at %d, not past %d", life, first, last)
+		}
+		last = mustInt(t, ids[99])
+		segs := strings.Fields(fetch(t, base+"/v1/segments/order/batch?count=25&format=text"))
+		if len(segs) != 25 || mustInt(t, segs[0]) <= lastSeg {
+			t.Fatalf("life %d: segment IDs %v after %d", life, segs, lastSeg)
+		}
+		lastSeg = mustInt(t, segs[24])
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("life %d: serve returned %v", life, err)
+		}
+	}
+}
+
+func TestServeRefusesAnOpenAddressOnTheImplicitDefault(t *testing.T) {
+	out, errOut, code := runCLI("serve", "--http", "0.0.0.0:8080")
+	if code != 2 || out != "" || !strings.Contains(errOut, "name a store explicitly") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func waitReady(t *testing.T, base string, done chan error) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended before it was ready: %v", err)
+		default:
+		}
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not ready after 5 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func fetch(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s = %d %s", url, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+func mustInt(t *testing.T, s string) int64 {
+	t.Helper()
+	var n int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			t.Fatalf("not a number: %q", s)
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}

@@ -1,0 +1,263 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// Service is what the HTTP adapter serves.
+type Service struct {
+	// Snowflake issues snowflake IDs.
+	Snowflake *snowflake.Generator
+	// Ready reports why the node may not serve snowflake IDs (its lease
+	// lost, its HWM not ahead); nil means ready.
+	Ready func() error
+	// Segments serves segment IDs per tag.
+	Segments *segment.Allocator
+	// MaxBatch bounds count in batch requests. Default 10,000.
+	MaxBatch int
+	// Timeout bounds one request's wait for IDs. Default 5 s.
+	Timeout time.Duration
+}
+
+// NewHTTP returns the HTTP handler of svc.
+func NewHTTP(svc *Service) http.Handler {
+	if svc.MaxBatch == 0 {
+		svc.MaxBatch = 10_000
+	}
+	if svc.Timeout == 0 {
+		svc.Timeout = 5 * time.Second
+	}
+	h := &handler{svc: svc, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /v1/snowflake/next", h.snowflakeNext)
+	h.mux.HandleFunc("GET /v1/snowflake/batch", h.snowflakeBatch)
+	h.mux.HandleFunc("GET /v1/snowflake/decode/{id}", h.decode)
+	h.mux.HandleFunc("GET /v1/segments/{tag}/next", h.segmentNext)
+	h.mux.HandleFunc("GET /v1/segments/{tag}/batch", h.segmentBatch)
+	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	h.mux.HandleFunc("GET /readyz", h.ready)
+	return h
+}
+
+type handler struct {
+	svc *Service
+	mux *http.ServeMux
+}
+
+// ServeHTTP routes r; unknown paths and wrong methods get the JSON error
+// shape too.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := h.mux.Handler(r); pattern == "" {
+		probe := &statusProbe{header: http.Header{}}
+		h.mux.ServeHTTP(probe, r)
+		switch probe.status {
+		case http.StatusMethodNotAllowed:
+			w.Header().Set("Allow", probe.header.Get("Allow"))
+			writeErrorCode(w, probe.status, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
+		default:
+			writeErrorCode(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
+		}
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			writeErrorCode(w, http.StatusServiceUnavailable, "internal", fmt.Sprint("request failed: ", v))
+		}
+	}()
+	h.mux.ServeHTTP(w, r)
+}
+
+// statusProbe records what the mux would answer an unrouted request.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header         { return p.header }
+func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *statusProbe) WriteHeader(s int)           { p.status = s }
+
+func (h *handler) ctx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), h.svc.Timeout)
+}
+
+// count reads ?count=, 1..MaxBatch.
+func (h *handler) count(r *http.Request) (int, error) {
+	s := r.URL.Query().Get("count")
+	if s == "" {
+		return 0, badRequest("count is required: ?count=N, 1 to " + strconv.Itoa(h.svc.MaxBatch))
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > h.svc.MaxBatch {
+		return 0, badRequest(fmt.Sprintf("count %q: want a whole number from 1 to %d", s, h.svc.MaxBatch))
+	}
+	return n, nil
+}
+
+// format is how IDs are written: "string" (default), "number" or "text".
+func format(r *http.Request) (string, error) {
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "string":
+		if strings.HasPrefix(r.Header.Get("Accept"), "text/plain") {
+			return "text", nil
+		}
+		return "string", nil
+	case "number", "text":
+		return f, nil
+	default:
+		return "", badRequest(fmt.Sprintf("format %q: want string, number or text", f))
+	}
+}
+
+func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
+	if f == "text" {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		var b []byte
+		for _, id := range ids {
+			b = strconv.AppendInt(b, id, 10)
+			b = append(b, '\n')
+		}
+		_, _ = w.Write(b)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	var b []byte
+	if one {
+		b = append(b, `{"id":`...)
+	} else {
+		b = append(b, `{"ids":[`...)
+	}
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if f == "string" {
+			b = append(b, '"')
+		}
+		b = strconv.AppendInt(b, id, 10)
+		if f == "string" {
+			b = append(b, '"')
+		}
+	}
+	if !one {
+		b = append(b, ']')
+	}
+	b = append(b, "}\n"...)
+	_, _ = w.Write(b)
+}
+
+func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
+	f, err := format(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	id, err := h.svc.Snowflake.Next(ctx)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeIDs(w, f, true, []int64{id})
+}
+
+func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
+	f, err := format(r)
+	if err == nil {
+		var n int
+		if n, err = h.count(r); err == nil {
+			ctx, cancel := h.ctx(r)
+			defer cancel()
+			ids := make([]int64, n)
+			if _, err = h.svc.Snowflake.NextN(ctx, ids); err == nil {
+				writeIDs(w, f, false, ids)
+				return
+			}
+		}
+	}
+	writeError(w, err)
+}
+
+func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
+	f, err := format(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	id, err := h.svc.Segments.Next(ctx, r.PathValue("tag"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeIDs(w, f, true, []int64{id})
+}
+
+func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
+	f, err := format(r)
+	if err == nil {
+		var n int
+		if n, err = h.count(r); err == nil {
+			ctx, cancel := h.ctx(r)
+			defer cancel()
+			ids := make([]int64, n)
+			if _, err = h.svc.Segments.NextN(ctx, r.PathValue("tag"), ids); err == nil {
+				writeIDs(w, f, false, ids)
+				return
+			}
+		}
+	}
+	writeError(w, err)
+}
+
+// decoded is a decomposed ID as JSON.
+type decoded struct {
+	ID       string            `json:"id"`
+	UnixMS   int64             `json:"unix_ms"`
+	Time     string            `json:"time"`
+	Tick     uint64            `json:"tick"`
+	Node     map[string]uint64 `json:"node"`
+	Sequence uint64            `json:"sequence"`
+}
+
+func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
+	s := r.PathValue("id")
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		return
+	}
+	l := h.svc.Snowflake.Layout()
+	p, err := l.Decompose(id)
+	if err != nil {
+		writeError(w, badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))
+		return
+	}
+	d := decoded{ID: strconv.FormatUint(id, 10), UnixMS: p.Time.UnixMilli(), Time: p.Time.Format("2006-01-02T15:04:05.000Z"),
+		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence}
+	for _, f := range p.Fields {
+		d.Node[f.Name] = f.Value
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(d)
+}
+
+func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
+	if h.svc.Ready != nil {
+		if err := h.svc.Ready(); err != nil {
+			writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+			return
+		}
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}

@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
+)
+
+func newHandler(t testing.TB, ready func() error) http.Handler {
+	t.Helper()
+	g, err := snowflake.New(snowflake.Config{Layout: snowflake.DefaultLayout(), Node: 7, Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := segmenttest.NewMemStore()
+	if err := s.CreateTag(context.Background(), "order", 1, 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	a, err := segment.NewAllocator(s, segment.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return server.NewHTTP(&server.Service{Snowflake: g, Segments: a, Ready: ready, MaxBatch: 1000})
+}
+
+func get(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestRoutes(t *testing.T) {
+	h := newHandler(t, nil)
+	tests := []struct {
+		name, method, target string
+		header               []string
+		status               int
+		body                 string // a substring
+	}{
+		{"snowflake next as a string", "GET", "/v1/snowflake/next", nil, 200, `{"id":"`},
+		{"snowflake next as a number", "GET", "/v1/snowflake/next?format=number", nil, 200, `{"id":1`},
+		{"snowflake next as text", "GET", "/v1/snowflake/next", []string{"Accept", "text/plain"}, 200, "\n"},
+		{"snowflake batch", "GET", "/v1/snowflake/batch?count=3", nil, 200, `{"ids":["`},
+		{"batch without count", "GET", "/v1/snowflake/batch", nil, 400, `"code":"bad_request"`},
+		{"batch of 0", "GET", "/v1/snowflake/batch?count=0", nil, 400, "from 1 to 1000"},
+		{"batch over the limit", "GET", "/v1/snowflake/batch?count=1001", nil, 400, "from 1 to 1000"},
+		{"batch of words", "GET", "/v1/snowflake/batch?count=lots", nil, 400, `count \"lots\"`},
+		{"bad format", "GET", "/v1/snowflake/next?format=xml", nil, 400, "format"},
+		{"decode", "GET", "/v1/snowflake/decode/117986093458018304", nil, 200, `"node":{"node":5}`},
+		{"decode junk", "GET", "/v1/snowflake/decode/12ab", nil, 400, "not a non-negative decimal"},
+		{"decode negative", "GET", "/v1/snowflake/decode/-1", nil, 400, "not a non-negative decimal"},
+		{"decode outside the layout", "GET", "/v1/snowflake/decode/18446744073709551615", nil, 400, "does not fit"},
+		{"segment next", "GET", "/v1/segments/order/next", nil, 200, `{"id":"1"}`},
+		{"segment batch", "GET", "/v1/segments/order/batch?count=2&format=number", nil, 200, `{"ids":[`},
+		{"unknown tag", "GET", "/v1/segments/nope/next", nil, 404, `"code":"unknown_tag"`},
+		{"wrong method", "POST", "/v1/snowflake/next", nil, 405, `"code":"method_not_allowed"`},
+		{"unknown route", "GET", "/v2/everything", nil, 404, `"code":"not_found"`},
+		{"health", "GET", "/healthz", nil, 200, "ok"},
+		{"ready", "GET", "/readyz", nil, 200, "ready"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := get(h, tt.method, tt.target, tt.header...)
+			if w.Code != tt.status || !strings.Contains(w.Body.String(), tt.body) {
+				t.Fatalf("%s %s = %d %q; want %d containing %q", tt.method, tt.target, w.Code, w.Body.String(), tt.status, tt.body)
+			}
+			if w.Code >= 400 {
+				var e struct {
+					Error struct{ Code, Message string }
+				}
+				if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+					t.Fatalf("error body %q is not {\"error\":{\"code\",\"message\"}}", w.Body.String())
+				}
+			}
+		})
+	}
+}
+
+func TestBatchIDsAreUniqueStrings(t *testing.T) {
+	h := newHandler(t, nil)
+	w := get(h, "GET", "/v1/snowflake/batch?count=1000")
+	var body struct{ IDs []string }
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || len(body.IDs) != 1000 {
+		t.Fatalf("batch: %v, %d IDs", err, len(body.IDs))
+	}
+	seen := map[string]bool{}
+	prev := int64(-1)
+	for _, s := range body.IDs {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || id <= prev || seen[s] {
+			t.Fatalf("ID %q after %d", s, prev)
+		}
+		seen[s], prev = true, id
+	}
+}
+
+func TestNotReady(t *testing.T) {
+	h := newHandler(t, func() error { return errors.New("lease lost: etcd unreachable") })
+	w := get(h, "GET", "/readyz")
+	if w.Code != 503 || !strings.Contains(w.Body.String(), "lease lost") {
+		t.Fatalf("readyz = %d %q", w.Code, w.Body.String())
+	}
+}
+
+func FuzzRequests(f *testing.F) {
+	for _, s := range []string{"/v1/snowflake/batch?count=5", "/v1/snowflake/decode/123", "/v1/segments/order/batch?count=3&format=text", "/v1/segments/%00/next", "/readyz"} {
+		f.Add("GET", s)
+	}
+	h := newHandler(f, nil)
+	f.Fuzz(func(t *testing.T, method, target string) {
+		if !strings.HasPrefix(target, "/") || strings.ContainsAny(target, " \r\n\t") || method == "" || strings.ContainsAny(method, " \r\n\t/") {
+			return
+		}
+		r, err := http.NewRequest(method, "http://firn"+target, nil)
+		if err != nil {
+			return
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code >= 500 && w.Code != http.StatusServiceUnavailable {
+			t.Fatalf("%s %s = %d %q", method, target, w.Code, w.Body.String())
+		}
+	})
+}
