@@ -155,39 +155,25 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 }
 
 func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
-	f, err := format(r)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
-	id, err := h.svc.Snowflake.Next(ctx)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	writeIDs(w, f, true, []int64{id})
+	h.one(w, r, func(ctx context.Context) (int64, error) { return h.svc.Snowflake.Next(ctx) })
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	f, err := format(r)
-	if err == nil {
-		var n int
-		if n, err = h.count(r); err == nil {
-			ctx, cancel := h.ctx(r)
-			defer cancel()
-			ids := make([]int64, n)
-			if _, err = h.svc.Snowflake.NextN(ctx, ids); err == nil {
-				writeIDs(w, f, false, ids)
-				return
-			}
-		}
-	}
-	writeError(w, err)
+	h.batch(w, r, h.svc.Snowflake.NextN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
+	tag := r.PathValue("tag")
+	h.one(w, r, func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
+}
+
+func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
+	tag := r.PathValue("tag")
+	h.batch(w, r, func(ctx context.Context, dst []int64) (int, error) { return h.svc.Segments.NextN(ctx, tag, dst) })
+}
+
+// one answers a request for one ID drawn by next.
+func (h *handler) one(w http.ResponseWriter, r *http.Request, next func(context.Context) (int64, error)) {
 	f, err := format(r)
 	if err != nil {
 		writeError(w, err)
@@ -195,7 +181,7 @@ func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	id, err := h.svc.Segments.Next(ctx, r.PathValue("tag"))
+	id, err := next(ctx)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -203,21 +189,26 @@ func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
 	writeIDs(w, f, true, []int64{id})
 }
 
-func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
+// batch answers a request for ?count= IDs filled by fill.
+func (h *handler) batch(w http.ResponseWriter, r *http.Request, fill func(context.Context, []int64) (int, error)) {
 	f, err := format(r)
-	if err == nil {
-		var n int
-		if n, err = h.count(r); err == nil {
-			ctx, cancel := h.ctx(r)
-			defer cancel()
-			ids := make([]int64, n)
-			if _, err = h.svc.Segments.NextN(ctx, r.PathValue("tag"), ids); err == nil {
-				writeIDs(w, f, false, ids)
-				return
-			}
-		}
+	if err != nil {
+		writeError(w, err)
+		return
 	}
-	writeError(w, err)
+	n, err := h.count(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	ids := make([]int64, n)
+	if _, err := fill(ctx, ids); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeIDs(w, f, false, ids)
 }
 
 // decoded is a decomposed ID as JSON.

@@ -1,10 +1,13 @@
 package sqlstore
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Dialect selects the SQL of one database family.
@@ -165,4 +168,28 @@ func rebind(d Dialect, q string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// schemaOnce creates a store's tables on first use, unless told not to.
+type schemaOnce struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// ensure runs the statements of ddl once, retrying after a failure.
+func (o *schemaOnce) ensure(ctx context.Context, db *sql.DB, skip bool, ddl string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done || skip {
+		return nil
+	}
+	for _, stmt := range strings.Split(ddl, ";\n") {
+		if stmt = strings.TrimSpace(stmt); stmt != "" {
+			if _, err := db.ExecContext(ctx, strings.TrimSuffix(stmt, ";")); err != nil {
+				return fmt.Errorf("create tables: %w", err)
+			}
+		}
+	}
+	o.done = true
+	return nil
 }

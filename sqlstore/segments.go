@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/firn-id/firn/segment"
@@ -30,8 +29,7 @@ type Segments struct {
 	dialect Dialect
 	opt     SegmentOptions
 
-	schemaMu sync.Mutex
-	schemaOK bool
+	schema schemaOnce
 }
 
 // NewSegments returns a segment store on db. It does no I/O.
@@ -86,17 +84,8 @@ func (s *Segments) q(query string) string {
 }
 
 func (s *Segments) ensureSchema(ctx context.Context) error {
-	s.schemaMu.Lock()
-	defer s.schemaMu.Unlock()
-	if s.schemaOK || s.opt.NoCreate {
-		return nil
-	}
 	ddl, _ := SegmentSchema(s.dialect, s.opt.Table)
-	if _, err := s.db.ExecContext(ctx, strings.TrimSuffix(strings.TrimSpace(ddl), ";")); err != nil {
-		return fmt.Errorf("create segment table: %w", err)
-	}
-	s.schemaOK = true
-	return nil
+	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
 }
 
 // Reserve implements segment.Store with Leaf's own statements: add the

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
@@ -38,8 +36,7 @@ type Store struct {
 	opt     Options
 	q       queries
 
-	schemaMu sync.Mutex
-	schemaOK bool
+	schema schemaOnce
 }
 
 // New returns a store on db, which the caller opens with a driver for
@@ -65,29 +62,8 @@ func New(db *sql.DB, d Dialect, opt Options) (*Store, error) {
 
 // ensureSchema creates the tables once, unless NoCreate.
 func (s *Store) ensureSchema(ctx context.Context) error {
-	s.schemaMu.Lock()
-	defer s.schemaMu.Unlock()
-	if s.schemaOK || s.opt.NoCreate {
-		return nil
-	}
 	ddl, _ := Schema(s.dialect, s.opt.Table)
-	for _, stmt := range splitStatements(ddl) {
-		if _, err := s.db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("create tables: %w", err)
-		}
-	}
-	s.schemaOK = true
-	return nil
-}
-
-func splitStatements(ddl string) []string {
-	var out []string
-	for _, st := range strings.Split(ddl, ";\n") {
-		if st = strings.TrimSpace(st); st != "" {
-			out = append(out, st)
-		}
-	}
-	return out
+	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
 }
 
 // ttlArg is the TTL in the unit the dialect's interval expression takes.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/firn-id/firn/segment"
@@ -33,8 +32,7 @@ type Tinyid struct {
 	own     bool   // firn's own table: Tinyid's columns plus set and description
 	set     string // the store set this store belongs to (own table only)
 
-	schemaMu sync.Mutex
-	schemaOK bool
+	schema schemaOnce
 }
 
 // NewTinyid returns a Tinyid store on db. It does no I/O.
@@ -145,20 +143,11 @@ func (s *Tinyid) q(query string) string {
 }
 
 func (s *Tinyid) ensureSchema(ctx context.Context) error {
-	s.schemaMu.Lock()
-	defer s.schemaMu.Unlock()
-	if s.schemaOK || s.opt.NoCreate {
-		return nil
-	}
 	ddl, _ := TinyidSchema(s.dialect, s.opt.Table)
 	if s.own {
 		ddl, _ = SetSchema(s.dialect, s.opt.Table)
 	}
-	if _, err := s.db.ExecContext(ctx, strings.TrimSuffix(strings.TrimSpace(ddl), ";")); err != nil {
-		return fmt.Errorf("create tinyid table: %w", err)
-	}
-	s.schemaOK = true
-	return nil
+	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
 }
 
 type tinyRow struct {
