@@ -73,6 +73,11 @@ type Allocator struct {
 	tags atomic.Pointer[map[string]*Handle] // copy on write
 	mu   sync.Mutex                         // serializes writers of tags
 
+	// unknown remembers tags the store did not have, for a second, so a
+	// flood of requests for a missing tag does not reach the store.
+	unknownMu sync.Mutex
+	unknown   map[string]time.Time
+
 	ctx    context.Context // cancelled by Close; fetches run under it
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -90,7 +95,7 @@ func NewAllocator(store Store, cfg Config) (*Allocator, error) {
 	if store == nil {
 		return nil, errors.New("segment: no store")
 	}
-	a := &Allocator{store: store, cfg: cfg}
+	a := &Allocator{store: store, cfg: cfg, unknown: map[string]time.Time{}}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.tags.Store(&map[string]*Handle{})
 	return a, nil
@@ -119,9 +124,14 @@ func (a *Allocator) NextN(ctx context.Context, tag string, dst []int64) (int, er
 	return h.NextN(ctx, dst)
 }
 
+// unknownFor is how long a tag the store did not have is answered as
+// unknown without asking the store again.
+const unknownFor = time.Second
+
 // Tag returns the handle of tag, loading it from the store on first use:
-// a tag created in the store directly is picked up without a restart. Hot
-// loops keep the handle and skip the lookup.
+// a tag created in the store directly is picked up without a restart
+// (within a second of a request that found it missing). Hot loops keep
+// the handle and skip the lookup.
 func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	if h := (*a.tags.Load())[tag]; h != nil {
 		return h, nil
@@ -129,7 +139,21 @@ func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	if a.closed.Load() {
 		return nil, ErrClosed
 	}
+	a.unknownMu.Lock()
+	at, missing := a.unknown[tag]
+	a.unknownMu.Unlock()
+	if missing && time.Since(at) < unknownFor {
+		return nil, &TagError{Tag: tag, Err: ErrUnknownTag}
+	}
 	info, err := a.store.Tag(ctx, tag)
+	if errors.Is(err, ErrUnknownTag) {
+		a.unknownMu.Lock()
+		if len(a.unknown) >= 10_000 {
+			clear(a.unknown)
+		}
+		a.unknown[tag] = time.Now()
+		a.unknownMu.Unlock()
+	}
 	if err != nil {
 		return nil, &TagError{Tag: tag, Err: err}
 	}

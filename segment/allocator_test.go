@@ -116,19 +116,26 @@ func TestOutage(t *testing.T) {
 }
 
 func TestUnknownAndNewTags(t *testing.T) {
-	s := storeWithTag(t, "t", 10)
-	a := newAllocator(t, s, segment.Config{})
-	ctx := context.Background()
-	if _, err := a.Next(ctx, "later"); !errors.Is(err, segment.ErrUnknownTag) {
-		t.Fatalf("unknown tag: %v, want ErrUnknownTag", err)
-	}
-	// A tag created in the store directly is served without a restart.
-	if err := s.CreateTag(ctx, "later", 500, 10, ""); err != nil {
-		t.Fatal(err)
-	}
-	if id, err := a.Next(ctx, "later"); err != nil || id != 500 {
-		t.Fatalf("new tag: %d, %v; want 500", id, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 10)
+		a := newAllocator(t, s, segment.Config{})
+		ctx := context.Background()
+		if _, err := a.Next(ctx, "later"); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("unknown tag: %v, want ErrUnknownTag", err)
+		}
+		// A tag created in the store directly is served without a restart,
+		// once the second in which it is remembered as missing has passed.
+		if err := s.CreateTag(ctx, "later", 500, 10, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Next(ctx, "later"); !errors.Is(err, segment.ErrUnknownTag) {
+			t.Fatalf("within a second of the miss: %v, want ErrUnknownTag from the cache", err)
+		}
+		time.Sleep(time.Second)
+		if id, err := a.Next(ctx, "later"); err != nil || id != 500 {
+			t.Fatalf("new tag: %d, %v; want 500", id, err)
+		}
+	})
 }
 
 func TestNextNSpansRanges(t *testing.T) {
