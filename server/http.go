@@ -22,6 +22,9 @@ type Service struct {
 	Ready func() error
 	// Segments serves segment IDs per tag.
 	Segments *segment.Allocator
+	// SegmentStore is the allocator's store: Tinyid's segment routes
+	// reserve a fresh range in it for each asking client.
+	SegmentStore segment.Store
 	// MaxBatch bounds count in batch requests. Default 10,000.
 	MaxBatch int
 	// Timeout bounds one request's wait for IDs. Default 5 s.
@@ -44,6 +47,7 @@ func NewHTTP(svc *Service) http.Handler {
 	h.mux.HandleFunc("GET /v1/segments/{tag}/batch", h.segmentBatch)
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.mux.HandleFunc("GET /readyz", h.ready)
+	h.compatRoutes()
 	return h
 }
 

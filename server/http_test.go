@@ -31,7 +31,7 @@ func newHandler(t testing.TB, ready func() error) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	return server.NewHTTP(&server.Service{Snowflake: g, Segments: a, Ready: ready, MaxBatch: 1000})
+	return server.NewHTTP(&server.Service{Snowflake: g, Segments: a, SegmentStore: s, Ready: ready, MaxBatch: 1000})
 }
 
 func get(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {

@@ -37,7 +37,11 @@ default would issue the same IDs.
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
 /v1/segments/{tag}/batch?count=N, /healthz, /readyz. IDs are JSON strings;
-?format=number for numbers, Accept: text/plain for one per line.
+?format=number for numbers, Accept: text/plain for one per line. Leaf's
+routes (/api/segment/get/{key}, /api/snowflake/get/{key},
+/decodeSnowflakeId) and Tinyid's (/tinyid/id/nextId, nextIdSimple,
+nextSegmentId, nextSegmentIdSimple) answer as the originals do on success;
+docs/migration.md lists how failures differ.
 
 ` + storeFlagsUsage + "\n" + layoutHelp()
 
@@ -114,7 +118,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	svc := &server.Service{Snowflake: gen, Segments: alloc, MaxBatch: *maxBatch, Ready: func() error {
+	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, MaxBatch: *maxBatch, Ready: func() error {
 		if err := lease.Err(); err != nil {
 			return err
 		}

@@ -1,0 +1,225 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// The routes of Meituan Leaf and Didi Tinyid, so that their users can
+// switch by changing a host name. Success answers as the original does;
+// failure answers with a real HTTP status (docs/migration.md lists every
+// difference).
+
+// maxTinyidBatch is Tinyid's default batch limit.
+const maxTinyidBatch = 100_000
+
+func (h *handler) compatRoutes() {
+	h.mux.HandleFunc("GET /api/segment/get/{key}", h.leafSegment)
+	h.mux.HandleFunc("GET /api/snowflake/get/{key}", h.leafSnowflake)
+	h.mux.HandleFunc("GET /decodeSnowflakeId", h.leafDecode)
+	for _, m := range []string{"GET", "POST"} {
+		h.mux.HandleFunc(m+" /tinyid/id/nextId", h.tinyidNextID)
+		h.mux.HandleFunc(m+" /tinyid/id/nextIdSimple", h.tinyidNextIDSimple)
+		h.mux.HandleFunc(m+" /tinyid/id/nextSegmentId", h.tinyidNextSegment)
+		h.mux.HandleFunc(m+" /tinyid/id/nextSegmentIdSimple", h.tinyidNextSegmentSimple)
+	}
+}
+
+// leafError answers a Leaf route's failure: the status, and the message
+// as plain text.
+func leafError(w http.ResponseWriter, err error) {
+	code, _ := status(err)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = fmt.Fprintln(w, err.Error())
+}
+
+func leafID(w http.ResponseWriter, id int64) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(strconv.FormatInt(id, 10)))
+}
+
+func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	id, err := h.svc.Segments.Next(ctx, r.PathValue("key"))
+	if err != nil {
+		leafError(w, err)
+		return
+	}
+	leafID(w, id)
+}
+
+// leafSnowflake ignores its key, as Leaf does.
+func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	id, err := h.svc.Snowflake.Next(ctx)
+	if err != nil {
+		leafError(w, err)
+		return
+	}
+	leafID(w, id)
+}
+
+// leafDecode answers as Leaf's decodeSnowflakeId: timestamp (Unix ms and
+// the time, here in UTC), workerId (the whole node part) and sequenceId,
+// all strings.
+func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
+	s := r.URL.Query().Get("snowflakeId")
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		leafError(w, badRequest(fmt.Sprintf("snowflakeId %q is not a non-negative decimal number", s)))
+		return
+	}
+	l := h.svc.Snowflake.Layout()
+	p, err := l.Decompose(id)
+	if err != nil {
+		leafError(w, badRequest(fmt.Sprintf("snowflakeId %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))
+		return
+	}
+	ms := p.Time.UnixMilli()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{
+		"timestamp":  fmt.Sprintf("%d(%s)", ms, p.Time.UTC().Format("2006-01-02 15:04:05.000")),
+		"workerId":   strconv.FormatUint(p.Node, 10),
+		"sequenceId": strconv.FormatUint(p.Sequence, 10),
+	})
+}
+
+// tinyidResponse is Tinyid's envelope: data, code (200 on success) and
+// message.
+type tinyidResponse struct {
+	Data    any    `json:"data"`
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// tinyidError answers a Tinyid route's failure: the HTTP status, and
+// Tinyid's envelope with its system error code 6.
+func tinyidError(w http.ResponseWriter, err error) {
+	code, _ := status(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(tinyidResponse{Code: 6, Message: err.Error()})
+}
+
+// tinyidParams reads bizType and batchSize; token is accepted and, until
+// tokens are configured, not checked.
+func tinyidParams(r *http.Request) (tag string, batch int, err error) {
+	tag = r.FormValue("bizType")
+	if tag == "" {
+		return "", 0, badRequest("bizType is required")
+	}
+	batch = 1
+	if s := r.FormValue("batchSize"); s != "" {
+		batch, err = strconv.Atoi(s)
+		if err != nil || batch < 1 || batch > maxTinyidBatch {
+			return "", 0, badRequest(fmt.Sprintf("batchSize %q: want 1 to %d", s, maxTinyidBatch))
+		}
+	}
+	return tag, batch, nil
+}
+
+func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
+	tag, batch, err := tinyidParams(r)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	ids := make([]int64, batch)
+	if _, err := h.svc.Segments.NextN(ctx, tag, ids); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+func (h *handler) tinyidNextID(w http.ResponseWriter, r *http.Request) {
+	ids, err := h.tinyidIDs(r)
+	if err != nil {
+		tinyidError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(tinyidResponse{Data: ids, Code: 200})
+}
+
+func (h *handler) tinyidNextIDSimple(w http.ResponseWriter, r *http.Request) {
+	ids, err := h.tinyidIDs(r)
+	if err != nil {
+		leafError(w, err)
+		return
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(strings.Join(parts, ",")))
+}
+
+// tinyidSegment is Tinyid's SegmentId as its client reads it: the client
+// issues currentId+delta, currentId+2·delta, … up to maxId, and fetches the
+// next segment once it passes loadingId.
+type tinyidSegment struct {
+	CurrentID int64 `json:"currentId"`
+	LoadingID int64 `json:"loadingId"`
+	MaxID     int64 `json:"maxId"`
+	Delta     int64 `json:"delta"`
+	Remainder int64 `json:"remainder"`
+}
+
+// tinyidNewSegment reserves a fresh range in the store for the asking
+// client alone — never a slice of this server's buffers.
+func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
+	tag, _, err := tinyidParams(r)
+	if err != nil {
+		return tinyidSegment{}, err
+	}
+	if h.svc.SegmentStore == nil {
+		return tinyidSegment{}, badRequest("this server hands out no segments")
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	info, err := h.svc.SegmentStore.Tag(ctx, tag)
+	if err != nil {
+		return tinyidSegment{}, err
+	}
+	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, max(info.Step, 1))
+	if err != nil {
+		return tinyidSegment{}, err
+	}
+	return segmentForTinyid(rg), nil
+}
+
+func segmentForTinyid(rg segment.Range) tinyidSegment {
+	cur := rg.Start - rg.Delta
+	return tinyidSegment{CurrentID: cur, LoadingID: cur + (rg.End-rg.Start)*20/100, MaxID: rg.End - 1,
+		Delta: rg.Delta, Remainder: ((rg.Start % rg.Delta) + rg.Delta) % rg.Delta}
+}
+
+func (h *handler) tinyidNextSegment(w http.ResponseWriter, r *http.Request) {
+	seg, err := h.tinyidNewSegment(r)
+	if err != nil {
+		tinyidError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(tinyidResponse{Data: seg, Code: 200})
+}
+
+func (h *handler) tinyidNextSegmentSimple(w http.ResponseWriter, r *http.Request) {
+	seg, err := h.tinyidNewSegment(r)
+	if err != nil {
+		leafError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = fmt.Fprintf(w, "%d,%d,%d,%d,%d", seg.CurrentID, seg.LoadingID, seg.MaxID, seg.Delta, seg.Remainder)
+}
