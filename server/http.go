@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	_ "embed" // the OpenAPI document
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +13,12 @@ import (
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
+
+// OpenAPI is the OpenAPI 3 document of the HTTP API, served at
+// /v1/openapi.json.
+//
+//go:embed openapi.json
+var OpenAPI []byte
 
 // Service is what the HTTP adapter serves.
 type Service struct {
@@ -47,6 +54,10 @@ func NewHTTP(svc *Service) http.Handler {
 	h.mux.HandleFunc("GET /v1/segments/{tag}/batch", h.segmentBatch)
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	h.mux.HandleFunc("GET /readyz", h.ready)
+	h.mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(OpenAPI)
+	})
 	h.compatRoutes()
 	return h
 }

@@ -36,7 +36,8 @@ default would issue the same IDs.
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
-/v1/segments/{tag}/batch?count=N, /healthz, /readyz. IDs are JSON strings;
+/v1/segments/{tag}/batch?count=N, /healthz, /readyz, and the OpenAPI
+document at /v1/openapi.json. IDs are JSON strings;
 ?format=number for numbers, Accept: text/plain for one per line. Leaf's
 routes (/api/segment/get/{key}, /api/snowflake/get/{key},
 /decodeSnowflakeId) and Tinyid's (/tinyid/id/nextId, nextIdSimple,
