@@ -36,6 +36,8 @@ type Service struct {
 	MaxBatch int
 	// Timeout bounds one request's wait for IDs. Default 5 s.
 	Timeout time.Duration
+	// Lease, if set, is reported in the metrics.
+	Lease Lease
 }
 
 // NewHTTP returns the HTTP handler of svc.
@@ -46,7 +48,8 @@ func NewHTTP(svc *Service) http.Handler {
 	if svc.Timeout == 0 {
 		svc.Timeout = 5 * time.Second
 	}
-	h := &handler{svc: svc, mux: http.NewServeMux()}
+	h := &handler{svc: svc, mux: http.NewServeMux(), metrics: newMetrics(svc)}
+	h.mux.Handle("GET /metrics", h.metrics.handler())
 	h.mux.HandleFunc("GET /v1/snowflake/next", h.snowflakeNext)
 	h.mux.HandleFunc("GET /v1/snowflake/batch", h.snowflakeBatch)
 	h.mux.HandleFunc("GET /v1/snowflake/decode/{id}", h.decode)
@@ -63,14 +66,16 @@ func NewHTTP(svc *Service) http.Handler {
 }
 
 type handler struct {
-	svc *Service
-	mux *http.ServeMux
+	svc     *Service
+	mux     *http.ServeMux
+	metrics *metrics
 }
 
 // ServeHTTP routes r; unknown paths and wrong methods get the JSON error
 // shape too.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, pattern := h.mux.Handler(r); pattern == "" {
+	_, pattern := h.mux.Handler(r)
+	if pattern == "" {
 		probe := &statusProbe{header: http.Header{}}
 		h.mux.ServeHTTP(probe, r)
 		switch probe.status {
@@ -87,7 +92,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeErrorCode(w, http.StatusServiceUnavailable, "internal", fmt.Sprint("request failed: ", v))
 		}
 	}()
-	h.mux.ServeHTTP(w, r)
+	h.metrics.observe(pattern, w, func(w http.ResponseWriter) { h.mux.ServeHTTP(w, r) })
 }
 
 // statusProbe records what the mux would answer an unrouted request.
@@ -170,25 +175,32 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 }
 
 func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
-	h.one(w, r, func(ctx context.Context) (int64, error) { return h.svc.Snowflake.Next(ctx) })
+	h.one(w, r, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.Snowflake.Next(ctx) })
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	h.batch(w, r, h.svc.Snowflake.NextN)
+	h.batch(w, r, h.counter("snowflake", ""), h.svc.Snowflake.NextN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
 	tag := r.PathValue("tag")
-	h.one(w, r, func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
+	h.one(w, r, h.counter("segment", tag), func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
 }
 
 func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
 	tag := r.PathValue("tag")
-	h.batch(w, r, func(ctx context.Context, dst []int64) (int, error) { return h.svc.Segments.NextN(ctx, tag, dst) })
+	h.batch(w, r, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
+		return h.svc.Segments.NextN(ctx, tag, dst)
+	})
 }
 
-// one answers a request for one ID drawn by next.
-func (h *handler) one(w http.ResponseWriter, r *http.Request, next func(context.Context) (int64, error)) {
+// counter returns the issued-IDs counter of a mode and tag.
+func (h *handler) counter(mode, tag string) func(n int) {
+	return func(n int) { h.metrics.issued.WithLabelValues(mode, tag).Add(float64(n)) }
+}
+
+// one answers a request for one ID drawn by next, and counts it.
+func (h *handler) one(w http.ResponseWriter, r *http.Request, count func(int), next func(context.Context) (int64, error)) {
 	f, err := format(r)
 	if err != nil {
 		writeError(w, err)
@@ -201,11 +213,12 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, next func(context.
 		writeError(w, err)
 		return
 	}
+	count(1)
 	writeIDs(w, f, true, []int64{id})
 }
 
-// batch answers a request for ?count= IDs filled by fill.
-func (h *handler) batch(w http.ResponseWriter, r *http.Request, fill func(context.Context, []int64) (int, error)) {
+// batch answers a request for ?count= IDs filled by fill, and counts them.
+func (h *handler) batch(w http.ResponseWriter, r *http.Request, count func(int), fill func(context.Context, []int64) (int, error)) {
 	f, err := format(r)
 	if err != nil {
 		writeError(w, err)
@@ -223,6 +236,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, fill func(contex
 		writeError(w, err)
 		return
 	}
+	count(n)
 	writeIDs(w, f, false, ids)
 }
 

@@ -137,3 +137,25 @@ func FuzzRequests(f *testing.F) {
 		}
 	})
 }
+
+func TestMetrics(t *testing.T) {
+	h := newHandler(t, nil)
+	get(h, "GET", "/v1/snowflake/batch?count=7")
+	get(h, "GET", "/v1/segments/order/next")
+	get(h, "GET", "/v1/snowflake/batch?count=0")
+	w := get(h, "GET", "/metrics")
+	for _, want := range []string{
+		`firn_ids_issued_total{mode="snowflake",tag=""} 7`,
+		`firn_ids_issued_total{mode="segment",tag="order"} 1`,
+		`firn_request_duration_seconds_count{route="GET /v1/snowflake/batch"} 2`,
+		`firn_request_failures_total{route="GET /v1/snowflake/batch",status="400"} 1`,
+		`firn_segment_buffered_ids{tag="order"}`,
+		`firn_segment_step{tag="order"} 100`,
+		"firn_clock_offset_seconds",
+		"firn_layout_remaining_seconds",
+	} {
+		if !strings.Contains(w.Body.String(), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

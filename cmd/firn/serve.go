@@ -119,7 +119,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, MaxBatch: *maxBatch, Ready: func() error {
+	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, MaxBatch: *maxBatch, Ready: func() error {
 		if err := lease.Err(); err != nil {
 			return err
 		}
