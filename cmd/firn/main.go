@@ -33,6 +33,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "serve IDs over HTTP", serveUsage, runServe},
+		{"config", "check or print firn serve's configuration", configUsage, runConfig},
 		{"next", "print new IDs, one per line", nextUsage, runNext},
 		{"parse", "take IDs apart: time, node fields, sequence", parseUsage, runParse},
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},

@@ -11,16 +11,18 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 )
 
-var serveUsage = `Usage: firn serve [--http ADDR] [--node N] [store flags] [layout flags]
+var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--node N] [store flags] [layout flags]
 
 Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
 stops accepting, finishes requests in flight, and releases its node (the
@@ -30,9 +32,13 @@ loopback only. Listening on another address needs a store named
 explicitly (--store): two machines that both fell back to the local
 default would issue the same IDs.
 
+  --config FILE      a YAML file of these settings (docs/config.md); FIRN_…
+                     environment variables override it, flags override both
   --http ADDR        listen address (default 127.0.0.1:8080)
   --node N           request a node (default: the lowest free one)
   --max-batch N      largest count of a batch request (default 10000)
+  --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
+                     as for firn next
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
@@ -52,49 +58,119 @@ func runServe(args []string, stdout io.Writer) error {
 	return serve(ctx, args, stdout)
 }
 
-// serve runs the service until ctx ends.
-func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
+// serveOptions is firn serve's parsed command line and configuration.
+type serveOptions struct {
+	addr     string
+	maxBatch int
+	layout   snowflake.Layout
+	stores   storeFlags
+	lease    nodeid.Config
+}
+
+// parseServe reads the configuration file (--config), the FIRN_…
+// environment and the flags, in that order of precedence from low to
+// high, and validates them.
+func parseServe(args []string) (o serveOptions, err error) {
+	cfgArgs, err := configArgs(args)
+	if err != nil {
+		return o, err
+	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var lf layoutFlags
 	lf.register(fs)
-	var sf storeFlags
-	sf.register(fs)
-	addr := fs.String("http", "127.0.0.1:8080", "")
+	o.stores.register(fs)
+	fs.String("config", "", "")
+	fs.StringVar(&o.addr, "http", "127.0.0.1:8080", "")
 	nodeArg := fs.String("node", "", "")
-	maxBatch := fs.Int("max-batch", 10_000, "")
-	rest, err := parseFlags(fs, args)
+	acceptRisk := fs.Bool("accept-collision-risk", false, "")
+	startAhead := fs.Bool("start-ahead", false, "")
+	reserved := fs.String("reserved-nodes", "", "")
+	fs.IntVar(&o.maxBatch, "max-batch", 10_000, "")
+	rest, err := parseFlags(fs, append(cfgArgs, args...))
 	if err != nil {
-		return err
+		return o, err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q; run 'firn help serve'", rest[0])
+		return o, usagef("unexpected argument %q; run 'firn help serve'", rest[0])
 	}
-	if *maxBatch < 1 || *maxBatch > 1_000_000 {
-		return usagef("--max-batch %d: want 1 to 1000000", *maxBatch)
+	if o.maxBatch < 1 || o.maxBatch > 1_000_000 {
+		return o, usagef("--max-batch %d: want 1 to 1000000", o.maxBatch)
 	}
 	explicitStore := false
 	fs.Visit(func(f *flag.Flag) { explicitStore = explicitStore || f.Name == "store" })
-	if err := checkListen(*addr, explicitStore); err != nil {
-		return err
+	if err := checkListen(o.addr, explicitStore); err != nil {
+		return o, err
 	}
-	l, err := lf.layout()
-	if err != nil {
-		return err
+	if o.layout, err = lf.layout(); err != nil {
+		return o, err
 	}
-	if l.DecodeOnly() {
-		return usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits", l.Name)
+	if o.layout.DecodeOnly() {
+		return o, usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits", o.layout.Name)
 	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l)}
-	if *nodeArg != "" {
-		node, err := parseNode(l, *nodeArg)
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: *startAhead}
+	if o.lease.Reserved, err = parseReserved(o.layout, *reserved); err != nil {
+		return o, err
+	}
+	switch {
+	case *nodeArg == "derived":
+		node, err := derivedNode(o.layout, *acceptRisk)
 		if err != nil {
-			return err
+			return o, err
 		}
-		cfg.Node = &node
+		o.lease.Node = &node
+	case *nodeArg != "":
+		node, err := parseNode(o.layout, *nodeArg)
+		if err != nil {
+			return o, err
+		}
+		o.lease.Node = &node
 	}
-	ln, err := net.Listen("tcp", *addr)
+	return o, nil
+}
+
+// configArgs loads the file named by --config, if any, and the FIRN_…
+// environment, as flags.
+func configArgs(args []string) ([]string, error) {
+	var path string
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			continue
+		}
+		switch {
+		case hasVal:
+			path = val
+		case i+1 < len(args):
+			path = args[i+1]
+		default:
+			return nil, usagef("--config needs a file")
+		}
+	}
+	var doc []byte
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--config: %s", err)
+		}
+		doc = b
+	}
+	c, err := config.Load(doc, os.Environ())
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
+		return nil, usagef("%s", err)
+	}
+	return c.Args(), nil
+}
+
+// serve runs the service until ctx ends.
+func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
+	o, err := parseServe(args)
+	if err != nil {
+		return err
+	}
+	l, sf := o.layout, &o.stores
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	defer ln.Close()
 	nodes, segs, closeStores, err := sf.openBoth()
@@ -102,7 +178,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStores()) }()
-	lease, err := nodeid.Acquire(ctx, nodes, cfg)
+	lease, err := nodeid.Acquire(ctx, nodes, o.lease)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
 		return usagef("%s (%s)", err, sf.describe())
 	}
@@ -110,7 +186,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
-	gen, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease})
+	gen, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
 	if err != nil {
 		return err
 	}
@@ -119,7 +195,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, MaxBatch: *maxBatch, Ready: func() error {
+	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, MaxBatch: o.maxBatch, Ready: func() error {
 		if err := lease.Err(); err != nil {
 			return err
 		}

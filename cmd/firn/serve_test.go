@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,39 @@ func mustInt(t *testing.T, s string) int64 {
 		n = n*10 + int64(c-'0')
 	}
 	return n
+}
+
+func TestServeFromConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	addr := freePort(t)
+	path := dir + "/firn.yaml"
+	doc := "http:\n  listen: " + addr + "\nregistry:\n  data_dir: " + dir + "/data\n  node: \"9\"\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI("config", "check", "--config", path)
+	if code != 0 || !strings.Contains(out, "config ok: http "+addr) {
+		t.Fatalf("config check: exit %d, %q, %q", code, out, errOut)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, []string{"--config", path}, io.Discard) }()
+	waitReady(t, "http://"+addr, done)
+	body := fetch(t, "http://"+addr+"/v1/snowflake/decode/"+strings.TrimSpace(fetch(t, "http://"+addr+"/v1/snowflake/next?format=text")))
+	if !strings.Contains(body, `"node":{"node":9}`) {
+		t.Fatalf("the node from the file was not used: %s", body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// A flag overrides the file.
+	if out, _, _ := runCLI("config", "check", "--config", path, "--http", "127.0.0.1:1"); !strings.Contains(out, "http 127.0.0.1:1,") {
+		t.Fatalf("flag did not override the file: %q", out)
+	}
+	bad := dir + "/bad.yaml"
+	os.WriteFile(bad, []byte("registry:\n  store: redis\n"), 0o600)
+	if out, errOut, code := runCLI("config", "check", "--config", bad); code != 2 || out != "" || !strings.Contains(errOut, "registry.store") {
+		t.Fatalf("bad config: exit %d, %q, %q", code, out, errOut)
+	}
 }

@@ -1,0 +1,258 @@
+// Package config reads firn serve's configuration: one YAML file,
+// overridden by FIRN_… environment variables, then by command-line flags.
+// It validates what it can name a field for, and turns the result into
+// the flags the command parses, so flags override the file.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the configuration of firn serve. Every field's zero value
+// means the command's default.
+type Config struct {
+	HTTP     HTTP     `yaml:"http"`
+	Layout   Layout   `yaml:"layout"`
+	Registry Registry `yaml:"registry"`
+	Segments Segments `yaml:"segments"`
+}
+
+// HTTP is the listener.
+type HTTP struct {
+	Listen   string `yaml:"listen" flag:"http"`         // host:port, default 127.0.0.1:8080
+	MaxBatch int    `yaml:"max_batch" flag:"max-batch"` // 1..1,000,000, default 10,000
+}
+
+// Layout is the snowflake layout: a preset, then any part overridden.
+type Layout struct {
+	Preset       string `yaml:"preset" flag:"layout"`
+	Epoch        string `yaml:"epoch" flag:"epoch"`
+	Tick         string `yaml:"tick" flag:"tick"`
+	TimeBits     string `yaml:"time_bits" flag:"time-bits"`
+	NodeBits     string `yaml:"node_bits" flag:"node-bits"`
+	NodeNames    string `yaml:"node_names" flag:"node-names"`
+	SequenceBits string `yaml:"sequence_bits" flag:"sequence-bits"`
+	Order        string `yaml:"order" flag:"order"`
+}
+
+// Registry is where node IDs, their HWMs and the segment counters live.
+type Registry struct {
+	Store               string   `yaml:"store" flag:"store"` // local, etcd, postgres, mysql
+	DataDir             string   `yaml:"data_dir" flag:"data-dir"`
+	Endpoints           []string `yaml:"endpoints" flag:"endpoints"`
+	DSN                 string   `yaml:"dsn" flag:"dsn" secret:"true"`
+	Namespace           string   `yaml:"namespace" flag:"namespace"`
+	Table               string   `yaml:"table" flag:"table"`
+	Node                string   `yaml:"node" flag:"node"` // a number, one per field, or "derived"
+	AcceptCollisionRisk bool     `yaml:"accept_collision_risk" flag:"accept-collision-risk"`
+	ReservedNodes       []uint64 `yaml:"reserved_nodes" flag:"reserved-nodes"`
+	StartAhead          bool     `yaml:"start_ahead" flag:"start-ahead"`
+}
+
+// Segments is segment mode's table in a SQL store.
+type Segments struct {
+	Format string `yaml:"format" flag:"segments"` // leaf, tinyid, set
+	Table  string `yaml:"table" flag:"segment-table"`
+	Set    string `yaml:"set" flag:"set"`
+}
+
+// FieldError names the field at fault and what to change.
+type FieldError struct {
+	Field  string // its YAML path, such as registry.store
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("config: %s (env %s): %s", e.Field, envName(e.Field), e.Reason)
+}
+
+func envName(field string) string {
+	return "FIRN_" + strings.ToUpper(strings.ReplaceAll(field, ".", "_"))
+}
+
+// Load reads a YAML document (empty means none), applies FIRN_…
+// variables from environ, and validates the result.
+func Load(doc []byte, environ []string) (*Config, error) {
+	var c Config
+	if len(bytes.TrimSpace(doc)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(doc))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+	}
+	if err := c.applyEnv(environ); err != nil {
+		return nil, err
+	}
+	return &c, c.Validate()
+}
+
+// fields walks the leaves of c with their YAML paths.
+func (c *Config) fields(f func(path string, v reflect.Value, sf reflect.StructField)) {
+	root := reflect.ValueOf(c).Elem()
+	for i := range root.NumField() {
+		sec, st := root.Field(i), root.Type().Field(i)
+		for j := range sec.NumField() {
+			leaf := sec.Type().Field(j)
+			f(st.Tag.Get("yaml")+"."+leaf.Tag.Get("yaml"), sec.Field(j), leaf)
+		}
+	}
+}
+
+// applyEnv sets every field whose FIRN_ variable is present.
+func (c *Config) applyEnv(environ []string) error {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "FIRN_") && !strings.HasPrefix(k, "FIRN_TEST_") {
+			env[k] = v
+		}
+	}
+	known := map[string]bool{}
+	var err error
+	c.fields(func(path string, v reflect.Value, _ reflect.StructField) {
+		name := envName(path)
+		known[name] = true
+		s, ok := env[name]
+		if !ok || err != nil {
+			return
+		}
+		if e := setString(v, s); e != nil {
+			err = &FieldError{Field: path, Reason: e.Error()}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for k := range env {
+		if !known[k] {
+			return fmt.Errorf("config: unknown environment variable %s", k)
+		}
+	}
+	return nil
+}
+
+func setString(v reflect.Value, s string) error {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		v.SetBool(b)
+	case reflect.Int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		v.SetInt(int64(n))
+	case reflect.Slice:
+		parts := strings.Split(s, ",")
+		out := reflect.MakeSlice(v.Type(), len(parts), len(parts))
+		for i, p := range parts {
+			if err := setString(out.Index(i), strings.TrimSpace(p)); err != nil {
+				return err
+			}
+		}
+		v.Set(out)
+	case reflect.Uint64:
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a non-negative whole number", s)
+		}
+		v.SetUint(n)
+	}
+	return nil
+}
+
+var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
+
+// Validate checks what can be checked without the command's parsers; the
+// layout and the stores are checked when they are built.
+func (c *Config) Validate() error {
+	fail := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if c.HTTP.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+			return fail("http.listen", "%q is not host:port, such as 127.0.0.1:8080", c.HTTP.Listen)
+		}
+	}
+	if c.HTTP.MaxBatch != 0 && (c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > 1_000_000) {
+		return fail("http.max_batch", "%d: want 1 to 1000000", c.HTTP.MaxBatch)
+	}
+	r := c.Registry
+	if r.Store != "" && !slices.Contains([]string{"local", "etcd", "postgres", "mysql"}, r.Store) {
+		return fail("registry.store", "%q: want local, etcd, postgres or mysql", r.Store)
+	}
+	switch {
+	case r.Store == "etcd" && len(r.Endpoints) == 0:
+		return fail("registry.endpoints", "etcd needs at least one client URL")
+	case (r.Store == "postgres" || r.Store == "mysql") && r.DSN == "":
+		return fail("registry.dsn", "%s needs a DSN", r.Store)
+	case r.Node != "" && !nodePattern.MatchString(r.Node):
+		return fail("registry.node", "%q: want a number, one per node field (3,17), or derived", r.Node)
+	case r.Node == "derived" && !r.AcceptCollisionRisk:
+		return fail("registry.accept_collision_risk", "a derived node cannot see a second host with the same address bits: set it to true to accept that")
+	}
+	if f := c.Segments.Format; f != "" && !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
+		return fail("segments.format", "%q: want leaf, tinyid or set", f)
+	}
+	return nil
+}
+
+// Args returns the flags that say what c says, to be parsed before the
+// command line's own, which then override them.
+func (c *Config) Args() []string {
+	var args []string
+	c.fields(func(_ string, v reflect.Value, sf reflect.StructField) {
+		name := sf.Tag.Get("flag")
+		switch {
+		case v.IsZero():
+		case v.Kind() == reflect.Bool:
+			args = append(args, "--"+name+"=true")
+		case v.Kind() == reflect.Slice:
+			parts := make([]string, v.Len())
+			for i := range v.Len() {
+				parts[i] = fmt.Sprint(v.Index(i).Interface())
+			}
+			args = append(args, "--"+name, strings.Join(parts, ","))
+		default:
+			args = append(args, "--"+name, fmt.Sprint(v.Interface()))
+		}
+	})
+	return args
+}
+
+// Redacted returns c as YAML with secrets hidden: the password of a DSN.
+func (c *Config) Redacted() ([]byte, error) {
+	r := *c
+	r.Registry.DSN = redactDSN(r.Registry.DSN)
+	return yaml.Marshal(&r)
+}
+
+var mysqlPassword = regexp.MustCompile(`^([^:@/]*):[^@]*@`)
+
+func redactDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "REDACTED")
+		}
+		return u.String()
+	}
+	return mysqlPassword.ReplaceAllString(dsn, "$1:REDACTED@")
+}

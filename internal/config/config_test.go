@@ -1,0 +1,96 @@
+package config_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/firn-id/firn/internal/config"
+)
+
+const doc = `
+http:
+  listen: 127.0.0.1:9000
+  max_batch: 500
+layout:
+  preset: twitter
+registry:
+  store: postgres
+  dsn: postgres://app:s3cret@db:5432/ids?sslmode=disable
+  reserved_nodes: [0, 1]
+  start_ahead: true
+segments:
+  format: tinyid
+`
+
+func TestLoadAndArgs(t *testing.T) {
+	c, err := config.Load([]byte(doc), []string{"FIRN_HTTP_MAX_BATCH=700", "FIRN_TEST_POSTGRES=ignored", "PATH=/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := c.Args()
+	for _, want := range [][]string{{"--http", "127.0.0.1:9000"}, {"--max-batch", "700"}, {"--layout", "twitter"},
+		{"--store", "postgres"}, {"--reserved-nodes", "0,1"}, {"--segments", "tinyid"}} {
+		i := slices.Index(args, want[0])
+		if i < 0 || i+1 >= len(args) || args[i+1] != want[1] {
+			t.Errorf("args %v lack %v", args, want)
+		}
+	}
+	if !slices.Contains(args, "--start-ahead=true") {
+		t.Errorf("args %v lack --start-ahead=true", args)
+	}
+	out, err := c.Redacted()
+	if err != nil || strings.Contains(string(out), "s3cret") || !strings.Contains(string(out), "REDACTED") {
+		t.Fatalf("redacted:\n%s", out)
+	}
+}
+
+func TestRejects(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		env       []string
+		field     string // the field the error names; empty: any error
+	}{
+		{name: "unknown field", doc: "http:\n  port: 80\n"},
+		{name: "unknown env", env: []string{"FIRN_HTTP_PORT=80"}},
+		{name: "bad listen", doc: "http:\n  listen: nowhere\n", field: "http.listen"},
+		{name: "batch out of range", env: []string{"FIRN_HTTP_MAX_BATCH=0x10"}, field: "http.max_batch"},
+		{name: "unknown store", doc: "registry:\n  store: redis\n", field: "registry.store"},
+		{name: "etcd without endpoints", doc: "registry:\n  store: etcd\n", field: "registry.endpoints"},
+		{name: "sql without dsn", doc: "registry:\n  store: mysql\n", field: "registry.dsn"},
+		{name: "bad node", doc: "registry:\n  node: three\n", field: "registry.node"},
+		{name: "derived unacknowledged", doc: "registry:\n  node: derived\n", field: "registry.accept_collision_risk"},
+		{name: "bad format", env: []string{"FIRN_SEGMENTS_FORMAT=csv"}, field: "segments.format"},
+		{name: "bad bool", env: []string{"FIRN_REGISTRY_START_AHEAD=maybe"}, field: "registry.start_ahead"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Load([]byte(tt.doc), tt.env)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var fe *config.FieldError
+			if tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field) {
+				t.Fatalf("error %v, want one naming %s", err, tt.field)
+			}
+			if tt.field != "" && !strings.Contains(err.Error(), "FIRN_"+strings.ToUpper(strings.ReplaceAll(tt.field, ".", "_"))) {
+				t.Fatalf("error %q does not name the environment variable", err)
+			}
+		})
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	f.Add(doc)
+	f.Add("registry: {store: etcd, endpoints: [http://a:2379]}")
+	f.Fuzz(func(t *testing.T, d string) {
+		c, err := config.Load([]byte(d), nil)
+		if err == nil {
+			_ = c.Args()
+			if _, err := c.Redacted(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
