@@ -37,6 +37,8 @@ default would issue the same IDs.
   --http ADDR        listen address (default 127.0.0.1:8080)
   --node N           request a node (default: the lowest free one)
   --max-batch N      largest count of a batch request (default 10000)
+  --floor ID         the largest snowflake ID a previous system issued: refuse
+                     to start unless the first ID exceeds it
   --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
                      as for firn next
 
@@ -65,6 +67,7 @@ type serveOptions struct {
 	layout   snowflake.Layout
 	stores   storeFlags
 	lease    nodeid.Config
+	floor    uint64
 }
 
 // parseServe reads the configuration file (--config), the FIRN_…
@@ -86,6 +89,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	startAhead := fs.Bool("start-ahead", false, "")
 	reserved := fs.String("reserved-nodes", "", "")
 	fs.IntVar(&o.maxBatch, "max-batch", 10_000, "")
+	fs.Uint64Var(&o.floor, "floor", 0, "")
 	rest, err := parseFlags(fs, append(cfgArgs, args...))
 	if err != nil {
 		return o, err
@@ -190,6 +194,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := checkFloor(gen, o.floor); err != nil {
+		return err
+	}
 	alloc, err := segment.NewAllocator(segs, segment.Config{})
 	if err != nil {
 		return err
@@ -205,7 +212,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return nil
 	}}
 	srv := &http.Server{Handler: server.NewHTTP(svc), ReadHeaderTimeout: 5 * time.Second}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := newLogger()
 	log.Info("serving", "http", "http://"+ln.Addr().String(), "node", lease.Node(), "layout", l.String())
 	fmt.Fprintf(stdout, "firn serving on http://%s (node %d)\n", ln.Addr(), lease.Node())
 	done := make(chan error, 1)
@@ -238,4 +245,28 @@ func checkListen(addr string, explicitStore bool) error {
 		return nil
 	}
 	return usagef("--http %s is not loopback: name a store explicitly (--store local|etcd|postgres|mysql); two machines on the implicit local default would issue the same IDs", addr)
+}
+
+// checkFloor refuses to start when the first ID would not exceed floor,
+// the largest ID a previous system issued.
+func checkFloor(g *snowflake.Generator, floor uint64) error {
+	if floor == 0 {
+		return nil
+	}
+	l := g.Layout()
+	tick := uint64(g.Now().Sub(l.Epoch) / l.Tick)
+	first, err := l.Compose(min(tick, l.MaxTick()), g.Node(), 0)
+	if err != nil || first <= floor {
+		return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
+			"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
+	}
+	return nil
+}
+
+// newLogger logs as text to a terminal and as JSON otherwise.
+func newLogger() *slog.Logger {
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
 }

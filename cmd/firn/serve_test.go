@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,5 +149,14 @@ func TestServeFromConfigFile(t *testing.T) {
 	os.WriteFile(bad, []byte("registry:\n  store: redis\n"), 0o600)
 	if out, errOut, code := runCLI("config", "check", "--config", bad); code != 2 || out != "" || !strings.Contains(errOut, "registry.store") {
 		t.Fatalf("bad config: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+func TestServeRefusesBelowTheFloor(t *testing.T) {
+	// A previous system issued IDs up to one day from now.
+	floor := strconv.FormatUint(uint64(time.Now().Add(24*time.Hour).Sub(time.UnixMilli(1767225600000)).Milliseconds())<<22, 10)
+	err := serve(context.Background(), []string{"--http", freePort(t), "--data-dir", t.TempDir(), "--floor", floor}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "snowflake floor") || !strings.Contains(err.Error(), "firn admin advance") {
+		t.Fatalf("serve with a floor a day ahead: %v", err)
 	}
 }

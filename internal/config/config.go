@@ -21,10 +21,18 @@ import (
 // Config is the configuration of firn serve. Every field's zero value
 // means the command's default.
 type Config struct {
-	HTTP     HTTP     `yaml:"http"`
-	Layout   Layout   `yaml:"layout"`
-	Registry Registry `yaml:"registry"`
-	Segments Segments `yaml:"segments"`
+	HTTP      HTTP      `yaml:"http"`
+	Layout    Layout    `yaml:"layout"`
+	Registry  Registry  `yaml:"registry"`
+	Segments  Segments  `yaml:"segments"`
+	Snowflake Snowflake `yaml:"snowflake"`
+}
+
+// Snowflake is snowflake mode's migration setting.
+type Snowflake struct {
+	// Floor is the largest snowflake ID a previous system issued: firn
+	// refuses to start if its first ID would not exceed it.
+	Floor uint64 `yaml:"floor" flag:"floor"`
 }
 
 // HTTP is the listener.
