@@ -19,14 +19,14 @@ import (
 const maxTinyidBatch = 100_000
 
 func (h *handler) compatRoutes() {
-	h.mux.HandleFunc("GET /api/segment/get/{key}", h.leafSegment)
-	h.mux.HandleFunc("GET /api/snowflake/get/{key}", h.leafSnowflake)
-	h.mux.HandleFunc("GET /decodeSnowflakeId", h.leafDecode)
+	h.route("GET /api/segment/get/{key}", h.leafSegment)
+	h.route("GET /api/snowflake/get/{key}", h.leafSnowflake)
+	h.route("GET /decodeSnowflakeId", h.leafDecode)
 	for _, m := range []string{"GET", "POST"} {
-		h.mux.HandleFunc(m+" /tinyid/id/nextId", h.tinyidNextID)
-		h.mux.HandleFunc(m+" /tinyid/id/nextIdSimple", h.tinyidNextIDSimple)
-		h.mux.HandleFunc(m+" /tinyid/id/nextSegmentId", h.tinyidNextSegment)
-		h.mux.HandleFunc(m+" /tinyid/id/nextSegmentIdSimple", h.tinyidNextSegmentSimple)
+		h.route(m+" /tinyid/id/nextId", h.tinyidNextID)
+		h.route(m+" /tinyid/id/nextIdSimple", h.tinyidNextIDSimple)
+		h.route(m+" /tinyid/id/nextSegmentId", h.tinyidNextSegment)
+		h.route(m+" /tinyid/id/nextSegmentIdSimple", h.tinyidNextSegmentSimple)
 	}
 }
 

@@ -38,6 +38,8 @@ type Service struct {
 	Timeout time.Duration
 	// Lease, if set, is reported in the metrics.
 	Lease Lease
+	// Auth checks bearer tokens; nil or empty allows every request.
+	Auth *Auth
 }
 
 // NewHTTP returns the HTTP handler of svc.
@@ -50,19 +52,34 @@ func NewHTTP(svc *Service) http.Handler {
 	}
 	h := &handler{svc: svc, mux: http.NewServeMux(), metrics: newMetrics(svc)}
 	h.mux.Handle("GET /metrics", h.metrics.handler())
-	h.mux.HandleFunc("GET /v1/snowflake/next", h.snowflakeNext)
-	h.mux.HandleFunc("GET /v1/snowflake/batch", h.snowflakeBatch)
-	h.mux.HandleFunc("GET /v1/snowflake/decode/{id}", h.decode)
-	h.mux.HandleFunc("GET /v1/segments/{tag}/next", h.segmentNext)
-	h.mux.HandleFunc("GET /v1/segments/{tag}/batch", h.segmentBatch)
-	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	h.mux.HandleFunc("GET /readyz", h.ready)
-	h.mux.HandleFunc("GET /v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+	h.route("GET /v1/snowflake/next", h.snowflakeNext)
+	h.route("GET /v1/snowflake/batch", h.snowflakeBatch)
+	h.route("GET /v1/snowflake/decode/{id}", h.decode)
+	h.route("GET /v1/segments/{tag}/next", h.segmentNext)
+	h.route("GET /v1/segments/{tag}/batch", h.segmentBatch)
+	h.route("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	h.route("GET /readyz", h.ready)
+	h.route("GET /v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
 	h.compatRoutes()
+	h.adminRoutes()
 	return h
+}
+
+// route registers fn behind the token check of its pattern (inside the
+// mux, where the path's values are known).
+func (h *handler) route(pattern string, fn http.HandlerFunc) {
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if status, msg := h.svc.Auth.check(pattern, r); status != 0 {
+			code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
+				http.StatusTooManyRequests: "rate_limited"}[status]
+			writeErrorCode(w, status, code, msg)
+			return
+		}
+		fn(w, r)
+	})
 }
 
 type handler struct {

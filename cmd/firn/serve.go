@@ -39,6 +39,10 @@ default would issue the same IDs.
   --max-batch N      largest count of a batch request (default 10000)
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
+  --tls-cert FILE, --tls-key FILE
+                     serve HTTPS with this PEM certificate and key
+Tokens and scopes (auth.tokens) come from the configuration file; without
+them every request is allowed, so firn serve stays on loopback.
   --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
                      as for firn next
 
@@ -68,15 +72,24 @@ type serveOptions struct {
 	stores   storeFlags
 	lease    nodeid.Config
 	floor    uint64
+	tokens   []server.Token
+	tlsCert  string
+	tlsKey   string
 }
 
 // parseServe reads the configuration file (--config), the FIRN_…
 // environment and the flags, in that order of precedence from low to
 // high, and validates them.
 func parseServe(args []string) (o serveOptions, err error) {
-	cfgArgs, err := configArgs(args)
+	cfgArgs, cfg, err := configArgs(args)
 	if err != nil {
 		return o, err
+	}
+	for _, t := range cfg.Auth.Tokens {
+		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
+	}
+	if _, err := server.NewAuth(o.tokens); err != nil {
+		return o, usagef("config: auth.tokens: %s", err)
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var lf layoutFlags
@@ -90,6 +103,8 @@ func parseServe(args []string) (o serveOptions, err error) {
 	reserved := fs.String("reserved-nodes", "", "")
 	fs.IntVar(&o.maxBatch, "max-batch", 10_000, "")
 	fs.Uint64Var(&o.floor, "floor", 0, "")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "")
 	rest, err := parseFlags(fs, append(cfgArgs, args...))
 	if err != nil {
 		return o, err
@@ -102,8 +117,11 @@ func parseServe(args []string) (o serveOptions, err error) {
 	}
 	explicitStore := false
 	fs.Visit(func(f *flag.Flag) { explicitStore = explicitStore || f.Name == "store" })
-	if err := checkListen(o.addr, explicitStore); err != nil {
+	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
 		return o, err
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return o, usagef("--tls-cert and --tls-key go together")
 	}
 	if o.layout, err = lf.layout(); err != nil {
 		return o, err
@@ -133,8 +151,9 @@ func parseServe(args []string) (o serveOptions, err error) {
 }
 
 // configArgs loads the file named by --config, if any, and the FIRN_…
-// environment, as flags.
-func configArgs(args []string) ([]string, error) {
+// environment, as flags, and returns the configuration too (its tokens are
+// not flags).
+func configArgs(args []string) ([]string, *config.Config, error) {
 	var path string
 	for i, a := range args {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -147,22 +166,22 @@ func configArgs(args []string) ([]string, error) {
 		case i+1 < len(args):
 			path = args[i+1]
 		default:
-			return nil, usagef("--config needs a file")
+			return nil, nil, usagef("--config needs a file")
 		}
 	}
 	var doc []byte
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, usagef("--config: %s", err)
+			return nil, nil, usagef("--config: %s", err)
 		}
 		doc = b
 	}
 	c, err := config.Load(doc, os.Environ())
 	if err != nil {
-		return nil, usagef("%s", err)
+		return nil, nil, usagef("%s", err)
 	}
-	return c.Args(), nil
+	return c.Args(), c, nil
 }
 
 // serve runs the service until ctx ends.
@@ -202,7 +221,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, MaxBatch: o.maxBatch, Ready: func() error {
+	auth, _ := server.NewAuth(o.tokens) // checked by parseServe
+	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch, Ready: func() error {
 		if err := lease.Err(); err != nil {
 			return err
 		}
@@ -213,10 +233,23 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}}
 	srv := &http.Server{Handler: server.NewHTTP(svc), ReadHeaderTimeout: 5 * time.Second}
 	log := newLogger()
-	log.Info("serving", "http", "http://"+ln.Addr().String(), "node", lease.Node(), "layout", l.String())
-	fmt.Fprintf(stdout, "firn serving on http://%s (node %d)\n", ln.Addr(), lease.Node())
+	scheme := "http"
+	if o.tlsCert != "" {
+		scheme = "https"
+	}
+	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", lease.Node(), "layout", l.String())
+	if !auth.Enabled() {
+		log.Warn("auth off: no tokens configured, serving loopback only")
+	}
+	fmt.Fprintf(stdout, "firn serving on %s://%s (node %d)\n", scheme, ln.Addr(), lease.Node())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() {
+		if o.tlsCert != "" {
+			done <- srv.ServeTLS(ln, o.tlsCert, o.tlsKey)
+			return
+		}
+		done <- srv.Serve(ln)
+	}()
 	var cause error
 	select {
 	case err := <-done:
@@ -234,17 +267,23 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	return errors.Join(cause, srv.Shutdown(sctx))
 }
 
-// checkListen keeps the implicit local default on loopback.
-func checkListen(addr string, explicitStore bool) error {
+// checkListen keeps the implicit local default, and a service without
+// tokens, on loopback.
+func checkListen(addr string, explicitStore, tokens bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return usagef("--http %q: want host:port, such as 127.0.0.1:8080", addr)
 	}
 	ip := net.ParseIP(host)
-	if host == "localhost" || (ip != nil && ip.IsLoopback()) || explicitStore {
+	switch {
+	case host == "localhost" || (ip != nil && ip.IsLoopback()):
 		return nil
+	case !explicitStore:
+		return usagef("--http %s is not loopback: name a store explicitly (--store local|etcd|postgres|mysql); two machines on the implicit local default would issue the same IDs", addr)
+	case !tokens:
+		return usagef("--http %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", addr)
 	}
-	return usagef("--http %s is not loopback: name a store explicitly (--store local|etcd|postgres|mysql); two machines on the implicit local default would issue the same IDs", addr)
+	return nil
 }
 
 // checkFloor refuses to start when the first ID would not exceed floor,

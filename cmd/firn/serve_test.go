@@ -3,7 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -159,4 +167,78 @@ func TestServeRefusesBelowTheFloor(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "snowflake floor") || !strings.Contains(err.Error(), "firn admin advance") {
 		t.Fatalf("serve with a floor a day ahead: %v", err)
 	}
+}
+
+func TestServeAuthAndTLS(t *testing.T) {
+	dir := t.TempDir()
+	// Without tokens, a non-loopback address is refused even with a store.
+	if _, errOut, code := runCLI("config", "check", "--http", "0.0.0.0:8080", "--store", "local", "--data-dir", dir); code != 2 || !strings.Contains(errOut, "auth.tokens") {
+		t.Fatalf("no tokens off loopback: exit %d, %q", code, errOut)
+	}
+	cert, key := selfSigned(t, dir)
+	addr := freePort(t)
+	path := dir + "/firn.yaml"
+	doc := "http:\n  listen: " + addr + "\n  tls_cert: " + cert + "\n  tls_key: " + key + "\n" +
+		"registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret, scopes: [snowflake]}\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, _ := runCLI("config", "print", "--config", path); strings.Contains(out, "s3cret") || !strings.Contains(out, "REDACTED") {
+		t.Fatalf("config print shows the token:\n%s", out)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, []string{"--config", path}, io.Discard) }()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	var resp *http.Response
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		req, _ := http.NewRequest("GET", "https://"+addr+"/v1/snowflake/next", nil)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		var err error
+		if resp, err = client.Do(req); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no HTTPS answer: %v", err)
+		}
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("with the token over HTTPS: %d", resp.StatusCode)
+	}
+	resp, err := client.Get("https://" + addr + "/v1/snowflake/next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Fatalf("without a token: %d, want 401", resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// selfSigned writes a certificate and key for 127.0.0.1.
+func selfSigned(t *testing.T, dir string) (certPath, keyPath string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "firn test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(priv)
+	certPath, keyPath = dir+"/cert.pem", dir+"/key.pem"
+	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return certPath, keyPath
 }

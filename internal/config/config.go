@@ -26,6 +26,21 @@ type Config struct {
 	Registry  Registry  `yaml:"registry"`
 	Segments  Segments  `yaml:"segments"`
 	Snowflake Snowflake `yaml:"snowflake"`
+	Auth      Auth      `yaml:"auth"`
+}
+
+// Auth lists the bearer tokens. With none, firn serve answers every
+// request, and only on loopback. Tokens come from the file only.
+type Auth struct {
+	Tokens []Token `yaml:"tokens" flag:"-"`
+}
+
+// Token is one bearer token.
+type Token struct {
+	Name   string   `yaml:"name"`
+	Secret string   `yaml:"secret"`
+	Scopes []string `yaml:"scopes"` // snowflake, admin, tag:NAME, tag:*
+	Rate   float64  `yaml:"rate"`   // requests per second; 0: unlimited
 }
 
 // Snowflake is snowflake mode's migration setting.
@@ -39,6 +54,8 @@ type Snowflake struct {
 type HTTP struct {
 	Listen   string `yaml:"listen" flag:"http"`         // host:port, default 127.0.0.1:8080
 	MaxBatch int    `yaml:"max_batch" flag:"max-batch"` // 1..1,000,000, default 10,000
+	TLSCert  string `yaml:"tls_cert" flag:"tls-cert"`   // PEM files: both or neither
+	TLSKey   string `yaml:"tls_key" flag:"tls-key"`
 }
 
 // Layout is the snowflake layout: a preset, then any part overridden.
@@ -112,6 +129,9 @@ func (c *Config) fields(f func(path string, v reflect.Value, sf reflect.StructFi
 		sec, st := root.Field(i), root.Type().Field(i)
 		for j := range sec.NumField() {
 			leaf := sec.Type().Field(j)
+			if leaf.Tag.Get("flag") == "-" {
+				continue // not a flag, not an environment variable
+			}
 			f(st.Tag.Get("yaml")+"."+leaf.Tag.Get("yaml"), sec.Field(j), leaf)
 		}
 	}
@@ -200,6 +220,14 @@ func (c *Config) Validate() error {
 	if c.HTTP.MaxBatch != 0 && (c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > 1_000_000) {
 		return fail("http.max_batch", "%d: want 1 to 1000000", c.HTTP.MaxBatch)
 	}
+	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
+		return fail("http.tls_cert", "set both tls_cert and tls_key, or neither")
+	}
+	for i, t := range c.Auth.Tokens {
+		if t.Name == "" || t.Secret == "" || len(t.Scopes) == 0 {
+			return fail(fmt.Sprintf("auth.tokens[%d]", i), "each token needs a name, a secret and at least one scope")
+		}
+	}
 	r := c.Registry
 	if r.Store != "" && !slices.Contains([]string{"local", "etcd", "postgres", "mysql"}, r.Store) {
 		return fail("registry.store", "%q: want local, etcd, postgres or mysql", r.Store)
@@ -247,6 +275,10 @@ func (c *Config) Args() []string {
 func (c *Config) Redacted() ([]byte, error) {
 	r := *c
 	r.Registry.DSN = redactDSN(r.Registry.DSN)
+	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
+	for i := range r.Auth.Tokens {
+		r.Auth.Tokens[i].Secret = "REDACTED"
+	}
 	return yaml.Marshal(&r)
 }
 

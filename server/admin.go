@@ -1,0 +1,158 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/firn-id/firn/segment"
+)
+
+// Segment admin, behind the admin scope: create, list, change a step,
+// advance. Nothing lowers a counter.
+
+func (h *handler) adminRoutes() {
+	h.route("GET /v1/segments", h.listTags)
+	h.route("POST /v1/segments", h.createTag)
+	h.route("PATCH /v1/segments/{tag}", h.setStep)
+	h.route("POST /v1/segments/{tag}/advance", h.advanceTag)
+}
+
+type tagJSON struct {
+	Tag         string `json:"tag"`
+	Next        int64  `json:"next,string"`
+	Step        int64  `json:"step"`
+	Delta       int64  `json:"delta"`
+	Remainder   int64  `json:"remainder"`
+	Description string `json:"description"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decodeBody reads a JSON body of at most 64 KiB into v, refusing
+// unknown fields.
+func decodeBody(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest(fmt.Sprintf("body: %v", err))
+	}
+	return nil
+}
+
+func (h *handler) adminStore() (segment.Store, error) {
+	if h.svc.SegmentStore == nil {
+		return nil, badRequest("this server has no segment store")
+	}
+	return h.svc.SegmentStore, nil
+}
+
+func (h *handler) listTags(w http.ResponseWriter, r *http.Request) {
+	s, err := h.adminStore()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	tags, err := s.Tags(ctx)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := make([]tagJSON, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, tagJSON{t.Tag, t.Next, t.Step, t.Delta, t.Remainder, t.Description})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tags": out})
+}
+
+func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Tag         string `json:"tag"`
+		First       *int64 `json:"first,string"`
+		Step        int64  `json:"step"`
+		Description string `json:"description"`
+	}
+	s, err := h.adminStore()
+	if err == nil {
+		err = decodeBody(r, &body)
+	}
+	switch {
+	case err != nil:
+	case body.Tag == "" || len(body.Tag) > 128:
+		err = badRequest("tag: want 1 to 128 characters")
+	case body.Step < 1:
+		err = badRequest(fmt.Sprintf("step %d: want at least 1", body.Step))
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	first := int64(1)
+	if body.First != nil {
+		first = *body.First
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	if err := s.CreateTag(ctx, body.Tag, first, body.Step, body.Description); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, tagJSON{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description})
+}
+
+func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Step int64 `json:"step"`
+	}
+	s, err := h.adminStore()
+	if err == nil {
+		err = decodeBody(r, &body)
+	}
+	if err == nil && body.Step < 1 {
+		err = badRequest(fmt.Sprintf("step %d: want at least 1", body.Step))
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	tag := r.PathValue("tag")
+	if err := s.SetStep(ctx, tag, body.Step); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tag": tag, "step": body.Step})
+}
+
+func (h *handler) advanceTag(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		To int64 `json:"to,string"`
+	}
+	s, err := h.adminStore()
+	if err == nil {
+		err = decodeBody(r, &body)
+	}
+	if err == nil && body.To < 1 {
+		err = badRequest(`to: want the next ID, at least 1, as a string ("to":"5000")`)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	tag := r.PathValue("tag")
+	next, err := s.Advance(ctx, tag, body.To)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tag": tag, "next": fmt.Sprint(next)})
+}

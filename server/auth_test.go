@@ -1,0 +1,131 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
+)
+
+func authHandler(t *testing.T, tokens []server.Token) http.Handler {
+	t.Helper()
+	g, err := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := segmenttest.NewMemStore()
+	for _, tag := range []string{"order", "user"} {
+		s.CreateTag(context.Background(), tag, 1, 100, "")
+	}
+	a, _ := segment.NewAllocator(s, segment.Config{})
+	t.Cleanup(func() { a.Close(context.Background()) })
+	auth, err := server.NewAuth(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return server.NewHTTP(&server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
+}
+
+func do(h http.Handler, method, target, token, body string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestAuthScopes(t *testing.T) {
+	h := authHandler(t, []server.Token{
+		{Name: "orders", Secret: "o-secret", Scopes: []string{"tag:order"}},
+		{Name: "ids", Secret: "s-secret", Scopes: []string{"snowflake"}, Rate: 2},
+		{Name: "ops", Secret: "a-secret", Scopes: []string{"admin", "tag:*"}},
+	})
+	tests := []struct {
+		name, method, target, token, body string
+		status                            int
+	}{
+		{"no token", "GET", "/v1/snowflake/next", "", "", 401},
+		{"unknown token", "GET", "/v1/snowflake/next", "nope", "", 401},
+		{"snowflake scope", "GET", "/v1/snowflake/next", "s-secret", "", 200},
+		{"tag scope on its tag", "GET", "/v1/segments/order/next", "o-secret", "", 200},
+		{"tag scope on another tag", "GET", "/v1/segments/user/next", "o-secret", "", 403},
+		{"tag scope on snowflake", "GET", "/v1/snowflake/next", "o-secret", "", 403},
+		{"tinyid token parameter", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=o-secret", "", "", 200},
+		{"tinyid wrong tag", "GET", "/tinyid/id/nextIdSimple?bizType=user&token=o-secret", "", "", 403},
+		{"leaf segment", "GET", "/api/segment/get/order", "o-secret", "", 200},
+		{"admin without scope", "GET", "/v1/segments", "o-secret", "", 403},
+		{"admin list", "GET", "/v1/segments", "a-secret", "", 200},
+		{"wildcard tag", "GET", "/v1/segments/user/next", "a-secret", "", 200},
+		{"health is open", "GET", "/healthz", "", "", 200},
+		{"metrics are open", "GET", "/metrics", "", "", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if w := do(h, tt.method, tt.target, tt.token, tt.body); w.Code != tt.status {
+				t.Fatalf("%s %s = %d %s; want %d", tt.method, tt.target, w.Code, w.Body.String(), tt.status)
+			}
+		})
+	}
+	limited := 0
+	for range 10 {
+		if w := do(h, "GET", "/v1/snowflake/next", "s-secret", ""); w.Code == 429 {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("a token limited to 2 requests per second made 10 in a row")
+	}
+}
+
+func TestNewAuthRejects(t *testing.T) {
+	for _, tokens := range [][]server.Token{
+		{{Name: "x", Secret: ""}},
+		{{Name: "x", Secret: "s", Scopes: []string{"root"}}},
+		{{Name: "x", Secret: "s"}, {Name: "x", Secret: "t"}},
+		{{Name: "x", Secret: "s", Rate: -1}},
+	} {
+		if _, err := server.NewAuth(tokens); err == nil {
+			t.Errorf("%+v accepted", tokens)
+		}
+	}
+}
+
+func TestAdmin(t *testing.T) {
+	h := authHandler(t, nil)
+	tests := []struct {
+		name, method, target, body string
+		status                     int
+		want                       string
+	}{
+		{"create", "POST", "/v1/segments", `{"tag":"invoice","first":"1000","step":50,"description":"invoices"}`, 201, `"next":"1000"`},
+		{"create again", "POST", "/v1/segments", `{"tag":"invoice","step":50}`, 409, "tag_exists"},
+		{"create without step", "POST", "/v1/segments", `{"tag":"x"}`, 400, "step 0"},
+		{"create with junk", "POST", "/v1/segments", `{"tag":"x","step":5,"owner":"me"}`, 400, "unknown field"},
+		{"create not JSON", "POST", "/v1/segments", `tag=x`, 400, "body"},
+		{"list", "GET", "/v1/segments", "", 200, `"tag":"invoice"`},
+		{"step", "PATCH", "/v1/segments/invoice", `{"step":500}`, 200, `"step":500`},
+		{"step of nothing", "PATCH", "/v1/segments/nope", `{"step":500}`, 404, "unknown_tag"},
+		{"advance", "POST", "/v1/segments/invoice/advance", `{"to":"90000"}`, 200, `"next":"90000"`},
+		{"advance back", "POST", "/v1/segments/invoice/advance", `{"to":"5"}`, 200, `"next":"90000"`},
+		{"advance without to", "POST", "/v1/segments/invoice/advance", `{}`, 400, "to:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := do(h, tt.method, tt.target, "", tt.body)
+			if w.Code != tt.status || !strings.Contains(w.Body.String(), tt.want) {
+				t.Fatalf("%s %s = %d %s; want %d containing %q", tt.method, tt.target, w.Code, w.Body.String(), tt.status, tt.want)
+			}
+		})
+	}
+	if w := do(h, "GET", "/v1/segments/invoice/next", "", ""); !strings.Contains(w.Body.String(), `"90000"`) {
+		t.Fatalf("first ID after advance: %s", w.Body.String())
+	}
+}
