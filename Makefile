@@ -13,7 +13,7 @@ export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
 MODULES := . $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration fuzz bench build ci services
+.PHONY: help fmt vet lint test race integration fuzz bench build ci services proto
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -49,6 +49,12 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
+
+proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is committed)
+	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.34.2
+	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.3.0
+	cd firnpb && PATH=$(CURDIR)/bin:$$PATH protoc --go_out=. --go_opt=paths=source_relative \
+	  --go-grpc_out=. --go-grpc_opt=paths=source_relative firn.proto
 
 build: ## build bin/firn
 	$(GO) build -o bin/firn ./cmd/firn

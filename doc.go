@@ -14,7 +14,8 @@
 //   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
-//   - server: the HTTP adapter over a generator and an allocator.
+//   - server: the HTTP and gRPC adapters over a generator and an allocator.
+//   - firnpb: the gRPC service definition and its generated code.
 //   - cmd/firn: the firn command.
 //
 // docs/design.md gives the safety argument; README.md the tour.

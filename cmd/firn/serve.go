@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
@@ -34,7 +37,9 @@ default would issue the same IDs.
 
   --config FILE      a YAML file of these settings (docs/config.md); FIRN_…
                      environment variables override it, flags override both
-  --http ADDR        listen address (default 127.0.0.1:8080)
+  --http ADDR        HTTP listen address (default 127.0.0.1:8080)
+  --grpc ADDR        gRPC listen address (default 127.0.0.1:9090), or off;
+                     the service firn.v1.Firn of firnpb/firn.proto
   --node N           request a node (default: the lowest free one)
   --max-batch N      largest count of a batch request (default 10000)
   --floor ID         the largest snowflake ID a previous system issued: refuse
@@ -67,6 +72,7 @@ func runServe(args []string, stdout io.Writer) error {
 // serveOptions is firn serve's parsed command line and configuration.
 type serveOptions struct {
 	addr     string
+	grpcAddr string
 	maxBatch int
 	layout   snowflake.Layout
 	stores   storeFlags
@@ -97,6 +103,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	o.stores.register(fs)
 	fs.String("config", "", "")
 	fs.StringVar(&o.addr, "http", "127.0.0.1:8080", "")
+	fs.StringVar(&o.grpcAddr, "grpc", "127.0.0.1:9090", "")
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
 	startAhead := fs.Bool("start-ahead", false, "")
@@ -119,6 +126,11 @@ func parseServe(args []string) (o serveOptions, err error) {
 	fs.Visit(func(f *flag.Flag) { explicitStore = explicitStore || f.Name == "store" })
 	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
 		return o, err
+	}
+	if o.grpcAddr != "off" {
+		if err := checkListen(o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
+			return o, usagef("--grpc: %s", strings.TrimPrefix(err.Error(), "--http "))
+		}
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return o, usagef("--tls-cert and --tls-key go together")
@@ -196,6 +208,13 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	defer ln.Close()
+	var gln net.Listener
+	if o.grpcAddr != "off" {
+		if gln, err = net.Listen("tcp", o.grpcAddr); err != nil {
+			return fmt.Errorf("listen on %s: %w", o.grpcAddr, err)
+		}
+		defer gln.Close()
+	}
 	nodes, segs, closeStores, err := sf.openBoth()
 	if err != nil {
 		return err
@@ -242,7 +261,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
 	fmt.Fprintf(stdout, "firn serving on %s://%s (node %d)\n", scheme, ln.Addr(), lease.Node())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() {
 		if o.tlsCert != "" {
 			done <- srv.ServeTLS(ln, o.tlsCert, o.tlsKey)
@@ -250,6 +269,20 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		done <- srv.Serve(ln)
 	}()
+	if gln != nil {
+		var opts []grpc.ServerOption
+		if o.tlsCert != "" {
+			creds, err := credentials.NewServerTLSFromFile(o.tlsCert, o.tlsKey)
+			if err != nil {
+				return fmt.Errorf("gRPC TLS: %w", err)
+			}
+			opts = append(opts, grpc.Creds(creds))
+		}
+		gsrv := server.NewGRPC(svc, opts...)
+		defer gsrv.GracefulStop()
+		go func() { done <- gsrv.Serve(gln) }()
+		log.Info("serving gRPC", "addr", gln.Addr().String())
+	}
 	var cause error
 	select {
 	case err := <-done:

@@ -19,6 +19,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/firn-id/firn/firnpb"
 )
 
 func freePort(t *testing.T) string {
@@ -45,7 +50,8 @@ func TestServe(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		var out bytes.Buffer
-		go func() { done <- serve(ctx, []string{"--http", addr, "--data-dir", dir}, &out) }()
+		gaddr := freePort(t)
+		go func() { done <- serve(ctx, []string{"--http", addr, "--grpc", gaddr, "--data-dir", dir}, &out) }()
 		base := "http://" + addr
 		waitReady(t, base, done)
 		body := fetch(t, base+"/v1/snowflake/batch?count=100&format=text")
@@ -63,6 +69,15 @@ func TestServe(t *testing.T) {
 			t.Fatalf("life %d: segment IDs %v after %d", life, segs, lastSeg)
 		}
 		lastSeg = mustInt(t, segs[24])
+		conn, err := grpc.Dial(gaddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := firnpb.NewFirnClient(conn).Next(context.Background(), &firnpb.NextRequest{})
+		conn.Close()
+		if err != nil || got.Id <= last {
+			t.Fatalf("life %d: gRPC Next = %v, %v; want an ID past %d", life, got, err, last)
+		}
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("life %d: serve returned %v", life, err)
@@ -129,7 +144,7 @@ func TestServeFromConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	addr := freePort(t)
 	path := dir + "/firn.yaml"
-	doc := "http:\n  listen: " + addr + "\nregistry:\n  data_dir: " + dir + "/data\n  node: \"9\"\n"
+	doc := "http:\n  listen: " + addr + "\ngrpc:\n  listen: \"off\"\nregistry:\n  data_dir: " + dir + "/data\n  node: \"9\"\n"
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +178,7 @@ func TestServeFromConfigFile(t *testing.T) {
 func TestServeRefusesBelowTheFloor(t *testing.T) {
 	// A previous system issued IDs up to one day from now.
 	floor := strconv.FormatUint(uint64(time.Now().Add(24*time.Hour).Sub(time.UnixMilli(1767225600000)).Milliseconds())<<22, 10)
-	err := serve(context.Background(), []string{"--http", freePort(t), "--data-dir", t.TempDir(), "--floor", floor}, io.Discard)
+	err := serve(context.Background(), []string{"--http", freePort(t), "--grpc", "off", "--data-dir", t.TempDir(), "--floor", floor}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "snowflake floor") || !strings.Contains(err.Error(), "firn admin advance") {
 		t.Fatalf("serve with a floor a day ahead: %v", err)
 	}
@@ -178,7 +193,7 @@ func TestServeAuthAndTLS(t *testing.T) {
 	cert, key := selfSigned(t, dir)
 	addr := freePort(t)
 	path := dir + "/firn.yaml"
-	doc := "http:\n  listen: " + addr + "\n  tls_cert: " + cert + "\n  tls_key: " + key + "\n" +
+	doc := "http:\n  listen: " + addr + "\n  tls_cert: " + cert + "\n  tls_key: " + key + "\ngrpc:\n  listen: " + freePort(t) + "\n" +
 		"registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret, scopes: [snowflake]}\n"
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 // means the command's default.
 type Config struct {
 	HTTP      HTTP      `yaml:"http"`
+	GRPC      GRPC      `yaml:"grpc"`
 	Layout    Layout    `yaml:"layout"`
 	Registry  Registry  `yaml:"registry"`
 	Segments  Segments  `yaml:"segments"`
@@ -56,6 +57,11 @@ type HTTP struct {
 	MaxBatch int    `yaml:"max_batch" flag:"max-batch"` // 1..1,000,000, default 10,000
 	TLSCert  string `yaml:"tls_cert" flag:"tls-cert"`   // PEM files: both or neither
 	TLSKey   string `yaml:"tls_key" flag:"tls-key"`
+}
+
+// GRPC is the gRPC listener; it shares the HTTP listener's TLS files.
+type GRPC struct {
+	Listen string `yaml:"listen" flag:"grpc"` // host:port, default 127.0.0.1:9090; "off": none
 }
 
 // Layout is the snowflake layout: a preset, then any part overridden.
@@ -215,6 +221,11 @@ func (c *Config) Validate() error {
 	if c.HTTP.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
 			return fail("http.listen", "%q is not host:port, such as 127.0.0.1:8080", c.HTTP.Listen)
+		}
+	}
+	if l := c.GRPC.Listen; l != "" && l != "off" {
+		if _, _, err := net.SplitHostPort(l); err != nil {
+			return fail("grpc.listen", "%q is not host:port, such as 127.0.0.1:9090, or off", l)
 		}
 	}
 	if c.HTTP.MaxBatch != 0 && (c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > 1_000_000) {

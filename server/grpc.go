@@ -1,0 +1,193 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/firn-id/firn/firnpb"
+)
+
+// NewGRPC returns a gRPC server serving svc's firnpb.Firn service, with
+// the same tokens and scopes as HTTP (metadata "authorization: Bearer …").
+func NewGRPC(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
+	if svc.MaxBatch == 0 {
+		svc.MaxBatch = 10_000
+	}
+	g := &grpcService{svc: svc}
+	opts = append(opts, grpc.UnaryInterceptor(g.unaryAuth), grpc.StreamInterceptor(g.streamAuth))
+	s := grpc.NewServer(opts...)
+	firnpb.RegisterFirnServer(s, g)
+	return s
+}
+
+type grpcService struct {
+	firnpb.UnimplementedFirnServer
+	svc *Service
+}
+
+// grpcError turns an error into a gRPC status, using the HTTP mapping's
+// codes: this and status are the one place errors become statuses.
+func grpcError(err error) error {
+	code, name := status(err)
+	c := map[int]codes.Code{400: codes.InvalidArgument, 401: codes.Unauthenticated, 403: codes.PermissionDenied,
+		404: codes.NotFound, 409: codes.AlreadyExists, 429: codes.ResourceExhausted}[code]
+	if c == codes.OK {
+		c = codes.Unavailable
+	}
+	return grpcstatus.Errorf(c, "%s: %v", name, err)
+}
+
+func (g *grpcService) count(n int32) (int, error) {
+	if n < 1 || int(n) > g.svc.MaxBatch {
+		return 0, grpcError(badRequest(fmt.Sprintf("count %d: want 1 to %d", n, g.svc.MaxBatch)))
+	}
+	return int(n), nil
+}
+
+func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.NextResponse, error) {
+	id, err := g.svc.Snowflake.Next(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &firnpb.NextResponse{Id: id}, nil
+}
+
+func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*firnpb.BatchResponse, error) {
+	n, err := g.count(req.Count)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	if _, err := g.svc.Snowflake.NextN(ctx, ids); err != nil {
+		return nil, grpcError(err)
+	}
+	return &firnpb.BatchResponse{Ids: ids}, nil
+}
+
+func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*firnpb.DecodeResponse, error) {
+	l := g.svc.Snowflake.Layout()
+	p, err := l.Decompose(req.Id)
+	if err != nil {
+		return nil, grpcError(badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", req.Id, l.Bits(), l.Name)))
+	}
+	resp := &firnpb.DecodeResponse{Id: req.Id, UnixMs: p.Time.UnixMilli(), Tick: p.Tick, Sequence: p.Sequence, Node: map[string]uint64{}}
+	for _, f := range p.Fields {
+		resp.Node[f.Name] = f.Value
+	}
+	return resp, nil
+}
+
+func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentRequest) (*firnpb.NextResponse, error) {
+	id, err := g.svc.Segments.Next(ctx, req.Tag)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &firnpb.NextResponse{Id: id}, nil
+}
+
+func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatchRequest) (*firnpb.BatchResponse, error) {
+	n, err := g.count(req.Count)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	if _, err := g.svc.Segments.NextN(ctx, req.Tag, ids); err != nil {
+		return nil, grpcError(err)
+	}
+	return &firnpb.BatchResponse{Ids: ids}, nil
+}
+
+// Stream sends batches until the client cancels or an error stops it.
+func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_StreamServer) error {
+	n, err := g.count(req.Batch)
+	if err != nil {
+		return err
+	}
+	ctx := stream.Context()
+	fill := g.svc.Snowflake.NextN
+	if req.Tag != "" {
+		h, err := g.svc.Segments.Tag(ctx, req.Tag)
+		if err != nil {
+			return grpcError(err)
+		}
+		fill = h.NextN
+	}
+	for ctx.Err() == nil {
+		ids := make([]int64, n)
+		if _, err := fill(ctx, ids); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return grpcError(err)
+		}
+		if err := stream.Send(&firnpb.BatchResponse{Ids: ids}); err != nil {
+			return nil // the client went away; the IDs are dropped, never reissued
+		}
+	}
+	return nil
+}
+
+// scopeOf returns the scope a gRPC call needs.
+func scopeOf(method string, req any) string {
+	switch m := method[strings.LastIndexByte(method, '/')+1:]; m {
+	case "SegmentNext":
+		return "tag:" + req.(*firnpb.SegmentRequest).Tag
+	case "SegmentBatch":
+		return "tag:" + req.(*firnpb.SegmentBatchRequest).Tag
+	case "Stream":
+		if tag := req.(*firnpb.StreamRequest).Tag; tag != "" {
+			return "tag:" + tag
+		}
+	}
+	return "snowflake"
+}
+
+func (g *grpcService) authorize(ctx context.Context, method string, req any) error {
+	if !g.svc.Auth.Enabled() {
+		return nil
+	}
+	secret := ""
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get("authorization")) > 0 {
+		secret = strings.TrimPrefix(md.Get("authorization")[0], "Bearer ")
+	}
+	if code, msg := g.svc.Auth.allow(scopeOf(method, req), secret); code != 0 {
+		return grpcError(&apiError{status: code, code: "unauthorized", message: msg})
+	}
+	return nil
+}
+
+func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if err := g.authorize(ctx, info.FullMethod, req); err != nil {
+		return nil, err
+	}
+	return next(ctx, req)
+}
+
+// streamAuth checks the first message, which names the tag.
+func (g *grpcService) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+	return next(srv, &authStream{ServerStream: ss, g: g, method: info.FullMethod})
+}
+
+type authStream struct {
+	grpc.ServerStream
+	g       *grpcService
+	method  string
+	checked bool
+}
+
+func (s *authStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if !s.checked {
+		s.checked = true
+		return s.g.authorize(s.Context(), s.method, m)
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/firn-id/firn/firnpb"
+	"github.com/firn-id/firn/internal/idtest"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
+)
+
+func grpcClient(t *testing.T, tokens []server.Token) firnpb.FirnClient {
+	t.Helper()
+	g, err := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := segmenttest.NewMemStore()
+	s.CreateTag(context.Background(), "order", 1, 100, "")
+	a, _ := segment.NewAllocator(s, segment.Config{})
+	t.Cleanup(func() { a.Close(context.Background()) })
+	auth, err := server.NewAuth(tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.NewGRPC(&server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return firnpb.NewFirnClient(conn)
+}
+
+func code(err error) codes.Code { return status.Code(err) }
+
+func TestGRPC(t *testing.T) {
+	c := grpcClient(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rec := idtest.NewRecorder(t)
+	one, err := c.Next(ctx, &firnpb.NextRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Add("snowflake", one.Id)
+	batch, err := c.Batch(ctx, &firnpb.BatchRequest{Count: 500})
+	if err != nil || len(batch.Ids) != 500 {
+		t.Fatalf("Batch: %v", err)
+	}
+	rec.Add("snowflake", batch.Ids...)
+	d, err := c.Decode(ctx, &firnpb.DecodeRequest{Id: uint64(one.Id)})
+	if err != nil || d.UnixMs == 0 {
+		t.Fatalf("Decode: %+v, %v", d, err)
+	}
+	seg, err := c.SegmentBatch(ctx, &firnpb.SegmentBatchRequest{Tag: "order", Count: 3})
+	if err != nil || len(seg.Ids) != 3 || seg.Ids[0] != 1 {
+		t.Fatalf("SegmentBatch: %v, %v", seg, err)
+	}
+	stream, err := c.Stream(ctx, &firnpb.StreamRequest{Batch: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		msg, err := stream.Recv()
+		if err != nil || len(msg.Ids) != 100 {
+			t.Fatalf("Stream: %v", err)
+		}
+		rec.Add("snowflake", msg.Ids...)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want codes.Code
+	}{
+		{"count 0", func() error { _, err := c.Batch(ctx, &firnpb.BatchRequest{}); return err }(), codes.InvalidArgument},
+		{"count over", func() error { _, err := c.Batch(ctx, &firnpb.BatchRequest{Count: 1001}); return err }(), codes.InvalidArgument},
+		{"unknown tag", func() error { _, err := c.SegmentNext(ctx, &firnpb.SegmentRequest{Tag: "nope"}); return err }(), codes.NotFound},
+		{"outside layout", func() error { _, err := c.Decode(ctx, &firnpb.DecodeRequest{Id: 1 << 63}); return err }(), codes.InvalidArgument},
+	} {
+		if code(tc.err) != tc.want {
+			t.Errorf("%s: %v, want %s", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+func TestGRPCAuth(t *testing.T) {
+	c := grpcClient(t, []server.Token{{Name: "orders", Secret: "o", Scopes: []string{"tag:order"}}})
+	ctx := context.Background()
+	if _, err := c.Next(ctx, &firnpb.NextRequest{}); code(err) != codes.Unauthenticated {
+		t.Fatalf("no token: %v", err)
+	}
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer o")
+	if _, err := c.Next(authed, &firnpb.NextRequest{}); code(err) != codes.PermissionDenied {
+		t.Fatalf("no snowflake scope: %v", err)
+	}
+	if _, err := c.SegmentNext(authed, &firnpb.SegmentRequest{Tag: "order"}); err != nil {
+		t.Fatalf("tag scope: %v", err)
+	}
+	stream, err := c.Stream(authed, &firnpb.StreamRequest{Batch: 10})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if code(err) != codes.PermissionDenied {
+		t.Fatalf("snowflake stream with a tag token: %v", err)
+	}
+}
