@@ -59,7 +59,7 @@ func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	id, err := h.svc.Snowflake.Next(ctx)
+	id, err := h.svc.generator().Next(ctx)
 	if err != nil {
 		leafError(w, err)
 		return
@@ -77,7 +77,7 @@ func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
 		leafError(w, badRequest(fmt.Sprintf("snowflakeId %q is not a non-negative decimal number", s)))
 		return
 	}
-	l := h.svc.Snowflake.Layout()
+	l := h.svc.generator().Layout()
 	p, err := l.Decompose(id)
 	if err != nil {
 		leafError(w, badRequest(fmt.Sprintf("snowflakeId %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))

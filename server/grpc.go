@@ -51,7 +51,7 @@ func (g *grpcService) count(n int32) (int, error) {
 }
 
 func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.NextResponse, error) {
-	id, err := g.svc.Snowflake.Next(ctx)
+	id, err := g.svc.generator().Next(ctx)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -64,14 +64,14 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 		return nil, err
 	}
 	ids := make([]int64, n)
-	if _, err := g.svc.Snowflake.NextN(ctx, ids); err != nil {
+	if _, err := g.svc.generator().NextN(ctx, ids); err != nil {
 		return nil, grpcError(err)
 	}
 	return &firnpb.BatchResponse{Ids: ids}, nil
 }
 
 func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*firnpb.DecodeResponse, error) {
-	l := g.svc.Snowflake.Layout()
+	l := g.svc.generator().Layout()
 	p, err := l.Decompose(req.Id)
 	if err != nil {
 		return nil, grpcError(badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", req.Id, l.Bits(), l.Name)))
@@ -110,7 +110,7 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 		return err
 	}
 	ctx := stream.Context()
-	fill := g.svc.Snowflake.NextN
+	fill := g.svc.generator().NextN
 	if req.Tag != "" {
 		h, err := g.svc.Segments.Tag(ctx, req.Tag)
 		if err != nil {

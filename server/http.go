@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/firn-id/firn/segment"
@@ -40,6 +41,63 @@ type Service struct {
 	Lease Lease
 	// Auth checks bearer tokens; nil or empty allows every request.
 	Auth *Auth
+
+	node atomic.Pointer[nodeState] // set by Replace
+}
+
+// nodeState is a generator and the lease it runs on.
+type nodeState struct {
+	gen   *snowflake.Generator
+	lease Lease
+}
+
+// Replace installs a generator and its lease in place of the current ones,
+// after the node's lease was lost and a node acquired again. Requests in
+// flight on the old generator finish on it; it stops at its HWM, which the
+// new lease starts past (or it holds another node).
+func (s *Service) Replace(g *snowflake.Generator, l Lease) {
+	s.node.Store(&nodeState{gen: g, lease: l})
+}
+
+func (s *Service) generator() *snowflake.Generator {
+	if st := s.node.Load(); st != nil {
+		return st.gen
+	}
+	return s.Snowflake
+}
+
+func (s *Service) lease() Lease {
+	if st := s.node.Load(); st != nil {
+		return st.lease
+	}
+	return s.Lease
+}
+
+// ready says why the service may not serve: the Ready hook, the lease
+// lost or its HWM not ahead, or the segment store unreachable while tags
+// are in use.
+func (s *Service) ready(ctx context.Context) error {
+	if s.Ready != nil {
+		if err := s.Ready(); err != nil {
+			return err
+		}
+	}
+	if l := s.lease(); l != nil {
+		if err := l.Err(); err != nil {
+			return fmt.Errorf("node %d: %w", l.Node(), err)
+		}
+		if ahead := l.Limit() - s.generator().Now().UnixMilli(); ahead <= 0 {
+			return fmt.Errorf("node %d: the HWM is not ahead of the clock (%d ms)", l.Node(), ahead)
+		}
+	}
+	if s.Segments != nil && s.SegmentStore != nil && len(s.Segments.Stats()) > 0 {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if _, err := s.SegmentStore.Tags(ctx); err != nil {
+			return fmt.Errorf("segment store unreachable: %w", err)
+		}
+	}
+	return nil
 }
 
 // NewHTTP returns the HTTP handler of svc.
@@ -192,11 +250,11 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 }
 
 func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
-	h.one(w, r, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.Snowflake.Next(ctx) })
+	h.one(w, r, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.generator().Next(ctx) })
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	h.batch(w, r, h.counter("snowflake", ""), h.svc.Snowflake.NextN)
+	h.batch(w, r, h.counter("snowflake", ""), h.svc.generator().NextN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
@@ -274,7 +332,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
 		return
 	}
-	l := h.svc.Snowflake.Layout()
+	l := h.svc.generator().Layout()
 	p, err := l.Decompose(id)
 	if err != nil {
 		writeError(w, badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))
@@ -289,12 +347,10 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(d)
 }
 
-func (h *handler) ready(w http.ResponseWriter, _ *http.Request) {
-	if h.svc.Ready != nil {
-		if err := h.svc.Ready(); err != nil {
-			writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", err.Error())
-			return
-		}
+func (h *handler) ready(w http.ResponseWriter, r *http.Request) {
+	if err := h.svc.ready(r.Context()); err != nil {
+		writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+		return
 	}
 	_, _ = w.Write([]byte("ready\n"))
 }

@@ -159,3 +159,31 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// fakeLease is a held lease with a far HWM.
+type fakeLease struct{ node uint64 }
+
+func (l fakeLease) Node() uint64 { return l.node }
+func (fakeLease) Limit() int64   { return 1 << 62 }
+func (fakeLease) Err() error     { return nil }
+
+// TestReplace: after a re-acquisition the service serves from the new
+// generator, and readiness and metrics follow it.
+func TestReplace(t *testing.T) {
+	g1, _ := snowflake.New(snowflake.Config{Node: 1, Reservation: snowflake.Unreserved()})
+	svc := &server.Service{Snowflake: g1, Lease: fakeLease{1}}
+	h := server.NewHTTP(svc)
+	g2, _ := snowflake.New(snowflake.Config{Node: 2, Reservation: snowflake.Unreserved()})
+	svc.Replace(g2, fakeLease{2})
+	w := get(h, "GET", "/v1/snowflake/next?format=text")
+	id, _ := strconv.ParseUint(strings.TrimSpace(w.Body.String()), 10, 64)
+	if p, err := snowflake.DefaultLayout().Decompose(id); err != nil || p.Node != 2 {
+		t.Fatalf("after Replace the ID %d has node %d, want 2", id, p.Node)
+	}
+	if w := get(h, "GET", "/readyz"); w.Code != 200 {
+		t.Fatalf("readyz after Replace: %d %s", w.Code, w.Body.String())
+	}
+	if w := get(h, "GET", "/metrics"); !strings.Contains(w.Body.String(), "firn_node 2") {
+		t.Fatal("metrics do not follow the new lease")
+	}
+}

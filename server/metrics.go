@@ -43,23 +43,25 @@ func newMetrics(svc *Service) *metrics {
 		m.reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_clock_offset_seconds",
 				Help: "How far the generator's clock is ahead of the wall clock (negative: behind)."},
-				func() float64 { return g.Offset().Seconds() }),
+				func() float64 { return svc.generator().Offset().Seconds() }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_layout_remaining_seconds",
 				Help: "Time left until the layout's last representable tick."},
 				func() float64 { return time.Until(end).Seconds() }))
-		if l := svc.Lease; l != nil {
+		if svc.Lease != nil {
 			m.reg.MustRegister(
 				prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_lease_held",
-					Help: "1 while the node's lease is held, 0 once lost.", ConstLabels: prometheus.Labels{"node": strconv.FormatUint(l.Node(), 10)}},
+					Help: "1 while the node's lease is held, 0 once lost."},
 					func() float64 {
-						if l.Err() != nil {
+						if svc.lease().Err() != nil {
 							return 0
 						}
 						return 1
 					}),
+				prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_node", Help: "The node ID held."},
+					func() float64 { return float64(svc.lease().Node()) }),
 				prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_hwm_headroom_seconds",
 					Help: "How far the confirmed HWM is ahead of the generator's clock."},
-					func() float64 { return float64(l.Limit()-g.Now().UnixMilli()) / 1000 }))
+					func() float64 { return float64(svc.lease().Limit()-svc.generator().Now().UnixMilli()) / 1000 }))
 		}
 	}
 	if svc.Segments != nil {

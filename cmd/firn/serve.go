@@ -29,7 +29,9 @@ var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--node N] [st
 
 Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
 stops accepting, finishes requests in flight, and releases its node (the
-HWM stays). With no flags it needs no outside service: the local data
+HWM stays). A node whose lease is lost stops at its HWM, reports not ready,
+and is acquired again (perhaps another node). With no flags it needs no
+outside service: the local data
 directory holds its node's HWM and its segment tags, and it listens on
 loopback only. Listening on another address needs a store named
 explicitly (--store): two machines that both fell back to the local
@@ -227,6 +229,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	// lease is the current lease; a lost one is replaced (see below).
 	defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
 	gen, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
 	if err != nil {
@@ -241,15 +244,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth, _ := server.NewAuth(o.tokens) // checked by parseServe
-	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch, Ready: func() error {
-		if err := lease.Err(); err != nil {
-			return err
-		}
-		if ahead := lease.Limit() - gen.Now().UnixMilli(); ahead <= 0 {
-			return fmt.Errorf("the HWM of node %d is not ahead of the clock (%d ms)", lease.Node(), ahead)
-		}
-		return nil
-	}}
+	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch}
 	srv := &http.Server{Handler: server.NewHTTP(svc), ReadHeaderTimeout: 5 * time.Second}
 	log := newLogger()
 	scheme := "http"
@@ -283,21 +278,51 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		go func() { done <- gsrv.Serve(gln) }()
 		log.Info("serving gRPC", "addr", gln.Addr().String())
 	}
-	var cause error
-	select {
-	case err := <-done:
-		return err
-	case <-lease.Done():
-		// The generator stops at its HWM; exit so that a supervisor starts
-		// a process that acquires a node afresh.
-		cause = fmt.Errorf("node %d: %w", lease.Node(), lease.Err())
-		log.Error("lease lost: stopping", "err", cause)
-	case <-ctx.Done():
-		log.Info("stopping: finishing requests in flight")
+	for stop := false; !stop; {
+		select {
+		case err := <-done:
+			return err
+		case <-lease.Done():
+			// The generator stops at its HWM and readiness fails; take a
+			// node again (perhaps another one) and serve on.
+			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "err", lease.Err())
+			next, g, err := reacquire(ctx, nodes, o, log)
+			if err != nil {
+				stop = true
+				break
+			}
+			svc.Replace(g, next)
+			lease = next
+			log.Info("serving again", "node", lease.Node())
+		case <-ctx.Done():
+			log.Info("stopping: finishing requests in flight")
+			stop = true
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(cause, srv.Shutdown(sctx))
+	return srv.Shutdown(sctx)
+}
+
+// reacquire takes a node again after a lost lease, retrying every second
+// until ctx ends, and returns the lease and a generator on it.
+func reacquire(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slog.Logger) (*nodeid.Lease, *snowflake.Generator, error) {
+	for {
+		lease, err := nodeid.Acquire(ctx, nodes, o.lease)
+		if err == nil {
+			g, gerr := snowflake.New(snowflake.Config{Layout: o.layout, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
+			if gerr == nil {
+				return lease, g, nil
+			}
+			err = errors.Join(gerr, lease.Close(ctx))
+		}
+		log.Error("acquire a node", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // checkListen keeps the implicit local default, and a service without
