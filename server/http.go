@@ -123,6 +123,7 @@ func NewHTTP(svc *Service) http.Handler {
 	})
 	h.compatRoutes()
 	h.adminRoutes()
+	h.mux.HandleFunc("/", h.unrouted)
 	return h
 }
 
@@ -130,13 +131,20 @@ func NewHTTP(svc *Service) http.Handler {
 // mux, where the path's values are known).
 func (h *handler) route(pattern string, fn http.HandlerFunc) {
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if status, msg := h.svc.Auth.check(pattern, r); status != 0 {
-			code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
-				http.StatusTooManyRequests: "rate_limited"}[status]
-			writeErrorCode(w, status, code, msg)
-			return
-		}
-		fn(w, r)
+		defer func() {
+			if v := recover(); v != nil {
+				writeErrorCode(w, http.StatusServiceUnavailable, "internal", fmt.Sprint("request failed: ", v))
+			}
+		}()
+		h.metrics.observe(pattern, w, func(w http.ResponseWriter) {
+			if status, msg := h.svc.Auth.check(pattern, r); status != 0 {
+				code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
+					http.StatusTooManyRequests: "rate_limited"}[status]
+				writeErrorCode(w, status, code, msg)
+				return
+			}
+			fn(w, r)
+		})
 	})
 }
 
@@ -149,36 +157,27 @@ type handler struct {
 // ServeHTTP routes r; unknown paths and wrong methods get the JSON error
 // shape too.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, pattern := h.mux.Handler(r)
-	if pattern == "" {
-		probe := &statusProbe{header: http.Header{}}
-		h.mux.ServeHTTP(probe, r)
-		switch probe.status {
-		case http.StatusMethodNotAllowed:
-			w.Header().Set("Allow", probe.header.Get("Allow"))
-			writeErrorCode(w, probe.status, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
-		default:
-			writeErrorCode(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
+	h.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers what no route takes: 405 with Allow when the path
+// exists for other methods, 404 otherwise.
+func (h *handler) unrouted(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{"GET", "POST", "PATCH"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := h.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
 		}
+	}
+	if len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeErrorCode(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path))
 		return
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			writeErrorCode(w, http.StatusServiceUnavailable, "internal", fmt.Sprint("request failed: ", v))
-		}
-	}()
-	h.metrics.observe(pattern, w, func(w http.ResponseWriter) { h.mux.ServeHTTP(w, r) })
+	writeErrorCode(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
 }
-
-// statusProbe records what the mux would answer an unrouted request.
-type statusProbe struct {
-	header http.Header
-	status int
-}
-
-func (p *statusProbe) Header() http.Header         { return p.header }
-func (p *statusProbe) Write(b []byte) (int, error) { return len(b), nil }
-func (p *statusProbe) WriteHeader(s int)           { p.status = s }
 
 func (h *handler) ctx(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), h.svc.Timeout)
@@ -249,22 +248,24 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 	_, _ = w.Write(b)
 }
 
+// Snowflake calls wait at most the generator's MaxWait, never on a store:
+// they take the request's own context.
 func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
-	h.one(w, r, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.generator().Next(ctx) })
+	h.one(w, r, false, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.generator().Next(ctx) })
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	h.batch(w, r, h.counter("snowflake", ""), h.svc.generator().NextN)
+	h.batch(w, r, false, h.counter("snowflake", ""), h.svc.generator().NextN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
 	tag := r.PathValue("tag")
-	h.one(w, r, h.counter("segment", tag), func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
+	h.one(w, r, true, h.counter("segment", tag), func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
 }
 
 func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
 	tag := r.PathValue("tag")
-	h.batch(w, r, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
+	h.batch(w, r, true, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
 		return h.svc.Segments.NextN(ctx, tag, dst)
 	})
 }
@@ -274,15 +275,20 @@ func (h *handler) counter(mode, tag string) func(n int) {
 	return func(n int) { h.metrics.issued.WithLabelValues(mode, tag).Add(float64(n)) }
 }
 
-// one answers a request for one ID drawn by next, and counts it.
-func (h *handler) one(w http.ResponseWriter, r *http.Request, count func(int), next func(context.Context) (int64, error)) {
+// one answers a request for one ID drawn by next, and counts it. With
+// bounded, the call may wait on a store and gets the service's timeout.
+func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, count func(int), next func(context.Context) (int64, error)) {
 	f, err := format(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
+	ctx := r.Context()
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = h.ctx(r)
+		defer cancel()
+	}
 	id, err := next(ctx)
 	if err != nil {
 		writeError(w, err)
@@ -293,7 +299,7 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, count func(int), n
 }
 
 // batch answers a request for ?count= IDs filled by fill, and counts them.
-func (h *handler) batch(w http.ResponseWriter, r *http.Request, count func(int), fill func(context.Context, []int64) (int, error)) {
+func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, count func(int), fill func(context.Context, []int64) (int, error)) {
 	f, err := format(r)
 	if err != nil {
 		writeError(w, err)
@@ -304,8 +310,12 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, count func(int),
 		writeError(w, err)
 		return
 	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
+	ctx := r.Context()
+	if bounded {
+		var cancel context.CancelFunc
+		ctx, cancel = h.ctx(r)
+		defer cancel()
+	}
 	ids := make([]int64, n)
 	if _, err := fill(ctx, ids); err != nil {
 		writeError(w, err)
