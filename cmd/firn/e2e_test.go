@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/etcdtest"
+	"github.com/firn-id/firn/internal/testenv"
+)
+
+// buildFirn builds the binary once per test run.
+var buildFirn = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "firn-e2e")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "firn")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", errors.New(string(out))
+	}
+	return bin, nil
+})
+
+// process is a running `firn serve`.
+type process struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func startServe(t *testing.T, args ...string) *process {
+	t.Helper()
+	bin, err := buildFirn()
+	if err != nil {
+		t.Fatalf("build: %v", err)
+	}
+	addr := freePort(t)
+	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--grpc", "off"}, args...)...)
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
+	var log lockedBuffer
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("firn serve's log:\n%s", log.String())
+		}
+	})
+	p := &process{cmd: cmd, base: "http://" + addr}
+	done := make(chan error, 1)
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if resp, err := http.Get(p.base + "/readyz"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					done <- nil
+					return
+				}
+			}
+		}
+		done <- errors.New("not ready after 10 s")
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("firn serve after SIGTERM: %v", err)
+	}
+}
+
+// TestServeProcessOnEveryStore runs `firn serve` as a subprocess on each
+// store, twice: the second life's snowflake and segment IDs follow the
+// first's. In the first life a load runs through SIGTERM: every request
+// answered gets a whole 200, none a 5xx.
+func TestServeProcessOnEveryStore(t *testing.T) {
+	stores := []struct {
+		name string
+		args func(t *testing.T) []string
+	}{
+		{"local", func(t *testing.T) []string { return []string{"--store", "local", "--data-dir", t.TempDir()} }},
+		{"etcd", func(t *testing.T) []string {
+			c := etcdtest.Start(t, 1)
+			return []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/e2e-" + suffix() + "/"}
+		}},
+		{"postgres", func(t *testing.T) []string {
+			dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+			table := "firn_nodes_e2e_" + suffix()
+			seg := "leaf_alloc_e2e_" + suffix()
+			t.Cleanup(func() { dropTables(t, "postgres", dsn, table); dropTables(t, "postgres", dsn, seg) })
+			return []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--segment-table", seg}
+		}},
+		{"mysql", func(t *testing.T) []string {
+			dsn := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
+			table := "firn_nodes_e2e_" + suffix()
+			seg := "leaf_alloc_e2e_" + suffix()
+			t.Cleanup(func() { dropTables(t, "mysql", dsn, table); dropTables(t, "mysql", dsn, seg) })
+			return []string{"--store", "mysql", "--dsn", dsn, "--table", table, "--segment-table", seg}
+		}},
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			args := st.args(t)
+			var lastSnow, lastSeg int64
+			for life := range 2 {
+				p := startServe(t, args...)
+				if life == 0 {
+					resp, err := http.Post(p.base+"/v1/segments", "application/json", strings.NewReader(`{"tag":"order","step":50}`))
+					if err != nil || resp.StatusCode != 201 {
+						t.Fatalf("create tag: %v %v", resp, err)
+					}
+					resp.Body.Close()
+				}
+				snow := batch(t, p.base+"/v1/snowflake/batch?count=100")
+				seg := batch(t, p.base+"/v1/segments/order/batch?count=100")
+				if snow[0] <= lastSnow || seg[0] <= lastSeg {
+					t.Fatalf("life %d starts at snowflake %d (last %d), segment %d (last %d)", life, snow[0], lastSnow, seg[0], lastSeg)
+				}
+				lastSnow, lastSeg = snow[99], seg[99]
+				if life == 0 {
+					loadThroughShutdown(t, p)
+					continue
+				}
+				p.stop(t)
+			}
+		})
+	}
+}
+
+func batch(t *testing.T, url string) []int64 {
+	t.Helper()
+	var body struct{ IDs []string }
+	if err := json.Unmarshal([]byte(fetch(t, url)), &body); err != nil || len(body.IDs) == 0 {
+		t.Fatalf("%s: %v", url, err)
+	}
+	ids := make([]int64, len(body.IDs))
+	for i, s := range body.IDs {
+		ids[i], _ = strconv.ParseInt(s, 10, 64)
+		if i > 0 && ids[i] <= ids[i-1] {
+			t.Fatalf("%s: not increasing at %d", url, i)
+		}
+	}
+	return ids
+}
+
+// loadThroughShutdown keeps 8 clients busy, sends SIGTERM, and checks
+// that every answer was a whole 200 and the process exited cleanly.
+func loadThroughShutdown(t *testing.T, p *process) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok, bad := 0, []string{}
+	for range 8 {
+		wg.Go(func() {
+			client := &http.Client{Timeout: 5 * time.Second}
+			for ctx.Err() == nil {
+				resp, err := client.Get(p.base + "/v1/snowflake/next")
+				if err != nil {
+					return // the listener is closed: not an accepted request
+				}
+				var v struct{ ID string }
+				derr := json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+				mu.Lock()
+				if resp.StatusCode == 200 && derr == nil && v.ID != "" {
+					ok++
+				} else {
+					bad = append(bad, strconv.Itoa(resp.StatusCode)+" "+errString(derr))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	p.stop(t)
+	cancel()
+	wg.Wait()
+	if len(bad) > 0 || ok == 0 {
+		t.Fatalf("%d whole answers, %d broken: %v", ok, len(bad), bad[:min(len(bad), 5)])
+	}
+}
+
+// lockedBuffer collects a process's output.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
