@@ -227,3 +227,45 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestReadinessFollowsTheEtcdLease stops the etcd cluster for longer than
+// the lease's TTL: /readyz turns 503, and once etcd is back the process
+// takes a node again and turns ready, its IDs never repeating earlier ones.
+func TestReadinessFollowsTheEtcdLease(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	p := startServe(t, "--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","),
+		"--namespace", "/ready-"+suffix()+"/", "--lease-ttl", "2s")
+	before := batch(t, p.base+"/v1/snowflake/batch?count=100")
+	waitStatus := func(want int, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			resp, err := http.Get(p.base + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == want {
+					return
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("/readyz never answered %d within %s", want, within)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	c.Members()[0].Kill()
+	waitStatus(503, 10*time.Second)
+	if err := c.Members()[0].Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(200, 30*time.Second)
+	after := batch(t, p.base+"/v1/snowflake/batch?count=100")
+	seen := map[int64]bool{}
+	for _, id := range append(before, after...) {
+		if seen[id] {
+			t.Fatalf("ID %d issued before and after the re-acquisition", id)
+		}
+		seen[id] = true
+	}
+	p.stop(t)
+}

@@ -44,6 +44,8 @@ default would issue the same IDs.
                      the service firn.v1.Firn of firnpb/firn.proto
   --node N           request a node (default: the lowest free one)
   --max-batch N      largest count of a batch request (default 10000)
+  --lease-ttl D      how long the node's claim outlives its last renewal
+                     (default 10s); a dead process's node is free after it
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
   --tls-cert FILE, --tls-key FILE
@@ -110,6 +112,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
 	startAhead := fs.Bool("start-ahead", false, "")
 	reserved := fs.String("reserved-nodes", "", "")
+	leaseTTL := fs.Duration("lease-ttl", 10*time.Second, "")
 	fs.IntVar(&o.maxBatch, "max-batch", 10_000, "")
 	fs.Uint64Var(&o.floor, "floor", 0, "")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
@@ -143,7 +146,10 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if o.layout.DecodeOnly() {
 		return o, usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits", o.layout.Name)
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: *startAhead}
+	if *leaseTTL < time.Second || *leaseTTL > 10*time.Minute {
+		return o, usagef("--lease-ttl %s: want 1s to 10m", *leaseTTL)
+	}
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: *startAhead, TTL: *leaseTTL}
 	if o.lease.Reserved, err = parseReserved(o.layout, *reserved); err != nil {
 		return o, err
 	}

@@ -88,6 +88,7 @@ type Registry struct {
 	AcceptCollisionRisk bool     `yaml:"accept_collision_risk" flag:"accept-collision-risk"`
 	ReservedNodes       []uint64 `yaml:"reserved_nodes" flag:"reserved-nodes"`
 	StartAhead          bool     `yaml:"start_ahead" flag:"start-ahead"`
+	LeaseTTL            string   `yaml:"lease_ttl" flag:"lease-ttl"` // how long a claim outlives its last renewal; default 10s
 }
 
 // Segments is segment mode's table in a SQL store.
