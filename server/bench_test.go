@@ -1,12 +1,21 @@
 package server_test
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/firn-id/firn/firnpb"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -38,4 +47,48 @@ func BenchmarkHandler(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkGRPCStream receives segment batches of 1,000 from Stream over
+// loopback TCP for one second per iteration and reports the int64 IDs the
+// client received per second.
+func BenchmarkGRPCStream(b *testing.B) {
+	s := segmenttest.NewMemStore()
+	s.CreateTag(context.Background(), "order", 1, 1_000_000, "")
+	a, _ := segment.NewAllocator(s, segment.Config{MaxStep: 1 << 30})
+	defer a.Close(context.Background())
+	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
+	srv := server.NewGRPC(&server.Service{Snowflake: g, Segments: a, SegmentStore: s})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Stop()
+	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	c := firnpb.NewFirnClient(conn)
+	var ids int64
+	var elapsed time.Duration
+	for range b.N {
+		ctx, cancel := context.WithCancel(context.Background())
+		stream, err := c.Stream(ctx, &firnpb.StreamRequest{Tag: "order", Batch: 1000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		for time.Since(start) < time.Second {
+			msg, err := stream.Recv()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids += int64(len(msg.Ids))
+		}
+		elapsed += time.Since(start)
+		cancel()
+	}
+	b.ReportMetric(float64(ids)/elapsed.Seconds(), "ids/s")
 }
