@@ -109,6 +109,8 @@ func NewHTTP(svc *Service) http.Handler {
 		svc.Timeout = 5 * time.Second
 	}
 	h := &handler{svc: svc, mux: http.NewServeMux(), metrics: newMetrics(svc)}
+	issued := h.metrics.issued.WithLabelValues("snowflake", "")
+	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
 	h.mux.Handle("GET /metrics", h.metrics.handler())
 	h.route("GET /v1/snowflake/next", h.snowflakeNext)
 	h.route("GET /v1/snowflake/batch", h.snowflakeBatch)
@@ -130,13 +132,14 @@ func NewHTTP(svc *Service) http.Handler {
 // route registers fn behind the token check of its pattern (inside the
 // mux, where the path's values are known).
 func (h *handler) route(pattern string, fn http.HandlerFunc) {
+	observe := h.metrics.observer(pattern)
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
 				writeErrorCode(w, http.StatusServiceUnavailable, "internal", fmt.Sprint("request failed: ", v))
 			}
 		}()
-		h.metrics.observe(pattern, w, func(w http.ResponseWriter) {
+		observe(w, func(w http.ResponseWriter) {
 			if status, msg := h.svc.Auth.check(pattern, r); status != 0 {
 				code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
 					http.StatusTooManyRequests: "rate_limited"}[status]
@@ -152,6 +155,8 @@ type handler struct {
 	svc     *Service
 	mux     *http.ServeMux
 	metrics *metrics
+	// snowflakeIssued counts snowflake IDs, its counter resolved once.
+	snowflakeIssued func(n int)
 }
 
 // ServeHTTP routes r; unknown paths and wrong methods get the JSON error
@@ -198,7 +203,11 @@ func (h *handler) count(r *http.Request) (int, error) {
 
 // format is how IDs are written: "string" (default), "number" or "text".
 func format(r *http.Request) (string, error) {
-	switch f := r.URL.Query().Get("format"); f {
+	f := ""
+	if r.URL.RawQuery != "" { // parsing an empty query still allocates
+		f = r.URL.Query().Get("format")
+	}
+	switch f {
 	case "", "string":
 		if strings.HasPrefix(r.Header.Get("Accept"), "text/plain") {
 			return "text", nil
@@ -211,9 +220,16 @@ func format(r *http.Request) (string, error) {
 	}
 }
 
+// The Content-Type values of ID answers, set without canonicalizing the
+// header name on every request. Handlers never modify them.
+var (
+	jsonType = []string{"application/json"}
+	textType = []string{"text/plain; charset=utf-8"}
+)
+
 func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 	if f == "text" {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header()["Content-Type"] = textType
 		var b []byte
 		for _, id := range ids {
 			b = strconv.AppendInt(b, id, 10)
@@ -222,7 +238,7 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 		_, _ = w.Write(b)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonType
 	var b []byte
 	if one {
 		b = append(b, `{"id":`...)
@@ -272,6 +288,9 @@ func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
 
 // counter returns the issued-IDs counter of a mode and tag.
 func (h *handler) counter(mode, tag string) func(n int) {
+	if mode == "snowflake" {
+		return h.snowflakeIssued
+	}
 	return func(n int) { h.metrics.issued.WithLabelValues(mode, tag).Add(float64(n)) }
 }
 
