@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	grpcstatus "google.golang.org/grpc/status"
 
@@ -23,7 +24,26 @@ func NewGRPC(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
 	opts = append(opts, grpc.UnaryInterceptor(g.unaryAuth), grpc.StreamInterceptor(g.streamAuth))
 	s := grpc.NewServer(opts...)
 	firnpb.RegisterFirnServer(s, g)
+	healthpb.RegisterHealthServer(s, &health{svc: svc})
 	return s
+}
+
+// health is the standard gRPC health service (grpc.health.v1): SERVING
+// exactly when /readyz would answer 200, for the service "" and
+// "firn.v1.Firn". Clients probe it to find servers that answer again.
+type health struct {
+	healthpb.UnimplementedHealthServer
+	svc *Service
+}
+
+func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if req.Service != "" && req.Service != firnpb.Firn_ServiceDesc.ServiceName {
+		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\" or %q", req.Service, firnpb.Firn_ServiceDesc.ServiceName)
+	}
+	if err := h.svc.ready(ctx); err != nil {
+		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }
 
 type grpcService struct {
@@ -162,7 +182,12 @@ func (g *grpcService) authorize(ctx context.Context, method string, req any) err
 	return nil
 }
 
+// unaryAuth checks every call but the health check, which is open as
+// /readyz is.
 func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if strings.HasPrefix(info.FullMethod, "/grpc.health.v1.Health/") {
+		return next(ctx, req)
+	}
 	if err := g.authorize(ctx, info.FullMethod, req); err != nil {
 		return nil, err
 	}

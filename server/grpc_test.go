@@ -2,13 +2,16 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -120,5 +123,64 @@ func TestGRPCAuth(t *testing.T) {
 	}
 	if code(err) != codes.PermissionDenied {
 		t.Fatalf("snowflake stream with a tag token: %v", err)
+	}
+}
+
+// TestGRPCHealth: the standard health service answers SERVING without a
+// token while the service is ready, NOT_SERVING once it is not.
+func TestGRPCHealth(t *testing.T) {
+	g, err := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notReady atomic.Bool
+	auth, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.NewGRPC(&server.Service{Snowflake: g, Auth: auth, Ready: func() error {
+		if notReady.Load() {
+			return errors.New("lease lost")
+		}
+		return nil
+	}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	h := healthpb.NewHealthClient(conn)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name     string
+		notReady bool
+		service  string
+		want     healthpb.HealthCheckResponse_ServingStatus
+		code     codes.Code
+	}{
+		{name: "ready", service: "firn.v1.Firn", want: healthpb.HealthCheckResponse_SERVING},
+		{name: "ready, whole server", service: "", want: healthpb.HealthCheckResponse_SERVING},
+		{name: "not ready", notReady: true, service: "firn.v1.Firn", want: healthpb.HealthCheckResponse_NOT_SERVING},
+		{name: "unknown service", service: "other.v1.X", code: codes.NotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			notReady.Store(tc.notReady)
+			resp, err := h.Check(ctx, &healthpb.HealthCheckRequest{Service: tc.service})
+			if code(err) != tc.code {
+				t.Fatalf("Check: %v, want code %v", err, tc.code)
+			}
+			if err == nil && resp.Status != tc.want {
+				t.Fatalf("Check: %v, want %v", resp.Status, tc.want)
+			}
+		})
+	}
+	if _, err := firnpb.NewFirnClient(conn).Next(ctx, &firnpb.NextRequest{}); code(err) != codes.Unauthenticated {
+		t.Fatalf("Next without a token: %v, want Unauthenticated", err)
 	}
 }

@@ -1,0 +1,343 @@
+package client
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// chunk is one fetched batch, handed out from pos on.
+type chunk struct {
+	ids   []int64
+	pos   atomic.Int64
+	mark  int64       // taking the ID at this index asks for a refill; -1: none
+	stale atomic.Bool // a snowflake chunk past MaxAge: its IDs are dropped
+	timer *time.Timer // sets stale
+}
+
+// spent reports whether no ID can be taken from c.
+func (c *chunk) spent() bool { return c.pos.Load() >= int64(len(c.ids)) || c.stale.Load() }
+
+// left is how many IDs c still holds (stale or not).
+func (c *chunk) left() int { return max(0, len(c.ids)-int(c.pos.Load())) }
+
+// buffer holds the IDs of one mode or tag: the chunk being taken from, and
+// the chunks fetched after it. Taking an ID is two atomic operations; the
+// mutex guards the queue and the refills.
+type buffer struct {
+	c   *Client
+	tag string // empty: snowflake
+	cur atomic.Pointer[chunk]
+
+	invalid error // set at creation: every call returns it
+
+	mu          sync.Mutex
+	closed      bool
+	queue       []*chunk
+	queued      int           // IDs in queue
+	inflight    int           // refill requests running
+	inflightIDs int           // IDs they asked for
+	filling     bool          // refilling up to size, since the level fell below the mark
+	changed     chan struct{} // closed and replaced on every refill's end
+	err         error         // the last refill's error; nil after a success
+	retryAt     time.Time     // no refill before this, after an error
+	wait        time.Duration // the next pause after an error
+	size        int           // the target in IDs, following the rate
+	rate        float64       // IDs taken per second, smoothed
+	rateAt      time.Time
+	rateTaken   uint64
+
+	refills, fetched, dropped, errors uint64
+}
+
+func newBuffer(c *Client, tag string) *buffer {
+	b := &buffer{c: c, tag: tag, changed: make(chan struct{}), size: c.cfg.Buffer, wait: c.cfg.Backoff, rateAt: time.Now()}
+	b.cur.Store(&chunk{mark: -1})
+	return b
+}
+
+// next takes one ID, from memory unless the buffer is empty.
+func (b *buffer) next(ctx context.Context) (int64, error) {
+	for {
+		c := b.cur.Load()
+		i := c.pos.Add(1) - 1
+		if i < int64(len(c.ids)) && !c.stale.Load() {
+			if i == c.mark {
+				b.kick()
+			}
+			return c.ids[i], nil
+		}
+		if err := b.advance(ctx); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// nextN fills dst, from memory while the buffer holds IDs.
+func (b *buffer) nextN(ctx context.Context, dst []int64) (int, error) {
+	n := 0
+	for n < len(dst) {
+		c := b.cur.Load()
+		want := int64(len(dst) - n)
+		end := c.pos.Add(want)
+		i := end - want
+		if i < int64(len(c.ids)) && !c.stale.Load() {
+			j := min(end, int64(len(c.ids)))
+			copy(dst[n:], c.ids[i:j])
+			if i <= c.mark && c.mark < j {
+				b.kick()
+			}
+			n += int(j - i)
+			continue
+		}
+		if err := b.advance(ctx); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// advance replaces a spent current chunk with the next fresh one, waiting
+// for a refill when none is buffered. It returns nil when an ID may be
+// taken, or the refill's error once a refill failed.
+func (b *buffer) advance(ctx context.Context) error {
+	for {
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			if b.invalid != nil {
+				return b.invalid
+			}
+			return ErrClosed
+		}
+		if c := b.cur.Load(); !c.spent() {
+			b.mu.Unlock()
+			return nil
+		}
+		b.retire(b.cur.Load())
+		installed := b.install()
+		b.refillLocked()
+		if installed {
+			b.mu.Unlock()
+			return nil
+		}
+		if b.inflight == 0 && b.err != nil {
+			err := b.err
+			b.mu.Unlock()
+			return err
+		}
+		ch := b.changed
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// retire stops a spent chunk's timer; expire counted its stale IDs.
+func (b *buffer) retire(c *chunk) {
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
+
+// install makes the first fresh chunk of the queue current, and reports
+// whether there was one.
+func (b *buffer) install() bool {
+	for len(b.queue) > 0 {
+		c := b.queue[0]
+		b.queue[0] = nil
+		b.queue = b.queue[1:]
+		b.queued -= len(c.ids)
+		if c.stale.Load() {
+			b.retire(c)
+			continue
+		}
+		// Taking index i leaves len-1-i here: the mark is the first i
+		// that leaves the level at or below low.
+		c.mark = -1
+		if low := b.low() - b.queued; low >= 0 {
+			c.mark = int64(max(0, len(c.ids)-1-low))
+		}
+		b.cur.Store(c)
+		return true
+	}
+	return false
+}
+
+// low is the level below which a refill starts.
+func (b *buffer) low() int { return int(float64(b.size) * b.c.cfg.Refill) }
+
+// level is how many fresh IDs are buffered or asked for.
+func (b *buffer) level() int {
+	n := b.queued + b.inflightIDs
+	if c := b.cur.Load(); !c.stale.Load() {
+		n += c.left()
+	}
+	return n
+}
+
+// kick starts a refill if the level asks for one.
+func (b *buffer) kick() {
+	b.mu.Lock()
+	b.refillLocked()
+	b.mu.Unlock()
+}
+
+// refillLocked starts refill requests: once the level is at or below the
+// low mark, up to size, with at most Parallel requests in flight.
+func (b *buffer) refillLocked() {
+	if b.closed || time.Now().Before(b.retryAt) {
+		return
+	}
+	b.measure()
+	level := b.level()
+	if level <= b.low() {
+		b.filling = true
+	}
+	for b.filling && b.inflight < b.c.cfg.Parallel {
+		if level >= b.size {
+			b.filling = false
+			return
+		}
+		n := min(b.c.cfg.MaxBatch, b.size-level)
+		b.inflight++
+		b.inflightIDs += n
+		level += n
+		b.err = nil
+		b.c.wg.Add(1)
+		go b.fetch(n)
+	}
+}
+
+// measure updates the rate at which IDs are taken and the size that
+// follows from it: what lasts cfg.Ahead, between Buffer and MaxBuffer.
+func (b *buffer) measure() {
+	now := time.Now()
+	dt := now.Sub(b.rateAt)
+	if dt < b.c.cfg.Ahead/4 {
+		return
+	}
+	taken := b.fetched - b.dropped - uint64(b.cur.Load().left()+b.queued)
+	r := 0.0
+	if taken > b.rateTaken {
+		r = float64(taken-b.rateTaken) / dt.Seconds()
+	}
+	w := min(1, dt.Seconds()/(4*b.c.cfg.Ahead).Seconds())
+	b.rate = w*r + (1-w)*b.rate
+	b.rateAt, b.rateTaken = now, taken
+	b.size = min(b.c.cfg.MaxBuffer, max(b.c.cfg.Buffer, int(b.rate*b.c.cfg.Ahead.Seconds())))
+}
+
+// fetch runs one refill request of n IDs.
+func (b *buffer) fetch(n int) {
+	defer b.c.wg.Done()
+	start := time.Now()
+	ids, err := b.c.pool.batch(b.c.ctx, b.tag, n)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inflight--
+	b.inflightIDs -= n
+	close(b.changed)
+	b.changed = make(chan struct{})
+	if b.closed {
+		return
+	}
+	if err != nil {
+		b.errors++
+		b.err = err
+		b.filling = false
+		b.retryAt = time.Now().Add(b.wait)
+		time.AfterFunc(b.wait, b.kick) // try again in the background
+		b.wait = min(2*b.wait, b.c.cfg.MaxBackoff)
+		return
+	}
+	b.wait = b.c.cfg.Backoff
+	b.refills++
+	b.fetched += uint64(n)
+	c := &chunk{ids: ids, mark: -1}
+	if b.tag == "" {
+		left := b.c.cfg.MaxAge - time.Since(start)
+		if left <= 0 {
+			b.dropped += uint64(n)
+			b.refillLocked()
+			return
+		}
+		c.timer = time.AfterFunc(left, func() { b.expire(c) })
+	}
+	b.queue = append(b.queue, c)
+	b.queued += n
+	b.refillLocked()
+}
+
+// expire marks a snowflake chunk stale and, if IDs are still being taken,
+// refills what it held.
+func (b *buffer) expire(c *chunk) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	// A taker sees stale after its position was counted, or takes the ID
+	// before: left() counts exactly the IDs no one took.
+	c.stale.Store(true)
+	for i, q := range b.queue {
+		if q == c {
+			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+			b.queued -= len(c.ids)
+			break
+		}
+	}
+	b.dropped += uint64(c.left())
+	c.pos.Store(int64(len(c.ids)))
+	b.measure()
+	if b.rate > 0 {
+		b.refillLocked()
+	}
+}
+
+// close stops the buffer: later calls return ErrClosed. Buffered IDs are
+// dropped.
+func (b *buffer) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	spent := &chunk{mark: -1}
+	if c := b.cur.Swap(spent); c.timer != nil {
+		c.timer.Stop()
+	}
+	for _, c := range b.queue {
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+	}
+	b.queue, b.queued = nil, 0
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// BufferStats describes one buffer.
+type BufferStats struct {
+	// Tag is the segment tag, or empty for snowflake IDs.
+	Tag string
+	// Buffered is how many IDs are in memory now.
+	Buffered int
+	// Size is the level refills aim for, following the rate.
+	Size int
+	// Rate is the observed rate of IDs taken, per second.
+	Rate float64
+	// Refills counts refill requests that succeeded; Fetched the IDs they
+	// brought; Dropped the snowflake IDs dropped past MaxAge; Errors the
+	// refills that failed on every server tried.
+	Refills, Fetched, Dropped, Errors uint64
+}
+
+func (b *buffer) stats() BufferStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BufferStats{Tag: b.tag, Buffered: b.cur.Load().left() + b.queued, Size: b.size, Rate: b.rate,
+		Refills: b.refills, Fetched: b.fetched, Dropped: b.dropped, Errors: b.errors}
+}

@@ -1,0 +1,383 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/firn-id/firn/internal/idtest"
+)
+
+// fakeServer hands out IDs from one shared counter, so IDs of several
+// fake servers never repeat, as real servers sharing a registry.
+type fakeServer struct {
+	counter *atomic.Int64
+	name    string
+
+	mu      sync.Mutex
+	down    bool          // batch and check fail as a dead server
+	gate    chan struct{} // when set, batch waits for it to close
+	kind    error         // when set, batch fails with this kind
+	batches int
+}
+
+func (f *fakeServer) state() (bool, chan struct{}, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.down, f.gate, f.kind
+}
+
+func (f *fakeServer) set(fn func(f *fakeServer)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func (f *fakeServer) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+	down, gate, kind := f.state()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: ctx.Err().Error()}
+		}
+	}
+	if down {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: "connection refused"}
+	}
+	if kind != nil {
+		return nil, &Error{Kind: kind, Endpoint: f.name, Code: "refused", Message: "refused"}
+	}
+	f.set(func(f *fakeServer) { f.batches++ })
+	end := f.counter.Add(int64(n))
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = end - int64(n) + int64(i) + 1
+	}
+	return ids, nil
+}
+
+func (f *fakeServer) check(context.Context) error {
+	if down, _, _ := f.state(); down {
+		return &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: "connection refused"}
+	}
+	return nil
+}
+
+func (f *fakeServer) close() error { return nil }
+
+// fakeClient returns a client of n fake servers.
+func fakeClient(t testing.TB, n int, cfg Config) (*Client, []*fakeServer) {
+	t.Helper()
+	for i := range n {
+		cfg.Endpoints = append(cfg.Endpoints, "fake:"+string(rune('a'+i)))
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pool{timeout: cfg.Timeout, attempts: cfg.Attempts, backoff: cfg.Backoff, maxWait: cfg.MaxBackoff,
+		every: cfg.HealthInterval, done: make(chan struct{})}
+	var counter atomic.Int64
+	var fakes []*fakeServer
+	for _, e := range cfg.Endpoints {
+		f := &fakeServer{counter: &counter, name: e}
+		fakes = append(fakes, f)
+		p.eps = append(p.eps, &endpoint{name: e, t: f})
+	}
+	c := newClient(cfg, p)
+	t.Cleanup(func() {
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return c, fakes
+}
+
+// TestRefillNeverBlocksCallers: while every refill hangs, callers keep
+// taking the buffered IDs without waiting (in a bubble, a caller that
+// waited on the hung refill would deadlock the test); once the buffer is
+// dry a caller waits, and the refill's end serves it.
+func TestRefillNeverBlocksCallers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{Buffer: 100, MaxBuffer: 100, MaxBatch: 100, Parallel: 1, Timeout: time.Hour})
+		ctx := context.Background()
+		rec := idtest.NewRecorder(t)
+		first, err := c.Tag("order").Next(ctx) // the first fill: the caller waits
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.AddUnordered(first)
+		gate := make(chan struct{})
+		fakes[0].set(func(f *fakeServer) { f.gate = gate })
+		for range 99 {
+			id, err := c.Tag("order").Next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.AddUnordered(id)
+		}
+		synctest.Wait()
+		if s := c.Stats().Buffers[1]; s.Buffered != 0 || s.Refills != 1 {
+			t.Fatalf("after the buffer: %+v, want it empty after one refill", s)
+		}
+		got := make(chan int64)
+		go func() {
+			id, err := c.Tag("order").Next(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- id
+		}()
+		synctest.Wait() // the caller is now waiting on the hung refill
+		select {
+		case id := <-got:
+			t.Fatalf("Next returned %d from an empty buffer while the refill hung", id)
+		default:
+		}
+		close(gate)
+		rec.AddUnordered(<-got)
+		if rec.Len() != 101 {
+			t.Fatalf("%d IDs recorded, want 101", rec.Len())
+		}
+	})
+}
+
+// TestRefillStartsBeforeTheBufferIsDry: a refill is under way once the
+// level falls below Refill of the size, so a steady caller never waits.
+func TestRefillStartsBeforeTheBufferIsDry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{Buffer: 1000, MaxBuffer: 1000, MaxBatch: 250, Refill: 0.5})
+		ctx := context.Background()
+		tag := c.Tag("order")
+		if _, err := tag.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		// The first ID may be taken before or after the fill completes.
+		if s := tag.b.stats(); s.Buffered != 999 && s.Buffered != 1000 {
+			t.Fatalf("after the first fill: %+v, want 999 or 1000 buffered", s)
+		}
+		before := tag.b.stats().Refills
+		dst := make([]int64, 500)
+		if _, err := tag.NextN(ctx, dst); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		// 500 or 499 left is at or below the mark of 500: topped up to
+		// exactly 1,000, by batches of at most 250.
+		s := tag.b.stats()
+		if s.Buffered != 1000 || s.Refills < before+2 || s.Fetched != 1501 {
+			t.Fatalf("after taking past the mark: %+v, want topped up to 1000 by 2 or 3 more refills", s)
+		}
+		fakes[0].set(func(f *fakeServer) {
+			if uint64(f.batches) != s.Refills {
+				t.Errorf("server saw %d batches, the client counted %d", f.batches, s.Refills)
+			}
+		})
+	})
+}
+
+// TestFailover: a dead server's share goes to the others, with no error
+// for the caller; the dead one is skipped until its health check passes.
+func TestFailover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 3, Config{Buffer: 10, MaxBuffer: 10, MaxBatch: 10, HealthInterval: time.Second})
+		ctx := context.Background()
+		rec := idtest.NewRecorder(t)
+		fakes[1].set(func(f *fakeServer) { f.down = true })
+		dst := make([]int64, 10)
+		for range 100 {
+			n, err := c.NextN(ctx, dst)
+			if err != nil {
+				t.Fatalf("NextN with one of three servers down: %v", err)
+			}
+			rec.AddUnordered(dst[:n]...)
+		}
+		s := c.Stats()
+		if s.Failovers == 0 || s.Endpoints[1].Healthy || s.Endpoints[1].Failures != 1 {
+			t.Fatalf("stats %+v: want a failover, server b down after one failure (then skipped)", s)
+		}
+		fakes[1].set(func(f *fakeServer) { f.down = false })
+		time.Sleep(time.Second + time.Millisecond)
+		synctest.Wait()
+		if !c.Stats().Endpoints[1].Healthy {
+			t.Fatal("server b is still down after its health check passed")
+		}
+		for range 100 {
+			n, err := c.NextN(ctx, dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.AddUnordered(dst[:n]...)
+		}
+		fakes[1].set(func(f *fakeServer) {
+			if f.batches == 0 {
+				t.Error("server b got no request after it came back")
+			}
+		})
+	})
+}
+
+// TestAllDown: the buffered IDs are served, then ErrUnavailable as an
+// *Error; once a server answers again, calls succeed without a restart.
+func TestAllDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 2, Config{Buffer: 100, MaxBuffer: 100, MaxBatch: 100, HealthInterval: 100 * time.Millisecond})
+		ctx := context.Background()
+		rec := idtest.NewRecorder(t)
+		tag := c.Tag("order")
+		id, err := tag.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.AddUnordered(id)
+		synctest.Wait()
+		for _, f := range fakes {
+			f.set(func(f *fakeServer) { f.down = true })
+		}
+		served := 1
+		for {
+			id, err := tag.Next(ctx)
+			if err != nil {
+				var e *Error
+				if !errors.Is(err, ErrUnavailable) || !errors.As(err, &e) || e.Code != "transport" {
+					t.Fatalf("Next with every server down: %v, want an *Error of ErrUnavailable", err)
+				}
+				break
+			}
+			rec.AddUnordered(id)
+			served++
+		}
+		if served < 100 {
+			t.Fatalf("%d IDs served before the error, want the 100 fetched", served)
+		}
+		if _, err := tag.Next(ctx); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("Next again: %v, want ErrUnavailable at once", err)
+		}
+		fakes[0].set(func(f *fakeServer) { f.down = false })
+		time.Sleep(2 * time.Second) // past the backoff and a health check
+		for range 300 {
+			id, err := tag.Next(ctx)
+			if err != nil {
+				t.Fatalf("Next after a server came back: %v", err)
+			}
+			rec.AddUnordered(id)
+		}
+	})
+}
+
+// TestErrorsThatNoOtherServerFixes are returned at once, without failover.
+func TestErrorsThatNoOtherServerFixes(t *testing.T) {
+	for _, kind := range []error{ErrUnknownTag, ErrUnauthorized, ErrInvalid} {
+		t.Run(kind.Error(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, fakes := fakeClient(t, 3, Config{})
+				for _, f := range fakes {
+					f.set(func(f *fakeServer) { f.kind = kind })
+				}
+				_, err := c.Tag("nope").Next(context.Background())
+				if !errors.Is(err, kind) {
+					t.Fatalf("Next: %v, want %v", err, kind)
+				}
+				if s := c.Stats(); s.Failovers != 0 || !s.Endpoints[0].Healthy {
+					t.Fatalf("stats %+v: want no failover, every server healthy", s)
+				}
+			})
+		})
+	}
+}
+
+// TestMaxAge: snowflake IDs older than MaxAge are dropped, not served;
+// segment IDs do not age.
+func TestMaxAge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := fakeClient(t, 1, Config{Buffer: 100, MaxBuffer: 100, MaxBatch: 100, MaxAge: time.Second})
+		ctx := context.Background()
+		first, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg, err := c.Tag("order").Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		next, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next <= first+99 {
+			t.Fatalf("after 1.5 s Next returned %d, from the batch of %d fetched then", next, first)
+		}
+		if s := c.Stats().Buffers[0]; s.Dropped < 99 {
+			t.Fatalf("snowflake buffer %+v: want the 99 stale IDs dropped", s)
+		}
+		seg2, err := c.Tag("order").Next(ctx)
+		if err != nil || seg2 != seg+1 {
+			t.Fatalf("segment after 1.5 s: %d, %v; want %d from the buffer", seg2, err, seg+1)
+		}
+	})
+}
+
+// TestClose: calls after Close return ErrClosed; an empty tag ErrInvalid.
+func TestClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := fakeClient(t, 1, Config{})
+		ctx := context.Background()
+		if _, err := c.Tag("").Next(ctx); !errors.Is(err, ErrInvalid) {
+			t.Fatalf("empty tag: %v, want ErrInvalid", err)
+		}
+		if _, err := c.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Next(ctx); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Next after Close: %v, want ErrClosed", err)
+		}
+		if _, err := c.Tag("late").NextN(ctx, make([]int64, 3)); !errors.Is(err, ErrClosed) {
+			t.Fatalf("a tag after Close: %v, want ErrClosed", err)
+		}
+	})
+}
+
+// TestConcurrentCallers: many goroutines, one buffer, every ID once.
+func TestConcurrentCallers(t *testing.T) {
+	c, _ := fakeClient(t, 2, Config{Buffer: 64, MaxBuffer: 4096, MaxBatch: 100, Parallel: 3})
+	rec := idtest.NewRecorder(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for g := range 8 {
+		wg.Go(func() {
+			local := make([]int64, 0, 20_000)
+			dst := make([]int64, 7)
+			tag := c.Tag("order")
+			for i := range 2_000 {
+				var err error
+				if g%2 == 0 {
+					var id int64
+					id, err = tag.Next(context.Background())
+					local = append(local, id)
+				} else {
+					var n int
+					n, err = tag.NextN(context.Background(), dst[:1+i%7])
+					local = append(local, dst[:n]...)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			mu.Lock()
+			rec.AddUnordered(local...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,218 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/firn-id/firn/firnpb"
+)
+
+// transport is one server, over one protocol.
+type transport interface {
+	// batch returns n IDs: snowflake when tag is empty, else of the tag.
+	batch(ctx context.Context, tag string, n int) ([]int64, error)
+	// check returns nil when the server is ready to serve.
+	check(ctx context.Context) error
+	close() error
+}
+
+// grpcTransport talks firnpb over one connection, dialled on first use.
+type grpcTransport struct {
+	addr  string
+	token string
+	tls   *tls.Config
+
+	once sync.Once
+	conn *grpc.ClientConn
+	err  error
+	firn firnpb.FirnClient
+}
+
+func (t *grpcTransport) dial() error {
+	t.once.Do(func() {
+		creds := insecure.NewCredentials()
+		if t.tls != nil {
+			creds = credentials.NewTLS(t.tls)
+		}
+		t.conn, t.err = grpc.Dial(t.addr, grpc.WithTransportCredentials(creds))
+		if t.err == nil {
+			t.firn = firnpb.NewFirnClient(t.conn)
+		}
+	})
+	if t.err != nil {
+		return &Error{Kind: ErrInvalid, Endpoint: t.addr, Code: "dial", Message: t.err.Error()}
+	}
+	return nil
+}
+
+func (t *grpcTransport) ctx(ctx context.Context) context.Context {
+	if t.token == "" {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+t.token)
+}
+
+func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+	if err := t.dial(); err != nil {
+		return nil, err
+	}
+	var resp *firnpb.BatchResponse
+	var err error
+	if tag == "" {
+		resp, err = t.firn.Batch(t.ctx(ctx), &firnpb.BatchRequest{Count: int32(n)})
+	} else {
+		resp, err = t.firn.SegmentBatch(t.ctx(ctx), &firnpb.SegmentBatchRequest{Tag: tag, Count: int32(n)})
+	}
+	if err != nil {
+		return nil, t.error(err)
+	}
+	if len(resp.Ids) != n {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
+			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(resp.Ids))}
+	}
+	return resp.Ids, nil
+}
+
+func (t *grpcTransport) check(ctx context.Context) error {
+	if err := t.dial(); err != nil {
+		return err
+	}
+	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName})
+	if err != nil {
+		return t.error(err)
+	}
+	if resp.Status != healthpb.HealthCheckResponse_SERVING {
+		return &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "not_ready", Message: resp.Status.String()}
+	}
+	return nil
+}
+
+// error turns a gRPC status into an *Error. The server's messages start
+// with its error code ("unknown_tag: …").
+func (t *grpcTransport) error(err error) error {
+	st := status.Convert(err)
+	code, msg, ok := strings.Cut(st.Message(), ": ")
+	if !ok || strings.ContainsAny(code, " \t") {
+		code, msg = "transport", st.Message()
+	}
+	kind := ErrUnavailable
+	switch st.Code() {
+	case codes.NotFound:
+		kind = ErrUnknownTag
+	case codes.Unauthenticated, codes.PermissionDenied:
+		kind = ErrUnauthorized
+	case codes.InvalidArgument:
+		kind = ErrInvalid
+	}
+	return &Error{Kind: kind, Endpoint: t.addr, Code: code, Message: msg}
+}
+
+func (t *grpcTransport) close() error {
+	if t.conn != nil {
+		return t.conn.Close()
+	}
+	return nil
+}
+
+// httpTransport talks the /v1 HTTP API, IDs as text, one per line.
+type httpTransport struct {
+	base  string // scheme://host:port, no trailing slash
+	token string
+	hc    *http.Client
+}
+
+func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+	path := "/v1/snowflake/batch"
+	if tag != "" {
+		path = "/v1/segments/" + url.PathEscape(tag) + "/batch"
+	}
+	body, err := t.get(ctx, path+"?format=text&count="+strconv.Itoa(n))
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	ids := make([]int64, 0, n)
+	sc := bufio.NewScanner(body)
+	for sc.Scan() {
+		id, err := strconv.ParseInt(sc.Text(), 10, 64)
+		if err != nil {
+			return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: fmt.Sprintf("line %q: %v", sc.Text(), err)}
+		}
+		ids = append(ids, id)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+	}
+	if len(ids) != n {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "short_batch",
+			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(ids))}
+	}
+	return ids, nil
+}
+
+func (t *httpTransport) check(ctx context.Context) error {
+	body, err := t.get(ctx, "/readyz")
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, body)
+	return body.Close()
+}
+
+// get returns the body of a 200 answer, or the answer's error.
+func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.base+path, nil)
+	if err != nil {
+		return nil, &Error{Kind: ErrInvalid, Endpoint: t.base, Code: "request", Message: err.Error()}
+	}
+	if t.token != "" {
+		req.Header.Set("Authorization", "Bearer "+t.token)
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp.Body, nil
+	}
+	defer resp.Body.Close()
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
+		e.Error.Code, e.Error.Message = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(b))
+	}
+	kind := ErrUnavailable
+	switch {
+	case resp.StatusCode == http.StatusNotFound && e.Error.Code == "unknown_tag":
+		kind = ErrUnknownTag
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		kind = ErrUnauthorized
+	case resp.StatusCode == http.StatusBadRequest:
+		kind = ErrInvalid
+	}
+	return nil, &Error{Kind: kind, Endpoint: t.base, Code: e.Error.Code, Message: e.Error.Message}
+}
+
+func (t *httpTransport) close() error {
+	t.hc.CloseIdleConnections()
+	return nil
+}
