@@ -7,6 +7,7 @@
 //	firn tag list|create|step|advance|next        segment mode's tags
 //	firn schema --dialect postgres|mysql          print the SQL tables
 //	firn admin advance --node N --to TIME         move a node's HWM forward
+//	firn bench [--protocol P] [--mode M] [flags]  load a server, check the IDs
 //
 // Run "firn help COMMAND" for a command's flags. Bad input exits with
 // status 2 and one line on standard error; nothing is printed on standard
@@ -39,6 +40,7 @@ func commands() []command {
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},
 		{"tag", "segment mode: create, list and draw from tags", tagUsage, runTag},
 		{"schema", "print the SQL tables", schemaUsage, runSchema},
+		{"bench", "load a firn (or Leaf, Tinyid) server and check what it returns", benchUsage, runBench},
 		{"admin", "administer a store: advance a node's HWM after a restore", adminUsage, runAdmin},
 	}
 }

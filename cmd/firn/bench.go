@@ -1,0 +1,570 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/schollz/progressbar/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/firn-id/firn/client"
+	"github.com/firn-id/firn/firnpb"
+)
+
+var benchUsage = `Usage: firn bench [--protocol P] [--mode M] [--tag T] [--batch N]
+                  [--workers N | --rate R] [--duration D] [--count N] [--json]
+
+Loads a firn server (or anything speaking Leaf's or Tinyid's HTTP routes)
+and reports throughput, a latency histogram, errors, and whether every ID
+received was unique. Closed loop by default (--workers callers, each
+sending its next request when the last one is answered); open loop with
+--rate, which sends requests at a fixed rate whatever the answers do and
+counts latency from when each request was due: once every worker is
+waiting on the server, the requests queued behind them count their wait
+(no coordinated omission); the scheduler's own timer lateness, under a
+millisecond, is not counted. A progress bar with the current rate is drawn on standard
+error when it is a terminal.
+
+  --target ADDR      the server: host:port of its gRPC listener (default
+                     127.0.0.1:9090), or a base URL for HTTP, Leaf and
+                     Tinyid (default http://127.0.0.1:8080); several,
+                     comma-separated, for --protocol client
+  --protocol P       grpc (default), http (/v1), client (the Go SDK over
+                     gRPC, buffering), leaf (/api/…/get/{key}) or tinyid
+                     (/tinyid/id/nextIdSimple)
+  --mode M           snowflake (default) or segment
+  --tag T            the tag of segment mode (Leaf's key, Tinyid's bizType)
+  --batch N          IDs per request, 1 to 100000 (default 1); leaf: 1 only
+  --workers N        concurrent callers (default 8; with --rate, the most
+                     requests in flight, default 256)
+  --rate R           requests per second, open loop (default: closed loop)
+  --duration D       how long to run (default 10s)
+  --count N          stop after N requests (default: no limit)
+  --token T          bearer token (Tinyid: its token parameter)
+  --tls              gRPC over TLS (the system's roots)
+  --json             print the result as JSON
+  --no-check         skip the uniqueness check (keeps no IDs in memory)
+
+The exit status is 1 if any ID was received twice.
+`
+
+// benchConfig is one run's settings.
+type benchConfig struct {
+	targets  []string
+	protocol string
+	mode     string
+	tag      string
+	batch    int
+	workers  int
+	rate     float64
+	duration time.Duration
+	count    int64
+	token    string
+	tls      bool
+	check    bool
+	progress io.Writer // nil: no progress bar
+}
+
+func runBench(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	target := fs.String("target", "", "")
+	var cfg benchConfig
+	fs.StringVar(&cfg.protocol, "protocol", "grpc", "")
+	fs.StringVar(&cfg.mode, "mode", "snowflake", "")
+	fs.StringVar(&cfg.tag, "tag", "", "")
+	fs.IntVar(&cfg.batch, "batch", 1, "")
+	fs.IntVar(&cfg.workers, "workers", 0, "")
+	fs.Float64Var(&cfg.rate, "rate", 0, "")
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "")
+	fs.Int64Var(&cfg.count, "count", 0, "")
+	fs.StringVar(&cfg.token, "token", "", "")
+	fs.BoolVar(&cfg.tls, "tls", false, "")
+	asJSON := fs.Bool("json", false, "")
+	noCheck := fs.Bool("no-check", false, "")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q; usage: firn bench [flags]", rest[0])
+	}
+	cfg.check = !*noCheck
+	if err := cfg.validate(*target); err != nil {
+		return err
+	}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && !*asJSON {
+		cfg.progress = os.Stderr
+	}
+	res, err := bench(context.Background(), cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		res.print(stdout)
+	}
+	if res.Duplicates > 0 {
+		return fmt.Errorf("%d IDs were received more than once", res.Duplicates)
+	}
+	return nil
+}
+
+func (c *benchConfig) validate(target string) error {
+	switch c.protocol {
+	case "grpc", "client":
+		if target == "" {
+			target = "127.0.0.1:9090"
+		}
+	case "http", "leaf", "tinyid":
+		if target == "" {
+			target = "http://127.0.0.1:8080"
+		}
+	default:
+		return usagef("--protocol %q: want grpc, http, client, leaf or tinyid", c.protocol)
+	}
+	c.targets = strings.Split(target, ",")
+	if len(c.targets) > 1 && c.protocol != "client" {
+		return usagef("--target names %d servers: only --protocol client spreads over several", len(c.targets))
+	}
+	for _, t := range c.targets {
+		web := strings.HasPrefix(t, "http://") || strings.HasPrefix(t, "https://")
+		if web != (c.protocol == "http" || c.protocol == "leaf" || c.protocol == "tinyid") {
+			want := "a gRPC host:port such as 127.0.0.1:9090"
+			if !web {
+				want = "a base URL such as http://127.0.0.1:8080"
+			}
+			return usagef("--target %q: --protocol %s wants %s", t, c.protocol, want)
+		}
+	}
+	switch c.mode {
+	case "snowflake":
+		if c.tag != "" {
+			return usagef("--tag %q: tags are for --mode segment", c.tag)
+		}
+	case "segment":
+		if c.tag == "" {
+			return usagef("--mode segment needs --tag")
+		}
+	default:
+		return usagef("--mode %q: want snowflake or segment", c.mode)
+	}
+	switch {
+	case c.batch < 1 || c.batch > 100_000:
+		return usagef("--batch %d: want 1 to 100000", c.batch)
+	case c.protocol == "leaf" && c.batch != 1:
+		return usagef("--batch %d: Leaf's routes return one ID a request", c.batch)
+	case c.rate < 0:
+		return usagef("--rate %g: want a positive number of requests per second", c.rate)
+	case c.workers < 0:
+		return usagef("--workers %d: want at least 1", c.workers)
+	case c.duration <= 0:
+		return usagef("--duration %s: want a positive duration", c.duration)
+	case c.count < 0:
+		return usagef("--count %d: want a positive number", c.count)
+	}
+	if c.workers == 0 {
+		c.workers = 8
+		if c.rate > 0 {
+			c.workers = 256
+		}
+	}
+	return nil
+}
+
+// caller sends one request and returns the IDs it got, appended to dst.
+type caller func(ctx context.Context, dst []int64) ([]int64, error)
+
+// newCaller returns the request of cfg and a function closing what it
+// opened.
+func newCaller(cfg benchConfig) (caller, func(), error) {
+	switch cfg.protocol {
+	case "grpc":
+		return grpcCaller(cfg)
+	case "client":
+		return clientCaller(cfg)
+	default:
+		return httpCaller(cfg), func() {}, nil
+	}
+}
+
+func grpcCaller(cfg benchConfig) (caller, func(), error) {
+	creds := insecure.NewCredentials()
+	if cfg.tls {
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	}
+	conn, err := grpc.Dial(cfg.targets[0], grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, nil, err
+	}
+	c := firnpb.NewFirnClient(conn)
+	n := int32(cfg.batch)
+	auth := func(ctx context.Context) context.Context { return ctx }
+	if cfg.token != "" {
+		auth = func(ctx context.Context) context.Context {
+			return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+cfg.token)
+		}
+	}
+	one := func(r *firnpb.NextResponse, err error) ([]int64, error) {
+		if err != nil {
+			return nil, err
+		}
+		return []int64{r.Id}, nil
+	}
+	many := func(r *firnpb.BatchResponse, err error) ([]int64, error) {
+		if err != nil {
+			return nil, err
+		}
+		return r.Ids, nil
+	}
+	var call func(ctx context.Context) ([]int64, error)
+	switch {
+	case cfg.mode == "snowflake" && n == 1:
+		call = func(ctx context.Context) ([]int64, error) { return one(c.Next(auth(ctx), &firnpb.NextRequest{})) }
+	case cfg.mode == "snowflake":
+		call = func(ctx context.Context) ([]int64, error) { return many(c.Batch(auth(ctx), &firnpb.BatchRequest{Count: n})) }
+	case n == 1:
+		call = func(ctx context.Context) ([]int64, error) {
+			return one(c.SegmentNext(auth(ctx), &firnpb.SegmentRequest{Tag: cfg.tag}))
+		}
+	default:
+		call = func(ctx context.Context) ([]int64, error) {
+			return many(c.SegmentBatch(auth(ctx), &firnpb.SegmentBatchRequest{Tag: cfg.tag, Count: n}))
+		}
+	}
+	return func(ctx context.Context, dst []int64) ([]int64, error) {
+		ids, err := call(ctx)
+		return append(dst, ids...), err
+	}, func() { _ = conn.Close() }, nil
+}
+
+func clientCaller(cfg benchConfig) (caller, func(), error) {
+	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token}
+	if cfg.tls {
+		cc.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	c, err := client.New(cc)
+	if err != nil {
+		return nil, nil, err
+	}
+	nextN := c.NextN
+	if cfg.mode == "segment" {
+		nextN = c.Tag(cfg.tag).NextN
+	}
+	return func(ctx context.Context, dst []int64) ([]int64, error) {
+		start := len(dst)
+		dst = slices.Grow(dst, cfg.batch)[:start+cfg.batch]
+		n, err := nextN(ctx, dst[start:])
+		return dst[:start+n], err
+	}, func() { _ = c.Close(context.Background()) }, nil
+}
+
+func httpCaller(cfg benchConfig) caller {
+	base := strings.TrimRight(cfg.targets[0], "/")
+	tag := url.PathEscape(cfg.tag)
+	var u string
+	switch cfg.protocol {
+	case "http":
+		u = base + "/v1/snowflake/"
+		if cfg.mode == "segment" {
+			u = base + "/v1/segments/" + tag + "/"
+		}
+		if cfg.batch == 1 {
+			u += "next?format=text"
+		} else {
+			u += "batch?format=text&count=" + strconv.Itoa(cfg.batch)
+		}
+	case "leaf":
+		u = base + "/api/snowflake/get/bench"
+		if cfg.mode == "segment" {
+			u = base + "/api/segment/get/" + tag
+		}
+	case "tinyid":
+		u = base + "/tinyid/id/nextIdSimple?bizType=" + url.QueryEscape(cfg.tag) + "&batchSize=" + strconv.Itoa(cfg.batch) +
+			"&token=" + url.QueryEscape(cfg.token)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = cfg.workers
+	hc := &http.Client{Transport: tr}
+	return func(ctx context.Context, dst []int64) ([]int64, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return dst, err
+		}
+		if cfg.token != "" {
+			req.Header.Set("Authorization", "Bearer "+cfg.token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return dst, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return dst, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return dst, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
+		}
+		for _, f := range strings.FieldsFunc(string(body), func(r rune) bool { return r == ',' || r == '\n' }) {
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return dst, fmt.Errorf("answer %.40q is not IDs: %w", body, err)
+			}
+			dst = append(dst, id)
+		}
+		return dst, nil
+	}
+}
+
+// benchResult is what a run measured.
+type benchResult struct {
+	Protocol   string        `json:"protocol"`
+	Mode       string        `json:"mode"`
+	Tag        string        `json:"tag,omitempty"`
+	Batch      int           `json:"batch"`
+	Workers    int           `json:"workers"`
+	Rate       float64       `json:"rate,omitempty"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Requests   int64         `json:"requests"`
+	Errors     int64         `json:"errors"`
+	FirstError string        `json:"first_error,omitempty"`
+	IDs        int64         `json:"ids"`
+	Checked    bool          `json:"unique_checked"`
+	Duplicates int64         `json:"duplicates"`
+	RPS        float64       `json:"requests_per_second"`
+	IDsPerSec  float64       `json:"ids_per_second"`
+	Latency    latency       `json:"latency_ns"`
+}
+
+type latency struct {
+	P50  int64 `json:"p50"`
+	P90  int64 `json:"p90"`
+	P99  int64 `json:"p99"`
+	P999 int64 `json:"p99_9"`
+	Max  int64 `json:"max"`
+}
+
+func (r *benchResult) print(w io.Writer) {
+	d := func(ns int64) time.Duration { return time.Duration(ns) }
+	loop := fmt.Sprintf("closed loop, %d workers", r.Workers)
+	if r.Rate > 0 {
+		loop = fmt.Sprintf("open loop at %g requests/s", r.Rate)
+	}
+	fmt.Fprintf(w, "%s %s, batch %d, %s, %s\n", r.Protocol, r.Mode, r.Batch, loop, r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "  requests   %d (%.0f/s), errors %d\n", r.Requests, r.RPS, r.Errors)
+	fmt.Fprintf(w, "  IDs        %d (%.0f/s)\n", r.IDs, r.IDsPerSec)
+	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		d(r.Latency.P50), d(r.Latency.P90), d(r.Latency.P99), d(r.Latency.P999), d(r.Latency.Max))
+	switch {
+	case !r.Checked:
+		fmt.Fprintln(w, "  unique     not checked (--no-check)")
+	case r.Duplicates == 0:
+		fmt.Fprintf(w, "  unique     yes, all %d\n", r.IDs)
+	default:
+		fmt.Fprintf(w, "  unique     NO: %d duplicates\n", r.Duplicates)
+	}
+	if r.FirstError != "" {
+		fmt.Fprintf(w, "  first error: %s\n", r.FirstError)
+	}
+}
+
+// benchWorker is one caller's share of the figures.
+type benchWorker struct {
+	hist     *hdrhistogram.Histogram
+	ids      []int64
+	errors   int64
+	firstErr error
+}
+
+func newBenchWorker() *benchWorker {
+	return &benchWorker{hist: hdrhistogram.New(1, int64(time.Minute), 3)}
+}
+
+// do sends one request due at due and records it.
+func (w *benchWorker) do(ctx context.Context, call caller, due time.Time, check bool, buf []int64, counted *atomic.Int64) []int64 {
+	ids, err := call(ctx, buf[:0])
+	if err != nil && ctx.Err() != nil {
+		return buf // cut off by the end of the run: not a request answered
+	}
+	_ = w.hist.RecordValue(time.Since(due).Nanoseconds())
+	if err != nil {
+		w.errors++
+		if w.firstErr == nil {
+			w.firstErr = err
+		}
+	}
+	counted.Add(int64(len(ids)))
+	if check {
+		w.ids = append(w.ids, ids...)
+	}
+	return ids
+}
+
+// bench runs the load of cfg and returns its figures.
+func bench(ctx context.Context, cfg benchConfig) (*benchResult, error) {
+	call, closeCall, err := newCaller(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer closeCall()
+	ctx, cancel := context.WithTimeout(ctx, cfg.duration)
+	defer cancel()
+	var requests, idsIn atomic.Int64
+	// take reports whether another request may start, counting it.
+	take := func() bool {
+		if cfg.count > 0 && requests.Add(1) > cfg.count {
+			return false // the requests in flight finish
+		}
+		return ctx.Err() == nil
+	}
+	stopProgress := progress(cfg, &idsIn, ctx.Done())
+	workers := make([]*benchWorker, cfg.workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	var due chan time.Time
+	if cfg.rate > 0 {
+		due = make(chan time.Time, cfg.workers)
+		go schedule(ctx, cfg.rate, due, take)
+	}
+	for i := range workers {
+		w := newBenchWorker()
+		workers[i] = w
+		wg.Go(func() {
+			buf := make([]int64, 0, cfg.batch)
+			if due != nil {
+				for t := range due {
+					buf = w.do(ctx, call, t, cfg.check, buf, &idsIn)
+				}
+				return
+			}
+			for take() {
+				buf = w.do(ctx, call, time.Now(), cfg.check, buf, &idsIn)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	return summarize(cfg, workers, elapsed, idsIn.Load()), nil
+}
+
+// schedule sends the due time of each request at rate per second into
+// due, and closes it at the end of the run. A request is due when the
+// schedule says, except that the scheduler's own lateness in waking (the
+// timer's granularity, up to a millisecond) is not the server's: such a
+// request is due when the scheduler sends it. Once every worker is busy
+// and a send blocks, requests stay due at their scheduled times until the
+// schedule has caught up, so a slow server's queueing is measured.
+func schedule(ctx context.Context, rate float64, due chan<- time.Time, take func() bool) {
+	defer close(due)
+	interval := time.Duration(float64(time.Second) / rate)
+	next := time.Now()
+	behind := false
+	for take() {
+		if d := time.Until(next); d > 0 {
+			behind = false
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return
+			}
+		}
+		at := time.Now()
+		if behind {
+			at = next
+		}
+		select {
+		case due <- at:
+		default:
+			behind = true
+			select {
+			case due <- next:
+			case <-ctx.Done():
+				return
+			}
+		}
+		next = next.Add(interval)
+	}
+}
+
+// progress draws a bar of the run's time with the current rate, until the
+// returned function is called.
+func progress(cfg benchConfig, ids *atomic.Int64, done <-chan struct{}) func() {
+	if cfg.progress == nil {
+		return func() {}
+	}
+	bar := progressbar.NewOptions64(cfg.duration.Milliseconds(), progressbar.OptionSetWriter(cfg.progress),
+		progressbar.OptionSetWidth(30), progressbar.OptionShowElapsedTimeOnFinish(), progressbar.OptionClearOnFinish())
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		start, last, lastN := time.Now(), time.Now(), int64(0)
+		for {
+			select {
+			case <-stop:
+				_ = bar.Finish()
+				return
+			case <-done:
+			case now := <-t.C:
+				n := ids.Load()
+				bar.Describe(fmt.Sprintf("%12.0f IDs/s", float64(n-lastN)/now.Sub(last).Seconds()))
+				_ = bar.Set64(now.Sub(start).Milliseconds())
+				last, lastN = now, n
+			}
+		}
+	})
+	return func() { close(stop); wg.Wait() }
+}
+
+func summarize(cfg benchConfig, workers []*benchWorker, elapsed time.Duration, ids int64) *benchResult {
+	r := &benchResult{Protocol: cfg.protocol, Mode: cfg.mode, Tag: cfg.tag, Batch: cfg.batch, Workers: cfg.workers,
+		Rate: cfg.rate, Elapsed: elapsed, Checked: cfg.check, IDs: ids}
+	hist := hdrhistogram.New(1, int64(time.Minute), 3)
+	var all []int64
+	for _, w := range workers {
+		hist.Merge(w.hist)
+		r.Errors += w.errors
+		if w.firstErr != nil && r.FirstError == "" {
+			r.FirstError = w.firstErr.Error()
+		}
+		all = append(all, w.ids...)
+	}
+	r.Requests = hist.TotalCount()
+	if cfg.check {
+		slices.Sort(all)
+		for i := 1; i < len(all); i++ {
+			if all[i] == all[i-1] {
+				r.Duplicates++
+			}
+		}
+	}
+	r.RPS = float64(r.Requests) / elapsed.Seconds()
+	r.IDsPerSec = float64(r.IDs) / elapsed.Seconds()
+	r.Latency = latency{P50: hist.ValueAtQuantile(50), P90: hist.ValueAtQuantile(90), P99: hist.ValueAtQuantile(99),
+		P999: hist.ValueAtQuantile(99.9), Max: hist.Max()}
+	return r
+}
