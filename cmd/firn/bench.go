@@ -243,7 +243,9 @@ func grpcCaller(cfg benchConfig) (caller, func(), error) {
 	case cfg.mode == "snowflake" && n == 1:
 		call = func(ctx context.Context) ([]int64, error) { return one(c.Next(auth(ctx), &firnpb.NextRequest{})) }
 	case cfg.mode == "snowflake":
-		call = func(ctx context.Context) ([]int64, error) { return many(c.Batch(auth(ctx), &firnpb.BatchRequest{Count: n})) }
+		call = func(ctx context.Context) ([]int64, error) {
+			return many(c.Batch(auth(ctx), &firnpb.BatchRequest{Count: n}))
+		}
 	case n == 1:
 		call = func(ctx context.Context) ([]int64, error) {
 			return one(c.SegmentNext(auth(ctx), &firnpb.SegmentRequest{Tag: cfg.tag}))
