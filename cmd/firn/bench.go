@@ -46,8 +46,10 @@ error when it is a terminal.
                      127.0.0.1:9090), or a base URL for HTTP, Leaf and
                      Tinyid (default http://127.0.0.1:8080); several,
                      comma-separated, for --protocol client
-  --protocol P       grpc (default), http (/v1), client (the Go SDK over
-                     gRPC, buffering), leaf (/api/…/get/{key}) or tinyid
+  --protocol P       grpc (default, unary calls), stream (gRPC server
+                     streams, one per worker; a request is one message),
+                     http (/v1), client (the Go SDK over gRPC, buffering),
+                     leaf (/api/…/get/{key}) or tinyid
                      (/tinyid/id/nextIdSimple)
   --mode M           snowflake (default) or segment
   --tag T            the tag of segment mode (Leaf's key, Tinyid's bizType)
@@ -133,7 +135,7 @@ func runBench(args []string, stdout io.Writer) error {
 
 func (c *benchConfig) validate(target string) error {
 	switch c.protocol {
-	case "grpc", "client":
+	case "grpc", "stream", "client":
 		if target == "" {
 			target = "127.0.0.1:9090"
 		}
@@ -142,7 +144,7 @@ func (c *benchConfig) validate(target string) error {
 			target = "http://127.0.0.1:8080"
 		}
 	default:
-		return usagef("--protocol %q: want grpc, http, client, leaf or tinyid", c.protocol)
+		return usagef("--protocol %q: want grpc, stream, http, client, leaf or tinyid", c.protocol)
 	}
 	c.targets = strings.Split(target, ",")
 	if len(c.targets) > 1 && c.protocol != "client" {
@@ -198,34 +200,74 @@ type caller func(ctx context.Context, dst []int64) ([]int64, error)
 
 // newCaller returns the request of cfg and a function closing what it
 // opened.
-func newCaller(cfg benchConfig) (caller, func(), error) {
+func newCaller(cfg benchConfig) (func() caller, func(), error) {
+	one := func(c caller, close func(), err error) (func() caller, func(), error) {
+		return func() caller { return c }, close, err
+	}
 	switch cfg.protocol {
 	case "grpc":
-		return grpcCaller(cfg)
+		return one(grpcCaller(cfg))
+	case "stream":
+		return streamCaller(cfg)
 	case "client":
-		return clientCaller(cfg)
+		return one(clientCaller(cfg))
 	default:
-		return httpCaller(cfg), func() {}, nil
+		return one(httpCaller(cfg), func() {}, nil)
 	}
 }
 
-func grpcCaller(cfg benchConfig) (caller, func(), error) {
+// streamCaller gives each worker its own server stream (firnpb Stream);
+// one request is one message received.
+func streamCaller(cfg benchConfig) (func() caller, func(), error) {
+	conn, c, auth, err := dialFirn(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() caller {
+		var stream firnpb.Firn_StreamClient
+		return func(ctx context.Context, dst []int64) ([]int64, error) {
+			if stream == nil {
+				s, err := c.Stream(auth(ctx), &firnpb.StreamRequest{Tag: cfg.tag, Batch: int32(cfg.batch)})
+				if err != nil {
+					return dst, err
+				}
+				stream = s
+			}
+			m, err := stream.Recv()
+			if err != nil {
+				stream = nil
+				return dst, err
+			}
+			return append(dst, m.Ids...), nil
+		}
+	}, func() { _ = conn.Close() }, nil
+}
+
+// dialFirn dials the gRPC target and returns a function adding the token.
+func dialFirn(cfg benchConfig) (*grpc.ClientConn, firnpb.FirnClient, func(context.Context) context.Context, error) {
 	creds := insecure.NewCredentials()
 	if cfg.tls {
 		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
 	}
 	conn, err := grpc.Dial(cfg.targets[0], grpc.WithTransportCredentials(creds))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	c := firnpb.NewFirnClient(conn)
-	n := int32(cfg.batch)
 	auth := func(ctx context.Context) context.Context { return ctx }
 	if cfg.token != "" {
 		auth = func(ctx context.Context) context.Context {
 			return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+cfg.token)
 		}
 	}
+	return conn, firnpb.NewFirnClient(conn), auth, nil
+}
+
+func grpcCaller(cfg benchConfig) (caller, func(), error) {
+	conn, c, auth, err := dialFirn(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := int32(cfg.batch)
 	one := func(r *firnpb.NextResponse, err error) ([]int64, error) {
 		if err != nil {
 			return nil, err
@@ -426,7 +468,7 @@ func (w *benchWorker) do(ctx context.Context, call caller, due time.Time, check 
 
 // bench runs the load of cfg and returns its figures.
 func bench(ctx context.Context, cfg benchConfig) (*benchResult, error) {
-	call, closeCall, err := newCaller(cfg)
+	newCall, closeCall, err := newCaller(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -453,6 +495,7 @@ func bench(ctx context.Context, cfg benchConfig) (*benchResult, error) {
 	for i := range workers {
 		w := newBenchWorker()
 		workers[i] = w
+		call := newCall()
 		wg.Go(func() {
 			buf := make([]int64, 0, cfg.batch)
 			if due != nil {

@@ -60,6 +60,7 @@ func TestBenchEveryProtocol(t *testing.T) {
 		{name: "leaf snowflake", args: []string{"--protocol", "leaf", "--target", httpURL}, ids: 1},
 		{name: "leaf segment", args: []string{"--protocol", "leaf", "--target", httpURL, "--mode", "segment", "--tag", "order"}, ids: 1},
 		{name: "tinyid", args: []string{"--protocol", "tinyid", "--target", httpURL, "--mode", "segment", "--tag", "order", "--batch", "7"}, ids: 7},
+		{name: "stream", args: []string{"--protocol", "stream", "--target", grpcAddr, "--mode", "segment", "--tag", "order", "--batch", "100"}, ids: 100},
 		{name: "client", args: []string{"--protocol", "client", "--target", grpcAddr, "--batch", "30"}, ids: 30},
 		{name: "client segment", args: []string{"--protocol", "client", "--target", grpcAddr, "--mode", "segment", "--tag", "order", "--batch", "30"}, ids: 30},
 		{name: "open loop", args: []string{"--protocol", "http", "--target", httpURL, "--rate", "2000"}, ids: 1},
@@ -120,7 +121,7 @@ func TestBenchBadInput(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{name: "protocol", args: []string{"--protocol", "ftp"}, wantErr: `--protocol "ftp": want grpc, http, client, leaf or tinyid`},
+		{name: "protocol", args: []string{"--protocol", "ftp"}, wantErr: `--protocol "ftp": want grpc, stream, http, client, leaf or tinyid`},
 		{name: "segment without tag", args: []string{"--mode", "segment"}, wantErr: "--mode segment needs --tag"},
 		{name: "tag for snowflake", args: []string{"--tag", "order"}, wantErr: "tags are for --mode segment"},
 		{name: "url for grpc", args: []string{"--target", "http://x:1"}, wantErr: "--protocol grpc wants a gRPC host:port"},
