@@ -127,8 +127,10 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if o.maxBatch < 1 || o.maxBatch > 1_000_000 {
 		return o, usagef("--max-batch %d: want 1 to 1000000", o.maxBatch)
 	}
-	explicitStore := false
-	fs.Visit(func(f *flag.Flag) { explicitStore = explicitStore || f.Name == "store" })
+	// Off loopback the node must come from a shared registry (etcd, SQL)
+	// or be the operator's: a local store picking "the lowest free node"
+	// gives node 0 on every machine, explicit or not.
+	explicitStore := o.stores.kind != "local" || *nodeArg != ""
 	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
 		return o, err
 	}
@@ -343,7 +345,7 @@ func checkListen(addr string, explicitStore, tokens bool) error {
 	case host == "localhost" || (ip != nil && ip.IsLoopback()):
 		return nil
 	case !explicitStore:
-		return usagef("--http %s is not loopback: name a store explicitly (--store local|etcd|postgres|mysql); two machines on the implicit local default would issue the same IDs", addr)
+		return usagef("--http %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", addr)
 	case !tokens:
 		return usagef("--http %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", addr)
 	}

@@ -85,10 +85,27 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// TestServeRefusesAnOpenAddressOnTheImplicitDefault: off loopback, the
+// local store's "lowest free node" is refused whether named or not (every
+// machine would take node 0); a static node passes that check and meets
+// the next one, tokens.
 func TestServeRefusesAnOpenAddressOnTheImplicitDefault(t *testing.T) {
-	out, errOut, code := runCLI("serve", "--http", "0.0.0.0:8080")
-	if code != 2 || out != "" || !strings.Contains(errOut, "name a store explicitly") {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "implicit default", args: nil, wantErr: "name a registry shared by every machine"},
+		{name: "explicit local", args: []string{"--store", "local"}, wantErr: "name a registry shared by every machine"},
+		{name: "grpc too", args: []string{"--http", "127.0.0.1:0", "--grpc", "0.0.0.0:9090"}, wantErr: "--grpc: 0.0.0.0:9090 is not loopback"},
+		{name: "static node, no tokens", args: []string{"--store", "local", "--node", "3"}, wantErr: "configure auth.tokens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(append([]string{"serve", "--http", "0.0.0.0:8080"}, tc.args...)...)
+			if code != 2 || out != "" || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want exit 2 with %q", code, out, errOut, tc.wantErr)
+			}
+		})
 	}
 }
 
