@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -274,6 +275,40 @@ func TestFollowsStepChanges(t *testing.T) {
 		}
 		if st := h.Stats(); st.Step != 500 {
 			t.Fatalf("step %d after the store's step became 500", st.Step)
+		}
+	})
+}
+
+// TestExhaustedCounter: a counter near the largest int64 (or wrapped past
+// it by a store) never yields a negative or wrapped ID: the IDs below the
+// bound are served, then ErrExhausted.
+func TestExhaustedCounter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const bound = math.MaxInt64 - 1<<48
+		s := segmenttest.NewMemStore()
+		ctx := context.Background()
+		if err := s.CreateTag(ctx, "near", bound-4, 2, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateTag(ctx, "wraps", math.MaxInt64-10, 100, ""); err != nil {
+			t.Fatal(err)
+		}
+		a, err := segment.NewAllocator(s, segment.Config{MaxWait: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close(ctx)
+		for want := int64(bound - 4); want < bound; want++ {
+			id, err := a.Next(ctx, "near")
+			if err != nil || id != want {
+				t.Fatalf("Next: %d, %v; want %d", id, err, want)
+			}
+		}
+		for _, tag := range []string{"near", "wraps"} {
+			id, err := a.Next(ctx, tag)
+			if !errors.Is(err, segment.ErrExhausted) {
+				t.Fatalf("%s: Next = %d, %v; want ErrExhausted", tag, id, err)
+			}
 		}
 	})
 }

@@ -97,6 +97,10 @@ func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
 	if body.First != nil {
 		first = *body.First
 	}
+	if first < 0 {
+		writeError(w, badRequest(fmt.Sprintf("first %d: want 0 or more", first)))
+		return
+	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
 	if err := s.CreateTag(ctx, body.Tag, first, body.Step, body.Description); err != nil {

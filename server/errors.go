@@ -34,6 +34,8 @@ func status(err error) (int, string) {
 		return ae.status, ae.code
 	case errors.Is(err, segment.ErrUnknownTag):
 		return http.StatusNotFound, "unknown_tag"
+	case errors.Is(err, segment.ErrExhausted):
+		return http.StatusServiceUnavailable, "tag_exhausted"
 	case errors.Is(err, segment.ErrTagExists):
 		return http.StatusConflict, "tag_exists"
 	case errors.Is(err, snowflake.ErrNotServing):
