@@ -37,12 +37,19 @@ type ResidueCreator interface {
 // Multi serves tags from several independent stores at once, each issuing
 // its own residue class modulo the number of stores (Flickr's odd/even
 // ticket servers, Tinyid's delta/remainder): losing a store loses no
-// availability, and the union never repeats. Each store's row records its
-// delta and remainder, so the order of the stores does not matter; Multi
-// checks on every range — not only at start — that the rows of a tag form
-// one complete, disjoint set of classes, and refuses a row that does not
-// fit. IDs stay unique; while ranges come from one store they increase,
-// and a failover to another store may step back.
+// availability, and the union never repeats.
+//
+// The store at position i of the set issues remainder i: the order of the
+// stores is part of the set's definition, the same in every process. Each
+// store's row records its delta and remainder, and Multi checks on every
+// range — not only at start — that the row is the one its position says
+// (delta the number of stores, remainder its position, and the set's name
+// and size where the row records them), and refuses it otherwise. So a
+// process never serves a class another store might also serve: not when
+// one store is down and unseen, not when two processes list the stores in
+// different orders, not when a row is edited by hand. IDs stay unique;
+// while ranges come from one store they increase, and a failover to
+// another store may step back.
 type Multi struct {
 	stores []Store
 
@@ -69,6 +76,9 @@ func (m *Multi) fits(tag string, i int, delta, remainder int64) error {
 			Reason: fmt.Sprintf("has delta %d, but the set has %d stores: classes would be missing or shared", delta, n)}
 	case remainder < 0 || remainder >= delta:
 		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder, Reason: "has a remainder outside 0..delta-1"}
+	case remainder != int64(i):
+		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
+			Reason: fmt.Sprintf("has remainder %d, but its position in the set gives it %d: list the stores in the order their rows were created, the same in every process", remainder, i)}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -189,14 +199,37 @@ func (m *Multi) Tags(ctx context.Context) ([]TagInfo, error) {
 }
 
 // CreateTag implements Store: store i gets remainder i of delta n. Every
-// store must be a ResidueCreator and answer.
+// store must be a ResidueCreator and answer: nothing is created while one
+// is down. A store that already has the tag must have it in its class (a
+// retry after a creation cut short completes it); ErrTagExists only when
+// every store had it.
 func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	n := int64(len(m.stores))
+	missing := make([]bool, len(m.stores))
+	anyMissing := false
 	for i, s := range m.stores {
-		rc, ok := s.(ResidueCreator)
-		if !ok {
+		if _, ok := s.(ResidueCreator); !ok {
 			return fmt.Errorf("segment: store %d (%T) records no residue class: several stores need Tinyid's table or firn's own", i, s)
 		}
-		if err := rc.CreateTagResidue(ctx, tag, first, step, int64(len(m.stores)), int64(i), description); err != nil {
+		info, err := s.Tag(ctx, tag)
+		switch {
+		case errors.Is(err, ErrUnknownTag):
+			missing[i], anyMissing = true, true
+		case err != nil:
+			return fmt.Errorf("store %d: %w (a tag is created on every store of the set or on none)", i, err)
+		case info.Delta != n || info.Remainder != int64(i):
+			return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
+				Reason: fmt.Sprintf("has the tag already, outside the class its position gives it (delta %d, remainder %d)", n, i)}
+		}
+	}
+	if !anyMissing {
+		return &TagError{Tag: tag, Err: ErrTagExists}
+	}
+	for i, s := range m.stores {
+		if !missing[i] {
+			continue
+		}
+		if err := s.(ResidueCreator).CreateTagResidue(ctx, tag, first, step, n, int64(i), description); err != nil {
 			return fmt.Errorf("store %d: %w", i, err)
 		}
 	}

@@ -28,7 +28,7 @@ func oddEven(t *testing.T) (*segmenttest.MemStore, *segmenttest.MemStore) {
 // serving from the other; the union never repeats.
 func TestMultiOneStoreDown(t *testing.T) {
 	even, odd := oddEven(t)
-	m, err := segment.NewMulti(odd, even) // the order does not matter
+	m, err := segment.NewMulti(even, odd) // position i issues remainder i
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,5 +135,58 @@ func TestMultiCreatesClasses(t *testing.T) {
 	}
 	if _, err := segment.NewMulti(stores[0]); err == nil {
 		t.Fatal("a set of one store accepted")
+	}
+}
+
+// TestMultiPositionIsTheClass: a store listed at a position other than
+// its row's remainder is refused, whether or not the other store answers —
+// two processes listing the stores in different orders never serve one
+// class twice.
+func TestMultiPositionIsTheClass(t *testing.T) {
+	even, odd := oddEven(t)
+	ctx := context.Background()
+	odd.Fail(errors.New("odd down")) // the store that could reveal the overlap is unseen
+	m, _ := segment.NewMulti(odd, even)
+	a := newAllocator(t, m, segment.Config{MaxWait: 200 * time.Millisecond})
+	if _, err := a.Next(ctx, "t"); !errors.Is(err, segment.ErrResidues) {
+		t.Fatalf("stores listed out of order: %v, want ErrResidues", err)
+	}
+}
+
+// TestMultiCreatesOnAllOrNone: with a store down nothing is created; a
+// creation cut short is completed by a retry, in the same classes; a tag on
+// every store is ErrTagExists; one created in another class is refused.
+func TestMultiCreatesOnAllOrNone(t *testing.T) {
+	a, b := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+	ctx := context.Background()
+	m, _ := segment.NewMulti(a, b)
+	b.Fail(errors.New("b down"))
+	if err := m.CreateTag(ctx, "t", 1, 100, ""); err == nil {
+		t.Fatal("CreateTag with a store down succeeded")
+	}
+	if _, err := a.Tag(ctx, "t"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("store a after a refused creation: %v, want no tag", err)
+	}
+	b.Fail(nil)
+	if err := a.CreateTagResidue(ctx, "t", 1, 100, 2, 0, ""); err != nil { // a creation cut short
+		t.Fatal(err)
+	}
+	if err := m.CreateTag(ctx, "t", 1, 100, ""); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if info, err := b.Tag(ctx, "t"); err != nil || info.Delta != 2 || info.Remainder != 1 {
+		t.Fatalf("store b after the retry: %+v, %v", info, err)
+	}
+	if err := m.CreateTag(ctx, "t", 1, 100, ""); !errors.Is(err, segment.ErrTagExists) {
+		t.Fatalf("again: %v, want ErrTagExists", err)
+	}
+	c, d := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+	d.CreateTagResidue(ctx, "u", 1, 100, 2, 0, "")
+	m2, _ := segment.NewMulti(c, d)
+	if err := m2.CreateTag(ctx, "u", 1, 100, ""); !errors.Is(err, segment.ErrResidues) {
+		t.Fatalf("a tag in another class: %v, want ErrResidues", err)
+	}
+	if _, err := c.Tag(ctx, "u"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("store c: %v, want nothing created", err)
 	}
 }

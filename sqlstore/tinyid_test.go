@@ -81,7 +81,7 @@ func TestTinyidOddEvenAcrossDatabases(t *testing.T) {
 	myProxy := faultproxy.New(t, hostOf(t, my, myDSN))
 	even, _ := newTinyid(t, pg, openDB(t, pg, viaProxy(t, pg, pgDSN, pgProxy.Addr())))
 	odd, _ := newTinyid(t, my, openDB(t, my, viaProxy(t, my, myDSN, myProxy.Addr())))
-	m, err := segment.NewMulti(odd, even)
+	m, err := segment.NewMulti(even, odd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,13 +128,13 @@ func TestTinyidRefusesOverlap(t *testing.T) {
 		x, _ := newTinyid(t, b, db)
 		y, _ := newTinyid(t, b, db)
 		ctx := context.Background()
-		x.CreateTagResidue(ctx, "t", 1, 100, 2, 1, "")
-		y.CreateTagResidue(ctx, "t", 1, 100, 2, 1, "")
+		x.CreateTagResidue(ctx, "t", 1, 100, 2, 0, "")
+		y.CreateTagResidue(ctx, "t", 1, 100, 2, 0, "")
 		m, _ := segment.NewMulti(x, y)
 		a, _ := segment.NewAllocator(m, segment.Config{})
 		defer a.Close(ctx)
 		if _, err := a.Next(ctx, "t"); !errors.Is(err, segment.ErrResidues) {
-			t.Fatalf("two rows with remainder 1: %v, want ErrResidues", err)
+			t.Fatalf("two rows with remainder 0: %v, want ErrResidues", err)
 		}
 	})
 }
