@@ -269,3 +269,51 @@ func TestReadinessFollowsTheEtcdLease(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestServeASetOfSegmentStores configures two databases, PostgreSQL and
+// MariaDB, to serve every tag together (segments.stores): the tag is
+// created on both, each in its class, and IDs flow. A second process that
+// lists the stores in the other order refuses to serve the tag rather than
+// serve a class the other store owns.
+func TestServeASetOfSegmentStores(t *testing.T) {
+	pg := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	my := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
+	table := "firn_segments_e2e_" + suffix()
+	t.Cleanup(func() { dropTables(t, "postgres", pg, table); dropTables(t, "mysql", my, table) })
+	write := func(first, second [2]string) string {
+		path := filepath.Join(t.TempDir(), "firn.yaml")
+		doc := "segments:\n  format: set\n  set: pair\n  table: " + table + "\n  stores:\n" +
+			"    - {store: " + first[0] + ", dsn: \"" + first[1] + "\"}\n" +
+			"    - {store: " + second[0] + ", dsn: \"" + second[1] + "\"}\n"
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	pgStore, myStore := [2]string{"postgres", pg}, [2]string{"mysql", my}
+	p := startServe(t, "--config", write(pgStore, myStore))
+	resp, err := http.Post(p.base+"/v1/segments", "application/json", strings.NewReader(`{"tag":"order","step":100}`))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create tag: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	ids := batch(t, p.base+"/v1/segments/order/batch?count=300")
+	for _, id := range ids {
+		if id%2 != 0 {
+			t.Fatalf("ID %d from the primary, PostgreSQL, store 0 of 2: want even", id)
+		}
+	}
+	p.stop(t)
+
+	q := startServe(t, "--config", write(myStore, pgStore))
+	resp, err = http.Get(q.base + "/v1/segments/order/next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct{ Error struct{ Code, Message string } }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body.Error.Message, "its position in the set gives it") {
+		t.Fatalf("stores listed in the other order: %d %+v, want 503 naming the position", resp.StatusCode, body)
+	}
+}

@@ -51,7 +51,9 @@ default would issue the same IDs.
   --tls-cert FILE, --tls-key FILE
                      serve HTTPS with this PEM certificate and key
 Tokens and scopes (auth.tokens) come from the configuration file; without
-them every request is allowed, so firn serve stays on loopback.
+them every request is allowed, so firn serve stays on loopback. So does a
+set of segment databases serving every tag together (segments.stores: store
+i issues the IDs congruent to i modulo their number).
   --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
                      as for firn next
 
@@ -95,6 +97,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if err != nil {
 		return o, err
 	}
+	o.stores.multi = cfg.Segments.Stores
 	for _, t := range cfg.Auth.Tokens {
 		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
 	}

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/firn-id/firn/etcdstore"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
@@ -26,6 +27,8 @@ import (
 type storeFlags struct {
 	kind, dataDir, dsn, endpoints, namespace, table string
 	segTable, segFormat, set                        string
+	// multi is the set of segment stores of the configuration file.
+	multi []config.SegmentStore
 }
 
 const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
@@ -152,27 +155,63 @@ func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
 		if f.dsn == "" {
 			return nil, nil, usagef("--store %s needs --dsn", f.kind)
 		}
-		d, _ := sqlstore.ParseDialect(f.kind)
-		db, err := sql.Open(map[sqlstore.Dialect]string{sqlstore.Postgres: "pgx", sqlstore.MySQL: "mysql"}[d], f.dsn)
-		if err != nil {
-			return nil, nil, usagef("--dsn: %s", err)
-		}
-		var s segment.Store
-		switch f.segFormat {
-		case "tinyid":
-			s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
-		case "set":
-			s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set})
-		default:
-			s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
-		}
-		if err != nil {
-			db.Close()
-			return nil, nil, usagef("--segment-table: %s", err)
-		}
-		return s, db.Close, nil
+		return f.openSQLSegments(f.kind, f.dsn)
 	}
 	return nil, nil, usagef("--store %q: want local, etcd, postgres or mysql", f.kind)
+}
+
+// openSQLSegments opens the segment table of the chosen format in one
+// database.
+func (f *storeFlags) openSQLSegments(kind, dsn string) (segment.Store, func() error, error) {
+	d, _ := sqlstore.ParseDialect(kind)
+	db, err := sql.Open(map[sqlstore.Dialect]string{sqlstore.Postgres: "pgx", sqlstore.MySQL: "mysql"}[d], dsn)
+	if err != nil {
+		return nil, nil, usagef("--dsn: %s", err)
+	}
+	var s segment.Store
+	switch f.segFormat {
+	case "tinyid":
+		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
+	case "set":
+		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set})
+	default:
+		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
+	}
+	if err != nil {
+		db.Close()
+		return nil, nil, usagef("--segment-table: %s", err)
+	}
+	return s, db.Close, nil
+}
+
+// openSet opens the set of segment stores of the configuration
+// (segments.stores), store i issuing remainder i.
+func (f *storeFlags) openSet() (segment.Store, func() error, error) {
+	if f.segFormat != "tinyid" && f.segFormat != "set" {
+		return nil, nil, usagef("--segments %q with segments.stores: want tinyid or set, whose rows record their residue class", f.segFormat)
+	}
+	var stores []segment.Store
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}
+	for i, st := range f.multi {
+		s, closer, err := f.openSQLSegments(st.Store, st.DSN)
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("segments.stores[%d]: %w", i, err), closeAll())
+		}
+		stores = append(stores, s)
+		closers = append(closers, closer)
+	}
+	m, err := segment.NewMulti(stores...)
+	if err != nil {
+		return nil, nil, errors.Join(err, closeAll())
+	}
+	return m, closeAll, nil
 }
 
 // openBoth opens the node store and the segment store, sharing the local
@@ -181,6 +220,13 @@ func (f *storeFlags) openBoth() (nodeid.Store, segment.Store, func() error, erro
 	nodes, closeNodes, err := f.open()
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if len(f.multi) > 0 {
+		segs, closeSegs, err := f.openSet()
+		if err != nil {
+			return nil, nil, nil, errors.Join(err, closeNodes())
+		}
+		return nodes, segs, func() error { return errors.Join(closeSegs(), closeNodes()) }, nil
 	}
 	switch s := nodes.(type) {
 	case *localstore.Store:

@@ -96,6 +96,16 @@ type Segments struct {
 	Format string `yaml:"format" flag:"segments"` // leaf, tinyid, set
 	Table  string `yaml:"table" flag:"segment-table"`
 	Set    string `yaml:"set" flag:"set"`
+	// Stores, two or more, serve every tag together in place of the
+	// registry's store: store i issues the IDs congruent to i modulo
+	// their number, so their order is part of the set. File only.
+	Stores []SegmentStore `yaml:"stores" flag:"-"`
+}
+
+// SegmentStore is one database of a set of segment stores.
+type SegmentStore struct {
+	Store string `yaml:"store"` // postgres or mysql
+	DSN   string `yaml:"dsn" secret:"true"`
 }
 
 // FieldError names the field at fault and what to change.
@@ -105,7 +115,15 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
+	if fileOnly(e.Field) {
+		return fmt.Sprintf("config: %s (in the file only): %s", e.Field, e.Reason)
+	}
 	return fmt.Sprintf("config: %s (env %s): %s", e.Field, envName(e.Field), e.Reason)
+}
+
+// fileOnly reports whether a field has no environment variable.
+func fileOnly(field string) bool {
+	return strings.HasPrefix(field, "segments.stores") || strings.HasPrefix(field, "auth.")
 }
 
 func envName(field string) string {
@@ -257,6 +275,34 @@ func (c *Config) Validate() error {
 	if f := c.Segments.Format; f != "" && !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
 		return fail("segments.format", "%q: want leaf, tinyid or set", f)
 	}
+	return c.validateStores()
+}
+
+// validateStores checks a set of segment stores.
+func (c *Config) validateStores() error {
+	stores := c.Segments.Stores
+	switch {
+	case len(stores) == 0:
+		return nil
+	case len(stores) == 1:
+		return &FieldError{Field: "segments.stores", Reason: "one store: a set needs two or more (one store is the registry's own)"}
+	case c.Segments.Format != "tinyid" && c.Segments.Format != "set":
+		return &FieldError{Field: "segments.format", Reason: fmt.Sprintf("%q with segments.stores: want tinyid or set, whose rows record their residue class (Leaf's leaf_alloc has no such columns)", c.Segments.Format)}
+	}
+	for i, st := range stores {
+		field := fmt.Sprintf("segments.stores[%d]", i)
+		switch {
+		case st.Store != "postgres" && st.Store != "mysql":
+			return &FieldError{Field: field + ".store", Reason: fmt.Sprintf("%q: want postgres or mysql", st.Store)}
+		case st.DSN == "":
+			return &FieldError{Field: field + ".dsn", Reason: "empty: name the database"}
+		}
+		for j := range i {
+			if stores[j] == st {
+				return &FieldError{Field: field, Reason: fmt.Sprintf("the same database as segments.stores[%d]: two classes in one table would share a row", j)}
+			}
+		}
+	}
 	return nil
 }
 
@@ -287,6 +333,10 @@ func (c *Config) Args() []string {
 func (c *Config) Redacted() ([]byte, error) {
 	r := *c
 	r.Registry.DSN = redactDSN(r.Registry.DSN)
+	r.Segments.Stores = slices.Clone(r.Segments.Stores)
+	for i := range r.Segments.Stores {
+		r.Segments.Stores[i].DSN = redactDSN(r.Segments.Stores[i].DSN)
+	}
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
 	for i := range r.Auth.Tokens {
 		r.Auth.Tokens[i].Secret = "REDACTED"

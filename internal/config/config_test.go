@@ -22,6 +22,9 @@ registry:
   start_ahead: true
 segments:
   format: tinyid
+  stores:
+    - {store: postgres, dsn: "postgres://app:pg-pass@a:5432/ids"}
+    - {store: mysql, dsn: "app:my-pass@tcp(b:3306)/ids"}
 `
 
 func TestLoadAndArgs(t *testing.T) {
@@ -37,11 +40,14 @@ func TestLoadAndArgs(t *testing.T) {
 			t.Errorf("args %v lack %v", args, want)
 		}
 	}
+	if len(c.Segments.Stores) != 2 || c.Segments.Stores[1].Store != "mysql" || slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "pass") }) {
+		t.Errorf("segments.stores %+v (file only, no flag in %v)", c.Segments.Stores, args)
+	}
 	if !slices.Contains(args, "--start-ahead=true") {
 		t.Errorf("args %v lack --start-ahead=true", args)
 	}
 	out, err := c.Redacted()
-	if err != nil || strings.Contains(string(out), "s3cret") || !strings.Contains(string(out), "REDACTED") {
+	if err != nil || strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "pass") || !strings.Contains(string(out), "REDACTED") {
 		t.Fatalf("redacted:\n%s", out)
 	}
 }
@@ -63,6 +69,11 @@ func TestRejects(t *testing.T) {
 		{name: "derived unacknowledged", doc: "registry:\n  node: derived\n", field: "registry.accept_collision_risk"},
 		{name: "bad format", env: []string{"FIRN_SEGMENTS_FORMAT=csv"}, field: "segments.format"},
 		{name: "bad bool", env: []string{"FIRN_REGISTRY_START_AHEAD=maybe"}, field: "registry.start_ahead"},
+		{name: "a set of one store", doc: "segments:\n  format: tinyid\n  stores:\n    - {store: mysql, dsn: a}\n", field: "segments.stores"},
+		{name: "a set of Leaf tables", doc: "segments:\n  stores:\n    - {store: mysql, dsn: a}\n    - {store: mysql, dsn: b}\n", field: "segments.format"},
+		{name: "a set store's kind", doc: "segments:\n  format: set\n  stores:\n    - {store: mysql, dsn: a}\n    - {store: etcd, dsn: b}\n", field: "segments.stores[1].store"},
+		{name: "a set store without dsn", doc: "segments:\n  format: set\n  stores:\n    - {store: mysql}\n    - {store: mysql, dsn: b}\n", field: "segments.stores[0].dsn"},
+		{name: "one database twice", doc: "segments:\n  format: set\n  stores:\n    - {store: mysql, dsn: a}\n    - {store: mysql, dsn: a}\n", field: "segments.stores[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +84,12 @@ func TestRejects(t *testing.T) {
 			var fe *config.FieldError
 			if tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field) {
 				t.Fatalf("error %v, want one naming %s", err, tt.field)
+			}
+			if strings.HasPrefix(tt.field, "segments.stores") {
+				if !strings.Contains(err.Error(), "in the file only") {
+					t.Fatalf("error %q does not say the field is file only", err)
+				}
+				return
 			}
 			if tt.field != "" && !strings.Contains(err.Error(), "FIRN_"+strings.ToUpper(strings.ReplaceAll(tt.field, ".", "_"))) {
 				t.Fatalf("error %q does not name the environment variable", err)
