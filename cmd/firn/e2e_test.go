@@ -310,7 +310,9 @@ func TestServeASetOfSegmentStores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var body struct{ Error struct{ Code, Message string } }
+	var body struct {
+		Error struct{ Code, Message string }
+	}
 	_ = json.NewDecoder(resp.Body).Decode(&body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body.Error.Message, "its position in the set gives it") {
