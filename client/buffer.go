@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,9 +12,15 @@ import (
 type chunk struct {
 	ids   []int64
 	pos   atomic.Int64
-	mark  int64       // taking the ID at this index asks for a refill; -1: none
-	stale atomic.Bool // a snowflake chunk past MaxAge: its IDs are dropped
-	timer *time.Timer // sets stale
+	mark  atomic.Int64 // taking the ID at this index asks for a refill; -1: none
+	stale atomic.Bool  // a snowflake chunk past MaxAge: its IDs are dropped
+	timer *time.Timer  // sets stale
+}
+
+func newChunk(ids []int64) *chunk {
+	c := &chunk{ids: ids}
+	c.mark.Store(-1)
+	return c
 }
 
 // spent reports whether no ID can be taken from c.
@@ -53,7 +60,7 @@ type buffer struct {
 
 func newBuffer(c *Client, tag string) *buffer {
 	b := &buffer{c: c, tag: tag, changed: make(chan struct{}), size: c.cfg.Buffer, wait: c.cfg.Backoff, rateAt: time.Now()}
-	b.cur.Store(&chunk{mark: -1})
+	b.cur.Store(newChunk(nil))
 	return b
 }
 
@@ -63,7 +70,7 @@ func (b *buffer) next(ctx context.Context) (int64, error) {
 		c := b.cur.Load()
 		i := c.pos.Add(1) - 1
 		if i < int64(len(c.ids)) && !c.stale.Load() {
-			if i == c.mark {
+			if i == c.mark.Load() {
 				b.kick()
 			}
 			return c.ids[i], nil
@@ -85,7 +92,7 @@ func (b *buffer) nextN(ctx context.Context, dst []int64) (int, error) {
 		if i < int64(len(c.ids)) && !c.stale.Load() {
 			j := min(end, int64(len(c.ids)))
 			copy(dst[n:], c.ids[i:j])
-			if i <= c.mark && c.mark < j {
+			if m := c.mark.Load(); i <= m && m < j {
 				b.kick()
 			}
 			n += int(j - i)
@@ -156,13 +163,8 @@ func (b *buffer) install() bool {
 			b.retire(c)
 			continue
 		}
-		// Taking index i leaves len-1-i here: the mark is the first i
-		// that leaves the level at or below low.
-		c.mark = -1
-		if low := b.low() - b.queued; low >= 0 {
-			c.mark = int64(max(0, len(c.ids)-1-low))
-		}
 		b.cur.Store(c)
+		b.rearm()
 		return true
 	}
 	return false
@@ -180,11 +182,29 @@ func (b *buffer) level() int {
 	return n
 }
 
-// kick starts a refill if the level asks for one.
+// kick starts a refill if the level asks for one, or else moves the
+// current chunk's mark to where it will (the size may have shrunk since
+// the mark was set).
 func (b *buffer) kick() {
 	b.mu.Lock()
 	b.refillLocked()
+	b.rearm()
 	b.mu.Unlock()
+}
+
+// rearm sets the current chunk's mark: taking index i leaves len-1-i IDs
+// in it, so the mark is the first index not yet taken whose taking leaves
+// the level at or below low. No mark while a refill is under way: its end
+// looks at the level again.
+func (b *buffer) rearm() {
+	c := b.cur.Load()
+	c.mark.Store(-1)
+	if b.filling || b.inflight > 0 || c.stale.Load() {
+		return
+	}
+	if low := b.low() - b.queued; low >= 0 {
+		c.mark.Store(max(c.pos.Load(), int64(len(c.ids)-1-low)))
+	}
 }
 
 // refillLocked starts refill requests: once the level is at or below the
@@ -235,8 +255,11 @@ func (b *buffer) measure() {
 // fetch runs one refill request of n IDs.
 func (b *buffer) fetch(n int) {
 	defer b.c.wg.Done()
-	start := time.Now()
-	ids, err := b.c.pool.batch(b.c.ctx, b.tag, n)
+	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n)
+	if age := time.Since(sent); err == nil && b.tag == "" && age >= b.c.cfg.MaxAge {
+		err = &Error{Kind: ErrUnavailable, Code: "too_slow",
+			Message: fmt.Sprintf("the answer took %s, at least MaxAge (%s): its snowflake IDs are too old to serve", age.Round(time.Millisecond), b.c.cfg.MaxAge)}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inflight--
@@ -256,21 +279,17 @@ func (b *buffer) fetch(n int) {
 		return
 	}
 	b.wait = b.c.cfg.Backoff
+	b.err = nil
 	b.refills++
 	b.fetched += uint64(n)
-	c := &chunk{ids: ids, mark: -1}
+	c := newChunk(ids)
 	if b.tag == "" {
-		left := b.c.cfg.MaxAge - time.Since(start)
-		if left <= 0 {
-			b.dropped += uint64(n)
-			b.refillLocked()
-			return
-		}
-		c.timer = time.AfterFunc(left, func() { b.expire(c) })
+		c.timer = time.AfterFunc(b.c.cfg.MaxAge-time.Since(sent), func() { b.expire(c) })
 	}
 	b.queue = append(b.queue, c)
 	b.queued += n
 	b.refillLocked()
+	b.rearm()
 }
 
 // expire marks a snowflake chunk stale and, if IDs are still being taken,
@@ -305,7 +324,7 @@ func (b *buffer) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.closed = true
-	spent := &chunk{mark: -1}
+	spent := newChunk(nil)
 	if c := b.cur.Swap(spent); c.timer != nil {
 		c.timer.Stop()
 	}

@@ -291,7 +291,9 @@ func (c *Client) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return ctx.Err()
+		// The refills still running were cancelled; closing the
+		// connections ends them.
+		return errors.Join(ctx.Err(), c.pool.close())
 	}
 	return c.pool.close()
 }

@@ -381,3 +381,84 @@ func TestConcurrentCallers(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRefillAfterTheSizeShrank: a chunk installed while the rate was high
+// has its mark where the old size put it; when the rate has dropped by
+// then, the mark moves, and a refill still starts before the buffer is
+// dry.
+func TestRefillAfterTheSizeShrank(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{Buffer: 10, MaxBuffer: 100_000, MaxBatch: 100_000, Parallel: 1})
+		ctx := context.Background()
+		tag := c.Tag("order")
+		dst := make([]int64, 4000)
+		for range 20 { // 40,000 IDs/s for 2 s: a size of about 10,000
+			if _, err := tag.NextN(ctx, dst); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		synctest.Wait()
+		time.Sleep(5 * time.Second) // idle: the rate, then the size, falls
+		gate := make(chan struct{})
+		fakes[0].set(func(f *fakeServer) { f.gate = gate })
+		one := make([]int64, 1)
+		for {
+			tag.b.mu.Lock()
+			empty := tag.b.cur.Load().left() == 0 && tag.b.queued == 0
+			inflight := tag.b.inflight
+			tag.b.mu.Unlock()
+			if empty {
+				if inflight == 0 {
+					t.Fatalf("the buffer ran dry with no refill under way: %+v", tag.b.stats())
+				}
+				break
+			}
+			if _, err := tag.NextN(ctx, one); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(gate)
+	})
+}
+
+// TestAnswersSlowerThanMaxAge: a server whose snowflake answers take
+// longer than MaxAge gives callers an error, not an endless wait for IDs
+// that are dropped as too old on arrival.
+func TestAnswersSlowerThanMaxAge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{MaxAge: time.Second, Timeout: 5 * time.Second, Attempts: 1})
+		gate := make(chan struct{})
+		fakes[0].set(func(f *fakeServer) { f.gate = gate })
+		go func() {
+			time.Sleep(1500 * time.Millisecond)
+			close(gate)
+		}()
+		_, err := c.Next(context.Background())
+		var e *Error
+		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &e) || e.Code != "too_slow" {
+			t.Fatalf("Next with answers 1.5 s late: %v, want ErrUnavailable too_slow", err)
+		}
+	})
+}
+
+// TestErrorClearedBySuccess: a refill that succeeds after one that failed
+// leaves no stale error for the callers after it.
+func TestErrorClearedBySuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{Buffer: 10, MaxBuffer: 10, MaxBatch: 10, Attempts: 1})
+		ctx := context.Background()
+		tag := c.Tag("order")
+		fakes[0].set(func(f *fakeServer) { f.down = true })
+		if _, err := tag.Next(ctx); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("server down: %v", err)
+		}
+		fakes[0].set(func(f *fakeServer) { f.down = false })
+		time.Sleep(time.Second) // past the backoff
+		for range 100 {
+			if _, err := tag.Next(ctx); err != nil {
+				t.Fatalf("after the server came back: %v", err)
+			}
+		}
+	})
+}

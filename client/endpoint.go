@@ -49,8 +49,9 @@ func (p *pool) pick(start uint32, attempt int) *endpoint {
 
 // batch fetches n IDs (snowflake if tag is empty) from a healthy server,
 // retrying on another after a failure the service caused, up to attempts,
-// with a growing pause after every round of all servers.
-func (p *pool) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+// with a growing pause after every round of all servers. It returns when
+// the request that succeeded was sent.
+func (p *pool) batch(ctx context.Context, tag string, n int) (ids []int64, sent time.Time, err error) {
 	start := p.rr.Add(1)
 	var last error
 	wait := p.backoff
@@ -59,29 +60,30 @@ func (p *pool) batch(ctx context.Context, tag string, n int) ([]int64, error) {
 			p.failovers.Add(1)
 			if attempt%len(p.eps) == 0 {
 				if err := sleep(ctx, p.done, wait); err != nil {
-					return nil, err
+					return nil, sent, err
 				}
 				wait = min(2*wait, p.maxWait)
 			}
 		}
 		e := p.pick(start, attempt)
+		sent = time.Now()
 		actx, cancel := context.WithTimeout(ctx, p.timeout)
 		ids, err := e.t.batch(actx, tag, n)
 		cancel()
 		if err == nil {
-			return ids, nil
+			return ids, sent, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, sent, ctx.Err()
 		}
 		if !retryable(err) {
-			return nil, err
+			return nil, sent, err
 		}
 		e.failures.Add(1)
 		p.markDown(e)
 		last = err
 	}
-	return nil, last
+	return nil, sent, last
 }
 
 // markDown takes e out of rotation and makes sure a health check runs.

@@ -1,7 +1,7 @@
 package client
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -148,17 +148,24 @@ func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 		return nil, err
 	}
 	defer body.Close()
+	// At most 20 digits and a newline an ID: a longer body is not an answer.
+	b, err := io.ReadAll(io.LimitReader(body, int64(n)*21+1))
+	if err != nil {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+	}
+	// Every line, the last included, must end in a newline: a body cut
+	// short where the framing cannot tell (HTTP/1.0, a proxy) would
+	// otherwise end in a prefix of an ID, which parses as another ID.
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: "the answer does not end with a newline: cut short"}
+	}
 	ids := make([]int64, 0, n)
-	sc := bufio.NewScanner(body)
-	for sc.Scan() {
-		id, err := strconv.ParseInt(sc.Text(), 10, 64)
+	for line := range bytes.SplitSeq(b[:len(b)-1], []byte{'\n'}) {
+		id, err := strconv.ParseInt(string(line), 10, 64)
 		if err != nil {
-			return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: fmt.Sprintf("line %q: %v", sc.Text(), err)}
+			return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: fmt.Sprintf("line %q: %v", line, err)}
 		}
 		ids = append(ids, id)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
 	if len(ids) != n {
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "short_batch",
