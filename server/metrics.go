@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -114,15 +115,22 @@ func (w *statusWriter) WriteHeader(s int) {
 
 // observer measures the requests of one route; it resolves the route's
 // histogram once, not per request.
-func (m *metrics) observer(route string) func(w http.ResponseWriter, serve func(http.ResponseWriter)) {
+func (m *metrics) observer(route string) func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
 	hist := m.duration.WithLabelValues(route)
-	return func(w http.ResponseWriter, serve func(http.ResponseWriter)) {
+	return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		serve(sw)
+		sw := statusWriters.Get().(*statusWriter)
+		sw.ResponseWriter, sw.status = w, http.StatusOK
+		serve(sw, r)
+		status := sw.status
+		sw.ResponseWriter = nil
+		statusWriters.Put(sw)
 		hist.Observe(time.Since(start).Seconds())
-		if sw.status >= 400 {
-			m.failures.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		if status >= 400 {
+			m.failures.WithLabelValues(route, strconv.Itoa(status)).Inc()
 		}
 	}
 }
+
+// statusWriters recycles the writers that note a response's status.
+var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
