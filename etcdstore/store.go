@@ -84,7 +84,13 @@ func (s *Store) checkLayout(ctx context.Context, want nodeid.LayoutID) error {
 	if len(kvs) == 0 {
 		return errors.New("check layout: layout key vanished")
 	}
-	fp, desc, _ := strings.Cut(string(kvs[0].Value), "\n")
+	return compareLayout(kvs[0].Value, want)
+}
+
+// compareLayout refuses want unless it is the layout the layout key's
+// value records.
+func compareLayout(val []byte, want nodeid.LayoutID) error {
+	fp, desc, _ := strings.Cut(string(val), "\n")
 	if fp != want.Fingerprint {
 		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
 	}
@@ -236,26 +242,58 @@ func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
 }
 
 // Advance implements nodeid.Store: a compare-and-swap on the HWM key that
-// never lowers it, whoever holds the node.
-func (s *Store) Advance(ctx context.Context, node uint64, hwm int64) (int64, error) {
-	for {
-		resp, err := s.cli.Get(ctx, s.hwmKey(node))
-		if err != nil {
-			return 0, fmt.Errorf("advance node %d: %w", node, err)
+// never lowers it, in a transaction that also requires the node key to be
+// absent: a node is held while its key exists on a live lease.
+func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (int64, error) {
+	if req.Layout.Fingerprint != "" {
+		if err := s.matchLayout(ctx, req.Layout); err != nil {
+			return 0, err
 		}
-		stored, rev, err := parseHWM(resp.Kvs, node)
-		if err != nil || stored >= hwm {
+	}
+	free := clientv3.Compare(clientv3.CreateRevision(s.nodeKey(req.Node)), "=", 0)
+	for {
+		// The HWM and the node key, read at one revision.
+		resp, err := s.cli.Txn(ctx).
+			Then(clientv3.OpGet(s.hwmKey(req.Node)), clientv3.OpGet(s.nodeKey(req.Node), clientv3.WithKeysOnly())).
+			Commit()
+		if err != nil {
+			return 0, fmt.Errorf("advance node %d: %w", req.Node, err)
+		}
+		if len(resp.Responses[1].GetResponseRange().Kvs) > 0 {
+			return 0, &nodeid.ConflictError{Node: req.Node}
+		}
+		stored, rev, err := parseHWM(resp.Responses[0].GetResponseRange().Kvs, req.Node)
+		if err != nil || stored >= req.HWM {
 			return stored, err
 		}
 		tx, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(s.hwmKey(node)), "=", rev)).
-			Then(clientv3.OpPut(s.hwmKey(node), strconv.FormatInt(hwm, 10))).
+			If(free, clientv3.Compare(clientv3.ModRevision(s.hwmKey(req.Node)), "=", rev)).
+			Then(clientv3.OpPut(s.hwmKey(req.Node), strconv.FormatInt(req.HWM, 10))).
+			Else(clientv3.OpGet(s.nodeKey(req.Node), clientv3.WithKeysOnly())).
 			Commit()
 		if err != nil {
-			return 0, fmt.Errorf("advance node %d: %w", node, err)
+			return 0, fmt.Errorf("advance node %d: %w", req.Node, err)
 		}
 		if tx.Succeeded {
-			return hwm, nil
+			return req.HWM, nil
 		}
+		if len(tx.Responses[0].GetResponseRange().Kvs) > 0 {
+			return 0, &nodeid.ConflictError{Node: req.Node}
+		}
+		// The node key is absent, so the HWM moved since it was read
+		// (a racing advance): read it again.
 	}
+}
+
+// matchLayout refuses a layout other than the namespace's recorded one,
+// and records none.
+func (s *Store) matchLayout(ctx context.Context, want nodeid.LayoutID) error {
+	resp, err := s.cli.Get(ctx, s.layoutKey())
+	if err != nil {
+		return fmt.Errorf("read layout: %w", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil
+	}
+	return compareLayout(resp.Kvs[0].Value, want)
 }

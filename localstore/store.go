@@ -110,22 +110,35 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 
 // checkLayout records the layout on first use and refuses another.
 func (s *Store) checkLayout(want nodeid.LayoutID) error {
-	path := filepath.Join(s.dir, "layout")
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if err := writeFile(path, []byte(want.Fingerprint+"\n"+want.Description+"\n")); err != nil {
+	stored, ok, err := s.readLayout()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if err := writeFile(s.layoutPath(), []byte(want.Fingerprint+"\n"+want.Description+"\n")); err != nil {
 			return fmt.Errorf("record layout: %w", err)
 		}
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("read layout: %w", err)
-	}
-	fp, desc, _ := strings.Cut(strings.TrimRight(string(b), "\n"), "\n")
-	if fp != want.Fingerprint {
-		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
+	if stored.Fingerprint != want.Fingerprint {
+		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
 	}
 	return nil
+}
+
+func (s *Store) layoutPath() string { return filepath.Join(s.dir, "layout") }
+
+// readLayout reads the recorded layout; ok is false if none is recorded.
+func (s *Store) readLayout() (l nodeid.LayoutID, ok bool, err error) {
+	b, err := os.ReadFile(s.layoutPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return l, false, nil
+	}
+	if err != nil {
+		return l, false, fmt.Errorf("read layout: %w", err)
+	}
+	l.Fingerprint, l.Description, _ = strings.Cut(strings.TrimRight(string(b), "\n"), "\n")
+	return l, true, nil
 }
 
 func (s *Store) hwmPath(node uint64) string {
@@ -184,14 +197,28 @@ func (s *Store) Release(_ context.Context, c nodeid.Claim) error {
 	return nil
 }
 
-// Advance implements nodeid.Store.
-func (s *Store) Advance(_ context.Context, node uint64, hwm int64) (int64, error) {
+// Advance implements nodeid.Store. Only this Store can hold the
+// directory's nodes (the lock keeps other processes out), so a node is
+// held while one of its claims is.
+func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
 		return 0, err
 	}
-	return s.raise(node, hwm)
+	if req.Layout.Fingerprint != "" {
+		stored, ok, err := s.readLayout()
+		if err != nil {
+			return 0, err
+		}
+		if ok && stored.Fingerprint != req.Layout.Fingerprint {
+			return 0, &nodeid.LayoutMismatchError{Stored: stored.Description, Want: req.Layout.Description}
+		}
+	}
+	if _, ok := s.held[req.Node]; ok {
+		return 0, &nodeid.ConflictError{Node: req.Node}
+	}
+	return s.raise(req.Node, req.HWM)
 }
 
 func newToken() string {

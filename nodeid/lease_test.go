@@ -196,7 +196,7 @@ func TestClockBehindStoredHWM(t *testing.T) {
 				s := nodeidtest.NewMemStore()
 				lay := bubbleLayout()
 				hwm := time.Now().Add(tt.behind).UnixMilli()
-				if _, err := s.Advance(context.Background(), 0, hwm); err != nil {
+				if _, err := s.Advance(context.Background(), nodeid.AdvanceRequest{Node: 0, HWM: hwm}); err != nil {
 					t.Fatal(err)
 				}
 				cfg := config(lay)

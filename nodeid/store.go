@@ -30,9 +30,28 @@ type Store interface {
 	// Release gives the node up if c still holds it. The HWM stays.
 	Release(ctx context.Context, c Claim) error
 
-	// Advance raises a node's HWM to at least hwm whoever holds it, for
-	// use after a restore, and returns the stored HWM. It never lowers it.
-	Advance(ctx context.Context, node uint64, hwm int64) (int64, error)
+	// Advance raises a node's HWM to at least req.HWM, for use after a restore, and
+	// returns the stored HWM; it never lowers it. When req.Layout.Fingerprint is set
+	// and the namespace has a recorded layout, they must match (*LayoutMismatchError
+	// otherwise; a namespace with none recorded is accepted). A node held by a live
+	// lease gives a *ConflictError: its holder must stop first, since it keeps issuing
+	// below the new HWM.
+	Advance(ctx context.Context, req AdvanceRequest) (int64, error)
+}
+
+// AdvanceRequest says which node's HWM to raise, to what, and under which
+// layout the value was computed.
+type AdvanceRequest struct {
+	// Node is the node whose HWM to raise; it need not have been claimed.
+	Node uint64
+	// HWM is the new HWM in Unix milliseconds, an exclusive bound; a
+	// stored value at or past it is kept.
+	HWM int64
+	// Layout is the layout HWM was computed with (decoding an ID, say),
+	// checked against the one the namespace recorded at its first Claim.
+	// The zero value skips the check, for an HWM given as a time. Advance
+	// never records a layout.
+	Layout LayoutID
 }
 
 // ClaimRequest says which node to claim and for how long.

@@ -110,11 +110,11 @@ type queries struct {
 	addNode        string
 	take           string
 	renew          string // PostgreSQL: one statement with RETURNING
-	lockNode       string // MySQL: read under the row lock, then setHWM
+	lockNode       string // owner, live and HWM under the row lock
 	setHWM         string
 	release        string
 	advance        string
-	readHWM        string
+	readNamespace  string
 	expiryInterval func(string) string
 }
 
@@ -128,25 +128,24 @@ func newQueries(d Dialect, table string) queries {
 		q.addNode = "INSERT INTO {t} (namespace, node) VALUES (?, ?) ON CONFLICT DO NOTHING"
 		q.renew = "UPDATE {t} SET hwm = GREATEST(hwm, ?), lease_expires = " + q.expiryInterval("?") +
 			" WHERE namespace = ? AND node = ? AND owner = ? AND lease_expires > clock_timestamp() RETURNING hwm"
-		q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ? RETURNING hwm"
 	case MySQL:
 		q.now = "UTC_TIMESTAMP(3)"
 		q.expiryInterval = func(p string) string { return "UTC_TIMESTAMP(3) + INTERVAL " + p + " MICROSECOND" }
 		q.addNamespace = "INSERT IGNORE INTO {t}_namespaces (namespace, fingerprint, layout) VALUES (?, ?, ?)"
 		q.addNode = "INSERT IGNORE INTO {t} (namespace, node) VALUES (?, ?)"
-		q.lockNode = "SELECT owner, lease_expires > UTC_TIMESTAMP(3), hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
 		q.setHWM = "UPDATE {t} SET hwm = ?, lease_expires = " + q.expiryInterval("?") + " WHERE namespace = ? AND node = ? AND owner = ?"
-		q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ?"
 	}
 	live := "COALESCE(owner IS NOT NULL AND lease_expires > " + q.now + ", FALSE)"
 	q.lockNamespace = "SELECT fingerprint, layout FROM {t}_namespaces WHERE namespace = ? FOR UPDATE"
+	q.readNamespace = "SELECT fingerprint, layout FROM {t}_namespaces WHERE namespace = ?"
+	q.lockNode = "SELECT owner, lease_expires > " + q.now + ", hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
 	q.lockNodes = "SELECT node, " + live + " FROM {t} WHERE namespace = ? ORDER BY node FOR UPDATE"
 	q.lockHWM = "SELECT hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
 	q.take = "UPDATE {t} SET owner = ?, lease_expires = " + q.expiryInterval("?") + " WHERE namespace = ? AND node = ?"
 	q.release = "UPDATE {t} SET owner = NULL, lease_expires = NULL WHERE namespace = ? AND node = ? AND owner = ?"
-	q.readHWM = "SELECT hwm FROM {t} WHERE namespace = ? AND node = ?"
+	q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ?"
 	for _, s := range []*string{&q.lockNamespace, &q.addNamespace, &q.lockNodes, &q.lockHWM, &q.addNode, &q.take, &q.renew,
-		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readHWM} {
+		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readNamespace} {
 		*s = rebind(d, strings.ReplaceAll(*s, "{t}", table))
 	}
 	return q

@@ -246,28 +246,62 @@ func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
 	return nil
 }
 
-// Advance implements nodeid.Store.
-func (s *Store) Advance(ctx context.Context, node uint64, hwm int64) (int64, error) {
+// Advance implements nodeid.Store: in one transaction, under the node
+// row's lock, it refuses a node whose lease is live by the database's
+// clock and raises the HWM, never lowering it.
+func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (stored int64, err error) {
 	if err := s.ensureSchema(ctx); err != nil {
 		return 0, err
 	}
-	if _, err := s.db.ExecContext(ctx, s.q.addNode, s.opt.Namespace, node); err != nil {
-		return 0, fmt.Errorf("advance node %d: %w", node, err)
-	}
-	var stored int64
-	if s.dialect == Postgres {
-		if err := s.db.QueryRowContext(ctx, s.q.advance, hwm, s.opt.Namespace, node).Scan(&stored); err != nil {
-			return 0, fmt.Errorf("advance node %d: %w", node, err)
+	if req.Layout.Fingerprint != "" {
+		if err := s.matchLayout(ctx, req.Layout); err != nil {
+			return 0, err
 		}
+	}
+	// The row exists before the transaction locks it, as in Claim.
+	if _, err := s.db.ExecContext(ctx, s.q.addNode, s.opt.Namespace, req.Node); err != nil {
+		return 0, fmt.Errorf("advance node %d: %w", req.Node, err)
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return 0, fmt.Errorf("begin advance: %w", err)
+	}
+	defer tx.Rollback() // a no-op once committed
+	var owner sql.NullString
+	var live sql.NullBool
+	if err := tx.QueryRowContext(ctx, s.q.lockNode, s.opt.Namespace, req.Node).Scan(&owner, &live, &stored); err != nil {
+		return 0, fmt.Errorf("advance node %d: %w", req.Node, err)
+	}
+	if owner.Valid && live.Bool {
+		return 0, &nodeid.ConflictError{Node: req.Node}
+	}
+	if stored >= req.HWM {
 		return stored, nil
 	}
-	if _, err := s.db.ExecContext(ctx, s.q.advance, hwm, s.opt.Namespace, node); err != nil {
-		return 0, fmt.Errorf("advance node %d: %w", node, err)
+	if _, err := tx.ExecContext(ctx, s.q.advance, req.HWM, s.opt.Namespace, req.Node); err != nil {
+		return 0, fmt.Errorf("advance node %d: %w", req.Node, err)
 	}
-	if err := s.db.QueryRowContext(ctx, s.q.readHWM, s.opt.Namespace, node).Scan(&stored); err != nil {
-		return 0, fmt.Errorf("advance node %d: %w", node, err)
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit advance of node %d: %w", req.Node, err)
 	}
-	return stored, nil
+	return req.HWM, nil
+}
+
+// matchLayout refuses a layout other than the namespace's recorded one,
+// and records none.
+func (s *Store) matchLayout(ctx context.Context, want nodeid.LayoutID) error {
+	var fp, desc string
+	err := s.db.QueryRowContext(ctx, s.q.readNamespace, s.opt.Namespace).Scan(&fp, &desc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read layout: %w", err)
+	}
+	if fp != want.Fingerprint {
+		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
+	}
+	return nil
 }
 
 func newToken() string {

@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/snowflake"
 )
 
 var adminUsage = `Usage: firn admin advance --node N (--to TIME | --past-id ID) [store flags] [layout flags]
@@ -17,10 +21,15 @@ restored from a backup it may have lost HWMs that IDs were already issued
 under. Advance every node past the last ID issued before the restore (or
 past the time of the failure plus a margin) before starting firn again.
 
+Stop every firn process of the namespace first: a node held by a running
+process is refused, since that process keeps issuing below any new HWM.
+
   --node N       the node value (as firn parse prints it)
-  --to TIME      the new HWM: Unix milliseconds or an RFC 3339 time
+  --to TIME      the new HWM: Unix milliseconds or an RFC 3339 time; layout
+                 flags, if any are given, must match the namespace's layout
   --past-id ID   the new HWM: the end of the tick of ID, decoded with the
-                 layout flags
+                 layout flags (default: the firn layout), which must match
+                 the layout the namespace recorded: another layout is refused
 
 ` + storeFlagsUsage + "\n" + layoutHelp()
 
@@ -50,46 +59,74 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return usagef("--node %q: want a node value, a non-negative number", *nodeArg)
 	}
-	hwm, err := advanceTarget(&lf, *to, *pastID)
+	req, err := advanceRequest(&lf, lf.given(fs), *to, *pastID)
 	if err != nil {
 		return err
 	}
+	req.Node = node
 	store, closeStore, err := sf.open()
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
-	stored, err := store.Advance(context.Background(), node, hwm)
-	if err != nil {
+	stored, err := store.Advance(context.Background(), req)
+	var lm *nodeid.LayoutMismatchError
+	switch {
+	case errors.As(err, &lm):
+		return usagef("the layout flags describe %q, but the namespace records layout %q: pass its layout flags, %s (%s)",
+			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.describe())
+	case errors.Is(err, nodeid.ErrNodeHeld):
+		return fmt.Errorf("%w: stop the process holding node %d first (it keeps issuing below any new HWM), then advance again", err, node)
+	case err != nil:
 		return err
 	}
 	note := ""
-	if stored > hwm {
+	if stored > req.HWM {
 		note = " (it was already past the requested value)"
 	}
 	_, err = fmt.Fprintf(stdout, "node %d: HWM %s%s\n", node, time.UnixMilli(stored).UTC().Format(timeFormat), note)
 	return err
 }
 
-// advanceTarget reads --to or --past-id as Unix milliseconds.
-func advanceTarget(lf *layoutFlags, to, pastID string) (int64, error) {
-	switch {
-	case (to == "") == (pastID == ""):
-		return 0, usagef("give exactly one of --to TIME and --past-id ID")
-	case to != "":
+// advanceRequest reads --to or --past-id as Unix milliseconds, with the
+// layout the store checks: the one --past-id was decoded with, or for
+// --to the layout flags' only if any was given.
+func advanceRequest(lf *layoutFlags, layoutGiven bool, to, pastID string) (nodeid.AdvanceRequest, error) {
+	var req nodeid.AdvanceRequest
+	if (to == "") == (pastID == "") {
+		return req, usagef("give exactly one of --to TIME and --past-id ID")
+	}
+	if to != "" {
 		t, err := parseEpoch(to)
 		if err != nil {
-			return 0, usagef("--to %q: want Unix milliseconds or an RFC 3339 time", to)
+			return req, usagef("--to %q: want Unix milliseconds or an RFC 3339 time", to)
 		}
-		return t.UnixMilli(), nil
+		req.HWM = t.UnixMilli()
+		if !layoutGiven {
+			return req, nil
+		}
 	}
 	l, err := lf.layout()
 	if err != nil {
-		return 0, err
+		return req, err
 	}
-	p, err := decodeArg(l, pastID)
-	if err != nil {
-		return 0, err
+	req.Layout = layoutID(l)
+	if pastID != "" {
+		p, err := decodeArg(l, pastID)
+		if err != nil {
+			return req, err
+		}
+		req.HWM = p.Time.Add(l.Tick).UnixMilli()
 	}
-	return p.Time.Add(l.Tick).UnixMilli(), nil
+	return req, nil
+}
+
+// layoutFlagsFor says which layout flags give the layout a store describes
+// as desc (Layout.String: its name, a colon, its parts).
+func layoutFlagsFor(desc string) string {
+	name, _, _ := strings.Cut(desc, ":")
+	if _, ok := snowflake.Preset(name); ok {
+		return "e.g. --layout " + name
+	}
+	return "the --epoch, --tick, --time-bits, --node-bits, --sequence-bits and --order it describes"
 }

@@ -32,15 +32,30 @@ func layoutHelp() string {
 	return fmt.Sprintf(layoutFlagsUsage, strings.Join(snowflake.PresetNames(), ", "))
 }
 
+// flags pairs each layout flag's name with the field it sets.
+func (f *layoutFlags) flags() map[string]*string {
+	return map[string]*string{
+		"layout": &f.preset, "epoch": &f.epoch, "tick": &f.tick, "time-bits": &f.timeBits,
+		"node-bits": &f.nodeBits, "node-names": &f.nodeNames, "sequence-bits": &f.seqBits, "order": &f.order,
+	}
+}
+
 func (f *layoutFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.preset, "layout", "firn", "")
-	fs.StringVar(&f.epoch, "epoch", "", "")
-	fs.StringVar(&f.tick, "tick", "", "")
-	fs.StringVar(&f.timeBits, "time-bits", "", "")
-	fs.StringVar(&f.nodeBits, "node-bits", "", "")
-	fs.StringVar(&f.nodeNames, "node-names", "", "")
-	fs.StringVar(&f.seqBits, "sequence-bits", "", "")
-	fs.StringVar(&f.order, "order", "", "")
+	for name, p := range f.flags() {
+		def := ""
+		if name == "layout" {
+			def = "firn"
+		}
+		fs.StringVar(p, name, def, "")
+	}
+}
+
+// given reports whether the command line fs parsed set any layout flag.
+func (f *layoutFlags) given(fs *flag.FlagSet) bool {
+	names := f.flags()
+	set := false
+	fs.Visit(func(fl *flag.Flag) { set = set || names[fl.Name] != nil })
+	return set
 }
 
 // layout builds and validates the layout the flags describe.

@@ -239,6 +239,46 @@ func TestAdminAdvanceMovesNextRunPastTheRestore(t *testing.T) {
 	}
 }
 
+func TestAdminAdvanceChecksTheLayout(t *testing.T) {
+	const id = "117989741332267008"
+	tests := []struct {
+		name    string
+		record  []string // the layout flags of a first run; nil: none recorded
+		args    []string
+		wantErr string // on stderr, with exit 2; empty: success
+	}{
+		{name: "the recorded layout", record: []string{}, args: []string{"--past-id", id}},
+		{name: "another layout", record: []string{}, args: []string{"--past-id", id, "--layout", "twitter"},
+			wantErr: `the namespace records layout "firn: epoch 2026-01-01T00:00:00.000Z, tick 1ms, 41 time + 10 node + 12 sequence = 63 bits": pass its layout flags, e.g. --layout firn`},
+		{name: "a forgotten --layout", record: []string{"--layout", "twitter"}, args: []string{"--past-id", id},
+			wantErr: `the namespace records layout "twitter: epoch 2010-11-04T01:42:54.657Z`},
+		{name: "--layout with --to is checked", record: []string{}, args: []string{"--to", "2026-11-22T14:05:00Z", "--layout", "twitter"},
+			wantErr: "pass its layout flags, e.g. --layout firn"},
+		{name: "--to alone", record: []string{"--layout", "twitter"}, args: []string{"--to", "2026-11-22T14:05:00Z"}},
+		{name: "no layout recorded", args: []string{"--past-id", id, "--layout", "twitter"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.record != nil {
+				if _, errOut, code := runCLI(append([]string{"next", "--data-dir", dir}, tt.record...)...); code != 0 {
+					t.Fatalf("first run: exit %d: %s", code, errOut)
+				}
+			}
+			out, errOut, code := runCLI(append([]string{"admin", "advance", "--node", "0", "--data-dir", dir}, tt.args...)...)
+			if tt.wantErr == "" {
+				if code != 0 || !strings.HasPrefix(out, "node 0: HWM ") {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want success", code, out, errOut)
+				}
+				return
+			}
+			if code != 2 || out != "" || !strings.Contains(errOut, tt.wantErr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestSchemaCommand(t *testing.T) {
 	out, errOut, code := runCLI("schema", "--dialect", "postgres")
 	if code != 0 || !strings.Contains(out, "CREATE TABLE IF NOT EXISTS firn_nodes (") {

@@ -157,18 +157,24 @@ func (s *MemStore) Release(_ context.Context, c nodeid.Claim) error {
 }
 
 // Advance implements nodeid.Store.
-func (s *MemStore) Advance(_ context.Context, node uint64, hwm int64) (int64, error) {
+func (s *MemStore) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {
 		return 0, s.fail
 	}
-	n := s.nodes[node]
+	if fp := req.Layout.Fingerprint; fp != "" && s.layout != nil && s.layout.Fingerprint != fp {
+		return 0, &nodeid.LayoutMismatchError{Stored: s.layout.Description, Want: req.Layout.Description}
+	}
+	n := s.nodes[req.Node]
+	if s.live(n) {
+		return 0, &nodeid.ConflictError{Node: req.Node}
+	}
 	if n == nil {
 		n = &memNode{}
-		s.nodes[node] = n
+		s.nodes[req.Node] = n
 	}
-	n.hwm = max(n.hwm, hwm)
+	n.hwm = max(n.hwm, req.HWM)
 	return n.hwm, nil
 }
 

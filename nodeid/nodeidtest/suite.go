@@ -135,7 +135,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 		}},
 		{name: "advance raises and never lowers", run: func(t *testing.T, s nodeid.Store) {
 			for _, step := range []struct{ give, want int64 }{{7000, 7000}, {3000, 7000}} {
-				got, err := s.Advance(ctx(t), 2, step.give)
+				got, err := s.Advance(ctx(t), nodeid.AdvanceRequest{Node: 2, HWM: step.give})
 				if err != nil || got != step.want {
 					t.Fatalf("Advance(2, %d) = %d, %v; want %d", step.give, got, err, step.want)
 				}
@@ -198,6 +198,13 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 				t.Fatalf("the old owner's release freed the new owner's node: %v", err)
 			}
 		}},
+		{name: "advance passes an expired lease", expiry: true, run: func(t *testing.T, s nodeid.Store) {
+			mustClaim(t, s, oneNode(1, 4, opt.TTL))
+			time.Sleep(opt.TTL + opt.TTL/2)
+			if got, err := s.Advance(ctx(t), nodeid.AdvanceRequest{Node: 1, HWM: 7000, Layout: Layout}); err != nil || got != 7000 {
+				t.Fatalf("Advance past an expired lease = %d, %v; want 7000", got, err)
+			}
+		}},
 		{name: "an extension racing a takeover", expiry: true, run: func(t *testing.T, s nodeid.Store) {
 			raceExtensionAndClaim(t, s, opt.TTL)
 		}},
@@ -207,6 +214,90 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 			continue
 		}
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
+	}
+	t.Run("advance", func(t *testing.T) { runAdvanceTests(t, newStore) })
+}
+
+// runAdvanceTests checks what Advance refuses: a node a live lease holds,
+// whose holder keeps issuing below any new HWM, and an HWM computed with
+// a layout other than the namespace's.
+func runAdvanceTests(t *testing.T, newStore func(t *testing.T) nodeid.Store) {
+	const node, before, target = 2, 1000, 7000
+	other := nodeid.LayoutID{Fingerprint: "v1:other", Description: "other"}
+	tests := []struct {
+		name     string
+		recorded bool            // a claim recorded Layout and HWM before first
+		held     bool            // and still holds the node during the advance
+		layout   nodeid.LayoutID // the request's
+		wantErr  error           // nodeid.ErrNodeHeld or ErrLayoutMismatch
+	}{
+		{name: "a held node is a conflict until released", recorded: true, held: true, layout: Layout, wantErr: nodeid.ErrNodeHeld},
+		{name: "a held node is a conflict with no layout given", recorded: true, held: true, wantErr: nodeid.ErrNodeHeld},
+		{name: "the recorded layout is accepted", recorded: true, layout: Layout},
+		{name: "another layout is refused", recorded: true, layout: other, wantErr: nodeid.ErrLayoutMismatch},
+		{name: "an empty layout is accepted", recorded: true},
+		{name: "a namespace with no layout accepts any", layout: other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newStore(t)
+			start := int64(0)
+			var holder nodeid.Claim
+			if tt.recorded {
+				holder = mustClaim(t, s, oneNode(node, 4, time.Minute))
+				start = mustRenew(t, s, holder, before)
+				if !tt.held {
+					mustRelease(t, s, holder)
+				}
+			}
+			req := nodeid.AdvanceRequest{Node: node, HWM: target, Layout: tt.layout}
+			got, err := s.Advance(ctx(t), req)
+			checkAdvanceErr(t, err, tt.wantErr, node)
+			if err == nil && got != target {
+				t.Fatalf("Advance = %d, want %d", got, target)
+			}
+			want := int64(target)
+			if err != nil {
+				want = start
+			}
+			if tt.held {
+				if hwm := mustRenew(t, s, holder, 0); hwm != before {
+					t.Fatalf("the holder's HWM is %d after a refused advance, want %d", hwm, before)
+				}
+				mustRelease(t, s, holder)
+				if got, err := s.Advance(ctx(t), req); err != nil || got != target {
+					t.Fatalf("Advance after the holder released = %d, %v; want %d", got, err, target)
+				}
+				want = target
+			}
+			// A claim with Layout succeeds: Advance records no layout.
+			if c := mustClaim(t, s, oneNode(node, 4, time.Minute)); c.HWM != want {
+				t.Fatalf("claim after the advance: HWM %d, want %d", c.HWM, want)
+			}
+		})
+	}
+}
+
+// checkAdvanceErr wants err to be nil, a *nodeid.ConflictError for node,
+// or a *nodeid.LayoutMismatchError naming Layout, as want (nil,
+// ErrNodeHeld or ErrLayoutMismatch) says.
+func checkAdvanceErr(t *testing.T, err, want error, node uint64) {
+	t.Helper()
+	var ce *nodeid.ConflictError
+	var lm *nodeid.LayoutMismatchError
+	switch want {
+	case nil:
+		if err != nil {
+			t.Fatalf("Advance: %v, want success", err)
+		}
+	case nodeid.ErrNodeHeld:
+		if !errors.As(err, &ce) || ce.Node != node || !errors.Is(err, nodeid.ErrNodeHeld) {
+			t.Fatalf("Advance of a held node: %v, want *ConflictError for node %d", err, node)
+		}
+	case nodeid.ErrLayoutMismatch:
+		if !errors.As(err, &lm) || lm.Stored != Layout.Description || !errors.Is(err, nodeid.ErrLayoutMismatch) {
+			t.Fatalf("Advance with another layout: %v, want *LayoutMismatchError naming %q", err, Layout.Description)
+		}
 	}
 }
 
@@ -274,6 +365,22 @@ func mustClaim(t *testing.T, s nodeid.Store, req nodeid.ClaimRequest) nodeid.Cla
 		t.Fatalf("claim: %v", err)
 	}
 	return c
+}
+
+func mustRenew(t *testing.T, s nodeid.Store, c nodeid.Claim, hwm int64) int64 {
+	t.Helper()
+	got, err := s.Renew(ctx(t), c, hwm)
+	if err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+	return got
+}
+
+func mustRelease(t *testing.T, s nodeid.Store, c nodeid.Claim) {
+	t.Helper()
+	if err := s.Release(ctx(t), c); err != nil {
+		t.Fatalf("release: %v", err)
+	}
 }
 
 func ctx(t *testing.T) context.Context {
