@@ -7,11 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,11 +32,12 @@ Loads a firn server (or anything speaking Leaf's or Tinyid's HTTP routes)
 and reports throughput, a latency histogram, errors, and whether every ID
 received was unique. Closed loop by default (--workers callers, each
 sending its next request when the last one is answered); open loop with
---rate, which sends requests at a fixed rate whatever the answers do and
-counts latency from when each request was due: once every worker is
-waiting on the server, the requests queued behind them count their wait
-(no coordinated omission); the scheduler's own timer lateness, under a
-millisecond, is not counted. A progress bar with the current rate is drawn on standard
+--rate, where worker i of W sends requests i, i+W, i+2W… of a fixed-rate
+schedule whatever the answers do: a request due while its worker still
+waits on an answer counts its latency from when it was due (no coordinated
+omission); the timer's own lateness, up to a millisecond, is not counted.
+Over plain HTTP each worker holds one raw keep-alive connection, cheap
+enough that the generator leaves the CPU to the server. A progress bar with the current rate is drawn on standard
 error when it is a terminal.
 
   --target ADDR      the server: host:port of its gRPC listener (default
@@ -54,8 +52,8 @@ error when it is a terminal.
   --mode M           snowflake (default) or segment
   --tag T            the tag of segment mode (Leaf's key, Tinyid's bizType)
   --batch N          IDs per request, 1 to 100000 (default 1); leaf: 1 only
-  --workers N        concurrent callers (default 8; with --rate, the most
-                     requests in flight, default 256)
+  --workers N        concurrent callers, each with its own connection
+                     over HTTP (default 8; with --rate, 64)
   --rate R           requests per second, open loop (default: closed loop)
   --duration D       how long to run (default 10s)
   --count N          stop after N requests (default: no limit)
@@ -189,7 +187,7 @@ func (c *benchConfig) validate(target string) error {
 	if c.workers == 0 {
 		c.workers = 8
 		if c.rate > 0 {
-			c.workers = 256
+			c.workers = 64
 		}
 	}
 	return nil
@@ -212,7 +210,7 @@ func newCaller(cfg benchConfig) (func() caller, func(), error) {
 	case "client":
 		return one(clientCaller(cfg))
 	default:
-		return one(httpCaller(cfg), func() {}, nil)
+		return httpCaller(cfg), func() {}, nil
 	}
 }
 
@@ -324,64 +322,6 @@ func clientCaller(cfg benchConfig) (caller, func(), error) {
 	}, func() { _ = c.Close(context.Background()) }, nil
 }
 
-func httpCaller(cfg benchConfig) caller {
-	base := strings.TrimRight(cfg.targets[0], "/")
-	tag := url.PathEscape(cfg.tag)
-	var u string
-	switch cfg.protocol {
-	case "http":
-		u = base + "/v1/snowflake/"
-		if cfg.mode == "segment" {
-			u = base + "/v1/segments/" + tag + "/"
-		}
-		if cfg.batch == 1 {
-			u += "next?format=text"
-		} else {
-			u += "batch?format=text&count=" + strconv.Itoa(cfg.batch)
-		}
-	case "leaf":
-		u = base + "/api/snowflake/get/bench"
-		if cfg.mode == "segment" {
-			u = base + "/api/segment/get/" + tag
-		}
-	case "tinyid":
-		u = base + "/tinyid/id/nextIdSimple?bizType=" + url.QueryEscape(cfg.tag) + "&batchSize=" + strconv.Itoa(cfg.batch) +
-			"&token=" + url.QueryEscape(cfg.token)
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = cfg.workers
-	hc := &http.Client{Transport: tr}
-	return func(ctx context.Context, dst []int64) ([]int64, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return dst, err
-		}
-		if cfg.token != "" {
-			req.Header.Set("Authorization", "Bearer "+cfg.token)
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return dst, err
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return dst, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return dst, fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(body)))
-		}
-		for _, f := range strings.FieldsFunc(string(body), func(r rune) bool { return r == ',' || r == '\n' }) {
-			id, err := strconv.ParseInt(f, 10, 64)
-			if err != nil {
-				return dst, fmt.Errorf("answer %.40q is not IDs: %w", body, err)
-			}
-			dst = append(dst, id)
-		}
-		return dst, nil
-	}
-}
-
 // benchResult is what a run measured.
 type benchResult struct {
 	Protocol   string        `json:"protocol"`
@@ -487,25 +427,39 @@ func bench(ctx context.Context, cfg benchConfig) (*benchResult, error) {
 	workers := make([]*benchWorker, cfg.workers)
 	var wg sync.WaitGroup
 	start := time.Now()
-	var due chan time.Time
-	if cfg.rate > 0 {
-		due = make(chan time.Time, cfg.workers)
-		go schedule(ctx, cfg.rate, due, take)
-	}
 	for i := range workers {
 		w := newBenchWorker()
 		workers[i] = w
 		call := newCall()
 		wg.Go(func() {
 			buf := make([]int64, 0, cfg.batch)
-			if due != nil {
-				for t := range due {
-					buf = w.do(ctx, call, t, cfg.check, buf, &idsIn)
+			if cfg.rate == 0 {
+				for take() {
+					buf = w.do(ctx, call, time.Now(), cfg.check, buf, &idsIn)
 				}
 				return
 			}
+			// Open loop: worker i sends requests i, i+W, i+2W… of a
+			// schedule at cfg.rate. One that is due while the worker still
+			// waits on the last answer counts from when it was due, so a
+			// slow server's queueing is measured (no coordinated
+			// omission); one the worker sleeps for counts from when it is
+			// sent, so the timer's own lateness (up to a millisecond) is
+			// not the server's.
+			every := time.Duration(float64(cfg.workers) / cfg.rate * float64(time.Second))
+			next := start.Add(time.Duration(float64(i) / cfg.rate * float64(time.Second)))
 			for take() {
-				buf = w.do(ctx, call, time.Now(), cfg.check, buf, &idsIn)
+				at := next
+				if d := time.Until(next); d > 0 {
+					select {
+					case <-time.After(d):
+					case <-ctx.Done():
+						return
+					}
+					at = time.Now()
+				}
+				buf = w.do(ctx, call, at, cfg.check, buf, &idsIn)
+				next = next.Add(every)
 			}
 		})
 	}
@@ -513,45 +467,6 @@ func bench(ctx context.Context, cfg benchConfig) (*benchResult, error) {
 	elapsed := time.Since(start)
 	stopProgress()
 	return summarize(cfg, workers, elapsed, idsIn.Load()), nil
-}
-
-// schedule sends the due time of each request at rate per second into
-// due, and closes it at the end of the run. A request is due when the
-// schedule says, except that the scheduler's own lateness in waking (the
-// timer's granularity, up to a millisecond) is not the server's: such a
-// request is due when the scheduler sends it. Once every worker is busy
-// and a send blocks, requests stay due at their scheduled times until the
-// schedule has caught up, so a slow server's queueing is measured.
-func schedule(ctx context.Context, rate float64, due chan<- time.Time, take func() bool) {
-	defer close(due)
-	interval := time.Duration(float64(time.Second) / rate)
-	next := time.Now()
-	behind := false
-	for take() {
-		if d := time.Until(next); d > 0 {
-			behind = false
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return
-			}
-		}
-		at := time.Now()
-		if behind {
-			at = next
-		}
-		select {
-		case due <- at:
-		default:
-			behind = true
-			select {
-			case due <- next:
-			case <-ctx.Done():
-				return
-			}
-		}
-		next = next.Add(interval)
-	}
 }
 
 // progress draws a bar of the run's time with the current rate, until the

@@ -3,90 +3,36 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/firn-id/firn/internal/etcdtest"
+	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// buildFirn builds the binary once per test run.
-var buildFirn = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "firn-e2e")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "firn")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", errors.New(string(out))
-	}
-	return bin, nil
-})
-
-// process is a running `firn serve`.
+// process is a running `firn serve`, HTTP only.
 type process struct {
-	cmd  *exec.Cmd
+	*servetest.Process
 	base string
 }
 
 func startServe(t *testing.T, args ...string) *process {
 	t.Helper()
-	bin, err := buildFirn()
-	if err != nil {
-		t.Fatalf("build: %v", err)
-	}
-	addr := freePort(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--http", addr, "--grpc", "off"}, args...)...)
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+t.TempDir())
-	var log lockedBuffer
-	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("firn serve's log:\n%s", log.String())
-		}
-	})
-	p := &process{cmd: cmd, base: "http://" + addr}
-	done := make(chan error, 1)
-	go func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if resp, err := http.Get(p.base + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					done <- nil
-					return
-				}
-			}
-		}
-		done <- errors.New("not ready after 10 s")
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	return p
+	p := servetest.Start(t, freePort(t), "off", args...)
+	return &process{Process: p, base: "http://" + p.HTTP}
 }
 
 // stop sends SIGTERM and expects a clean exit.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Wait(); err != nil {
+	if err := p.Stop(); err != nil {
 		t.Fatalf("firn serve after SIGTERM: %v", err)
 	}
 }
@@ -201,24 +147,6 @@ func loadThroughShutdown(t *testing.T, p *process) {
 	if len(bad) > 0 || ok == 0 {
 		t.Fatalf("%d whole answers, %d broken: %v", ok, len(bad), bad[:min(len(bad), 5)])
 	}
-}
-
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func errString(err error) string {

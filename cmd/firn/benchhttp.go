@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// httpCaller returns, for each worker, a caller of the HTTP route of cfg.
+// Plain http:// targets get a raw HTTP/1.1 keep-alive connection per
+// worker, which costs the load generator a few microseconds a request
+// where net/http's client costs several times that: on a machine it
+// shares with the server, a heavy generator takes the CPU the server
+// would use. https:// targets use net/http.
+func httpCaller(cfg benchConfig) func() caller {
+	u, err := url.Parse(strings.TrimRight(cfg.targets[0], "/") + httpPath(cfg))
+	if err != nil || u.Scheme != "http" {
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.workers, ForceAttemptHTTP2: true}}
+		c := netHTTPCaller(hc, u.String(), cfg.token)
+		return func() caller { return c }
+	}
+	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: firn-bench\r\n"
+	if cfg.token != "" {
+		req += "Authorization: Bearer " + cfg.token + "\r\n"
+	}
+	req += "\r\n"
+	return func() caller {
+		rc := &rawHTTP{addr: u.Host, req: []byte(req)}
+		return func(ctx context.Context, dst []int64) ([]int64, error) {
+			status, body, err := rc.do(ctx)
+			if err != nil {
+				return dst, err
+			}
+			return parseIDs(dst, status, body)
+		}
+	}
+}
+
+// httpPath is the path and query of cfg's route.
+func httpPath(cfg benchConfig) string {
+	tag := url.PathEscape(cfg.tag)
+	switch cfg.protocol {
+	case "leaf":
+		if cfg.mode == "segment" {
+			return "/api/segment/get/" + tag
+		}
+		return "/api/snowflake/get/bench"
+	case "tinyid":
+		return "/tinyid/id/nextIdSimple?bizType=" + url.QueryEscape(cfg.tag) + "&batchSize=" + strconv.Itoa(cfg.batch) +
+			"&token=" + url.QueryEscape(cfg.token)
+	}
+	p := "/v1/snowflake/"
+	if cfg.mode == "segment" {
+		p = "/v1/segments/" + tag + "/"
+	}
+	if cfg.batch == 1 {
+		return p + "next?format=text"
+	}
+	return p + "batch?format=text&count=" + strconv.Itoa(cfg.batch)
+}
+
+func netHTTPCaller(hc *http.Client, u, token string) caller {
+	return func(ctx context.Context, dst []int64) ([]int64, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return dst, err
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return dst, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return dst, err
+		}
+		return parseIDs(dst, resp.StatusCode, body)
+	}
+}
+
+// parseIDs appends the IDs of a 200 answer: numbers separated by newlines
+// (firn's text, Leaf's one number) or commas (Tinyid's nextIdSimple).
+func parseIDs(dst []int64, status int, body []byte) ([]int64, error) {
+	if status != http.StatusOK {
+		return dst, fmt.Errorf("%d %s: %s", status, http.StatusText(status), bytes.TrimSpace(body))
+	}
+	for _, f := range strings.FieldsFunc(string(body), func(r rune) bool { return r == ',' || r == '\n' }) {
+		id, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return dst, fmt.Errorf("answer %.40q is not IDs: %w", body, err)
+		}
+		dst = append(dst, id)
+	}
+	return dst, nil
+}
+
+// rawHTTP is one HTTP/1.1 keep-alive connection sending one fixed
+// request: enough HTTP for a load generator (Content-Length or chunked
+// answers), redialled after any error.
+type rawHTTP struct {
+	addr string
+	req  []byte
+	conn net.Conn
+	br   *bufio.Reader
+}
+
+func (c *rawHTTP) do(ctx context.Context) (int, []byte, error) {
+	if c.conn == nil {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		conn, err := d.DialContext(ctx, "tcp", c.addr)
+		if err != nil {
+			return 0, nil, err
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			_ = conn.SetDeadline(dl.Add(5 * time.Second)) // no answer outlives the run by much
+		}
+		c.conn, c.br = conn, bufio.NewReaderSize(conn, 64<<10)
+	}
+	status, body, closeAfter, err := c.roundTrip()
+	if err != nil || closeAfter {
+		_ = c.conn.Close()
+		c.conn = nil
+	}
+	return status, body, err
+}
+
+func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err error) {
+	if _, err := c.conn.Write(c.req); err != nil {
+		return 0, nil, true, err
+	}
+	line, err := c.br.ReadSlice('\n')
+	if err != nil {
+		return 0, nil, true, err
+	}
+	// "HTTP/1.1 200 OK\r\n"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
+		return 0, nil, true, fmt.Errorf("not an HTTP answer: %.40q", line)
+	}
+	if status, err = strconv.Atoi(string(line[9:12])); err != nil {
+		return 0, nil, true, fmt.Errorf("status line %.40q: %w", line, err)
+	}
+	length, chunked := -1, false
+	for {
+		line, err := c.br.ReadSlice('\n')
+		if err != nil {
+			return 0, nil, true, err
+		}
+		h := bytes.TrimRight(line, "\r\n")
+		if len(h) == 0 {
+			break
+		}
+		name, value, _ := bytes.Cut(h, []byte(":"))
+		value = bytes.TrimSpace(value)
+		switch {
+		case bytes.EqualFold(name, []byte("Content-Length")):
+			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
+				return 0, nil, true, fmt.Errorf("Content-Length %q", value)
+			}
+		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			chunked = bytes.EqualFold(value, []byte("chunked"))
+		case bytes.EqualFold(name, []byte("Connection")):
+			closeAfter = bytes.EqualFold(value, []byte("close"))
+		}
+	}
+	switch {
+	case chunked:
+		if body, err = io.ReadAll(httputil.NewChunkedReader(c.br)); err != nil {
+			return 0, nil, true, err
+		}
+		for { // trailers, then the empty line
+			line, err := c.br.ReadSlice('\n')
+			if err != nil {
+				return 0, nil, true, err
+			}
+			if len(bytes.TrimRight(line, "\r\n")) == 0 {
+				break
+			}
+		}
+	case length >= 0:
+		body = make([]byte, length)
+		if _, err := io.ReadFull(c.br, body); err != nil {
+			return 0, nil, true, err
+		}
+	default:
+		return 0, nil, true, errors.New("an answer with neither Content-Length nor chunked encoding")
+	}
+	return status, body, closeAfter, nil
+}
