@@ -11,10 +11,12 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
+	"math"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -273,4 +275,19 @@ func selfSigned(t *testing.T, dir string) (certPath, keyPath string) {
 	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
 	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
 	return certPath, keyPath
+}
+
+// TestTuneGC: firn serve collects at GOGC=400 under a 24 MiB soft limit,
+// unless GOGC or GOMEMLIMIT say otherwise.
+func TestTuneGC(t *testing.T) {
+	oldPercent, oldLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetGCPercent(oldPercent); debug.SetMemoryLimit(oldLimit) })
+	tuneGC("", "")
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64); p != 400 || l != 24<<20 {
+		t.Fatalf("unset: GOGC %d, limit %d; want 400 and 24 MiB", p, l)
+	}
+	tuneGC("50", "1GiB") // the runtime read these at start; firn leaves them
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64); p != 100 || l != math.MaxInt64 {
+		t.Fatalf("set: GOGC %d, limit %d; want both untouched", p, l)
+	}
 }
