@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,12 +28,21 @@ type Store struct {
 }
 
 // New returns a store on cli under prefix (the namespace, such as
-// "/firn/orders/"). It does no I/O; the caller closes cli.
+// "/firn/orders/"; a missing leading or trailing slash is added). It does
+// no I/O; the caller closes cli.
 func New(cli *clientv3.Client, prefix string) *Store {
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	return &Store{cli: cli, prefix: normalize(prefix)}
+}
+
+// normalize gives a namespace one spelling: "orders", "/orders" and
+// "/orders/" are one namespace, "/orders/", not three that would each
+// hand out node 0.
+func normalize(prefix string) string {
+	p := path.Clean("/" + prefix)
+	if p == "/" {
+		return p
 	}
-	return &Store{cli: cli, prefix: prefix}
+	return p + "/"
 }
 
 func (s *Store) layoutKey() string       { return s.prefix + "layout" }

@@ -206,3 +206,20 @@ func BenchmarkAcquire(b *testing.B) {
 		l.Close(ctx)
 	}
 }
+
+// TestNamespaceSpellings: "x", "/x" and "/x/" are one namespace, so a
+// node held under one spelling is held under the others.
+func TestNamespaceSpellings(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli := c.Client()
+	name := prefix()[1:] // "firn-test/…/"
+	name = name[:len(name)-1]
+	acquire(t, etcdstore.New(cli, name), 3)
+	for _, spelling := range []string{"/" + name, "/" + name + "/", name + "/"} {
+		_, err := nodeid.Acquire(context.Background(), etcdstore.New(cli, spelling), leaseConfig(3))
+		var ce *nodeid.ConflictError
+		if !errors.As(err, &ce) {
+			t.Fatalf("node 3 under %q while held under %q: %v, want a ConflictError", spelling, name, err)
+		}
+	}
+}

@@ -340,6 +340,9 @@ func reacquire(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slo
 		if err == nil {
 			g, gerr := snowflake.New(snowflake.Config{Layout: o.layout, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
 			if gerr == nil {
+				gerr = checkFloor(g, o.floor) // another node may start lower
+			}
+			if gerr == nil {
 				return lease, g, nil
 			}
 			err = errors.Join(gerr, lease.Close(ctx))
