@@ -12,20 +12,46 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/firn-id/firn/nodeid"
 )
 
 // Store is a data directory opened and locked by this process. Its node
-// claims live as long as the lock: no other process can hold them, so
-// they never expire by time. It implements nodeid.Store.
+// claims expire by time as in the shared stores (a claim not renewed
+// within its TTL is free again — a TTL of 0 never expires — so a process whose lease was lost — a disk
+// that refused the HWM — can claim its node again), and no other process
+// can hold them while the lock is held. It implements nodeid.Store.
 type Store struct {
 	dir  string
 	lock *os.File
 
 	mu     sync.Mutex
-	held   map[uint64]string // node -> token
+	held   map[uint64]claim // node -> its live claim
 	closed bool
+}
+
+// claim is a node's holder and when its claim ends without a renewal.
+type claim struct {
+	token   string
+	expires time.Time // monotonic: the process's own clock; zero: never (a TTL of 0)
+}
+
+func newClaim(token string, ttl time.Duration) claim {
+	if ttl <= 0 {
+		return claim{token: token}
+	}
+	return claim{token: token, expires: time.Now().Add(ttl)}
+}
+
+// live returns node's claim if it has not expired, dropping one that has.
+func (s *Store) live(node uint64) (claim, bool) {
+	c, ok := s.held[node]
+	if ok && !c.expires.IsZero() && !time.Now().Before(c.expires) {
+		delete(s.held, node)
+		return claim{}, false
+	}
+	return c, ok
 }
 
 // Open creates dir if needed (mode 0700), locks it, and returns the store.
@@ -46,7 +72,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{dir: dir, lock: lock, held: map[uint64]string{}}, nil
+	return &Store{dir: dir, lock: lock, held: map[uint64]claim{}}, nil
 }
 
 // Dir returns the data directory's absolute path.
@@ -89,19 +115,19 @@ func (s *Store) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Claim,
 		return nodeid.Claim{}, err
 	}
 	token := newToken()
-	s.held[node] = token
+	s.held[node] = newClaim(token, req.TTL)
 	return nodeid.Claim{Node: node, Token: token, HWM: hwm, TTL: req.TTL}, nil
 }
 
 func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 	if !req.AnyNode {
-		if _, ok := s.held[req.Node]; ok {
+		if _, ok := s.live(req.Node); ok {
 			return 0, &nodeid.ConflictError{Node: req.Node}
 		}
 		return req.Node, nil
 	}
 	for node := uint64(0); node < req.Pool; node++ {
-		if _, ok := s.held[node]; !ok && !slices.Contains(req.Reserved, node) {
+		if _, ok := s.live(node); !ok && !slices.Contains(req.Reserved, node) {
 			return node, nil
 		}
 	}
@@ -181,17 +207,21 @@ func (s *Store) Renew(_ context.Context, c nodeid.Claim, hwm int64) (int64, erro
 	if err := s.check(); err != nil {
 		return 0, err
 	}
-	if s.held[c.Node] != c.Token || c.Token == "" {
+	if h, ok := s.live(c.Node); !ok || h.token != c.Token || c.Token == "" {
 		return 0, nodeid.ErrLeaseLost
 	}
-	return s.raise(c.Node, hwm)
+	stored, err := s.raise(c.Node, hwm)
+	if err == nil {
+		s.held[c.Node] = newClaim(c.Token, c.TTL)
+	}
+	return stored, err
 }
 
 // Release implements nodeid.Store.
 func (s *Store) Release(_ context.Context, c nodeid.Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if tok, ok := s.held[c.Node]; ok && tok == c.Token {
+	if h, ok := s.held[c.Node]; ok && h.token == c.Token {
 		delete(s.held, c.Node)
 	}
 	return nil
@@ -215,7 +245,7 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 			return 0, &nodeid.LayoutMismatchError{Stored: stored.Description, Want: req.Layout.Description}
 		}
 	}
-	if _, ok := s.held[req.Node]; ok {
+	if _, ok := s.live(req.Node); ok {
 		return 0, &nodeid.ConflictError{Node: req.Node}
 	}
 	return s.raise(req.Node, req.HWM)

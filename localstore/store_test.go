@@ -28,7 +28,7 @@ func open(t *testing.T, dir string) *localstore.Store {
 
 func TestConformance(t *testing.T) {
 	nodeidtest.RunStoreTests(t, func(t *testing.T) nodeid.Store { return open(t, t.TempDir()) },
-		nodeidtest.Options{NoExpiry: true})
+		nodeidtest.Options{})
 }
 
 func TestSecondOpenIsLocked(t *testing.T) {
