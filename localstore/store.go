@@ -17,11 +17,12 @@ import (
 	"github.com/firn-id/firn/nodeid"
 )
 
-// Store is a data directory opened and locked by this process. Its node
-// claims expire by time as in the shared stores (a claim not renewed
-// within its TTL is free again — a TTL of 0 never expires — so a process whose lease was lost — a disk
-// that refused the HWM — can claim its node again), and no other process
-// can hold them while the lock is held. It implements nodeid.Store.
+// Store is a data directory opened and locked by this process, so no
+// other process can hold its nodes. Its claims expire by time as in the
+// shared stores: a claim not renewed within its TTL is free again (a TTL
+// of 0 never expires), so a process whose lease was lost, say to a disk
+// that refused the HWM, can claim its node again. It implements
+// nodeid.Store.
 type Store struct {
 	dir  string
 	lock *os.File
