@@ -75,7 +75,18 @@ func (g *segments) Reserve(ctx context.Context, tag string, step int64) (segment
 		return segment.Range{}, fmt.Errorf("reserve %q: step %d under 1", tag, step)
 	}
 	var start int64
-	v, err := g.update(ctx, tag, func(v *tagValue) bool { start = v.Next; v.Next += step; return true })
+	var exhausted error
+	v, err := g.update(ctx, tag, func(v *tagValue) bool {
+		if exhausted = segment.CanReserve(v.Next, step); exhausted != nil {
+			return false
+		}
+		start = v.Next
+		v.Next += step
+		return true
+	})
+	if err == nil {
+		err = exhausted
+	}
 	if err != nil {
 		return segment.Range{}, err
 	}

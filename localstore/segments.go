@@ -86,6 +86,9 @@ func (g *segments) Reserve(_ context.Context, tag string, step int64) (r segment
 		if t == nil {
 			return false, segment.ErrUnknownTag
 		}
+		if err := segment.CanReserve(t.Next, step); err != nil {
+			return false, err
+		}
 		r = segment.Range{Start: t.Next, End: t.Next + step, Delta: 1, Step: t.Step}
 		t.Next, t.Updated = r.End, time.Now().UTC()
 		return true, nil

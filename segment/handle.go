@@ -3,7 +3,6 @@ package segment
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,10 +270,6 @@ func (h *Handle) startFetch() {
 	go h.fetch(h.step)
 }
 
-// maxEnd bounds a range's end so that no position can wrap: NextN adds up
-// to len(dst)·delta past it, far below the 2^48 left.
-const maxEnd = math.MaxInt64 - 1<<48
-
 func (h *Handle) fetch(step int64) {
 	defer h.a.wg.Done()
 	ctx, cancel := context.WithTimeout(h.a.ctx, h.a.cfg.FetchTimeout)
@@ -282,12 +277,10 @@ func (h *Handle) fetch(step int64) {
 	r, err := h.a.store.Reserve(ctx, h.tag, step)
 	cancel()
 	lat := time.Since(start)
-	switch {
-	case err != nil:
-	case r.Start < 0 || r.End > maxEnd:
-		err = fmt.Errorf("store returned the range [%d, %d): %w", r.Start, r.End, ErrExhausted)
-	case r.Delta < 1 || r.Len() < 1:
-		err = fmt.Errorf("store returned an empty range [%d, %d) step %d", r.Start, r.End, r.Delta)
+	if err == nil {
+		if cerr := r.Check(); cerr != nil {
+			err = fmt.Errorf("store returned %w", cerr)
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

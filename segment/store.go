@@ -2,6 +2,8 @@ package segment
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"time"
 )
 
@@ -26,6 +28,39 @@ func (r Range) Len() int64 {
 		return 0
 	}
 	return (r.End - r.Start + r.Delta - 1) / r.Delta
+}
+
+// MaxEnd is the largest end a range may have: 2^48 below the largest
+// int64, so that no position past a range (NextN adds up to len(dst)·Delta)
+// can wrap. A counter that reaches it is exhausted.
+const MaxEnd = math.MaxInt64 - 1<<48
+
+// MaxDelta is the largest Delta a range may have: the number of stores
+// that can share a tag, far more than any set needs.
+const MaxDelta = 1 << 16
+
+// CanReserve returns ErrExhausted if a counter at next cannot give step
+// more IDs without passing MaxEnd, or is negative. Stores call it before
+// they move a counter, so a counter never wraps.
+func CanReserve(next, step int64) error {
+	if next < 0 || step > MaxEnd || next > MaxEnd-step {
+		return fmt.Errorf("counter at %d, step %d: %w", next, step, ErrExhausted)
+	}
+	return nil
+}
+
+// Check returns an error for a range no ID may be issued from: negative,
+// past MaxEnd, empty, or with a Delta outside 1..MaxDelta.
+func (r Range) Check() error {
+	switch {
+	case r.Start < 0 || r.End > MaxEnd:
+		return fmt.Errorf("the range [%d, %d): %w", r.Start, r.End, ErrExhausted)
+	case r.Delta < 1 || r.Delta > MaxDelta:
+		return fmt.Errorf("the range [%d, %d) has delta %d: want 1 to %d", r.Start, r.End, r.Delta, MaxDelta)
+	case r.Len() < 1:
+		return fmt.Errorf("the range [%d, %d) step %d is empty", r.Start, r.End, r.Delta)
+	}
+	return nil
 }
 
 // TagInfo describes a tag as its store holds it.

@@ -97,8 +97,8 @@ func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
 	if body.First != nil {
 		first = *body.First
 	}
-	if first < 0 {
-		writeError(w, badRequest(fmt.Sprintf("first %d: want 0 or more", first)))
+	if first < 0 || first > segment.MaxEnd {
+		writeError(w, badRequest(fmt.Sprintf("first %d: want 0 to %d", first, int64(segment.MaxEnd))))
 		return
 	}
 	ctx, cancel := h.ctx(r)
@@ -143,8 +143,8 @@ func (h *handler) advanceTag(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = decodeBody(r, &body)
 	}
-	if err == nil && body.To < 1 {
-		err = badRequest(`to: want the next ID, at least 1, as a string ("to":"5000")`)
+	if err == nil && (body.To < 1 || body.To > segment.MaxEnd) {
+		err = badRequest(fmt.Sprintf(`to: want the next ID, 1 to %d, as a string ("to":"5000")`, int64(segment.MaxEnd)))
 	}
 	if err != nil {
 		writeError(w, err)

@@ -116,6 +116,9 @@ func TestAdmin(t *testing.T) {
 		{"advance", "POST", "/v1/segments/invoice/advance", `{"to":"90000"}`, 200, `"next":"90000"`},
 		{"advance back", "POST", "/v1/segments/invoice/advance", `{"to":"5"}`, 200, `"next":"90000"`},
 		{"advance without to", "POST", "/v1/segments/invoice/advance", `{}`, 400, "to:"},
+		{"advance to the top", "POST", "/v1/segments/invoice/advance", `{"to":"9223372036854775000"}`, 400, "to:"},
+		{"create below zero", "POST", "/v1/segments", `{"tag":"neg","first":"-1000","step":5}`, 400, "first -1000"},
+		{"create at the top", "POST", "/v1/segments", `{"tag":"top","first":"9223372036854775000","step":5}`, 400, "first 9223372036854775000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -192,6 +192,9 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 		return tinyidSegment{}, err
 	}
 	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, max(info.Step, 1))
+	if err == nil {
+		err = rg.Check() // the client issues from it: the allocator's own checks
+	}
 	if err != nil {
 		return tinyidSegment{}, err
 	}

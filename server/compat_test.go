@@ -1,10 +1,16 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
 )
 
 func TestLeafRoutes(t *testing.T) {
@@ -74,5 +80,24 @@ func TestTinyidRoutes(t *testing.T) {
 	}
 	if w := get(h, "GET", "/tinyid/id/nextId?bizType=nope"); w.Code != 404 {
 		t.Errorf("unknown bizType: %d", w.Code)
+	}
+}
+
+// TestTinyidSegmentOfAnExhaustedTag: a tag whose counter is near the
+// largest int64 hands an outside client no range (which it would issue
+// from, wrapping), but a 503.
+func TestTinyidSegmentOfAnExhaustedTag(t *testing.T) {
+	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
+	s := segmenttest.NewMemStore()
+	if err := s.CreateTag(context.Background(), "top", segment.MaxEnd-5, 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := segment.NewAllocator(s, segment.Config{})
+	t.Cleanup(func() { a.Close(context.Background()) })
+	h := server.NewHTTP(&server.Service{Snowflake: g, Segments: a, SegmentStore: s})
+	for _, route := range []string{"/tinyid/id/nextSegmentId?bizType=top", "/tinyid/id/nextSegmentIdSimple?bizType=top"} {
+		if w := get(h, "GET", route); w.Code != 503 || !strings.Contains(w.Body.String(), "exhausted") {
+			t.Fatalf("%s: %d %q; want 503 naming the exhausted tag", route, w.Code, w.Body.String())
+		}
 	}
 }

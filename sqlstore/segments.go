@@ -98,13 +98,23 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 	if err := s.ensureSchema(ctx); err != nil {
 		return r, err
 	}
+	if err := segment.CanReserve(0, step); err != nil {
+		return r, fmt.Errorf("reserve %q: %w", tag, err)
+	}
+	// The counter moves only while it stays in 0..MaxEnd: it never wraps.
+	limit := segment.MaxEnd - step
 	var maxID, rowStep int64
 	if s.dialect == Postgres {
-		err = s.db.QueryRowContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ?, update_time = now() WHERE biz_tag = ? RETURNING max_id, step"), step, tag).Scan(&maxID, &rowStep)
+		err = s.db.QueryRowContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ?, update_time = now() WHERE biz_tag = ? AND max_id BETWEEN 0 AND ? RETURNING max_id, step"),
+			step, tag, limit).Scan(&maxID, &rowStep)
 	} else {
-		maxID, rowStep, err = s.reserveMySQL(ctx, tag, step)
+		maxID, rowStep, err = s.reserveMySQL(ctx, tag, step, limit)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
+		var next int64
+		if rerr := s.db.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE biz_tag = ?"), tag).Scan(&next); rerr == nil {
+			return r, fmt.Errorf("reserve %q: %w", tag, segment.CanReserve(next, step))
+		}
 		return r, segment.ErrUnknownTag
 	}
 	if err != nil {
@@ -113,7 +123,7 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 	return segment.Range{Start: maxID - step, End: maxID, Delta: 1, Step: rowStep}, nil
 }
 
-func (s *Segments) reserveMySQL(ctx context.Context, tag string, step int64) (maxID, rowStep int64, err error) {
+func (s *Segments) reserveMySQL(ctx context.Context, tag string, step, limit int64) (maxID, rowStep int64, err error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return 0, 0, err
@@ -123,7 +133,7 @@ func (s *Segments) reserveMySQL(ctx context.Context, tag string, step int64) (ma
 			tx.Rollback()
 		}
 	}()
-	res, err := tx.ExecContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ? WHERE biz_tag = ?"), step, tag)
+	res, err := tx.ExecContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ? WHERE biz_tag = ? AND max_id BETWEEN 0 AND ?"), step, tag, limit)
 	if err != nil {
 		return 0, 0, err
 	}

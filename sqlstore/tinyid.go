@@ -202,6 +202,10 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 		if err != nil {
 			return segment.Range{}, err
 		}
+		// The range is (max_id, max_id+step]: IDs max_id+1 … max_id+step.
+		if err := segment.CanReserve(r.maxID+1, step); err != nil {
+			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
+		}
 		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = ?, version = version + 1 WHERE biz_type = ? AND max_id = ? AND version = ?"),
 			r.maxID+step, time.Now().UTC(), tag, r.maxID, r.version)
 		if err != nil {

@@ -334,6 +334,7 @@ func TestTagCommands(t *testing.T) {
 	for _, args := range [][]string{
 		{"tag", "next", "nope"}, {"tag", "create", "order"}, {"tag", "step", "order", "0"},
 		{"tag", "advance", "order"}, {"tag", "frobnicate"}, {"tag", "create"}, {"tag", "create", "x", "--step", "-1"},
+		{"tag", "create", "x", "--first", "-1000"}, {"tag", "advance", "order", "--to", "9223372036854775000"},
 	} {
 		if out, errOut, code := run(args...); code != 2 || out != "" || errOut == "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errOut)

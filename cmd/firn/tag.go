@@ -74,6 +74,9 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if *step < 1 {
 			return usagef("--step %d: want at least 1", *step)
 		}
+		if *first < 0 || *first > segment.MaxEnd {
+			return usagef("--first %d: want 0 to %d", *first, int64(segment.MaxEnd))
+		}
 		if err := store.CreateTag(ctx, pos[0], *first, *step, *desc); err != nil {
 			return tagErr(pos[0], err)
 		}
@@ -92,6 +95,9 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	case "advance":
 		if *to < 1 {
 			return usagef("--to is required: the next ID must be at least this")
+		}
+		if *to > segment.MaxEnd {
+			return usagef("--to %d: want at most %d (a counter past it could wrap)", *to, int64(segment.MaxEnd))
 		}
 		after, err := store.Advance(ctx, pos[0], *to)
 		if err != nil {

@@ -71,6 +71,9 @@ func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment
 	if t == nil {
 		return segment.Range{}, segment.ErrUnknownTag
 	}
+	if err := segment.CanReserve(t.Next, step); err != nil {
+		return segment.Range{}, err
+	}
 	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: t.Delta, Step: t.Step}
 	t.Next = r.End + (t.Remainder-r.End%t.Delta+t.Delta)%t.Delta
 	s.reserves++

@@ -46,6 +46,20 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 				t.Fatalf("Tags = %+v, %v; want order, user", tags, err)
 			}
 		}},
+		{"a counter near the top is exhausted, never wrapped", func(t *testing.T, s segment.Store) {
+			create(t, s, "top", segment.MaxEnd-15, 10, "")
+			r, err := s.Reserve(ctx(t), "top", 10)
+			if err != nil || r.Check() != nil {
+				t.Fatalf("Reserve below the top: %+v, %v", r, err)
+			}
+			if r, err := s.Reserve(ctx(t), "top", 10); !errors.Is(err, segment.ErrExhausted) {
+				t.Fatalf("Reserve past the top: %+v, %v; want ErrExhausted", r, err)
+			}
+			info, err := s.Tag(ctx(t), "top")
+			if err != nil || info.Next < segment.MaxEnd-15 {
+				t.Fatalf("after the refusal: %+v, %v; want the counter where it was", info, err)
+			}
+		}},
 		{"unknown tag", func(t *testing.T, s segment.Store) {
 			if _, err := s.Tag(ctx(t), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
 				t.Fatalf("Tag: %v", err)
