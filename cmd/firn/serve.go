@@ -55,6 +55,9 @@ Tokens and scopes (auth.tokens) come from the configuration file; without
 them every request is allowed, so firn serve stays on loopback. So does a
 set of segment databases serving every tag together (segments.stores: store
 i issues the IDs congruent to i modulo their number).
+  --local-segments   off loopback on the local store, serve segment tags from
+                     the data directory anyway: this machine alone serves
+                     them (without it, segments are off there)
   --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
                      as for firn next
 
@@ -102,6 +105,8 @@ type serveOptions struct {
 	lease    nodeid.Config
 	floor    uint64
 	tokens   []server.Token
+	// segmentsOff, when set, is why segment mode is refused.
+	segmentsOff string
 	tlsCert  string
 	tlsKey   string
 }
@@ -130,6 +135,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	fs.StringVar(&o.grpcAddr, "grpc", "127.0.0.1:9090", "")
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
+	localSegments := fs.Bool("local-segments", false, "")
 	startAhead := fs.Bool("start-ahead", false, "")
 	reserved := fs.String("reserved-nodes", "", "")
 	leaseTTL := fs.Duration("lease-ttl", 10*time.Second, "")
@@ -153,6 +159,15 @@ func parseServe(args []string) (o serveOptions, err error) {
 	explicitStore := o.stores.kind != "local" || *nodeArg != ""
 	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
 		return o, err
+	}
+	// Segments from the local directory serve one machine: off loopback,
+	// machines behind one address would each count the same IDs.
+	if o.stores.kind == "local" && len(o.stores.multi) == 0 && !*localSegments &&
+		(!loopback(o.addr) || (o.grpcAddr != "off" && !loopback(o.grpcAddr))) {
+		o.segmentsOff = "segments are off: this server listens off loopback on the local data directory, " +
+			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +
+			"name shared segment databases (segments.stores) or a shared store (--store etcd|postgres|mysql), " +
+			"or --local-segments if this machine alone serves its tags"
 	}
 	if o.grpcAddr != "off" {
 		if err := checkListen(o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
@@ -248,6 +263,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	nodes, segs, closeStores, err := sf.openBoth()
 	if err != nil {
 		return err
+	}
+	if o.segmentsOff != "" {
+		segs = refusedSegments{reason: o.segmentsOff}
 	}
 	defer func() { err = errors.Join(err, closeStores()) }()
 	lease, err := nodeid.Acquire(ctx, nodes, o.lease)
@@ -354,6 +372,34 @@ func reacquire(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slo
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// loopback reports whether a listen address is on loopback.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return err == nil && (host == "localhost" || (ip != nil && ip.IsLoopback()))
+}
+
+// refusedSegments is the segment store of a server that may not serve
+// segments: every call says why, and it lists no tags (readiness does
+// not depend on it).
+type refusedSegments struct{ reason string }
+
+func (r refusedSegments) err() error { return fmt.Errorf("%w: %s", segment.ErrUnavailable, r.reason) }
+func (r refusedSegments) Reserve(context.Context, string, int64) (segment.Range, error) {
+	return segment.Range{}, r.err()
+}
+func (r refusedSegments) Tag(context.Context, string) (segment.TagInfo, error) {
+	return segment.TagInfo{}, r.err()
+}
+func (r refusedSegments) Tags(context.Context) ([]segment.TagInfo, error) { return nil, nil }
+func (r refusedSegments) CreateTag(context.Context, string, int64, int64, string) error {
+	return r.err()
+}
+func (r refusedSegments) SetStep(context.Context, string, int64) error { return r.err() }
+func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) {
+	return 0, r.err()
 }
 
 // checkListen keeps the implicit local default, and a service without

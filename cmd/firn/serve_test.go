@@ -291,3 +291,64 @@ func TestTuneGC(t *testing.T) {
 		t.Fatalf("set: GOGC %d, limit %d; want both untouched", p, l)
 	}
 }
+
+// TestServeOffLoopbackLocalSegments: off loopback on the local store, a
+// static node serves snowflake IDs, but segment tags are refused with the
+// reason (machines behind one address would each count the same IDs)
+// unless --local-segments says this machine alone serves them.
+func TestServeOffLoopbackLocalSegments(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		status int
+	}{
+		{name: "refused", status: http.StatusServiceUnavailable},
+		{name: "acknowledged", args: []string{"--local-segments"}, status: http.StatusCreated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			port := freePort(t)[len("127.0.0.1:"):]
+			path := dir + "/firn.yaml"
+			doc := "registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret, scopes: [snowflake, admin, \"tag:*\"]}\n"
+			if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			args := append([]string{"--config", path, "--http", "0.0.0.0:" + port, "--grpc", "off", "--store", "local", "--node", "3"}, tc.args...)
+			go func() { done <- serve(ctx, args, io.Discard) }()
+			call := func(method, route, body string) *http.Response {
+				t.Helper()
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					req, _ := http.NewRequest(method, "http://127.0.0.1:"+port+route, strings.NewReader(body))
+					req.Header.Set("Authorization", "Bearer s3cret")
+					resp, err := http.DefaultClient.Do(req)
+					if err == nil {
+						return resp
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no answer: %v", err)
+					}
+				}
+			}
+			resp := call("GET", "/v1/snowflake/next", "")
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("snowflake on a static node: %d", resp.StatusCode)
+			}
+			resp = call("POST", "/v1/segments", `{"tag":"order","step":10}`)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || (tc.status != http.StatusCreated && !strings.Contains(string(b), "--local-segments")) {
+				t.Fatalf("create a tag: %d %s; want %d", resp.StatusCode, b, tc.status)
+			}
+			if resp := call("GET", "/readyz", ""); resp.StatusCode != http.StatusOK {
+				t.Fatalf("/readyz: %d, want ready (snowflake serves)", resp.StatusCode)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -96,6 +96,9 @@ type Segments struct {
 	Format string `yaml:"format" flag:"segments"` // leaf, tinyid, set
 	Table  string `yaml:"table" flag:"segment-table"`
 	Set    string `yaml:"set" flag:"set"`
+	// Local serves tags from the local data directory off loopback: this
+	// machine alone serves them.
+	Local bool `yaml:"local" flag:"local-segments"`
 	// Stores, two or more, serve every tag together in place of the
 	// registry's store: store i issues the IDs congruent to i modulo
 	// their number, so their order is part of the set. File only.
