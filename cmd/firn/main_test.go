@@ -35,6 +35,10 @@ func TestBadInput(t *testing.T) {
 		wantErr string
 	}{
 		{name: "unknown preset", args: []string{"next", "--layout", "flickr"}, wantErr: `unknown layout "flickr"`},
+		{name: "etcd namespace without a slash", args: []string{"next", "--store", "etcd", "--endpoints", "http://127.0.0.1:1", "--namespace", "orders"},
+			wantErr: `--namespace "orders": an etcd namespace is a clean key prefix starting with /, such as "/orders/"`},
+		{name: "etcd namespace unclean", args: []string{"next", "--store", "etcd", "--endpoints", "http://127.0.0.1:1", "--namespace", "/a//b/"},
+			wantErr: `such as "/a/b/"`},
 		{name: "layout over 64 bits", args: []string{"layout", "--time-bits", "37", "--node-bits", "20", "--sequence-bits", "16"}, wantErr: "= 73 bits, over 64"},
 		{name: "decode-only preset to next", args: []string{"next", "--layout", "discord"}, wantErr: "decode-only"},
 		{name: "non-numeric ID", args: []string{"parse", "12x"}, wantErr: `ID "12x" is not a non-negative decimal number`},
