@@ -202,11 +202,14 @@ func (m *Multi) Tags(ctx context.Context) ([]TagInfo, error) {
 // store must be a ResidueCreator and answer: nothing is created while one
 // is down. A store that already has the tag must have it in its class (a
 // retry after a creation cut short completes it); ErrTagExists only when
-// every store had it.
+// every store had it. A store given the tag while others have it starts
+// past the furthest counter among them, not at first: it may be a
+// database that replaced one whose rows were lost (see docs/restore.md).
 func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
 	n := int64(len(m.stores))
 	missing := make([]bool, len(m.stores))
 	anyMissing := false
+	start := first // past every counter a store of the set already has
 	for i, s := range m.stores {
 		if _, ok := s.(ResidueCreator); !ok {
 			return fmt.Errorf("segment: store %d (%T) records no residue class: several stores need Tinyid's table or firn's own", i, s)
@@ -220,6 +223,8 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		case info.Delta != n || info.Remainder != int64(i):
 			return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
 				Reason: fmt.Sprintf("has the tag already, outside the class its position gives it (delta %d, remainder %d)", n, i)}
+		default:
+			start = max(start, info.Next)
 		}
 	}
 	if !anyMissing {
@@ -229,7 +234,7 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		if !missing[i] {
 			continue
 		}
-		if err := s.(ResidueCreator).CreateTagResidue(ctx, tag, first, step, n, int64(i), description); err != nil {
+		if err := s.(ResidueCreator).CreateTagResidue(ctx, tag, start, step, n, int64(i), description); err != nil {
 			return fmt.Errorf("store %d: %w", i, err)
 		}
 	}

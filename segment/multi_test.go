@@ -177,6 +177,20 @@ func TestMultiCreatesOnAllOrNone(t *testing.T) {
 	if info, err := b.Tag(ctx, "t"); err != nil || info.Delta != 2 || info.Remainder != 1 {
 		t.Fatalf("store b after the retry: %+v, %v", info, err)
 	}
+	// A store that replaced one whose rows were lost starts past the
+	// counters the others reached, not at first.
+	x, y := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+	x.CreateTagResidue(ctx, "v", 1, 100, 2, 0, "")
+	if _, err := x.Advance(ctx, "v", 5000); err != nil {
+		t.Fatal(err)
+	}
+	m3, _ := segment.NewMulti(x, y)
+	if err := m3.CreateTag(ctx, "v", 1, 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := y.Tag(ctx, "v"); err != nil || info.Next < 5000 || info.Next%2 != 1 {
+		t.Fatalf("the new store: %+v, %v; want its counter past 5000, odd", info, err)
+	}
 	if err := m.CreateTag(ctx, "t", 1, 100, ""); !errors.Is(err, segment.ErrTagExists) {
 		t.Fatalf("again: %v, want ErrTagExists", err)
 	}
