@@ -170,4 +170,24 @@ func TestAgainstServeProcesses(t *testing.T) {
 	if errs := wait(); len(errs) > 0 {
 		t.Fatalf("after recovery, callers saw %v", errs)
 	}
+
+	// The same servers over HTTP, one of them down: the IDs join the
+	// others, unique.
+	var urls []string
+	for _, h := range c.http {
+		urls = append(urls, "http://"+h)
+	}
+	c.procs[2].Kill()
+	hc, err := client.New(client.Config{Endpoints: urls, HTTP: true, Buffer: 500, HealthInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hc.Close(context.Background()) })
+	stop = make(chan struct{})
+	wait = load(hc, snow, seg, stop)
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	if errs := wait(); len(errs) > 0 {
+		t.Fatalf("over HTTP with one server down, callers saw %v", errs)
+	}
 }
