@@ -37,7 +37,13 @@ func grpcClient(t *testing.T, tokens []server.Token) firnpb.FirnClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.NewGRPC(&server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000})
+	return firnpb.NewFirnClient(serveGRPC(t, &server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000}))
+}
+
+// serveGRPC serves svc over gRPC on loopback and returns a connection.
+func serveGRPC(t *testing.T, svc *server.Service) *grpc.ClientConn {
+	t.Helper()
+	srv := server.NewGRPC(svc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +55,7 @@ func grpcClient(t *testing.T, tokens []server.Token) firnpb.FirnClient {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return firnpb.NewFirnClient(conn)
+	return conn
 }
 
 func code(err error) codes.Code { return status.Code(err) }
@@ -138,23 +144,12 @@ func TestGRPCHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.NewGRPC(&server.Service{Snowflake: g, Auth: auth, Ready: func() error {
+	conn := serveGRPC(t, &server.Service{Snowflake: g, Auth: auth, Ready: func() error {
 		if notReady.Load() {
 			return errors.New("lease lost")
 		}
 		return nil
 	}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
 	h := healthpb.NewHealthClient(conn)
 	ctx := context.Background()
 	for _, tc := range []struct {
