@@ -1,20 +1,22 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/firn-id/firn/internal/config"
 )
 
 var configUsage = `Usage: firn config check [--config FILE] [serve flags]
-       firn config print [--config FILE]
+       firn config print [--config FILE] [serve flags]
 
 check validates what firn serve would run with — the file, the FIRN_…
 environment and the flags — without opening a store or a port, and prints
-a one-line summary. print writes the file merged with the environment as
-YAML, with the password of a DSN redacted. docs/config.md lists the
+a one-line summary. print validates the same and writes the effective
+configuration as YAML: the file, then the environment, then the flags, with
+the password of every DSN and every token's secret redacted; a setting
+left empty (0, "") takes firn serve's default. docs/config.md lists the
 settings.
 `
 
@@ -34,23 +36,15 @@ func runConfig(args []string, stdout io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n", o.addr, o.layout, store)
 		return err
 	case "print":
-		path := ""
-		if len(args) == 3 && (args[1] == "--config" || args[1] == "-config") {
-			path = args[2]
-		} else if len(args) != 1 {
-			return usagef("usage: firn config print [--config FILE]")
+		if _, err := parseServe(args[1:]); err != nil {
+			return err
 		}
-		var doc []byte
-		if path != "" {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return usagef("--config: %s", err)
-			}
-			doc = b
-		}
-		c, err := config.Load(doc, os.Environ())
+		_, c, err := configArgs(args[1:])
 		if err != nil {
-			return usagef("%s", err)
+			return err
+		}
+		if err := applyFlags(c, args[1:]); err != nil {
+			return err
 		}
 		out, err := c.Redacted()
 		if err != nil {
@@ -60,4 +54,31 @@ func runConfig(args []string, stdout io.Writer) error {
 		return err
 	}
 	return usagef("unknown subcommand %q: want check or print", args[0])
+}
+
+// applyFlags sets in c what the command line's flags say.
+func applyFlags(c *config.Config, args []string) error {
+	fs := flag.NewFlagSet("config", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.String("config", "", "")
+	for name, isBool := range config.Flags() {
+		if isBool {
+			fs.Bool(name, false, "")
+		} else {
+			fs.String(name, "", "")
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return usagef("%s", err)
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "config" && err == nil {
+			err = c.SetFlag(f.Name, f.Value.String())
+		}
+	})
+	if err != nil {
+		return usagef("%s", err)
+	}
+	return nil
 }

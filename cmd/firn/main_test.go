@@ -345,3 +345,29 @@ func TestTagCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigPrintIsEffective: config print shows the flags over the file
+// and the environment, secrets redacted, and refuses what serve refuses.
+func TestConfigPrintIsEffective(t *testing.T) {
+	path := t.TempDir() + "/firn.yaml"
+	doc := "http:\n  listen: 127.0.0.1:7000\nregistry:\n  start_ahead: false\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI("config", "print", "--config", path, "--http", "127.0.0.1:9999", "--start-ahead",
+		"--store", "postgres", "--dsn", "postgres://u:pw@h/db")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"listen: 127.0.0.1:9999", "start_ahead: true", "store: postgres", "postgres://u:REDACTED@h/db"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config print lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "pw@") {
+		t.Errorf("config print shows the password:\n%s", out)
+	}
+	if _, errOut, code := runCLI("config", "print", "--http", "nowhere"); code != 2 || !strings.Contains(errOut, "nowhere") {
+		t.Fatalf("a bad flag: exit %d, %q; want exit 2 naming it", code, errOut)
+	}
+}

@@ -107,8 +107,8 @@ type serveOptions struct {
 	tokens   []server.Token
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
-	tlsCert  string
-	tlsKey   string
+	tlsCert     string
+	tlsKey      string
 }
 
 // parseServe reads the configuration file (--config), the FIRN_…

@@ -309,6 +309,31 @@ func (c *Config) validateStores() error {
 	return nil
 }
 
+// Flags returns the command-line flag of every setting, and whether it
+// is a boolean (given without a value).
+func Flags() map[string]bool {
+	flags := map[string]bool{}
+	var c Config
+	c.fields(func(_ string, v reflect.Value, sf reflect.StructField) {
+		flags[sf.Tag.Get("flag")] = v.Kind() == reflect.Bool
+	})
+	return flags
+}
+
+// SetFlag sets the setting of a command-line flag, as the flag would.
+func (c *Config) SetFlag(name, value string) error {
+	err := fmt.Errorf("config: no setting has the flag --%s", name)
+	c.fields(func(path string, v reflect.Value, sf reflect.StructField) {
+		if sf.Tag.Get("flag") == name {
+			err = nil
+			if e := setString(v, value); e != nil {
+				err = fmt.Errorf("--%s: %w", name, e)
+			}
+		}
+	})
+	return err
+}
+
 // Args returns the flags that say what c says, to be parsed before the
 // command line's own, which then override them.
 func (c *Config) Args() []string {
