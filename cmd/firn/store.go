@@ -107,7 +107,7 @@ func (f *storeFlags) openEtcd() (nodeid.Store, func() error, error) {
 	// One spelling per namespace, said by the operator: a prefix that
 	// etcdstore would have to rewrite is refused rather than moved.
 	if c := path.Clean(prefix); !strings.HasPrefix(prefix, "/") || (prefix != c && prefix != c+"/") {
-		cli.Close()
+		_ = cli.Close()
 		return nil, nil, usagef("--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", f.namespace, path.Clean("/"+prefix)+"/")
 	}
 	return etcdstore.New(cli, prefix), cli.Close, nil
