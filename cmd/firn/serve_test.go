@@ -26,17 +26,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/firn-id/firn/firnpb"
+	"github.com/firn-id/firn/internal/servetest"
 )
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freePort(t *testing.T) string { return servetest.Addr(t) }
 
 // TestServe starts firn serve on the local data directory, draws IDs over
 // HTTP, stops it, and starts it again on the same directory: the second
