@@ -133,10 +133,16 @@ func (f *storeFlags) openSQL() (nodeid.Store, func() error, error) {
 
 // describe names the store for messages.
 func (f *storeFlags) describe() string {
-	if f.kind == "local" {
+	ns := f.namespace
+	switch {
+	case f.kind == "local":
 		return "local data directory"
+	case ns == "" && f.kind == "etcd":
+		ns = "/firn/default/"
+	case ns == "":
+		ns = "default"
 	}
-	return fmt.Sprintf("%s namespace %q", f.kind, f.namespace)
+	return fmt.Sprintf("%s namespace %q", f.kind, ns)
 }
 
 // openSegments returns the chosen segment store and a function that closes
