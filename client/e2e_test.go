@@ -99,6 +99,16 @@ func load(cl *client.Client, snow, seg *idtest.Recorder, stop <-chan struct{}) f
 
 var errStopped = errors.New("stopped")
 
+// loadWhile runs load's callers while during runs, then stops them and
+// returns their errors.
+func loadWhile(cl *client.Client, snow, seg *idtest.Recorder, during func()) []error {
+	stop := make(chan struct{})
+	wait := load(cl, snow, seg, stop)
+	during()
+	close(stop)
+	return wait()
+}
+
 // TestAgainstServeProcesses: three servers; one is killed mid-run and the
 // callers see no error; then all are killed and the callers get the
 // buffered IDs, then ErrUnavailable; then the servers return and the same
@@ -113,13 +123,11 @@ func TestAgainstServeProcesses(t *testing.T) {
 	t.Cleanup(func() { _ = cl.Close(context.Background()) })
 	snow, seg := idtest.NewRecorder(t), idtest.NewRecorder(t)
 
-	stop := make(chan struct{})
-	wait := load(cl, snow, seg, stop)
-	time.Sleep(500 * time.Millisecond)
-	c.procs[1].Kill()
-	time.Sleep(time.Second)
-	close(stop)
-	if errs := wait(); len(errs) > 0 {
+	if errs := loadWhile(cl, snow, seg, func() {
+		time.Sleep(500 * time.Millisecond)
+		c.procs[1].Kill()
+		time.Sleep(time.Second)
+	}); len(errs) > 0 {
 		t.Fatalf("with one of three servers killed, callers saw %v", errs)
 	}
 	s := cl.Stats()
@@ -130,7 +138,7 @@ func TestAgainstServeProcesses(t *testing.T) {
 
 	c.procs[0].Kill()
 	c.procs[2].Kill()
-	stop = make(chan struct{})
+	stop := make(chan struct{})
 	before := snow.Len() + seg.Len()
 	errs := load(cl, snow, seg, stop)()
 	close(stop)
@@ -163,11 +171,7 @@ func TestAgainstServeProcesses(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	stop = make(chan struct{})
-	wait = load(cl, snow, seg, stop)
-	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	if errs := wait(); len(errs) > 0 {
+	if errs := loadWhile(cl, snow, seg, func() { time.Sleep(500 * time.Millisecond) }); len(errs) > 0 {
 		t.Fatalf("after recovery, callers saw %v", errs)
 	}
 
@@ -183,11 +187,7 @@ func TestAgainstServeProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = hc.Close(context.Background()) })
-	stop = make(chan struct{})
-	wait = load(hc, snow, seg, stop)
-	time.Sleep(500 * time.Millisecond)
-	close(stop)
-	if errs := wait(); len(errs) > 0 {
+	if errs := loadWhile(hc, snow, seg, func() { time.Sleep(500 * time.Millisecond) }); len(errs) > 0 {
 		t.Fatalf("over HTTP with one server down, callers saw %v", errs)
 	}
 }

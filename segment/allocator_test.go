@@ -284,7 +284,7 @@ func TestFollowsStepChanges(t *testing.T) {
 // bound are served, then ErrExhausted.
 func TestExhaustedCounter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const bound = math.MaxInt64 - 1<<48
+		const bound = segment.MaxEnd
 		s := segmenttest.NewMemStore()
 		ctx := context.Background()
 		if err := s.CreateTag(ctx, "near", bound-4, 2, ""); err != nil {

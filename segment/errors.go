@@ -17,11 +17,12 @@ var (
 	// ErrTagExists is returned by Store.CreateTag for a tag that exists.
 	ErrTagExists = errors.New("segment: tag exists")
 
-	// ErrExhausted is returned when a store hands out a range that is
-	// negative or ends within 2^48 of the largest int64: the tag's counter
-	// has (almost) run out, or wrapped. IDs are never issued from such a
-	// range; a new tag, or a counter set back by hand after checking what
-	// was issued, is the way on.
+	// ErrExhausted is returned when a tag's counter cannot move by a step
+	// without passing MaxEnd (2^48 below the largest int64) or is
+	// negative, and when a store hands out such a range: the counter has
+	// (almost) run out. IDs are never issued from such a range; a new tag,
+	// or a counter set back by hand after checking what was issued, is the
+	// way on.
 	ErrExhausted = errors.New("segment: tag exhausted: its counter is negative or near the largest int64")
 
 	// ErrClosed is returned by an allocator used after Close.

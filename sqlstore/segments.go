@@ -112,10 +112,13 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		var next int64
-		if rerr := s.db.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE biz_tag = ?"), tag).Scan(&next); rerr == nil {
-			return r, fmt.Errorf("reserve %q: %w", tag, segment.CanReserve(next, step))
+		if rerr := s.db.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE biz_tag = ?"), tag).Scan(&next); rerr != nil {
+			return r, segment.ErrUnknownTag
 		}
-		return r, segment.ErrUnknownTag
+		if cerr := segment.CanReserve(next, step); cerr != nil {
+			return r, fmt.Errorf("reserve %q: %w", tag, cerr)
+		}
+		return r, fmt.Errorf("reserve %q: the row appeared during the update; try again", tag)
 	}
 	if err != nil {
 		return r, fmt.Errorf("reserve %q: %w", tag, err)

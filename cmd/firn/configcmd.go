@@ -36,13 +36,11 @@ func runConfig(args []string, stdout io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n", o.addr, o.layout, store)
 		return err
 	case "print":
-		if _, err := parseServe(args[1:]); err != nil {
-			return err
-		}
-		_, c, err := configArgs(args[1:])
+		o, err := parseServe(args[1:])
 		if err != nil {
 			return err
 		}
+		c := o.cfg
 		if err := applyFlags(c, args[1:]); err != nil {
 			return err
 		}

@@ -107,8 +107,10 @@ type serveOptions struct {
 	tokens   []server.Token
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
-	tlsCert     string
-	tlsKey      string
+	// cfg is the file and environment the options came from.
+	cfg     *config.Config
+	tlsCert string
+	tlsKey  string
 }
 
 // parseServe reads the configuration file (--config), the FIRN_…
@@ -119,6 +121,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if err != nil {
 		return o, err
 	}
+	o.cfg = cfg
 	o.stores.multi = cfg.Segments.Stores
 	for _, t := range cfg.Auth.Tokens {
 		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})

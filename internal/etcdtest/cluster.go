@@ -6,7 +6,6 @@ package etcdtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
 )
 
@@ -50,8 +50,8 @@ func Start(t testing.TB, n int) *Cluster {
 	peers := make([]string, n)
 	clients := make([]string, n)
 	for i := range n {
-		peers[i] = "http://" + freeAddr(t)
-		clients[i] = "http://" + freeAddr(t)
+		peers[i] = "http://" + servetest.Addr(t)
+		clients[i] = "http://" + servetest.Addr(t)
 	}
 	var initial []string
 	for i := range n {
@@ -89,16 +89,6 @@ func Start(t testing.TB, n int) *Cluster {
 	}
 	c.WaitHealthy(30 * time.Second)
 	return c
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func (m *Member) start() error {
