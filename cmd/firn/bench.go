@@ -52,7 +52,7 @@ error when it is a terminal.
   --mode M           snowflake (default) or segment
   --tag T            the tag of segment mode (Leaf's key, Tinyid's bizType)
   --batch N          IDs per request, 1 to 100000 (default 1); leaf: 1 only
-  --workers N        concurrent callers, each with its own connection
+  --workers N        concurrent callers (1 to 10000), each with its own connection
                      over HTTP (default 8; with --rate, 64)
   --rate R           requests per second, open loop (default: closed loop)
   --duration D       how long to run (default 10s)
@@ -177,8 +177,8 @@ func (c *benchConfig) validate(target string) error {
 		return usagef("--batch %d: Leaf's routes return one ID a request", c.batch)
 	case c.rate < 0:
 		return usagef("--rate %g: want a positive number of requests per second", c.rate)
-	case c.workers < 0:
-		return usagef("--workers %d: want at least 1", c.workers)
+	case c.workers < 0 || c.workers > 10_000:
+		return usagef("--workers %d: want 1 to 10000", c.workers)
 	case c.duration <= 0:
 		return usagef("--duration %s: want a positive duration", c.duration)
 	case c.count < 0:

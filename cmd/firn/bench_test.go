@@ -130,6 +130,7 @@ func TestBenchBadInput(t *testing.T) {
 		{name: "batch", args: []string{"--batch", "0"}, wantErr: "--batch 0: want 1 to 100000"},
 		{name: "leaf batch", args: []string{"--protocol", "leaf", "--batch", "5"}, wantErr: "Leaf's routes return one ID a request"},
 		{name: "rate", args: []string{"--rate", "-1"}, wantErr: "--rate -1"},
+		{name: "workers", args: []string{"--workers", "1000000000"}, wantErr: "--workers 1000000000: want 1 to 10000"},
 		{name: "duration", args: []string{"--duration", "0s"}, wantErr: "--duration 0s: want a positive duration"},
 		{name: "argument", args: []string{"extra"}, wantErr: `unexpected argument "extra"`},
 	}
