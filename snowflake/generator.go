@@ -80,11 +80,15 @@ type Config struct {
 	// of each tick's capacity; at most half the sequence range. Default 0.
 	SequenceJitter uint64
 	// CatchUpRate bounds how fast the generator's clock closes a gap to
-	// the wall clock, as a fraction of elapsed time: 0.1 means at most
-	// 100 ms gained or shed per second. The generator's clock is the wall
-	// clock at start plus monotonic elapsed time; it follows later steps
-	// of the wall clock only at this rate, and never moves backwards.
-	// Default 0.1; range (0, 0.5].
+	// the wall clock, as a fraction of elapsed monotonic time: 0.1 means
+	// at most 100 ms gained or shed per second. The generator's clock is
+	// the wall clock at start plus monotonic elapsed time; it follows
+	// later steps of the wall clock only at this rate, compared every
+	// 64 ms and by at most the rate times one second after an idle
+	// period. Shedding a lead holds the clock back by at most the rate
+	// times the time since the last comparison, so it never falls below
+	// its reading at that comparison; the IDs, whose counter only grows,
+	// never go back. Default 0.1; range (0, 0.5].
 	CatchUpRate float64
 }
 
@@ -92,9 +96,14 @@ type Config struct {
 // moves lines in pairs.
 const cacheLine = 128
 
-// syncEvery is how often, in generator time, the clock is compared with
+// syncEvery is how often, in monotonic time, the clock is compared with
 // the wall clock.
 const syncEvery = int64(64 * time.Millisecond)
+
+// maxSyncSpan caps the monotonic time one sync may account for: after an
+// idle period the first sync moves the clock by at most CatchUpRate times
+// this, not by a share of the whole idle time.
+const maxSyncSpan = int64(time.Second)
 
 // Generator issues unique IDs for one node. It is safe for concurrent use.
 type Generator struct {
@@ -116,7 +125,7 @@ type Generator struct {
 	offset atomic.Int64
 	// limit is the last tick the reservation allows, never above maxTick.
 	limit atomic.Int64
-	// lastSync is the generator time (ns since epoch) of the last sync.
+	// lastSync is the monotonic time (ns since start) of the last sync.
 	lastSync atomic.Int64
 
 	layout              Layout
@@ -162,7 +171,6 @@ func newGenerator(cfg Config, clk clock) (*Generator, error) {
 	if g.base < 0 {
 		return nil, &ClockBehindError{Last: cfg.Layout.Epoch, Now: time.Unix(0, g.wallNs())}
 	}
-	g.lastSync.Store(g.base)
 	if err := cfg.Reservation.Bind(g.unixMilli); err != nil {
 		return nil, err
 	}
@@ -304,6 +312,14 @@ func (g *Generator) nowNs() int64 {
 
 func (g *Generator) fakeNowNs() int64 { return g.base + g.clk.mono() + g.offset.Load() }
 
+// monoNs returns the monotonic time since the generator started.
+func (g *Generator) monoNs() int64 {
+	if g.clk != nil {
+		return g.clk.mono()
+	}
+	return int64(time.Since(g.start))
+}
+
 func (g *Generator) wallNs() int64 {
 	if g.clk == nil {
 		return time.Now().UnixNano()
@@ -431,7 +447,20 @@ func (g *Generator) advance(free uint64, now int64) uint64 {
 	if g.jitter > 0 {
 		seq = rand.Uint64N(g.jitter)
 	}
-	return uint64(now/g.tickNs)<<g.seqBits | seq
+	return g.clampTick(now)<<g.seqBits | seq
+}
+
+// clampTick returns the clock's tick, or maxTick+1 if the clock is past
+// the layout's last tick. The clamp comes before any shift: a tick beyond
+// the time bits, shifted by the sequence bits, would wrap to an earlier
+// tick that passes every later check. maxTick+1 still fits, as time and
+// sequence bits add up to at most 63, and slow refuses it with
+// ErrLayoutExhausted.
+func (g *Generator) clampTick(now int64) uint64 {
+	if now < 0 {
+		return 0
+	}
+	return min(uint64(now/g.tickNs), g.maxTick+1)
 }
 
 func (g *Generator) compose(slot uint64) uint64 {
@@ -489,17 +518,21 @@ func (g *Generator) notServing(tick uint64) error {
 	return fmt.Errorf("%w: tick ends %s, HWM %s", ErrNotServing, end, hwm)
 }
 
-// sync moves the generator's clock toward the wall clock, at most
-// CatchUpRate times the time since the last sync, never below the
-// monotonic baseline, and so never backwards.
+// sync moves the generator's clock toward the wall clock by at most
+// CatchUpRate times the monotonic time since the last sync (capped at
+// maxSyncSpan), never below the monotonic baseline. Elapsed time is
+// measured on the monotonic clock alone, so neither a start ahead of the
+// wall clock nor an earlier catch-up counts as time passed. As the rate
+// is at most 0.5, the clock sheds at most half the time that passed since
+// the last sync, and so never falls below its value at that sync.
 func (g *Generator) sync(now int64) {
-	last := g.lastSync.Load()
-	if now-last < syncEvery || !g.lastSync.CompareAndSwap(last, now) {
+	mono, last := g.monoNs(), g.lastSync.Load()
+	if mono-last < syncEvery || !g.lastSync.CompareAndSwap(last, mono) {
 		return
 	}
 	off := g.offset.Load()
 	target := max(0, g.wallNs()-g.epochNs-(now-off))
-	step := int64(float64(now-last) * g.rate)
+	step := int64(float64(min(mono-last, maxSyncSpan)) * g.rate)
 	switch {
 	case target > off:
 		g.offset.Add(min(step, target-off))

@@ -397,3 +397,55 @@ func TestNextNReadsClockOncePerTick(t *testing.T) {
 		t.Fatalf("paused %d times for 3 ticks, want 2", got)
 	}
 }
+
+// A node started ahead of its clock (a quick hand-over) sheds the lead
+// gradually: the first sync must not count the lead as elapsed time and
+// set the clock back by a tenth of it.
+func TestStartAheadShedsGradually(t *testing.T) {
+	for _, ahead := range []time.Duration{3 * time.Second, 20 * time.Second} {
+		t.Run(ahead.String(), func(t *testing.T) {
+			clk := newFakeClock(t0)
+			res := unlimited()
+			res.start = t0.Add(ahead).UnixMilli()
+			g := mustGen(t, Config{Layout: twitter(), Reservation: res, StartAhead: true}, clk)
+			ctx := context.Background()
+			prev := g.Now()
+			for range 2000 { // two seconds, 1 ms at a time
+				clk.advance(time.Millisecond)
+				if _, err := g.Next(ctx); err != nil {
+					t.Fatal(err)
+				}
+				now := g.Now()
+				// Per sync the clock sheds at most CatchUpRate of the
+				// 64 ms since the last one.
+				if back := prev.Sub(now); back > 7*time.Millisecond {
+					t.Fatalf("clock stepped back %s at once", back)
+				}
+				prev = now
+			}
+			if shed := ahead + 2*time.Second - g.Now().Sub(t0); shed > 210*time.Millisecond || shed <= 0 {
+				t.Fatalf("shed %s of the lead in 2 s, want (0, 200ms] at rate 0.1", shed)
+			}
+		})
+	}
+}
+
+// An idle generator does not apply a share of the whole idle time at its
+// next call: a day idle and a wall clock a year ahead move the clock by at
+// most CatchUpRate of one second.
+func TestIdleCatchUpIsBounded(t *testing.T) {
+	clk := newFakeClock(t0)
+	g := mustGen(t, Config{Layout: twitter()}, clk)
+	ctx := context.Background()
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(24 * time.Hour)
+	clk.wallNs.Add(int64(365 * 24 * time.Hour))
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gained := time.Duration(g.offset.Load()); gained <= 0 || gained > 100*time.Millisecond {
+		t.Fatalf("first call after a day idle gained %s, want (0, 100ms]", gained)
+	}
+}
