@@ -167,14 +167,19 @@ func newGenerator(cfg Config, clk clock) (*Generator, error) {
 	}
 	g.clk = clk
 	g.start = time.Now()
-	g.base = g.wallNs() - g.epochNs
-	if g.base < 0 {
-		return nil, &ClockBehindError{Last: cfg.Layout.Epoch, Now: time.Unix(0, g.wallNs())}
+	// Compared as times first: an epoch past 2262 has no nanosecond
+	// Unix time, and the wall clock is then behind it anyway.
+	if wall := time.Unix(0, g.wallNs()); g.layout.Epoch.After(wall) {
+		return nil, &ClockBehindError{Last: g.layout.Epoch, Now: wall}
 	}
-	if err := cfg.Reservation.Bind(g.unixMilli); err != nil {
+	g.epochNs = g.layout.Epoch.UnixNano()
+	g.base = g.wallNs() - g.epochNs
+	// The reservation is bound last: a generator refused here leaves it
+	// free for the next attempt.
+	if err := g.startAt(cfg); err != nil {
 		return nil, err
 	}
-	if err := g.startAt(cfg); err != nil {
+	if err := cfg.Reservation.Bind(g.unixMilli); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -210,7 +215,6 @@ func configure(cfg Config) (*Generator, error) {
 		seqBits: uint(l.SequenceBits),
 		seqMask: l.MaxSequence(),
 		tickNs:  int64(l.Tick),
-		epochNs: l.Epoch.UnixNano(),
 		jitter:  d.SequenceJitter,
 		rate:    d.CatchUpRate,
 	}
@@ -218,10 +222,19 @@ func configure(cfg Config) (*Generator, error) {
 	g.timeShift, nodeShift, g.seqShift = l.shifts()
 	g.nodePart = cfg.Node << nodeShift
 	// The generator computes tick starts in nanoseconds since the epoch;
-	// stop where that would overflow (about 292 years after the epoch).
-	g.maxTick = min(l.MaxTick(), uint64(math.MaxInt64/g.tickNs)-2)
+	// stop where that would overflow (about 292 years after the epoch),
+	// keeping two ticks of room so that (tick+1)·tick length never
+	// overflows for any tick up to maxTick+1.
+	ticks := math.MaxInt64 / g.tickNs
+	if ticks < 2 {
+		return nil, &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(
+			"tick %s is too long to generate: the generator counts time in nanoseconds (292 years at most), and needs two ticks of it", l.Tick)}
+	}
+	g.maxTick = min(l.MaxTick(), uint64(ticks-2))
 	if d.Exhausted == Borrow {
-		g.borrowNs = int64(d.MaxBorrow/l.Tick) * g.tickNs
+		// No further ahead than the layout itself: an unbounded MaxBorrow
+		// would overflow the comparisons with the clock.
+		g.borrowNs = min(int64(d.MaxBorrow/l.Tick), int64(g.maxTick)+1) * g.tickNs
 	}
 	g.maxWaitNs = int64(d.MaxWait)
 	g.limit.Store(-1)
@@ -270,15 +283,18 @@ func (g *Generator) startAt(cfg Config) error {
 	if startMS <= g.layout.Epoch.UnixMilli() {
 		return nil
 	}
-	tickMS := g.layout.tickMS()
-	first := (startMS - g.layout.Epoch.UnixMilli() + tickMS - 1) / tickMS
+	tickMS, since := g.layout.tickMS(), startMS-g.layout.Epoch.UnixMilli()
+	first := since / tickMS
+	if since%tickMS != 0 {
+		first++ // rounded up without overflowing near MaxInt64
+	}
 	if uint64(first) > g.maxTick {
 		return fmt.Errorf("reservation starts %s: %w", time.UnixMilli(startMS).UTC().Format(time.RFC3339Nano), ErrLayoutExhausted)
 	}
 	firstNs := first * g.tickNs
 	if ahead := firstNs - g.base; ahead > 0 {
 		if ahead > int64(defaults(cfg).MaxStartAhead) && !cfg.StartAhead {
-			return &ClockBehindError{Last: time.Unix(0, g.epochNs+firstNs), Now: time.Unix(0, g.epochNs+g.base)}
+			return &ClockBehindError{Last: g.layout.TickTime(uint64(first)), Now: g.layout.Epoch.Add(time.Duration(g.base))}
 		}
 		g.offset.Store(ahead)
 	}
@@ -294,23 +310,37 @@ func (g *Generator) Node() uint64 { return g.node }
 
 // Now returns the generator's clock: the wall clock at start plus
 // monotonic elapsed time, plus whatever catch-up has been applied.
-func (g *Generator) Now() time.Time { return time.Unix(0, g.epochNs+g.nowNs()) }
+func (g *Generator) Now() time.Time { return g.layout.Epoch.Add(time.Duration(g.nowNs())) }
 
 // Offset returns how far the generator's clock is ahead of the wall clock
 // (negative: behind).
-func (g *Generator) Offset() time.Duration { return time.Duration(g.epochNs + g.nowNs() - g.wallNs()) }
+func (g *Generator) Offset() time.Duration { return g.Now().Sub(time.Unix(0, g.wallNs())) }
 
-func (g *Generator) unixMilli() int64 { return (g.epochNs + g.nowNs()) / int64(time.Millisecond) }
-
-// nowNs returns the generator's time in nanoseconds since the epoch.
-func (g *Generator) nowNs() int64 {
-	if g.clk != nil {
-		return g.fakeNowNs()
-	}
-	return g.base + int64(time.Since(g.start)) + g.offset.Load()
+// unixMilli is the generator's time in Unix milliseconds, which the
+// reservation extends the HWM from.
+func (g *Generator) unixMilli() int64 {
+	return g.layout.Epoch.UnixMilli() + g.nowNs()/int64(time.Millisecond)
 }
 
-func (g *Generator) fakeNowNs() int64 { return g.base + g.clk.mono() + g.offset.Load() }
+// nowNs returns the generator's time in nanoseconds since the epoch:
+// the wall clock at start plus monotonic elapsed time plus the offset,
+// saturating at MaxInt64, which lies past the last tick the generator
+// issues.
+func (g *Generator) nowNs() int64 {
+	if g.clk != nil {
+		return g.at(g.clk.mono())
+	}
+	return g.at(int64(time.Since(g.start)))
+}
+
+// at returns the generator's time at monotonic time mono.
+func (g *Generator) at(mono int64) int64 {
+	s := g.base + g.offset.Load()
+	if mono > math.MaxInt64-s {
+		return math.MaxInt64
+	}
+	return s + mono
+}
 
 // monoNs returns the monotonic time since the generator started.
 func (g *Generator) monoNs() int64 {
@@ -327,15 +357,23 @@ func (g *Generator) wallNs() int64 {
 	return g.clk.wall()
 }
 
-func (g *Generator) pause(d time.Duration) {
+// pause waits about d for the clock, or until ctx ends.
+func (g *Generator) pause(ctx context.Context, d time.Duration) error {
 	switch {
 	case g.clk != nil:
 		g.clk.pause(d)
 	case d > 2*time.Millisecond:
-		time.Sleep(d - time.Millisecond)
+		t := time.NewTimer(d - time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
 	default:
 		spin()
 	}
+	return nil
 }
 
 // Next returns a new ID.
@@ -403,8 +441,13 @@ func (g *Generator) nextCAS(ctx context.Context, now int64) (int64, error) {
 // issuable reports whether tick lies within the cached reservation and no
 // further ahead of the clock than borrowing allows.
 func (g *Generator) issuable(tick uint64, now int64) bool {
-	return int64(tick) <= g.limit.Load() && int64(tick)*g.tickNs <= now+g.borrowNs
+	return int64(tick) <= g.limit.Load() && g.due(tick) <= now
 }
+
+// due returns the time at which tick may be issued: its start, less what
+// borrowing allows. Both terms are non-negative and tick is at most
+// maxTick+1, so it cannot overflow.
+func (g *Generator) due(tick uint64) int64 { return int64(tick)*g.tickNs - g.borrowNs }
 
 // NextN fills dst with new IDs, in increasing order, reading the clock once
 // per tick. It returns the number of IDs written: len(dst), or fewer with
@@ -442,7 +485,7 @@ func (g *Generator) advance(free uint64, now int64) uint64 {
 	if now < int64(free>>g.seqBits+1)*g.tickNs {
 		return free
 	}
-	g.sync(now)
+	g.sync()
 	seq := uint64(0)
 	if g.jitter > 0 {
 		seq = rand.Uint64N(g.jitter)
@@ -477,28 +520,32 @@ func (g *Generator) slow(ctx context.Context, tick uint64, now int64) (int64, er
 	if int64(tick) > g.limit.Load() && int64(tick) > g.refreshLimit() {
 		return now, g.notServing(tick)
 	}
-	wait := int64(tick)*g.tickNs - g.borrowNs - now
-	if wait <= 0 {
+	due := g.due(tick)
+	if due <= now {
 		return now, nil
 	}
-	if wait > g.maxWaitNs {
-		return now, &ClockBehindError{Last: time.Unix(0, g.epochNs+int64(tick)*g.tickNs), Now: time.Unix(0, g.epochNs+now)}
+	if wait := due - now; wait > g.maxWaitNs {
+		return now, &ClockBehindError{Last: g.layout.TickTime(tick), Now: g.layout.Epoch.Add(time.Duration(now))}
 	}
 	select {
 	case <-ctx.Done():
 		return now, ctx.Err()
 	default:
 	}
-	g.pause(time.Duration(wait))
+	if err := g.pause(ctx, time.Duration(due-now)); err != nil {
+		return now, err
+	}
 	return g.nowNs(), nil
 }
 
 // refreshLimit reads the reservation and returns the last issuable tick.
 func (g *Generator) refreshLimit() int64 {
-	hwm := g.res.Limit() - g.layout.Epoch.UnixMilli()
+	// Compared before subtracting: a limit near MinInt64 would wrap.
+	// epoch + one tick cannot overflow, as the layout's end fits.
+	lim, epochMS, tickMS := g.res.Limit(), g.layout.Epoch.UnixMilli(), g.layout.tickMS()
 	last := int64(-1)
-	if tickMS := g.layout.tickMS(); hwm >= tickMS {
-		last = hwm/tickMS - 1
+	if lim >= epochMS+tickMS {
+		last = (lim-epochMS)/tickMS - 1
 	}
 	last = min(last, int64(g.maxTick))
 	for {
@@ -525,18 +572,30 @@ func (g *Generator) notServing(tick uint64) error {
 // wall clock nor an earlier catch-up counts as time passed. As the rate
 // is at most 0.5, the clock sheds at most half the time that passed since
 // the last sync, and so never falls below its value at that sync.
-func (g *Generator) sync(now int64) {
+//
+// The offset moves by compare-and-swap from the value it is computed
+// from, so a sync that stalled after taking its turn cannot apply its
+// step on top of a later one's.
+func (g *Generator) sync() {
 	mono, last := g.monoNs(), g.lastSync.Load()
 	if mono-last < syncEvery || !g.lastSync.CompareAndSwap(last, mono) {
 		return
 	}
-	off := g.offset.Load()
-	target := max(0, g.wallNs()-g.epochNs-(now-off))
+	// The offset that would put the clock on the wall clock; never below
+	// the monotonic baseline.
+	target := max(0, g.wallNs()-g.epochNs-g.base-mono)
 	step := int64(float64(min(mono-last, maxSyncSpan)) * g.rate)
-	switch {
-	case target > off:
-		g.offset.Add(min(step, target-off))
-	case target < off:
-		g.offset.Add(-min(step, off-target))
+	for {
+		off := g.offset.Load()
+		next := off
+		switch {
+		case target > off:
+			next = off + min(step, target-off)
+		case target < off:
+			next = off - min(step, off-target)
+		}
+		if next == off || g.offset.CompareAndSwap(off, next) {
+			return
+		}
 	}
 }

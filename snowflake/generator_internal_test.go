@@ -449,3 +449,96 @@ func TestIdleCatchUpIsBounded(t *testing.T) {
 		t.Fatalf("first call after a day idle gained %s, want (0, 100ms]", gained)
 	}
 }
+
+// callReturns fails the test if f does not return: a generator call must
+// never spin.
+func callReturns(t *testing.T, f func() (int64, error)) (int64, error) {
+	t.Helper()
+	type result struct {
+		id  int64
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() { id, err := f(); ch <- result{id, err} }()
+	select {
+	case r := <-ch:
+		return r.id, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not return: it spins")
+		return 0, nil
+	}
+}
+
+// MaxBorrow without a bound (math.MaxInt64) overflowed the comparison of
+// a tick with the clock: every call spun or failed.
+func TestBorrowWithoutBound(t *testing.T) {
+	g := mustGen(t, Config{Layout: twitter(), Exhausted: Borrow, MaxBorrow: math.MaxInt64}, newFakeClock(t0))
+	for range 3 {
+		if _, err := callReturns(t, func() (int64, error) { return g.Next(context.Background()) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A reservation starting at the last tick the nanosecond arithmetic
+// holds: the clock saturates instead of wrapping negative, and calls end
+// with ErrLayoutExhausted instead of spinning.
+func TestStartAtTheEndOfNanoseconds(t *testing.T) {
+	l := Layout{Epoch: time.UnixMilli(0), Tick: time.Millisecond, TimeBits: 44, SequenceBits: 19}
+	for _, p := range []Policy{Wait, Borrow} {
+		t.Run(p.String(), func(t *testing.T) {
+			res := unlimited()
+			res.start = math.MaxInt64/int64(time.Millisecond) - 2
+			clk := newFakeClock(t0)
+			g := mustGen(t, Config{Layout: l, Reservation: res, StartAhead: true, Exhausted: p}, clk)
+			if _, err := callReturns(t, func() (int64, error) { return g.Next(context.Background()) }); err != nil {
+				t.Fatal(err)
+			}
+			clk.advance(3 * time.Millisecond)
+			if g.nowNs() < 0 {
+				t.Fatalf("clock wrapped to %d", g.nowNs())
+			}
+			if _, err := callReturns(t, func() (int64, error) { return g.Next(context.Background()) }); !errors.Is(err, ErrLayoutExhausted) {
+				t.Fatalf("Next = %v, want ErrLayoutExhausted", err)
+			}
+		})
+	}
+}
+
+// A tick so long that two of them overflow nanoseconds made maxTick wrap
+// to 2^64-1 and the counter go back to tick 0: the 17th ID repeated the
+// first. Such a layout is refused.
+func TestTickTooLongToGenerate(t *testing.T) {
+	l := Layout{Epoch: time.UnixMilli(0), Tick: 200 * 365 * 24 * time.Hour, TimeBits: 1, SequenceBits: 4}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err) // valid for decoding
+	}
+	var le *LayoutError
+	if _, err := newGenerator(Config{Layout: l, Reservation: unlimited()}, newFakeClock(t0)); !errors.As(err, &le) {
+		t.Fatalf("newGenerator = %v, want *LayoutError", err)
+	}
+}
+
+// A reservation reporting a limit near MinInt64 wrapped when the epoch
+// was subtracted and allowed every tick.
+func TestLimitNearMinInt64AllowsNothing(t *testing.T) {
+	res := &fakeReservation{}
+	res.limit.Store(math.MinInt64)
+	g := mustGen(t, Config{Layout: twitter(), Reservation: res}, newFakeClock(t0))
+	if id, err := g.Next(context.Background()); !errors.Is(err, ErrNotServing) {
+		t.Fatalf("Next = %d, %v; want ErrNotServing", id, err)
+	}
+}
+
+// A refused New leaves the reservation free for the next attempt.
+func TestRefusedNewLeavesReservationUnbound(t *testing.T) {
+	res := unlimited()
+	res.start = t0.Add(time.Hour).UnixMilli()
+	var cb *ClockBehindError
+	if _, err := newGenerator(Config{Layout: twitter(), Reservation: res}, newFakeClock(t0)); !errors.As(err, &cb) {
+		t.Fatalf("newGenerator = %v, want *ClockBehindError", err)
+	}
+	if _, err := newGenerator(Config{Layout: twitter(), Reservation: res, StartAhead: true}, newFakeClock(t0)); err != nil {
+		t.Fatalf("second attempt: %v", err)
+	}
+}

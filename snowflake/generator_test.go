@@ -210,3 +210,23 @@ func TestPolicyParse(t *testing.T) {
 		t.Error("ParsePolicy(spin) succeeded")
 	}
 }
+
+// A call waiting for the next tick returns when its context ends, not
+// when the tick comes (a 1 s tick could otherwise hold it a second).
+func TestWaitEndsWithContext(t *testing.T) {
+	l := snowflake.Layout{Epoch: time.Unix(1_700_000_000, 0), Tick: time.Second, TimeBits: 40, SequenceBits: 0}
+	g, err := snowflake.New(snowflake.Config{Layout: l, Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	// The only sequence value of this second is taken: the next call
+	// waits for the next second unless its context ends first.
+	if id, err := g.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next = %d, %v; want context.DeadlineExceeded", id, err)
+	}
+}

@@ -87,7 +87,9 @@ const maxWallMS = math.MaxInt64/int64(time.Millisecond) - 1
 
 // propLayout reads a valid layout of at most 63 bits from s, or false.
 func propLayout(s *script) (Layout, bool) {
-	ticks := []int64{1, 10, 1000, int64(s.n(3_600_000)) + 1}
+	// Up to 292 years: ticks longer than 146 years leave the generator's
+	// nanosecond arithmetic less than two ticks, and are refused.
+	ticks := []int64{1, 10, 1000, int64(s.n(3_600_000)) + 1, int64(s.n(uint64(math.MaxInt64/int64(time.Millisecond)))) + 1}
 	l := Layout{
 		Epoch:        time.UnixMilli(int64(s.n(4_102_444_800_000))), // up to 2100
 		Tick:         time.Duration(ticks[s.n(uint64(len(ticks)))]) * time.Millisecond,
@@ -167,24 +169,31 @@ type history struct {
 // calls against it.
 func (h *history) life(s *script, store *durableHWM) error {
 	clk := newFakeClock(time.UnixMilli(wallAt(s, h.l)))
-	res := acquire(store)
-	cfg := Config{Layout: h.l, Node: h.node, Reservation: res, StartAhead: s.n(2) == 0}
-	if s.n(2) == 0 {
-		cfg.Exhausted = Borrow
+	if s.n(4) == 0 { // an operator advanced the node (firn admin advance)
+		span := uint64(min(h.l.lastTickEndMS(), math.MaxInt64-1) - h.l.Epoch.UnixMilli())
+		store.ms = max(store.ms, h.l.Epoch.UnixMilli()+int64(s.n(span+1)))
 	}
+	res := acquire(store)
+	cfg := propConfig(s, h.l)
+	cfg.Node, cfg.Reservation = h.node, res
 	g, err := newGenerator(cfg, clk)
+	var layoutErr *LayoutError
+	var behind *ClockBehindError
 	switch {
 	case err == nil:
+	case errors.As(err, &layoutErr) && int64(h.l.Tick) > math.MaxInt64/3:
+		return nil // a tick too long for the generator's arithmetic
 	case errors.Is(err, ErrLayoutExhausted):
 		if first := h.firstTick(res.start); first <= h.l.MaxTick() && first <= g0MaxTick(h.l) {
 			return fmt.Errorf("New refused a reservation starting at tick %d as exhausted: %w", first, err)
 		}
 		return nil
-	default:
-		var behind *ClockBehindError
-		if errors.As(err, &behind) {
-			return nil
+	case errors.As(err, &behind):
+		if res.bound.Load() {
+			return fmt.Errorf("a refused New left the reservation bound")
 		}
+		return nil
+	default:
 		return fmt.Errorf("New: %w", err)
 	}
 	if st := g.state.Load() >> g.seqBits; res.start > h.l.Epoch.UnixMilli() && st < h.firstTick(res.start) {
@@ -199,7 +208,36 @@ func (h *history) life(s *script, store *durableHWM) error {
 }
 
 // g0MaxTick is the last tick the generator's arithmetic allows for l.
-func g0MaxTick(l Layout) uint64 { return min(l.MaxTick(), uint64(math.MaxInt64/int64(l.Tick))-2) }
+func g0MaxTick(l Layout) uint64 {
+	return min(l.MaxTick(), uint64(max(2, math.MaxInt64/int64(l.Tick))-2))
+}
+
+// propConfig reads the generator's settings from s: either policy, any
+// borrowing bound up to none at all, jitter, catch-up rates, waits and
+// start-ahead bounds.
+func propConfig(s *script, l Layout) Config {
+	cfg := Config{Layout: l, StartAhead: s.n(2) == 0}
+	if s.n(2) == 0 {
+		cfg.Exhausted = Borrow
+		switch s.n(3) {
+		case 0:
+			cfg.MaxBorrow = time.Duration(s.n(uint64(10*min(int64(l.Tick), math.MaxInt64/10)) + 1))
+		case 1:
+			cfg.MaxBorrow = math.MaxInt64
+		}
+	}
+	if s.n(3) == 0 {
+		cfg.SequenceJitter = s.n((l.MaxSequence()+1)/2 + 1)
+	}
+	cfg.CatchUpRate = []float64{0, 0.5, 0.001}[s.n(3)]
+	if s.n(2) == 0 {
+		cfg.MaxWait = l.Tick
+	}
+	if s.n(2) == 0 {
+		cfg.MaxStartAhead = time.Duration(s.n(math.MaxInt64))
+	}
+	return cfg
+}
 
 // firstTick is the first tick starting at or after ms.
 func (h *history) firstTick(ms int64) uint64 {
@@ -274,7 +312,7 @@ func (h *history) check(g *Generator, id, nowBefore, limitBefore, limitAfter int
 		return fmt.Errorf("ID %d: tick %d past the last tick %d", id, p.Tick, g.maxTick)
 	case h.l.Epoch.UnixMilli()+int64(p.Tick+1)*h.l.tickMS() > max(limitBefore, limitAfter):
 		return fmt.Errorf("ID %d: tick %d ends after the HWM %d", id, p.Tick, limitAfter)
-	case int64(p.Tick)*int64(h.l.Tick) > max(nowBefore, g.nowNs())+g.borrowNs+shedTolerance(g):
+	case int64(p.Tick)*int64(h.l.Tick)-g.borrowNs-shedTolerance(g) > max(nowBefore, g.nowNs()):
 		return fmt.Errorf("ID %d: tick %d ahead of the clock (%d ns since the epoch) by more than borrowing allows", id, p.Tick, max(nowBefore, g.nowNs()))
 	}
 	cur := [2]uint64{p.Tick, p.Sequence}
