@@ -27,7 +27,7 @@ import (
 
 var benchUsage = `Usage: firn bench [--protocol P] [--mode M] [--tag T] [--batch N]
                   [--workers N | --rate R] [--duration D] [--count N]
-                  [--tls] [--json]
+                  [--tls] [--ca FILE | --insecure] [--json]
 
 Loads a firn server (or anything speaking Leaf's or Tinyid's HTTP routes)
 and reports throughput, a latency histogram, errors, and whether every ID
@@ -46,8 +46,8 @@ the current rate is drawn on standard error when it is a terminal.
 
   --target ADDR      the server: host:port of its gRPC listener (default
                      127.0.0.1:9090), or a base URL for HTTP, Leaf and
-                     Tinyid (default http://127.0.0.1:8080); several,
-                     comma-separated, for --protocol client
+                     Tinyid (default http://127.0.0.1:8080; https:// for
+                     TLS); several, comma-separated, for --protocol client
   --protocol P       grpc (default, unary calls), stream (gRPC server
                      streams, one per worker; a request is one message),
                      http (/v1), client (the Go SDK over gRPC, buffering),
@@ -63,7 +63,12 @@ the current rate is drawn on standard error when it is a terminal.
   --duration D       how long to run, more than 0 (default 10s)
   --count N          stop after N requests, 1 or more (default: no limit)
   --token T          bearer token (Tinyid: its token parameter)
-  --tls              gRPC over TLS (the system's roots)
+  --tls              gRPC over TLS (the system's roots); over HTTP, TLS
+                     comes with an https:// target
+  --ca FILE          trust the PEM certificates in FILE instead of the
+                     system's roots (implies --tls for gRPC)
+  --insecure         do not verify the server's certificate (implies --tls
+                     for gRPC); a warning is printed, and the report says so
   --json             print the result as JSON
   --no-check         skip the uniqueness check (keeps no IDs in memory)
 
@@ -87,6 +92,9 @@ type benchConfig struct {
 	count    int64
 	token    string
 	tls      bool
+	ca       string      // --ca: a PEM file of roots to trust
+	insecure bool        // --insecure: no certificate verification
+	tlsConf  *tls.Config // for gRPC with tls, and https:// targets
 	check    bool
 	progress io.Writer // nil: no progress bar
 }
@@ -105,6 +113,8 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Int64Var(&cfg.count, "count", 0, "")
 	fs.StringVar(&cfg.token, "token", "", "")
 	fs.BoolVar(&cfg.tls, "tls", false, "")
+	fs.StringVar(&cfg.ca, "ca", "", "")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "")
 	asJSON := fs.Bool("json", false, "")
 	noCheck := fs.Bool("no-check", false, "")
 	rest, err := parseFlags(fs, args)
@@ -119,6 +129,9 @@ func runBench(args []string, stdout io.Writer) error {
 	cfg.check = !*noCheck
 	if err := cfg.validate(*target, set); err != nil {
 		return err
+	}
+	if cfg.insecure {
+		fmt.Fprintln(os.Stderr, "firn bench: WARNING: --insecure: the server's certificate is NOT verified; anyone on the path can answer in its name")
 	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && !*asJSON {
 		cfg.progress = os.Stderr
@@ -149,7 +162,10 @@ func (c *benchConfig) validate(target string, set map[string]bool) error {
 	if err := c.validateMode(); err != nil {
 		return err
 	}
-	return c.validateNumbers(set)
+	if err := c.validateNumbers(set); err != nil {
+		return err
+	}
+	return c.validateTLS()
 }
 
 func (c *benchConfig) validateTarget(target string) error {
@@ -285,8 +301,8 @@ func streamCaller(cfg benchConfig) (func() caller, func(), error) {
 // dialFirn dials the gRPC target and returns a function adding the token.
 func dialFirn(cfg benchConfig) (*grpc.ClientConn, firnpb.FirnClient, func(context.Context) context.Context, error) {
 	creds := insecure.NewCredentials()
-	if cfg.tls {
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	if cfg.tlsConf != nil {
+		creds = credentials.NewTLS(cfg.tlsConf)
 	}
 	conn, err := grpc.Dial(cfg.targets[0], grpc.WithTransportCredentials(creds))
 	if err != nil {
@@ -343,10 +359,7 @@ func grpcCaller(cfg benchConfig) (caller, func(), error) {
 }
 
 func clientCaller(cfg benchConfig) (caller, func(), error) {
-	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token}
-	if cfg.tls {
-		cc.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
+	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token, TLS: cfg.tlsConf}
 	c, err := client.New(cc)
 	if err != nil {
 		return nil, nil, err

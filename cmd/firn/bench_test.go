@@ -2,11 +2,23 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -14,6 +26,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
@@ -301,6 +314,12 @@ func TestBenchBadInput(t *testing.T) {
 		{name: "duration negative", args: []string{"--duration", "-1s"}, wantErr: "--duration -1s: want a positive duration"},
 		{name: "count 0", args: []string{"--count", "0"}, wantErr: "--count 0: want 1 or more (omit --count for no limit)"},
 		{name: "count negative", args: []string{"--count", "-5"}, wantErr: "--count -5: want 1 or more"},
+		{name: "ca and insecure", args: []string{"--ca", "x.pem", "--insecure"}, wantErr: "--ca and --insecure: give one"},
+		{name: "tls over http", args: []string{"--protocol", "http", "--tls"}, wantErr: "--tls is for gRPC; over HTTP, TLS comes with an https:// --target"},
+		{name: "ca over plain http", args: []string{"--protocol", "leaf", "--ca", "x.pem"}, wantErr: `--target "http://127.0.0.1:8080" is plain HTTP`},
+		{name: "insecure over plain http", args: []string{"--protocol", "tinyid", "--mode", "segment", "--tag", "t", "--insecure"}, wantErr: "want an https:// target"},
+		{name: "ca missing", args: []string{"--ca", "/nonexistent/ca.pem"}, wantErr: "--ca: open /nonexistent/ca.pem: no such file"},
+		{name: "ca without PEM", args: []string{"--ca", "bench_test.go"}, wantErr: "--ca bench_test.go: no PEM certificate in the file"},
 		{name: "argument", args: []string{"extra"}, wantErr: `unexpected argument "extra"`},
 	}
 	for _, tc := range tests {
@@ -311,4 +330,92 @@ func TestBenchBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// benchCert makes a self-signed CA certificate for 127.0.0.1 and writes it,
+// as the CA to trust, to a PEM file.
+func benchCert(t *testing.T) (cert tls.Certificate, caFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "firn bench test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caFile
+}
+
+// TestBenchTLS: against servers with a self-signed certificate, --ca
+// trusting it succeeds, --insecure succeeds and says so, and neither fails
+// with advice naming --ca; for gRPC (unary, streams, the client) and
+// https:// targets.
+func TestBenchTLS(t *testing.T) {
+	cert, caFile := benchCert(t)
+	svc := benchService(t)
+	hs := httptest.NewUnstartedServer(server.NewHTTP(svc))
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	hs.StartTLS()
+	t.Cleanup(hs.Close)
+	grpcAddr := serveGRPC(t, server.NewGRPC(svc, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))))
+	targets := []struct {
+		name string
+		args []string
+		tls  []string // what makes it use TLS, without --ca
+	}{
+		{name: "grpc", args: []string{"--protocol", "grpc", "--target", grpcAddr}, tls: []string{"--tls"}},
+		{name: "stream", args: []string{"--protocol", "stream", "--target", grpcAddr}, tls: []string{"--tls"}},
+		{name: "client", args: []string{"--protocol", "client", "--target", grpcAddr}, tls: []string{"--tls"}},
+		{name: "https", args: []string{"--protocol", "http", "--target", hs.URL}},
+		{name: "leaf https", args: []string{"--protocol", "leaf", "--target", hs.URL}},
+	}
+	for _, tg := range targets {
+		t.Run(tg.name+" with --ca", func(t *testing.T) {
+			r, errOut, code := benchJSON(t, append(tg.args, "--ca", caFile)...)
+			if code != 0 || !r.OK || r.Errors != 0 || r.IDs != 20 || r.Insecure {
+				t.Fatalf("exit %d, result %+v, stderr %q: want 20 IDs over verified TLS", code, r, errOut)
+			}
+		})
+		t.Run(tg.name+" with --insecure", func(t *testing.T) {
+			r, errOut, code := benchJSON(t, append(tg.args, "--insecure")...)
+			if code != 0 || !r.OK || r.IDs != 20 || !r.Insecure {
+				t.Fatalf("exit %d, result %+v, stderr %q: want 20 IDs, the report saying --insecure", code, r, errOut)
+			}
+		})
+		t.Run(tg.name+" without --ca", func(t *testing.T) {
+			r, errOut, code := benchJSON(t, append(tg.args, tg.tls...)...)
+			if code != 1 || r.OK || r.IDs != 0 || !strings.Contains(r.FirstError, "certificate") ||
+				!strings.Contains(errOut, "the server's certificate did not verify: pass --ca FILE") {
+				t.Fatalf("exit %d, result %+v, stderr %q: want exit 1 advising --ca", code, r, errOut)
+			}
+		})
+	}
+}
+
+// benchJSON runs firn bench for 20 requests from 2 workers with --json and
+// decodes its report.
+func benchJSON(t *testing.T, args ...string) (r benchResult, stderr string, code int) {
+	t.Helper()
+	out, errOut, code := runCLI(append([]string{"bench", "--count", "20", "--workers", "2", "--duration", "5s", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errOut, err)
+	}
+	return r, errOut, code
 }

@@ -27,6 +27,7 @@ type benchResult struct {
 	Batch      int           `json:"batch"`
 	Workers    int           `json:"workers"`
 	Rate       float64       `json:"rate,omitempty"`
+	Insecure   bool          `json:"insecure,omitempty"` // --insecure: the server's certificate was not verified
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	Requests   int64         `json:"requests"`
 	Errors     int64         `json:"errors"`
@@ -39,6 +40,8 @@ type benchResult struct {
 	Latency    latency       `json:"latency_ns"`
 	OK         bool          `json:"ok"`       // exit status 0
 	Failures   []string      `json:"failures"` // failDuplicates, failRequests, failNoIDs; empty when OK
+
+	hint string // advice about the first error, or ""
 }
 
 type latency struct {
@@ -56,6 +59,9 @@ func (r *benchResult) print(w io.Writer) {
 		loop = fmt.Sprintf("open loop at %g requests/s", r.Rate)
 	}
 	fmt.Fprintf(w, "%s %s, batch %d, %s, %s\n", r.Protocol, r.Mode, r.Batch, loop, r.Elapsed.Round(time.Millisecond))
+	if r.Insecure {
+		fmt.Fprintln(w, "  TLS        server certificate NOT verified (--insecure)")
+	}
 	fmt.Fprintf(w, "  requests   %d (%.0f/s), errors %d\n", r.Requests, r.RPS, r.Errors)
 	fmt.Fprintf(w, "  IDs        %d (%.0f/s)\n", r.IDs, r.IDsPerSec)
 	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
@@ -104,7 +110,11 @@ func (r *benchResult) err() error {
 		msgs = append(msgs, fmt.Sprintf("%d IDs were received more than once", r.Duplicates))
 	}
 	if slices.Contains(r.Failures, failRequests) {
-		msgs = append(msgs, fmt.Sprintf("%d of %d requests failed, the first with: %s", r.Errors, r.Requests, r.FirstError))
+		msg := fmt.Sprintf("%d of %d requests failed, the first with: %s", r.Errors, r.Requests, r.FirstError)
+		if r.hint != "" {
+			msg += " (" + r.hint + ")"
+		}
+		msgs = append(msgs, msg)
 	}
 	if slices.Contains(r.Failures, failNoIDs) {
 		msgs = append(msgs, "no ID arrived")
@@ -117,7 +127,7 @@ func (r *benchResult) err() error {
 
 func summarize(cfg benchConfig, workers []*benchWorker, elapsed time.Duration, ids int64) *benchResult {
 	r := &benchResult{Protocol: cfg.protocol, Mode: cfg.mode, Tag: cfg.tag, Batch: cfg.batch, Workers: cfg.workers,
-		Rate: cfg.rate, Elapsed: elapsed, Checked: cfg.check, IDs: ids}
+		Rate: cfg.rate, Insecure: cfg.insecure, Elapsed: elapsed, Checked: cfg.check, IDs: ids}
 	hist := hdrhistogram.New(1, int64(time.Minute), 3)
 	var all []int64
 	for _, w := range workers {
@@ -125,7 +135,7 @@ func summarize(cfg benchConfig, workers []*benchWorker, elapsed time.Duration, i
 		r.Requests += w.requests
 		r.Errors += w.errors
 		if w.firstErr != nil && r.FirstError == "" {
-			r.FirstError = w.firstErr.Error()
+			r.FirstError, r.hint = w.firstErr.Error(), tlsHint(w.firstErr)
 		}
 		all = append(all, w.ids...)
 	}
