@@ -26,7 +26,8 @@ import (
 )
 
 var benchUsage = `Usage: firn bench [--protocol P] [--mode M] [--tag T] [--batch N]
-                  [--workers N | --rate R] [--duration D] [--count N] [--json]
+                  [--workers N | --rate R] [--duration D] [--count N]
+                  [--tls] [--ca FILE | --insecure] [--json]
 
 Loads a firn server (or anything speaking Leaf's or Tinyid's HTTP routes)
 and reports throughput, a latency histogram, errors, and whether every ID
@@ -36,14 +37,17 @@ sending its next request when the last one is answered); open loop with
 schedule whatever the answers do: a request due while its worker still
 waits on an answer counts its latency from when it was due (no coordinated
 omission); the timer's own lateness, up to a millisecond, is not counted.
+A worker whose request failed waits before its next one, 1 ms doubling to
+100 ms while failures continue (in open loop, until the later of that and
+its next due time), so a server that is down is not flooded.
 Over plain HTTP each worker holds one raw keep-alive connection, cheap
-enough that the generator leaves the CPU to the server. A progress bar with the current rate is drawn on standard
-error when it is a terminal.
+enough that the generator leaves the CPU to the server. A progress bar with
+the current rate is drawn on standard error when it is a terminal.
 
   --target ADDR      the server: host:port of its gRPC listener (default
                      127.0.0.1:9090), or a base URL for HTTP, Leaf and
-                     Tinyid (default http://127.0.0.1:8080); several,
-                     comma-separated, for --protocol client
+                     Tinyid (default http://127.0.0.1:8080; https:// for
+                     TLS); several, comma-separated, for --protocol client
   --protocol P       grpc (default, unary calls), stream (gRPC server
                      streams, one per worker; a request is one message),
                      http (/v1), client (the Go SDK over gRPC, buffering),
@@ -52,17 +56,27 @@ error when it is a terminal.
   --mode M           snowflake (default) or segment
   --tag T            the tag of segment mode (Leaf's key, Tinyid's bizType)
   --batch N          IDs per request, 1 to 100000 (default 1); leaf: 1 only
-  --workers N        concurrent callers (1 to 10000), each with its own connection
-                     over HTTP (default 8; with --rate, 64)
-  --rate R           requests per second, open loop (default: closed loop)
-  --duration D       how long to run (default 10s)
-  --count N          stop after N requests (default: no limit)
+  --workers N        concurrent callers, 1 to 10000, each with its own
+                     connection over HTTP (default 8; with --rate, 64)
+  --rate R           requests per second, open loop, 0.001 to 10000000
+                     (default: closed loop)
+  --duration D       how long to run, more than 0 (default 10s)
+  --count N          stop after N requests, 1 or more (default: no limit)
   --token T          bearer token (Tinyid: its token parameter)
-  --tls              gRPC over TLS (the system's roots)
+  --tls              gRPC over TLS (the system's roots); over HTTP, TLS
+                     comes with an https:// target
+  --ca FILE          trust the PEM certificates in FILE instead of the
+                     system's roots (implies --tls for gRPC)
+  --insecure         do not verify the server's certificate (implies --tls
+                     for gRPC); a warning is printed, and the report says so
   --json             print the result as JSON
   --no-check         skip the uniqueness check (keeps no IDs in memory)
 
-The exit status is 1 if any ID was received twice.
+Exit status: 0 when at least one ID arrived, no request failed and every
+ID was unique (or --no-check); 1 when an ID was received twice, any
+request failed (the count and the first error are printed) or no ID
+arrived — the report's verdict line and --json's "failures" say which;
+2 for bad input.
 `
 
 // benchConfig is one run's settings.
@@ -78,6 +92,9 @@ type benchConfig struct {
 	count    int64
 	token    string
 	tls      bool
+	ca       string      // --ca: a PEM file of roots to trust
+	insecure bool        // --insecure: no certificate verification
+	tlsConf  *tls.Config // for gRPC with tls, and https:// targets
 	check    bool
 	progress io.Writer // nil: no progress bar
 }
@@ -96,6 +113,8 @@ func runBench(args []string, stdout io.Writer) error {
 	fs.Int64Var(&cfg.count, "count", 0, "")
 	fs.StringVar(&cfg.token, "token", "", "")
 	fs.BoolVar(&cfg.tls, "tls", false, "")
+	fs.StringVar(&cfg.ca, "ca", "", "")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "")
 	asJSON := fs.Bool("json", false, "")
 	noCheck := fs.Bool("no-check", false, "")
 	rest, err := parseFlags(fs, args)
@@ -105,9 +124,14 @@ func runBench(args []string, stdout io.Writer) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn bench [flags]", rest[0])
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	cfg.check = !*noCheck
-	if err := cfg.validate(*target); err != nil {
+	if err := cfg.validate(*target, set); err != nil {
 		return err
+	}
+	if cfg.insecure {
+		fmt.Fprintln(os.Stderr, "firn bench: WARNING: --insecure: the server's certificate is NOT verified; anyone on the path can answer in its name")
 	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && !*asJSON {
 		cfg.progress = os.Stderr
@@ -125,19 +149,32 @@ func runBench(args []string, stdout io.Writer) error {
 	} else {
 		res.print(stdout)
 	}
-	if res.Duplicates > 0 {
-		return fmt.Errorf("%d IDs were received more than once", res.Duplicates)
-	}
-	return nil
+	return res.err()
 }
 
-func (c *benchConfig) validate(target string) error {
-	switch c.protocol {
-	case "grpc", "stream", "client":
+// validate checks cfg and fills its defaults; set holds the flags given
+// on the command line, so that an explicit 0 is refused rather than taken
+// for "the default".
+func (c *benchConfig) validate(target string, set map[string]bool) error {
+	if err := c.validateTarget(target); err != nil {
+		return err
+	}
+	if err := c.validateMode(); err != nil {
+		return err
+	}
+	if err := c.validateNumbers(set); err != nil {
+		return err
+	}
+	return c.validateTLS()
+}
+
+func (c *benchConfig) validateTarget(target string) error {
+	switch {
+	case c.grpc():
 		if target == "" {
 			target = "127.0.0.1:9090"
 		}
-	case "http", "leaf", "tinyid":
+	case c.web():
 		if target == "" {
 			target = "http://127.0.0.1:8080"
 		}
@@ -150,7 +187,7 @@ func (c *benchConfig) validate(target string) error {
 	}
 	for _, t := range c.targets {
 		web := strings.HasPrefix(t, "http://") || strings.HasPrefix(t, "https://")
-		if web != (c.protocol == "http" || c.protocol == "leaf" || c.protocol == "tinyid") {
+		if web != c.web() {
 			want := "a gRPC host:port such as 127.0.0.1:9090"
 			if !web {
 				want = "a base URL such as http://127.0.0.1:8080"
@@ -158,6 +195,20 @@ func (c *benchConfig) validate(target string) error {
 			return usagef("--target %q: --protocol %s wants %s", t, c.protocol, want)
 		}
 	}
+	return nil
+}
+
+// grpc reports whether the protocol speaks gRPC to a host:port.
+func (c *benchConfig) grpc() bool {
+	return c.protocol == "grpc" || c.protocol == "stream" || c.protocol == "client"
+}
+
+// web reports whether the protocol speaks HTTP to a base URL.
+func (c *benchConfig) web() bool {
+	return c.protocol == "http" || c.protocol == "leaf" || c.protocol == "tinyid"
+}
+
+func (c *benchConfig) validateMode() error {
 	switch c.mode {
 	case "snowflake":
 		if c.tag != "" {
@@ -170,21 +221,27 @@ func (c *benchConfig) validate(target string) error {
 	default:
 		return usagef("--mode %q: want snowflake or segment", c.mode)
 	}
+	return nil
+}
+
+// validateNumbers checks the numeric flags against their ranges; a flag
+// not given keeps its default, one given as 0 is refused.
+func (c *benchConfig) validateNumbers(set map[string]bool) error {
 	switch {
 	case c.batch < 1 || c.batch > 100_000:
 		return usagef("--batch %d: want 1 to 100000", c.batch)
 	case c.protocol == "leaf" && c.batch != 1:
 		return usagef("--batch %d: Leaf's routes return one ID a request", c.batch)
-	case c.rate < 0:
-		return usagef("--rate %g: want a positive number of requests per second", c.rate)
-	case c.workers < 0 || c.workers > 10_000:
+	case set["rate"] && !(c.rate >= 0.001 && c.rate <= 10_000_000):
+		return usagef("--rate %g: want 0.001 to 10000000 requests per second (omit --rate for closed loop)", c.rate)
+	case set["workers"] && (c.workers < 1 || c.workers > 10_000):
 		return usagef("--workers %d: want 1 to 10000", c.workers)
 	case c.duration <= 0:
 		return usagef("--duration %s: want a positive duration", c.duration)
-	case c.count < 0:
-		return usagef("--count %d: want a positive number", c.count)
+	case set["count"] && c.count < 1:
+		return usagef("--count %d: want 1 or more (omit --count for no limit)", c.count)
 	}
-	if c.workers == 0 {
+	if !set["workers"] {
 		c.workers = 8
 		if c.rate > 0 {
 			c.workers = 64
@@ -244,8 +301,8 @@ func streamCaller(cfg benchConfig) (func() caller, func(), error) {
 // dialFirn dials the gRPC target and returns a function adding the token.
 func dialFirn(cfg benchConfig) (*grpc.ClientConn, firnpb.FirnClient, func(context.Context) context.Context, error) {
 	creds := insecure.NewCredentials()
-	if cfg.tls {
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	if cfg.tlsConf != nil {
+		creds = credentials.NewTLS(cfg.tlsConf)
 	}
 	conn, err := grpc.Dial(cfg.targets[0], grpc.WithTransportCredentials(creds))
 	if err != nil {
@@ -302,10 +359,7 @@ func grpcCaller(cfg benchConfig) (caller, func(), error) {
 }
 
 func clientCaller(cfg benchConfig) (caller, func(), error) {
-	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token}
-	if cfg.tls {
-		cc.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
-	}
+	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token, TLS: cfg.tlsConf}
 	c, err := client.New(cc)
 	if err != nil {
 		return nil, nil, err
@@ -322,68 +376,22 @@ func clientCaller(cfg benchConfig) (caller, func(), error) {
 	}, func() { _ = c.Close(context.Background()) }, nil
 }
 
-// benchResult is what a run measured.
-type benchResult struct {
-	Protocol   string        `json:"protocol"`
-	Mode       string        `json:"mode"`
-	Tag        string        `json:"tag,omitempty"`
-	Batch      int           `json:"batch"`
-	Workers    int           `json:"workers"`
-	Rate       float64       `json:"rate,omitempty"`
-	Elapsed    time.Duration `json:"elapsed_ns"`
-	Requests   int64         `json:"requests"`
-	Errors     int64         `json:"errors"`
-	FirstError string        `json:"first_error,omitempty"`
-	IDs        int64         `json:"ids"`
-	Checked    bool          `json:"unique_checked"`
-	Duplicates int64         `json:"duplicates"`
-	RPS        float64       `json:"requests_per_second"`
-	IDsPerSec  float64       `json:"ids_per_second"`
-	Latency    latency       `json:"latency_ns"`
-}
-
-type latency struct {
-	P50  int64 `json:"p50"`
-	P90  int64 `json:"p90"`
-	P99  int64 `json:"p99"`
-	P999 int64 `json:"p99_9"`
-	Max  int64 `json:"max"`
-}
-
-func (r *benchResult) print(w io.Writer) {
-	d := func(ns int64) time.Duration { return time.Duration(ns) }
-	loop := fmt.Sprintf("closed loop, %d workers", r.Workers)
-	if r.Rate > 0 {
-		loop = fmt.Sprintf("open loop at %g requests/s", r.Rate)
-	}
-	fmt.Fprintf(w, "%s %s, batch %d, %s, %s\n", r.Protocol, r.Mode, r.Batch, loop, r.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "  requests   %d (%.0f/s), errors %d\n", r.Requests, r.RPS, r.Errors)
-	fmt.Fprintf(w, "  IDs        %d (%.0f/s)\n", r.IDs, r.IDsPerSec)
-	fmt.Fprintf(w, "  latency    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
-		d(r.Latency.P50), d(r.Latency.P90), d(r.Latency.P99), d(r.Latency.P999), d(r.Latency.Max))
-	switch {
-	case !r.Checked:
-		fmt.Fprintln(w, "  unique     not checked (--no-check)")
-	case r.Duplicates == 0:
-		fmt.Fprintf(w, "  unique     yes, all %d\n", r.IDs)
-	default:
-		fmt.Fprintf(w, "  unique     NO: %d duplicates\n", r.Duplicates)
-	}
-	if r.FirstError != "" {
-		fmt.Fprintf(w, "  first error: %s\n", r.FirstError)
-	}
-}
-
 // benchWorker is one caller's share of the figures.
 type benchWorker struct {
 	hist     *hdrhistogram.Histogram
 	ids      []int64
+	requests int64
 	errors   int64
 	firstErr error
+	failing  int // failures in a row, for retryDelay
 }
 
+// maxLatency is the histogram's ceiling: a longer latency is recorded as
+// this, so a request is never left out of the count.
+const maxLatency = time.Minute
+
 func newBenchWorker() *benchWorker {
-	return &benchWorker{hist: hdrhistogram.New(1, int64(time.Minute), 3)}
+	return &benchWorker{hist: hdrhistogram.New(1, int64(maxLatency), 3)}
 }
 
 // do sends one request due at due and records it.
@@ -392,8 +400,12 @@ func (w *benchWorker) do(ctx context.Context, call caller, due time.Time, check 
 	if err != nil && ctx.Err() != nil {
 		return buf // cut off by the end of the run: not a request answered
 	}
-	_ = w.hist.RecordValue(time.Since(due).Nanoseconds())
+	w.requests++
+	failing := w.failing
+	_ = w.hist.RecordValue(min(time.Since(due), maxLatency).Nanoseconds())
+	w.failing = 0
 	if err != nil {
+		w.failing = failing + 1
 		w.errors++
 		if w.firstErr == nil {
 			w.firstErr = err
@@ -404,6 +416,81 @@ func (w *benchWorker) do(ctx context.Context, call caller, due time.Time, check 
 		w.ids = append(w.ids, ids...)
 	}
 	return ids
+}
+
+// Backoff after failed requests: a worker waits minRetryDelay after its
+// first failure in a row, twice as long after each further one, at most
+// maxRetryDelay; a success resets it.
+const (
+	minRetryDelay = time.Millisecond
+	maxRetryDelay = 100 * time.Millisecond
+)
+
+// retryDelay is how long a worker waits before its next request after
+// failures failed requests in a row: 0, then 1 ms, 2 ms, 4 ms… up to
+// 100 ms. A server that is down gets about ten requests a second from each
+// worker, not as many as a loop can make.
+func retryDelay(failures int) time.Duration {
+	if failures <= 0 {
+		return 0
+	}
+	if failures > 8 { // past the ceiling; and no shift overflows
+		return maxRetryDelay
+	}
+	return min(minRetryDelay<<(failures-1), maxRetryDelay)
+}
+
+// sleep waits d, and reports false if ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// closedLoop sends the next request when the last is answered, or when
+// the backoff after a failure has passed.
+func (w *benchWorker) closedLoop(ctx context.Context, cfg benchConfig, call caller, take func() bool, ids *atomic.Int64) {
+	buf := make([]int64, 0, cfg.batch)
+	for take() {
+		if !sleep(ctx, retryDelay(w.failing)) {
+			return
+		}
+		buf = w.do(ctx, call, time.Now(), cfg.check, buf, ids)
+	}
+}
+
+// openLoop sends the requests of a fixed-rate schedule, the first due at
+// next and then one every every. One that is due while the worker still
+// waits on the last answer, or on the backoff after a failure, counts from
+// when it was due, so a slow server's queueing is measured (no coordinated
+// omission); one the worker sleeps for counts from when it is sent, so the
+// timer's own lateness (up to a millisecond) is not the server's. No
+// request is sent before it is due, nor sooner after a failure than the
+// backoff allows.
+func (w *benchWorker) openLoop(ctx context.Context, cfg benchConfig, call caller, take func() bool, ids *atomic.Int64,
+	next time.Time, every time.Duration) {
+	buf := make([]int64, 0, cfg.batch)
+	for take() {
+		at := next
+		if d, backoff := time.Until(next), retryDelay(w.failing); d > backoff {
+			if !sleep(ctx, d) {
+				return
+			}
+			at = time.Now()
+		} else if !sleep(ctx, backoff) {
+			return
+		}
+		buf = w.do(ctx, call, at, cfg.check, buf, ids)
+		next = next.Add(every)
+	}
 }
 
 // bench runs the load of cfg and returns its figures.
@@ -432,35 +519,14 @@ func bench(ctx context.Context, cfg benchConfig) (*benchResult, error) {
 		workers[i] = w
 		call := newCall()
 		wg.Go(func() {
-			buf := make([]int64, 0, cfg.batch)
 			if cfg.rate == 0 {
-				for take() {
-					buf = w.do(ctx, call, time.Now(), cfg.check, buf, &idsIn)
-				}
+				w.closedLoop(ctx, cfg, call, take, &idsIn)
 				return
 			}
-			// Open loop: worker i sends requests i, i+W, i+2W… of a
-			// schedule at cfg.rate. One that is due while the worker still
-			// waits on the last answer counts from when it was due, so a
-			// slow server's queueing is measured (no coordinated
-			// omission); one the worker sleeps for counts from when it is
-			// sent, so the timer's own lateness (up to a millisecond) is
-			// not the server's.
+			// Worker i sends requests i, i+W, i+2W… of the schedule.
 			every := time.Duration(float64(cfg.workers) / cfg.rate * float64(time.Second))
-			next := start.Add(time.Duration(float64(i) / cfg.rate * float64(time.Second)))
-			for take() {
-				at := next
-				if d := time.Until(next); d > 0 {
-					select {
-					case <-time.After(d):
-					case <-ctx.Done():
-						return
-					}
-					at = time.Now()
-				}
-				buf = w.do(ctx, call, at, cfg.check, buf, &idsIn)
-				next = next.Add(every)
-			}
+			first := start.Add(time.Duration(float64(i) / cfg.rate * float64(time.Second)))
+			w.openLoop(ctx, cfg, call, take, &idsIn, first, every)
 		})
 	}
 	wg.Wait()
@@ -498,33 +564,4 @@ func progress(cfg benchConfig, ids *atomic.Int64, done <-chan struct{}) func() {
 		}
 	})
 	return func() { close(stop); wg.Wait() }
-}
-
-func summarize(cfg benchConfig, workers []*benchWorker, elapsed time.Duration, ids int64) *benchResult {
-	r := &benchResult{Protocol: cfg.protocol, Mode: cfg.mode, Tag: cfg.tag, Batch: cfg.batch, Workers: cfg.workers,
-		Rate: cfg.rate, Elapsed: elapsed, Checked: cfg.check, IDs: ids}
-	hist := hdrhistogram.New(1, int64(time.Minute), 3)
-	var all []int64
-	for _, w := range workers {
-		hist.Merge(w.hist)
-		r.Errors += w.errors
-		if w.firstErr != nil && r.FirstError == "" {
-			r.FirstError = w.firstErr.Error()
-		}
-		all = append(all, w.ids...)
-	}
-	r.Requests = hist.TotalCount()
-	if cfg.check {
-		slices.Sort(all)
-		for i := 1; i < len(all); i++ {
-			if all[i] == all[i-1] {
-				r.Duplicates++
-			}
-		}
-	}
-	r.RPS = float64(r.Requests) / elapsed.Seconds()
-	r.IDsPerSec = float64(r.IDs) / elapsed.Seconds()
-	r.Latency = latency{P50: hist.ValueAtQuantile(50), P90: hist.ValueAtQuantile(90), P99: hist.ValueAtQuantile(99),
-		P999: hist.ValueAtQuantile(99.9), Max: hist.Max()}
-	return r
 }

@@ -2,12 +2,31 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
@@ -15,8 +34,8 @@ import (
 	"github.com/firn-id/firn/snowflake"
 )
 
-// benchServer serves HTTP and gRPC in process, with the tag "order".
-func benchServer(t *testing.T) (httpURL, grpcAddr string) {
+// benchService is a service with the tag "order".
+func benchService(t *testing.T) *server.Service {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
 	if err != nil {
@@ -31,17 +50,28 @@ func benchServer(t *testing.T) (httpURL, grpcAddr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = alloc.Close(context.Background()) })
-	svc := &server.Service{Snowflake: g, Segments: alloc, SegmentStore: store}
+	return &server.Service{Snowflake: g, Segments: alloc, SegmentStore: store}
+}
+
+// benchServer serves HTTP and gRPC in process, with the tag "order".
+func benchServer(t *testing.T) (httpURL, grpcAddr string) {
+	t.Helper()
+	svc := benchService(t)
 	hs := httptest.NewServer(server.NewHTTP(svc))
 	t.Cleanup(hs.Close)
-	gs := server.NewGRPC(svc)
+	return hs.URL, serveGRPC(t, server.NewGRPC(svc))
+}
+
+// serveGRPC serves gs on a loopback port until the test ends.
+func serveGRPC(t *testing.T, gs *grpc.Server) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = gs.Serve(ln) }()
 	t.Cleanup(gs.Stop)
-	return hs.URL, ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // TestBenchEveryProtocol runs a short load of each protocol and mode and
@@ -98,20 +128,162 @@ func TestBenchFindsDuplicates(t *testing.T) {
 	}
 }
 
-// TestBenchCountsErrors: failed requests are counted with the first
-// error, not taken for IDs.
-func TestBenchCountsErrors(t *testing.T) {
+// TestBenchFailsOnAnyFailedRequest: failed requests are counted with the
+// first error, not taken for IDs, and make the exit status 1.
+func TestBenchFailsOnAnyFailedRequest(t *testing.T) {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"code":"unknown_tag"}}`, http.StatusNotFound)
 	}))
 	t.Cleanup(hs.Close)
 	out, errOut, code := runCLI("bench", "--protocol", "http", "--target", hs.URL, "--mode", "segment", "--tag", "x", "--count", "10", "--json")
 	var r benchResult
-	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
-		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	if code != 1 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("exit %d: %s %s: want exit 1 and a JSON report", code, out, errOut)
 	}
-	if r.Errors != 10 || r.IDs != 0 || !strings.Contains(r.FirstError, "404") {
-		t.Fatalf("result %+v: want 10 errors, the first naming the 404", r)
+	if r.Errors != 10 || r.IDs != 0 || !strings.Contains(r.FirstError, "404") || r.OK {
+		t.Fatalf("result %+v: want 10 errors, the first naming the 404, not ok", r)
+	}
+	if !strings.Contains(errOut, "10 of 10 requests failed, the first with: 404 Not Found") {
+		t.Fatalf("stderr %q: want the count and the first error", errOut)
+	}
+}
+
+// TestBenchFailsOnOneFailedRequestInMany: one failure among successes is
+// still a failed run, reported in the text verdict.
+func TestBenchFailsOnOneFailedRequestInMany(t *testing.T) {
+	var n atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if i := n.Add(1); i != 5 {
+			fmt.Fprint(w, i)
+			return
+		}
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(hs.Close)
+	out, errOut, code := runCLI("bench", "--protocol", "leaf", "--target", hs.URL, "--count", "20", "--workers", "1")
+	if code != 1 || !strings.Contains(out, "verdict    FAIL: failed_requests\n") || !strings.Contains(out, "unique     yes, all 19") ||
+		!strings.Contains(errOut, "1 of 20 requests failed, the first with: 503 Service Unavailable: overloaded") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1, one failure of 20", code, out, errOut)
+	}
+}
+
+// stoppedAddr is a loopback address where a server listened and stopped.
+func stoppedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// maxAttempts is the most requests one worker can send within elapsed
+// when every one fails: the first at once, each further one after the
+// documented backoff (1 ms, doubling, at most 100 ms), written out here
+// rather than read from retryDelay so that a broken one fails the test.
+func maxAttempts(elapsed time.Duration) int64 {
+	n, waited, delay := int64(1), time.Duration(0), time.Millisecond
+	for {
+		waited += delay
+		if waited > elapsed {
+			return n
+		}
+		n++
+		delay = min(2*delay, 100*time.Millisecond)
+	}
+}
+
+// TestBenchAgainstStoppedServerFails: against an address where nothing
+// listens, every protocol exits 1 saying no ID arrived, and the workers
+// back off rather than spin: the requests sent are no more than the
+// backoff schedule allows in the time the run took.
+func TestBenchAgainstStoppedServerFails(t *testing.T) {
+	addr := stoppedAddr(t)
+	url := "http://" + addr
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "grpc", args: []string{"--protocol", "grpc", "--target", addr}},
+		{name: "stream", args: []string{"--protocol", "stream", "--target", addr}},
+		{name: "client", args: []string{"--protocol", "client", "--target", addr}},
+		{name: "http", args: []string{"--protocol", "http", "--target", url}},
+		{name: "leaf", args: []string{"--protocol", "leaf", "--target", url}},
+		{name: "tinyid", args: []string{"--protocol", "tinyid", "--target", url, "--mode", "segment", "--tag", "order"}},
+		{name: "open loop", args: []string{"--protocol", "http", "--target", url, "--rate", "1000000"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(append([]string{"bench", "--duration", "300ms", "--workers", "2", "--json"}, tc.args...)...)
+			var r benchResult
+			if code != 1 || json.Unmarshal([]byte(out), &r) != nil {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 and a JSON report", code, out, errOut)
+			}
+			if r.OK || r.IDs != 0 || !slices.Contains(r.Failures, failNoIDs) || !strings.Contains(errOut, "no ID arrived") {
+				t.Fatalf("result %+v, stderr %q: want no ID, not ok, saying so", r, errOut)
+			}
+			if r.Errors != r.Requests || r.Requests > 0 && !slices.Contains(r.Failures, failRequests) {
+				t.Fatalf("result %+v: want every request failed and counted", r)
+			}
+			if most := int64(r.Workers) * maxAttempts(r.Elapsed); r.Requests > most {
+				t.Fatalf("%d requests in %s from %d workers: the backoff allows at most %d", r.Requests, r.Elapsed, r.Workers, most)
+			}
+		})
+	}
+}
+
+// TestRetryDelay: 1 ms after the first failure, doubling, at most 100 ms;
+// none without a failure.
+func TestRetryDelay(t *testing.T) {
+	tests := []struct {
+		name     string
+		failures int
+		want     time.Duration
+	}{
+		{name: "none", failures: 0, want: 0},
+		{name: "negative", failures: -1, want: 0},
+		{name: "first", failures: 1, want: time.Millisecond},
+		{name: "second", failures: 2, want: 2 * time.Millisecond},
+		{name: "seventh", failures: 7, want: 64 * time.Millisecond},
+		{name: "eighth, capped", failures: 8, want: 100 * time.Millisecond},
+		{name: "ninth", failures: 9, want: 100 * time.Millisecond},
+		{name: "past any shift", failures: 1 << 20, want: 100 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := retryDelay(tc.failures); got != tc.want {
+				t.Fatalf("retryDelay(%d) = %s, want %s", tc.failures, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBenchDefaults: flags left out keep their defaults (8 workers closed
+// loop, 64 open loop), where a 0 given is refused (TestBenchBadInput).
+func TestBenchDefaults(t *testing.T) {
+	httpURL, _ := benchServer(t)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		workers int
+	}{
+		{name: "closed loop", workers: 8},
+		{name: "open loop", args: []string{"--rate", "5000"}, workers: 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(append([]string{"bench", "--protocol", "http", "--target", httpURL, "--count", "100", "--json"}, tc.args...)...)
+			var r benchResult
+			if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+				t.Fatalf("exit %d: %s %s", code, out, errOut)
+			}
+			if r.Workers != tc.workers || !r.OK || len(r.Failures) != 0 {
+				t.Fatalf("result %+v: want %d workers, ok", r, tc.workers)
+			}
+		})
 	}
 }
 
@@ -129,9 +301,25 @@ func TestBenchBadInput(t *testing.T) {
 		{name: "several targets", args: []string{"--target", "a:1,b:2"}, wantErr: "only --protocol client spreads over several"},
 		{name: "batch", args: []string{"--batch", "0"}, wantErr: "--batch 0: want 1 to 100000"},
 		{name: "leaf batch", args: []string{"--protocol", "leaf", "--batch", "5"}, wantErr: "Leaf's routes return one ID a request"},
-		{name: "rate", args: []string{"--rate", "-1"}, wantErr: "--rate -1"},
+		{name: "batch negative", args: []string{"--batch", "-1"}, wantErr: "--batch -1: want 1 to 100000"},
+		{name: "rate negative", args: []string{"--rate", "-1"}, wantErr: "--rate -1: want 0.001 to 10000000 requests per second"},
+		{name: "rate 0", args: []string{"--rate", "0"}, wantErr: "--rate 0: want 0.001 to 10000000 requests per second (omit --rate for closed loop)"},
+		{name: "rate NaN", args: []string{"--rate", "NaN"}, wantErr: "--rate NaN: want 0.001 to 10000000"},
+		{name: "rate too high", args: []string{"--rate", "1e9"}, wantErr: "--rate 1e+09: want 0.001 to 10000000"},
 		{name: "workers", args: []string{"--workers", "1000000000"}, wantErr: "--workers 1000000000: want 1 to 10000"},
+		{name: "workers 0", args: []string{"--workers", "0"}, wantErr: "--workers 0: want 1 to 10000"},
+		{name: "workers negative", args: []string{"--workers", "-4"}, wantErr: "--workers -4: want 1 to 10000"},
+		{name: "workers 0 open loop", args: []string{"--rate", "100", "--workers", "0"}, wantErr: "--workers 0: want 1 to 10000"},
 		{name: "duration", args: []string{"--duration", "0s"}, wantErr: "--duration 0s: want a positive duration"},
+		{name: "duration negative", args: []string{"--duration", "-1s"}, wantErr: "--duration -1s: want a positive duration"},
+		{name: "count 0", args: []string{"--count", "0"}, wantErr: "--count 0: want 1 or more (omit --count for no limit)"},
+		{name: "count negative", args: []string{"--count", "-5"}, wantErr: "--count -5: want 1 or more"},
+		{name: "ca and insecure", args: []string{"--ca", "x.pem", "--insecure"}, wantErr: "--ca and --insecure: give one"},
+		{name: "tls over http", args: []string{"--protocol", "http", "--tls"}, wantErr: "--tls is for gRPC; over HTTP, TLS comes with an https:// --target"},
+		{name: "ca over plain http", args: []string{"--protocol", "leaf", "--ca", "x.pem"}, wantErr: `--target "http://127.0.0.1:8080" is plain HTTP`},
+		{name: "insecure over plain http", args: []string{"--protocol", "tinyid", "--mode", "segment", "--tag", "t", "--insecure"}, wantErr: "want an https:// target"},
+		{name: "ca missing", args: []string{"--ca", "/nonexistent/ca.pem"}, wantErr: "--ca: open /nonexistent/ca.pem: no such file"},
+		{name: "ca without PEM", args: []string{"--ca", "bench_test.go"}, wantErr: "--ca bench_test.go: no PEM certificate in the file"},
 		{name: "argument", args: []string{"extra"}, wantErr: `unexpected argument "extra"`},
 	}
 	for _, tc := range tests {
@@ -142,4 +330,92 @@ func TestBenchBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// benchCert makes a self-signed CA certificate for 127.0.0.1 and writes it,
+// as the CA to trust, to a PEM file.
+func benchCert(t *testing.T) (cert tls.Certificate, caFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "firn bench test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caFile
+}
+
+// TestBenchTLS: against servers with a self-signed certificate, --ca
+// trusting it succeeds, --insecure succeeds and says so, and neither fails
+// with advice naming --ca; for gRPC (unary, streams, the client) and
+// https:// targets.
+func TestBenchTLS(t *testing.T) {
+	cert, caFile := benchCert(t)
+	svc := benchService(t)
+	hs := httptest.NewUnstartedServer(server.NewHTTP(svc))
+	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	hs.StartTLS()
+	t.Cleanup(hs.Close)
+	grpcAddr := serveGRPC(t, server.NewGRPC(svc, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))))
+	targets := []struct {
+		name string
+		args []string
+		tls  []string // what makes it use TLS, without --ca
+	}{
+		{name: "grpc", args: []string{"--protocol", "grpc", "--target", grpcAddr}, tls: []string{"--tls"}},
+		{name: "stream", args: []string{"--protocol", "stream", "--target", grpcAddr}, tls: []string{"--tls"}},
+		{name: "client", args: []string{"--protocol", "client", "--target", grpcAddr}, tls: []string{"--tls"}},
+		{name: "https", args: []string{"--protocol", "http", "--target", hs.URL}},
+		{name: "leaf https", args: []string{"--protocol", "leaf", "--target", hs.URL}},
+	}
+	for _, tg := range targets {
+		t.Run(tg.name+" with --ca", func(t *testing.T) {
+			r, errOut, code := benchJSON(t, append(tg.args, "--ca", caFile)...)
+			if code != 0 || !r.OK || r.Errors != 0 || r.IDs != 20 || r.Insecure {
+				t.Fatalf("exit %d, result %+v, stderr %q: want 20 IDs over verified TLS", code, r, errOut)
+			}
+		})
+		t.Run(tg.name+" with --insecure", func(t *testing.T) {
+			r, errOut, code := benchJSON(t, append(tg.args, "--insecure")...)
+			if code != 0 || !r.OK || r.IDs != 20 || !r.Insecure {
+				t.Fatalf("exit %d, result %+v, stderr %q: want 20 IDs, the report saying --insecure", code, r, errOut)
+			}
+		})
+		t.Run(tg.name+" without --ca", func(t *testing.T) {
+			r, errOut, code := benchJSON(t, append(tg.args, tg.tls...)...)
+			if code != 1 || r.OK || r.IDs != 0 || !strings.Contains(r.FirstError, "certificate") ||
+				!strings.Contains(errOut, "the server's certificate did not verify: pass --ca FILE") {
+				t.Fatalf("exit %d, result %+v, stderr %q: want exit 1 advising --ca", code, r, errOut)
+			}
+		})
+	}
+}
+
+// benchJSON runs firn bench for 20 requests from 2 workers with --json and
+// decodes its report.
+func benchJSON(t *testing.T, args ...string) (r benchResult, stderr string, code int) {
+	t.Helper()
+	out, errOut, code := runCLI(append([]string{"bench", "--count", "20", "--workers", "2", "--duration", "5s", "--json"}, args...)...)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q: %v", code, out, errOut, err)
+	}
+	return r, errOut, code
 }

@@ -25,7 +25,8 @@ import (
 func httpCaller(cfg benchConfig) func() caller {
 	u, err := url.Parse(strings.TrimRight(cfg.targets[0], "/") + httpPath(cfg))
 	if err != nil || u.Scheme != "http" {
-		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.workers, ForceAttemptHTTP2: true}}
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.workers, ForceAttemptHTTP2: true,
+			TLSClientConfig: cfg.tlsConf}}
 		c := netHTTPCaller(hc, u.String(), cfg.token)
 		return func() caller { return c }
 	}
