@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -33,12 +34,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// decodeBody reads a JSON body of at most 64 KiB into v, refusing
-// unknown fields.
+// decodeBody reads a JSON body into v, refusing unknown fields. The body
+// is capped where every request's is (Service.MaxBody): past it, 413.
 func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
+	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, mb.Limit)
+		}
 		return badRequest(fmt.Sprintf("body: %v", err))
 	}
 	return nil

@@ -23,10 +23,10 @@ func (h *handler) compatRoutes() {
 	h.route("GET /api/snowflake/get/{key}", h.leafSnowflake)
 	h.route("GET /decodeSnowflakeId", h.leafDecode)
 	for _, m := range []string{"GET", "POST"} {
-		h.route(m+" /tinyid/id/nextId", h.tinyidNextID)
-		h.route(m+" /tinyid/id/nextIdSimple", h.tinyidNextIDSimple)
-		h.route(m+" /tinyid/id/nextSegmentId", h.tinyidNextSegment)
-		h.route(m+" /tinyid/id/nextSegmentIdSimple", h.tinyidNextSegmentSimple)
+		h.routeParsed(m+" /tinyid/id/nextId", parseTinyidForm, h.tinyidNextID)
+		h.routeParsed(m+" /tinyid/id/nextIdSimple", parseTinyidForm, h.tinyidNextIDSimple)
+		h.routeParsed(m+" /tinyid/id/nextSegmentId", parseTinyidForm, h.tinyidNextSegment)
+		h.routeParsed(m+" /tinyid/id/nextSegmentIdSimple", parseTinyidForm, h.tinyidNextSegmentSimple)
 	}
 }
 
@@ -109,15 +109,19 @@ func tinyidError(w http.ResponseWriter, err error) {
 	_ = json.NewEncoder(w).Encode(tinyidResponse{Code: 6, Message: err.Error()})
 }
 
-// tinyidParams reads bizType and batchSize; token is accepted and, until
-// tokens are configured, not checked.
+// tinyidParams reads bizType and batchSize from the form parseTinyidForm
+// read before the token was checked (the token itself, as a bearer token,
+// by Auth).
 func tinyidParams(r *http.Request) (tag string, batch int, err error) {
-	tag = r.FormValue("bizType")
+	tag = r.Form.Get("bizType")
 	if tag == "" {
 		return "", 0, badRequest("bizType is required")
 	}
+	if err := checkTag(tag); err != nil {
+		return "", 0, err
+	}
 	batch = 1
-	if s := r.FormValue("batchSize"); s != "" {
+	if s := r.Form.Get("batchSize"); s != "" {
 		batch, err = strconv.Atoi(s)
 		if err != nil || batch < 1 || batch > maxTinyidBatch {
 			return "", 0, badRequest(fmt.Sprintf("batchSize %q: want 1 to %d", s, maxTinyidBatch))

@@ -6,8 +6,31 @@ import (
 	"errors"
 	"net/http"
 
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
+)
+
+var (
+	// ErrPanic is what a request whose handler panicked fails with: 500
+	// over HTTP, Internal over gRPC, and the panic and its stack logged.
+	// It is a bug in firn, never the caller's fault.
+	ErrPanic = errors.New("server: internal error: the request's handler panicked (logged with its stack)")
+
+	// ErrBodyTooLarge is returned for a request whose body is larger than
+	// Service.MaxBody: 413.
+	ErrBodyTooLarge = errors.New("server: request body too large")
+
+	// ErrUnsupportedBody is returned for a Tinyid request whose body is
+	// not application/x-www-form-urlencoded (multipart above all, which
+	// would be spooled before the token is checked): 415.
+	ErrUnsupportedBody = errors.New("server: unsupported request body: want application/x-www-form-urlencoded or the query string")
+
+	// ErrTagTooLong is returned for a tag longer than MaxTagBytes, before
+	// it reaches the allocator or a store: 400.
+	ErrTagTooLong = errors.New("server: tag too long")
 )
 
 // apiError is an error with its HTTP status and code.
@@ -29,9 +52,18 @@ func status(err error) (int, string) {
 	var ae *apiError
 	var cb *snowflake.ClockBehindError
 	var re *segment.ResidueError
+	var mb *http.MaxBytesError
 	switch {
 	case errors.As(err, &ae):
 		return ae.status, ae.code
+	case errors.Is(err, ErrPanic):
+		return http.StatusInternalServerError, "internal"
+	case errors.Is(err, ErrBodyTooLarge), errors.As(err, &mb):
+		return http.StatusRequestEntityTooLarge, "body_too_large"
+	case errors.Is(err, ErrUnsupportedBody):
+		return http.StatusUnsupportedMediaType, "unsupported_body"
+	case errors.Is(err, ErrTagTooLong):
+		return http.StatusBadRequest, "bad_request"
 	case errors.Is(err, segment.ErrUnknownTag):
 		return http.StatusNotFound, "unknown_tag"
 	case errors.Is(err, segment.ErrExhausted):
@@ -50,6 +82,27 @@ func status(err error) (int, string) {
 		return http.StatusServiceUnavailable, "timeout"
 	}
 	return http.StatusServiceUnavailable, "unavailable"
+}
+
+// grpcCodes are the gRPC codes of the HTTP statuses status returns;
+// every other status is Unavailable.
+var grpcCodes = map[int]codes.Code{
+	http.StatusBadRequest: codes.InvalidArgument, http.StatusUnauthorized: codes.Unauthenticated,
+	http.StatusForbidden: codes.PermissionDenied, http.StatusNotFound: codes.NotFound,
+	http.StatusConflict: codes.AlreadyExists, http.StatusTooManyRequests: codes.ResourceExhausted,
+	http.StatusRequestEntityTooLarge: codes.ResourceExhausted, http.StatusUnsupportedMediaType: codes.InvalidArgument,
+	http.StatusInternalServerError: codes.Internal,
+}
+
+// grpcError turns an error into a gRPC status, using the HTTP mapping's
+// codes: this and status are the one place errors become statuses.
+func grpcError(err error) error {
+	code, name := status(err)
+	c, ok := grpcCodes[code]
+	if !ok {
+		c = codes.Unavailable
+	}
+	return grpcstatus.Errorf(c, "%s: %v", name, err)
 }
 
 func writeError(w http.ResponseWriter, err error) {

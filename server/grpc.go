@@ -16,12 +16,17 @@ import (
 
 // NewGRPC returns a gRPC server serving svc's firnpb.Firn service, with
 // the same tokens and scopes as HTTP (metadata "authorization: Bearer …").
+// A received message is at most svc's MaxBody; a panicking handler
+// answers Internal and is logged with its stack. opts come after these
+// (a grpc.MaxRecvMsgSize among them wins); interceptors chained in opts
+// run inside the recovery and the token check.
 func NewGRPC(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
 	if svc.MaxBatch == 0 {
 		svc.MaxBatch = 10_000
 	}
 	g := &grpcService{svc: svc}
-	opts = append(opts, grpc.UnaryInterceptor(g.unaryAuth), grpc.StreamInterceptor(g.streamAuth))
+	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(svc.maxBody())),
+		grpc.ChainUnaryInterceptor(g.unaryRecover, g.unaryAuth), grpc.ChainStreamInterceptor(g.streamRecover, g.streamAuth)}, opts...)
 	s := grpc.NewServer(opts...)
 	firnpb.RegisterFirnServer(s, g)
 	healthpb.RegisterHealthServer(s, &health{svc: svc})
@@ -40,7 +45,7 @@ func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*
 	if req.Service != "" && req.Service != firnpb.Firn_ServiceDesc.ServiceName {
 		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\" or %q", req.Service, firnpb.Firn_ServiceDesc.ServiceName)
 	}
-	if err := h.svc.ready(ctx); err != nil {
+	if err := h.svc.ready(); err != nil {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
 	}
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
@@ -51,21 +56,9 @@ type grpcService struct {
 	svc *Service
 }
 
-// grpcError turns an error into a gRPC status, using the HTTP mapping's
-// codes: this and status are the one place errors become statuses.
-func grpcError(err error) error {
-	code, name := status(err)
-	c := map[int]codes.Code{400: codes.InvalidArgument, 401: codes.Unauthenticated, 403: codes.PermissionDenied,
-		404: codes.NotFound, 409: codes.AlreadyExists, 429: codes.ResourceExhausted}[code]
-	if c == codes.OK {
-		c = codes.Unavailable
-	}
-	return grpcstatus.Errorf(c, "%s: %v", name, err)
-}
-
 func (g *grpcService) count(n int32) (int, error) {
 	if n < 1 || int(n) > g.svc.MaxBatch {
-		return 0, grpcError(badRequest(fmt.Sprintf("count %d: want 1 to %d", n, g.svc.MaxBatch)))
+		return 0, badRequest(fmt.Sprintf("count %d: want 1 to %d", n, g.svc.MaxBatch))
 	}
 	return int(n), nil
 }
@@ -81,7 +74,7 @@ func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.
 func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*firnpb.BatchResponse, error) {
 	n, err := g.count(req.Count)
 	if err != nil {
-		return nil, err
+		return nil, grpcError(err)
 	}
 	ids := make([]int64, n)
 	if _, err := g.svc.generator().NextN(ctx, ids); err != nil {
@@ -104,6 +97,9 @@ func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*fir
 }
 
 func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentRequest) (*firnpb.NextResponse, error) {
+	if err := checkTag(req.Tag); err != nil {
+		return nil, grpcError(err)
+	}
 	id, err := g.svc.Segments.Next(ctx, req.Tag)
 	if err != nil {
 		return nil, grpcError(err)
@@ -113,8 +109,11 @@ func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentReques
 
 func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatchRequest) (*firnpb.BatchResponse, error) {
 	n, err := g.count(req.Count)
+	if err == nil {
+		err = checkTag(req.Tag)
+	}
 	if err != nil {
-		return nil, err
+		return nil, grpcError(err)
 	}
 	ids := make([]int64, n)
 	if _, err := g.svc.Segments.NextN(ctx, req.Tag, ids); err != nil {
@@ -126,8 +125,11 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 // Stream sends batches until the client cancels or an error stops it.
 func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_StreamServer) error {
 	n, err := g.count(req.Batch)
+	if err == nil {
+		err = checkTag(req.Tag)
+	}
 	if err != nil {
-		return err
+		return grpcError(err)
 	}
 	ctx := stream.Context()
 	fill := g.svc.generator().NextN

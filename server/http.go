@@ -5,6 +5,7 @@ import (
 	_ "embed" // the OpenAPI document
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,8 +42,17 @@ type Service struct {
 	Lease Lease
 	// Auth checks bearer tokens; nil or empty allows every request.
 	Auth *Auth
+	// MaxBody bounds every request body (HTTP) and received message
+	// (gRPC), in bytes; past it the request gets 413 (ResourceExhausted).
+	// Default DefaultMaxBody, 64 KiB.
+	MaxBody int64
+	// Log receives what the service logs: panics recovered in handlers,
+	// with their stacks, and metrics that could not be gathered. Default
+	// slog.Default().
+	Log *slog.Logger
 
-	node atomic.Pointer[nodeState] // set by Replace
+	node   atomic.Pointer[nodeState] // set by Replace
+	panics atomic.Int64              // handlers that panicked
 }
 
 // nodeState is a generator and the lease it runs on.
@@ -73,10 +83,12 @@ func (s *Service) lease() Lease {
 	return s.Lease
 }
 
-// ready says why the service may not serve: the Ready hook, the lease
-// lost or its HWM not ahead, or the segment store unreachable while tags
-// are in use.
-func (s *Service) ready(ctx context.Context) error {
+// ready says why the service may not serve: the Ready hook, or the lease
+// lost or its HWM not ahead. It does no I/O (DESIGN.md §6): /readyz is
+// open to anyone, and a segment store that is down shows per tag in the
+// metrics (firn_segment_fetch_errors_total, firn_segment_buffered_ids)
+// and as 503 on that tag's requests once its buffers run dry.
+func (s *Service) ready() error {
 	if s.Ready != nil {
 		if err := s.Ready(); err != nil {
 			return err
@@ -88,13 +100,6 @@ func (s *Service) ready(ctx context.Context) error {
 		}
 		if ahead := l.Limit() - s.generator().Now().UnixMilli(); ahead <= 0 {
 			return fmt.Errorf("node %d: the HWM is not ahead of the clock (%d ms)", l.Node(), ahead)
-		}
-	}
-	if s.Segments != nil && s.SegmentStore != nil && len(s.Segments.Stats()) > 0 {
-		ctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		if _, err := s.SegmentStore.Tags(ctx); err != nil {
-			return fmt.Errorf("segment store unreachable: %w", err)
 		}
 	}
 	return nil
@@ -132,7 +137,20 @@ func NewHTTP(svc *Service) http.Handler {
 // route registers fn behind the token check of its pattern (inside the
 // mux, where the path's values are known).
 func (h *handler) route(pattern string, fn http.HandlerFunc) {
-	rt := &routed{h: h, pattern: pattern, fn: fn, observe: h.metrics.observer(pattern)}
+	h.routeParsed(pattern, nil, fn)
+}
+
+// routeParsed registers fn behind parse and then the token check: parse
+// reads, within bounds, what the token check needs from the request
+// (Tinyid's form). A {tag} or {key} path value longer than MaxTagBytes
+// is refused before either.
+func (h *handler) routeParsed(pattern string, parse func(http.ResponseWriter, *http.Request) error, fn http.HandlerFunc) {
+	rt := &routed{h: h, pattern: pattern, parse: parse, fn: fn, observe: h.metrics.observer(pattern)}
+	for _, name := range []string{"tag", "key"} {
+		if strings.Contains(pattern, "{"+name+"}") {
+			rt.tags = append(rt.tags, name)
+		}
+	}
 	h.mux.Handle(pattern, rt)
 	if pattern == "GET /v1/snowflake/next" {
 		h.hot = rt
@@ -143,20 +161,29 @@ func (h *handler) route(pattern string, fn http.HandlerFunc) {
 type routed struct {
 	h       *handler
 	pattern string
+	parse   func(http.ResponseWriter, *http.Request) error
+	tags    []string // the path values that name a tag
 	fn      http.HandlerFunc
 	observe func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
 }
 
 func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer func() {
-		if v := recover(); v != nil {
-			writeErrorCode(w, http.StatusServiceUnavailable, "internal", fmt.Sprint("request failed: ", v))
-		}
-	}()
 	rt.observe(w, r, rt.serve)
 }
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
+	for _, name := range rt.tags {
+		if err := checkTag(r.PathValue(name)); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if rt.parse != nil {
+		if err := rt.parse(w, r); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	if status, msg := rt.h.svc.Auth.check(rt.pattern, r); status != 0 {
 		code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
 			http.StatusTooManyRequests: "rate_limited"}[status]
@@ -176,8 +203,13 @@ type handler struct {
 }
 
 // ServeHTTP routes r; unknown paths and wrong methods get the JSON error
-// shape too.
+// shape too. Every request passes here: its body is capped at MaxBody
+// (413), and a panic anywhere below is answered 500 and logged.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer h.recoverHTTP(w, r)
+	if !limitBody(w, r, h.svc.maxBody()) {
+		return
+	}
 	if r.URL.Path == "/v1/snowflake/next" && r.Method == http.MethodGet && h.hot != nil {
 		h.hot.ServeHTTP(w, r) // the mux would find the same route, at some cost
 		return
@@ -311,7 +343,7 @@ func (h *handler) counter(mode, tag string) func(n int) {
 	if mode == "snowflake" {
 		return h.snowflakeIssued
 	}
-	return func(n int) { h.metrics.issued.WithLabelValues(mode, tag).Add(float64(n)) }
+	return func(n int) { h.metrics.issuedAdd(mode, tag, n) }
 }
 
 // one answers a request for one ID drawn by next, and counts it. With
@@ -397,7 +429,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) ready(w http.ResponseWriter, r *http.Request) {
-	if err := h.svc.ready(r.Context()); err != nil {
+	if err := h.svc.ready(); err != nil {
 		writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", err.Error())
 		return
 	}

@@ -1,14 +1,22 @@
 package server
 
 import (
+	"fmt"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/firn-id/firn/segment"
 )
 
 // Lease is what the metrics read of the node's lease.
@@ -24,11 +32,16 @@ type metrics struct {
 	issued   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	failures *prometheus.CounterVec
+	// dropped counts series left out because a label could not be
+	// written (see labelValue).
+	dropped atomic.Int64
+	log     *slog.Logger
 }
 
 func newMetrics(svc *Service) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
+		log: svc.logger(),
 		issued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "firn_ids_issued_total",
 			Help: "IDs handed out, by mode (snowflake, segment) and tag (segment mode)."}, []string{"mode", "tag"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "firn_request_duration_seconds",
@@ -38,7 +51,13 @@ func newMetrics(svc *Service) *metrics {
 			Help: "HTTP requests answered with an error status, by route and status."}, []string{"route", "status"}),
 	}
 	m.reg.MustRegister(m.issued, m.duration, m.failures,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "firn_panics_total",
+			Help: "Requests (HTTP and gRPC) whose handler panicked: answered 500 / Internal and logged with the stack. A bug in firn."},
+			func() float64 { return float64(svc.panics.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "firn_metrics_dropped_total",
+			Help: "Series left out of the metrics because a label value could not be written (two tags the same once escaped)."},
+			func() float64 { return float64(m.dropped.Load()) }))
 	if g := svc.Snowflake; g != nil {
 		end := g.Layout().Capacity().Last.Add(g.Layout().Tick)
 		m.reg.MustRegister(
@@ -66,7 +85,7 @@ func newMetrics(svc *Service) *metrics {
 		}
 	}
 	if svc.Segments != nil {
-		m.reg.MustRegister(segmentCollector{svc})
+		m.reg.MustRegister(segmentCollector{stats: svc.Segments.Stats, dropped: &m.dropped, log: m.log})
 	}
 	return m
 }
@@ -79,8 +98,37 @@ var (
 	segOK   = prometheus.NewDesc("firn_segment_fetches_total", "Ranges fetched, by tag.", []string{"tag"}, nil)
 )
 
-// segmentCollector reads the allocator's buffers at scrape time.
-type segmentCollector struct{ svc *Service }
+// labelValue is s as a Prometheus label value, which must be valid UTF-8
+// (the client library panics on anything else): s itself when it is valid,
+// otherwise s with each byte that is not part of a valid character
+// written as \xNN. Such a label can equal a valid tag spelled with a
+// backslash; the collector drops the second of two equal labels and
+// counts it in firn_metrics_dropped_total, and counters sum them.
+func labelValue(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// segmentCollector reads the allocator's buffers at scrape time. It
+// cannot panic on any tag: labels are escaped (labelValue), and a series
+// it cannot write is dropped and counted.
+type segmentCollector struct {
+	stats   func() []segment.Stats
+	dropped *atomic.Int64
+	log     *slog.Logger
+}
 
 func (segmentCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{segLeft, segNext, segStep, segErrs, segOK} {
@@ -89,17 +137,58 @@ func (segmentCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c segmentCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range c.svc.Segments.Stats() {
-		ch <- prometheus.MustNewConstMetric(segLeft, prometheus.GaugeValue, float64(s.Left), s.Tag)
-		ch <- prometheus.MustNewConstMetric(segNext, prometheus.GaugeValue, float64(s.Prefetched), s.Tag)
-		ch <- prometheus.MustNewConstMetric(segStep, prometheus.GaugeValue, float64(s.Step), s.Tag)
-		ch <- prometheus.MustNewConstMetric(segErrs, prometheus.CounterValue, float64(s.Errors), s.Tag)
-		ch <- prometheus.MustNewConstMetric(segOK, prometheus.CounterValue, float64(s.Fetches), s.Tag)
+	// The registry runs collectors on goroutines of its own, where a panic
+	// would end the process: whatever happens here costs series, not it.
+	defer func() {
+		if v := recover(); v != nil {
+			c.dropped.Add(1)
+			c.log.Error("panic collecting segment metrics", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	seen := map[string]bool{}
+	for _, s := range c.stats() {
+		tag := labelValue(s.Tag)
+		if seen[tag] {
+			c.dropped.Add(1)
+			continue
+		}
+		seen[tag] = true
+		for _, v := range []struct {
+			desc  *prometheus.Desc
+			typ   prometheus.ValueType
+			value int64
+		}{
+			{segLeft, prometheus.GaugeValue, s.Left},
+			{segNext, prometheus.GaugeValue, s.Prefetched},
+			{segStep, prometheus.GaugeValue, s.Step},
+			{segErrs, prometheus.CounterValue, s.Errors},
+			{segOK, prometheus.CounterValue, s.Fetches},
+		} {
+			m, err := prometheus.NewConstMetric(v.desc, v.typ, float64(v.value), tag)
+			if err != nil {
+				c.dropped.Add(1)
+				continue
+			}
+			ch <- m
+		}
 	}
 }
 
+// issuedAdd counts n IDs of a mode and tag; a label it cannot write is
+// dropped and counted, never a panic.
+func (m *metrics) issuedAdd(mode, tag string, n int) {
+	c, err := m.issued.GetMetricWithLabelValues(mode, labelValue(tag))
+	if err != nil {
+		m.dropped.Add(1)
+		return
+	}
+	c.Add(float64(n))
+}
+
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	// A collector that fails costs its own series, never the scrape.
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog: slog.NewLogLogger(m.log.Handler(), slog.LevelError)})
 }
 
 // statusWriter records the status a handler answered.
