@@ -110,6 +110,9 @@ func advanceRequest(lf *layoutFlags, layoutGiven bool, to, pastID string) (nodei
 	if err != nil {
 		return req, err
 	}
+	if err := checkGenerates(l, time.Now()); err != nil {
+		return req, err
+	}
 	req.Layout = layoutID(l)
 	if pastID != "" {
 		p, err := decodeArg(l, pastID)

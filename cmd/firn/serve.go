@@ -183,8 +183,8 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if o.layout, err = lf.layout(); err != nil {
 		return o, err
 	}
-	if o.layout.DecodeOnly() {
-		return o, usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits", o.layout.Name)
+	if err := checkGenerates(o.layout, time.Now()); err != nil {
+		return o, err
 	}
 	if *leaseTTL < time.Second || *leaseTTL > 10*time.Minute {
 		return o, usagef("--lease-ttl %s: want 1s to 10m", *leaseTTL)
