@@ -138,6 +138,11 @@ func TestMalformedStoreAddressIsBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := runBounded(t, append([]string{"next"}, tt.args...)...)
+			if tt.name == "dial timeout" {
+				if _, cerr, ccode := runCLI("config", "check", "--dial-timeout", "0s"); ccode != 2 || !strings.Contains(cerr, tt.wantErr) {
+					t.Errorf("config check: exit %d, %q; want exit 2 and %q", ccode, cerr, tt.wantErr)
+				}
+			}
 			if code != 2 || out != "" || !strings.Contains(errOut, tt.wantErr) || strings.Count(errOut, "\n") != 1 {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, tt.wantErr)
 			}

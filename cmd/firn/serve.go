@@ -186,6 +186,9 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if err := checkGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
+	if err := o.stores.checkDialTimeout(); err != nil {
+		return o, err
+	}
 	if *leaseTTL < time.Second || *leaseTTL > 10*time.Minute {
 		return o, usagef("--lease-ttl %s: want 1s to 10m", *leaseTTL)
 	}
