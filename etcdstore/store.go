@@ -255,10 +255,8 @@ func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
 // never lowers it, in a transaction that also requires the node key to be
 // absent: a node is held while its key exists on a live lease.
 func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (int64, error) {
-	if req.Layout.Fingerprint != "" {
-		if err := s.matchLayout(ctx, req.Layout); err != nil {
-			return 0, err
-		}
+	if err := s.matchLayout(ctx, req); err != nil {
+		return 0, err
 	}
 	free := clientv3.Compare(clientv3.CreateRevision(s.nodeKey(req.Node)), "=", 0)
 	for {
@@ -295,15 +293,40 @@ func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (int64, 
 	}
 }
 
-// matchLayout refuses a layout other than the namespace's recorded one,
-// and records none.
-func (s *Store) matchLayout(ctx context.Context, want nodeid.LayoutID) error {
+// matchLayout refuses a namespace with no recorded layout, a layout other
+// than the recorded one, and a node outside it; it records none.
+func (s *Store) matchLayout(ctx context.Context, req nodeid.AdvanceRequest) error {
 	resp, err := s.cli.Get(ctx, s.layoutKey())
 	if err != nil {
 		return fmt.Errorf("read layout: %w", err)
 	}
 	if len(resp.Kvs) == 0 {
+		known, err := s.namespaces(ctx)
+		if err != nil {
+			return err
+		}
+		return &nodeid.UnknownNamespaceError{Namespace: s.prefix, Known: known}
+	}
+	if req.Layout.Fingerprint == "" {
 		return nil
 	}
-	return compareLayout(resp.Kvs[0].Value, want)
+	if err := compareLayout(resp.Kvs[0].Value, req.Layout); err != nil {
+		return err
+	}
+	return req.CheckNode()
+}
+
+// namespaces lists the prefixes under which a layout is recorded.
+func (s *Store) namespaces(ctx context.Context) ([]string, error) {
+	resp, err := s.cli.Get(ctx, "/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	known := []string{}
+	for _, kv := range resp.Kvs {
+		if p, ok := strings.CutSuffix(string(kv.Key), "/layout"); ok {
+			known = append(known, p+"/")
+		}
+	}
+	return known, nil
 }

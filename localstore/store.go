@@ -237,13 +237,18 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 	if err := s.check(); err != nil {
 		return 0, err
 	}
-	if req.Layout.Fingerprint != "" {
-		stored, ok, err := s.readLayout()
-		if err != nil {
+	stored, ok, err := s.readLayout()
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return 0, &nodeid.UnknownNamespaceError{Namespace: s.dir}
+	case req.Layout.Fingerprint == "":
+	case stored.Fingerprint != req.Layout.Fingerprint:
+		return 0, &nodeid.LayoutMismatchError{Stored: stored.Description, Want: req.Layout.Description}
+	default:
+		if err := req.CheckNode(); err != nil {
 			return 0, err
-		}
-		if ok && stored.Fingerprint != req.Layout.Fingerprint {
-			return 0, &nodeid.LayoutMismatchError{Stored: stored.Description, Want: req.Layout.Description}
 		}
 	}
 	if _, ok := s.live(req.Node); ok {

@@ -26,6 +26,12 @@ var (
 	// lease would both pass its HWM check.
 	ErrAlreadyBound = errors.New("nodeid: lease already bound to a generator")
 
+	// ErrUnknownNamespace is matched by an *UnknownNamespaceError.
+	ErrUnknownNamespace = errors.New("nodeid: namespace never used")
+
+	// ErrNodeOutOfRange is matched by a *NodeRangeError.
+	ErrNodeOutOfRange = errors.New("nodeid: node outside the namespace's layout")
+
 	// ErrClosed is returned by a lease or store used after Close.
 	ErrClosed = errors.New("nodeid: closed")
 )
@@ -82,3 +88,53 @@ func (e *ClockBehindError) Error() string {
 	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or allow starting at the HWM (start_ahead, firn next --start-ahead)",
 		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
 }
+
+// UnknownNamespaceError reports an Advance in a namespace that no claim
+// ever recorded a layout in: a typo, most likely, and an advance there
+// would leave the real namespace unprotected.
+type UnknownNamespaceError struct {
+	Namespace string   // as the store names it: a key prefix, a column value, a directory
+	Known     []string // the namespaces the store holds, where it can list them
+}
+
+func (e *UnknownNamespaceError) Error() string {
+	msg := fmt.Sprintf("nodeid: namespace %q has never been used (no layout recorded), so there is nothing to advance", e.Namespace)
+	switch {
+	case e.Known == nil:
+		return msg
+	case len(e.Known) == 0:
+		return msg + "; the store holds no namespace"
+	}
+	return msg + fmt.Sprintf("; the store holds %s", quoteList(e.Known))
+}
+
+// Is makes errors.Is(err, ErrUnknownNamespace) true.
+func (e *UnknownNamespaceError) Is(target error) bool { return target == ErrUnknownNamespace }
+
+func quoteList(names []string) string {
+	const most = 10
+	s := ""
+	for i, n := range names {
+		if i == most {
+			return s + fmt.Sprintf(" and %d more", len(names)-most)
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%q", n)
+	}
+	return s
+}
+
+// NodeRangeError reports a node that the namespace's layout cannot hold.
+type NodeRangeError struct {
+	Node, Pool uint64 // Pool: the number of node values, 0..Pool-1
+	Layout     string // the layout's description
+}
+
+func (e *NodeRangeError) Error() string {
+	return fmt.Sprintf("nodeid: node %d is outside the namespace's layout %q: its nodes are 0..%d", e.Node, e.Layout, e.Pool-1)
+}
+
+// Is makes errors.Is(err, ErrNodeOutOfRange) true.
+func (e *NodeRangeError) Is(target error) bool { return target == ErrNodeOutOfRange }

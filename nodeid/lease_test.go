@@ -196,9 +196,7 @@ func TestClockBehindStoredHWM(t *testing.T) {
 				s := nodeidtest.NewMemStore()
 				lay := bubbleLayout()
 				hwm := time.Now().Add(tt.behind).UnixMilli()
-				if _, err := s.Advance(context.Background(), nodeid.AdvanceRequest{Node: 0, HWM: hwm}); err != nil {
-					t.Fatal(err)
-				}
+				s.SetHWM(0, hwm)
 				cfg := config(lay)
 				cfg.StartAhead = tt.startAhead
 				lease, err := nodeid.Acquire(context.Background(), s, cfg)

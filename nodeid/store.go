@@ -31,11 +31,13 @@ type Store interface {
 	Release(ctx context.Context, c Claim) error
 
 	// Advance raises a node's HWM to at least req.HWM, for use after a restore, and
-	// returns the stored HWM; it never lowers it. When req.Layout.Fingerprint is set
-	// and the namespace has a recorded layout, they must match (*LayoutMismatchError
-	// otherwise; a namespace with none recorded is accepted). A node held by a live
-	// lease gives a *ConflictError: its holder must stop first, since it keeps issuing
-	// below the new HWM.
+	// returns the stored HWM; it never lowers it. A namespace with no recorded layout
+	// (never claimed: a typo, most likely) gives an *UnknownNamespaceError. When
+	// req.Layout.Fingerprint is set it must match the recorded layout
+	// (*LayoutMismatchError otherwise), and then req.CheckNode must pass
+	// (*NodeRangeError). A node held by a live lease gives a *ConflictError: its
+	// holder must stop first, since it keeps issuing below the new HWM. Nothing is
+	// written when any check fails.
 	Advance(ctx context.Context, req AdvanceRequest) (int64, error)
 }
 
@@ -49,9 +51,22 @@ type AdvanceRequest struct {
 	HWM int64
 	// Layout is the layout HWM was computed with (decoding an ID, say),
 	// checked against the one the namespace recorded at its first Claim.
-	// The zero value skips the check, for an HWM given as a time. Advance
-	// never records a layout.
+	// The zero value skips the check, and the node range's. Advance never
+	// records a layout.
 	Layout LayoutID
+	// Pool is the number of node values of Layout (1 << node bits): a
+	// node at or past it is refused. Zero skips the check.
+	Pool uint64
+}
+
+// CheckNode returns a *NodeRangeError if the node is outside Pool. Stores
+// call it once Layout matched the recorded layout, so the range is the
+// namespace's.
+func (r AdvanceRequest) CheckNode() error {
+	if r.Pool > 0 && r.Node >= r.Pool {
+		return &NodeRangeError{Node: r.Node, Pool: r.Pool, Layout: r.Layout.Description}
+	}
+	return nil
 }
 
 // ClaimRequest says which node to claim and for how long.

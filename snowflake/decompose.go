@@ -71,3 +71,12 @@ func (l Layout) Capacity() Capacity {
 	}
 	return c
 }
+
+// ExhaustedAt reports whether the layout can no longer issue an ID at
+// now, and when it ran out (or will): the end of its last representable
+// tick. Decoding its IDs keeps working; generating them cannot. The
+// layout must be valid.
+func (l Layout) ExhaustedAt(now time.Time) (since time.Time, exhausted bool) {
+	since = time.UnixMilli(l.lastTickEndMS()).UTC()
+	return since, !now.Before(since)
+}

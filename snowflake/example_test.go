@@ -3,6 +3,7 @@ package snowflake_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/firn-id/firn/snowflake"
 )
@@ -67,4 +68,15 @@ func ExampleNew() {
 	fmt.Println("node", p.Node)
 	// Output:
 	// node 1
+}
+
+func ExampleLayout_ExhaustedAt() {
+	l, _ := snowflake.Preset("baidu")
+	since, exhausted := l.ExhaustedAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println(exhausted, since.Format(time.DateOnly))
+	_, exhausted = snowflake.DefaultLayout().ExhaustedAt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fmt.Println(exhausted)
+	// Output:
+	// true 2024-11-20
+	// false
 }

@@ -211,3 +211,26 @@ func FuzzComposeDecompose(f *testing.F) {
 		}
 	})
 }
+
+func TestExhaustedAtLastTickEnd(t *testing.T) {
+	l := snowflake.Layout{Name: "tiny", Epoch: time.UnixMilli(1_000_000).UTC(), Tick: time.Second, TimeBits: 4, SequenceBits: 8}
+	end := time.UnixMilli(1_000_000 + 16_000).UTC() // 16 ticks of 1 s
+	tests := []struct {
+		name string
+		now  time.Time
+		want bool
+	}{
+		{name: "before the epoch", now: l.Epoch.Add(-time.Hour), want: false},
+		{name: "inside the last tick", now: end.Add(-time.Millisecond), want: false},
+		{name: "at the end of the last tick", now: end, want: true},
+		{name: "long after", now: end.AddDate(10, 0, 0), want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			since, got := l.ExhaustedAt(tt.now)
+			if got != tt.want || !since.Equal(end) {
+				t.Fatalf("ExhaustedAt(%s) = %s, %v; want %s, %v", tt.now, since, got, end, tt.want)
+			}
+		})
+	}
+}

@@ -253,10 +253,8 @@ func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (stored 
 	if err := s.ensureSchema(ctx); err != nil {
 		return 0, err
 	}
-	if req.Layout.Fingerprint != "" {
-		if err := s.matchLayout(ctx, req.Layout); err != nil {
-			return 0, err
-		}
+	if err := s.matchLayout(ctx, req); err != nil {
+		return 0, err
 	}
 	// The row exists before the transaction locks it, as in Claim.
 	if _, err := s.db.ExecContext(ctx, s.q.addNode, s.opt.Namespace, req.Node); err != nil {
@@ -287,21 +285,50 @@ func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (stored 
 	return req.HWM, nil
 }
 
-// matchLayout refuses a layout other than the namespace's recorded one,
-// and records none.
-func (s *Store) matchLayout(ctx context.Context, want nodeid.LayoutID) error {
+// matchLayout refuses a namespace with no recorded layout, a layout other
+// than the recorded one, and a node outside it; it records none.
+func (s *Store) matchLayout(ctx context.Context, req nodeid.AdvanceRequest) error {
 	var fp, desc string
 	err := s.db.QueryRowContext(ctx, s.q.readNamespace, s.opt.Namespace).Scan(&fp, &desc)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+		known, err := s.namespaces(ctx)
+		if err != nil {
+			return err
+		}
+		return &nodeid.UnknownNamespaceError{Namespace: s.opt.Namespace, Known: known}
 	}
 	if err != nil {
 		return fmt.Errorf("read layout: %w", err)
 	}
-	if fp != want.Fingerprint {
-		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
+	switch {
+	case req.Layout.Fingerprint == "":
+		return nil
+	case fp != req.Layout.Fingerprint:
+		return &nodeid.LayoutMismatchError{Stored: desc, Want: req.Layout.Description}
 	}
-	return nil
+	return req.CheckNode()
+}
+
+// namespaces lists the namespaces of the table.
+func (s *Store) namespaces(ctx context.Context) ([]string, error) {
+	// The table name is checked by New (checkTable).
+	rows, err := s.db.QueryContext(ctx, "SELECT namespace FROM "+s.opt.Table+"_namespaces ORDER BY namespace")
+	if err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	defer rows.Close()
+	known := []string{}
+	for rows.Next() {
+		var ns string
+		if err := rows.Scan(&ns); err != nil {
+			return nil, fmt.Errorf("list namespaces: %w", err)
+		}
+		known = append(known, ns)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	return known, nil
 }
 
 func newToken() string {

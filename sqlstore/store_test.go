@@ -100,7 +100,12 @@ func TestNamespacesAreApart(t *testing.T) {
 // returns its table name from the database's catalogue.
 func tableOf(t *testing.T, s *sqlstore.Store, b backend, db *sql.DB) string {
 	t.Helper()
-	if _, err := s.Advance(context.Background(), nodeid.AdvanceRequest{}); err != nil {
+	// A claim of node 0, released, creates the tables and its row.
+	c, err := s.Claim(context.Background(), nodeid.ClaimRequest{Pool: 4, Layout: nodeidtest.Layout, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	q := "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'firn_nodes_%' AND table_name NOT LIKE '%_namespaces' ORDER BY table_name"

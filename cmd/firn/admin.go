@@ -24,12 +24,16 @@ past the time of the failure plus a margin) before starting firn again.
 Stop every firn process of the namespace first: a node held by a running
 process is refused, since that process keeps issuing below any new HWM.
 
-  --node N       the node value (as firn parse prints it)
-  --to TIME      the new HWM: Unix milliseconds or an RFC 3339 time; layout
-                 flags, if any are given, must match the namespace's layout
+  --node N       the node value (as firn parse prints it), inside the
+                 namespace's layout
+  --to TIME      the new HWM: Unix milliseconds or an RFC 3339 time
   --past-id ID   the new HWM: the end of the tick of ID, decoded with the
-                 layout flags (default: the firn layout), which must match
-                 the layout the namespace recorded: another layout is refused
+                 layout flags
+
+The layout flags (default: the firn layout) must describe the layout the
+namespace recorded at its first use: another layout, a node outside it, a
+namespace never used (a typo) and, on the local store, a data directory
+that does not exist are refused, naming what exists instead.
 
 ` + storeFlagsUsage + "\n" + layoutHelp()
 
@@ -59,11 +63,12 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return usagef("--node %q: want a node value, a non-negative number", *nodeArg)
 	}
-	req, err := advanceRequest(&lf, lf.given(fs), *to, *pastID)
+	req, err := advanceRequest(&lf, *to, *pastID)
 	if err != nil {
 		return err
 	}
 	req.Node = node
+	sf.mustExist = true // advancing a directory it would create protects nothing
 	store, closeStore, err := sf.open()
 	if err != nil {
 		return err
@@ -75,6 +80,8 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	case errors.As(err, &lm):
 		return usagef("the layout flags describe %q, but the namespace records layout %q: pass its layout flags, %s (%s)",
 			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.describe())
+	case errors.Is(err, nodeid.ErrUnknownNamespace), errors.Is(err, nodeid.ErrNodeOutOfRange):
+		return usagef("%s (%s)", err, sf.describe())
 	case errors.Is(err, nodeid.ErrNodeHeld):
 		return fmt.Errorf("%w: stop the process holding node %d first (it keeps issuing below any new HWM), then advance again", err, node)
 	case err != nil:
@@ -89,35 +96,34 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 }
 
 // advanceRequest reads --to or --past-id as Unix milliseconds, with the
-// layout the store checks: the one --past-id was decoded with, or for
-// --to the layout flags' only if any was given.
-func advanceRequest(lf *layoutFlags, layoutGiven bool, to, pastID string) (nodeid.AdvanceRequest, error) {
+// layout the store checks — the layout flags', default the firn layout —
+// and its node pool, which bounds the node.
+func advanceRequest(lf *layoutFlags, to, pastID string) (nodeid.AdvanceRequest, error) {
 	var req nodeid.AdvanceRequest
 	if (to == "") == (pastID == "") {
 		return req, usagef("give exactly one of --to TIME and --past-id ID")
 	}
+	l, err := lf.layout()
+	if err != nil {
+		return req, err
+	}
+	if err := checkGenerates(l, time.Now()); err != nil {
+		return req, err
+	}
+	req.Layout, req.Pool = layoutID(l), l.MaxNode()+1
 	if to != "" {
 		t, err := parseEpoch(to)
 		if err != nil {
 			return req, usagef("--to %q: want Unix milliseconds or an RFC 3339 time", to)
 		}
 		req.HWM = t.UnixMilli()
-		if !layoutGiven {
-			return req, nil
-		}
+		return req, nil
 	}
-	l, err := lf.layout()
+	p, err := decodeArg(l, pastID)
 	if err != nil {
 		return req, err
 	}
-	req.Layout = layoutID(l)
-	if pastID != "" {
-		p, err := decodeArg(l, pastID)
-		if err != nil {
-			return req, err
-		}
-		req.HWM = p.Time.Add(l.Tick).UnixMilli()
-	}
+	req.HWM = p.Time.Add(l.Tick).UnixMilli()
 	return req, nil
 }
 

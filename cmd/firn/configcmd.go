@@ -44,7 +44,7 @@ func runConfig(args []string, stdout io.Writer) error {
 		if err := applyFlags(c, args[1:]); err != nil {
 			return err
 		}
-		out, err := c.Redacted()
+		out, err := c.Redacted(redact)
 		if err != nil {
 			return err
 		}

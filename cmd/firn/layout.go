@@ -126,8 +126,8 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	} else {
 		row("last tick", "%s (%.1f years after the epoch)", c.Last.Format(timeFormat), years)
 	}
-	if now := time.Now(); now.After(c.Last.Add(l.Tick)) {
-		row("", "exhausted: the time part ran out %s", c.Last.Add(l.Tick).Format("2006-01-02"))
+	if since, ok := l.ExhaustedAt(time.Now()); ok {
+		row("", "exhausted since %s: no new IDs (firn parse still decodes them)", since.Format(time.DateOnly))
 	}
 	row("nodes", "%s", group(c.Nodes))
 	row("per node", "%s IDs per tick, %s IDs/s", group(c.PerTick), group(uint64(c.PerSecond)))

@@ -167,3 +167,18 @@ func parseOrder(s string) ([]snowflake.Part, error) {
 	}
 	return order, nil
 }
+
+// checkGenerates refuses a layout that cannot issue IDs at now: a
+// decode-only one, or one whose time part has run out. Every command that
+// issues IDs or opens a store calls it before touching anything, so such a
+// layout is never recorded in a store; firn parse still decodes its IDs.
+func checkGenerates(l snowflake.Layout, now time.Time) error {
+	if l.DecodeOnly() {
+		return usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits (a signed BIGINT)", l.Name)
+	}
+	if since, ok := l.ExhaustedAt(now); ok {
+		return usagef("layout %s is exhausted since %s: its %d time bits of %s ran out, so it can only decode IDs (firn parse)",
+			l.Name, since.Format(time.DateOnly), l.TimeBits, l.Tick)
+	}
+	return nil
+}

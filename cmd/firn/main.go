@@ -111,7 +111,9 @@ func lookup(name string) (command, bool) {
 	return command{}, false
 }
 
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
+// oneLine makes a message one line, with every password the command has
+// seen hidden.
+func oneLine(s string) string { return scrub(strings.ReplaceAll(s, "\n", "; ")) }
 
 func mainUsage() string {
 	var b strings.Builder

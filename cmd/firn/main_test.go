@@ -258,8 +258,10 @@ func TestAdminAdvanceChecksTheLayout(t *testing.T) {
 			wantErr: `the namespace records layout "twitter: epoch 2010-11-04T01:42:54.657Z`},
 		{name: "--layout with --to is checked", record: []string{}, args: []string{"--to", "2026-11-22T14:05:00Z", "--layout", "twitter"},
 			wantErr: "pass its layout flags, e.g. --layout firn"},
-		{name: "--to alone", record: []string{"--layout", "twitter"}, args: []string{"--to", "2026-11-22T14:05:00Z"}},
-		{name: "no layout recorded", args: []string{"--past-id", id, "--layout", "twitter"}},
+		{name: "--to with the recorded layout", record: []string{"--layout", "twitter"}, args: []string{"--to", "2026-11-22T14:05:00Z", "--layout", "twitter"}},
+		{name: "--to alone checks the default layout", record: []string{"--layout", "twitter"}, args: []string{"--to", "2026-11-22T14:05:00Z"},
+			wantErr: "pass its layout flags, e.g. --layout twitter"},
+		{name: "no layout recorded", args: []string{"--past-id", id, "--layout", "twitter"}, wantErr: "has never been used (no layout recorded)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

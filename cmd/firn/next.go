@@ -64,8 +64,8 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if l.DecodeOnly() {
-		return usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits (a signed BIGINT)", l.Name)
+	if err := checkGenerates(l, time.Now()); err != nil {
+		return err
 	}
 	if l.Epoch.After(time.Now()) {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))

@@ -183,8 +183,11 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if o.layout, err = lf.layout(); err != nil {
 		return o, err
 	}
-	if o.layout.DecodeOnly() {
-		return o, usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits", o.layout.Name)
+	if err := checkGenerates(o.layout, time.Now()); err != nil {
+		return o, err
+	}
+	if err := o.stores.checkDialTimeout(); err != nil {
+		return o, err
 	}
 	if *leaseTTL < time.Second || *leaseTTL > 10*time.Minute {
 		return o, usagef("--lease-ttl %s: want 1s to 10m", *leaseTTL)
@@ -263,7 +266,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		defer gln.Close()
 	}
-	nodes, segs, closeStores, err := sf.openBoth()
+	log := newLogger()
+	nodes, segs, closeStores, err := openRetrying(ctx, sf, log)
 	if err != nil {
 		return err
 	}
@@ -271,7 +275,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
 	defer func() { err = errors.Join(err, closeStores()) }()
-	lease, err := nodeid.Acquire(ctx, nodes, o.lease)
+	lease, err := acquireRetrying(ctx, nodes, o, log)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
 		return usagef("%s (%s)", err, sf.describe())
 	}
@@ -295,7 +299,6 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	auth, _ := server.NewAuth(o.tokens) // checked by parseServe
 	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch}
 	srv := &http.Server{Handler: server.NewHTTP(svc), ReadHeaderTimeout: 5 * time.Second}
-	log := newLogger()
 	scheme := "http"
 	if o.tlsCert != "" {
 		scheme = "https"
@@ -351,6 +354,48 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// retryEvery is how often firn serve tries again a store that did not
+// answer.
+const retryEvery = time.Second
+
+// openRetrying opens the stores, and while they do not answer logs why
+// and tries again, until ctx ends. Bad input is returned at once.
+func openRetrying(ctx context.Context, sf *storeFlags, log *slog.Logger) (nodeid.Store, segment.Store, func() error, error) {
+	for {
+		nodes, segs, closeStores, err := sf.openBoth()
+		var ue *unreachableError
+		if !errors.As(err, &ue) {
+			return nodes, segs, closeStores, err
+		}
+		log.Error("store unreachable: not ready, retrying", "err", err, "retry", retryEvery.String())
+		select {
+		case <-ctx.Done():
+			return nil, nil, nil, err
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+// acquireRetrying takes the first node. An attempt the store does not
+// answer within the dial timeout is logged and tried again until ctx
+// ends; any other error is returned.
+func acquireRetrying(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slog.Logger) (*nodeid.Lease, error) {
+	for {
+		actx, cancel := context.WithTimeout(ctx, 2*o.stores.dialTimeout)
+		lease, err := nodeid.Acquire(actx, nodes, o.lease)
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+			return lease, err
+		}
+		log.Error("store did not answer: not ready, retrying", "store", o.stores.describe(), "err", err, "retry", retryEvery.String())
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(retryEvery):
+		}
+	}
 }
 
 // reacquire takes a node again after a lost lease, retrying every second
@@ -440,10 +485,17 @@ func checkFloor(g *snowflake.Generator, floor uint64) error {
 	return nil
 }
 
-// newLogger logs as text to a terminal and as JSON otherwise.
+// logOutput is where firn serve logs; tests replace it.
+var logOutput io.Writer = os.Stderr
+
+// newLogger logs as text to a terminal and as JSON otherwise, with every
+// password the command has seen scrubbed.
 func newLogger() *slog.Logger {
-	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	opts := &slog.HandlerOptions{ReplaceAttr: scrubAttr}
+	if f, ok := logOutput.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return slog.New(slog.NewTextHandler(logOutput, opts))
+		}
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	return slog.New(slog.NewJSONHandler(logOutput, opts))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +27,11 @@ import (
 type storeFlags struct {
 	kind, dataDir, dsn, endpoints, namespace, table string
 	segTable, segFormat, set                        string
+	// dialTimeout bounds the wait for a store's first answer.
+	dialTimeout time.Duration
+	// mustExist refuses a local data directory that does not exist,
+	// rather than create it.
+	mustExist bool
 	// multi is the set of segment stores of the configuration file.
 	multi []config.SegmentStore
 }
@@ -48,6 +52,8 @@ const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
                       rows name their store set)
   --segment-table T   SQL: the segment table (default by format)
   --set NAME          --segments set: the store set this database belongs to
+  --dial-timeout D    how long to wait for etcd or the database to answer
+                      before reporting it unreachable (default 5s)
 `
 
 func (f *storeFlags) register(fs *flag.FlagSet) {
@@ -60,6 +66,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.segFormat, "segments", "leaf", "")
 	fs.StringVar(&f.segTable, "segment-table", "", "")
 	fs.StringVar(&f.set, "set", "", "")
+	fs.DurationVar(&f.dialTimeout, "dial-timeout", defaultDialTimeout, "")
 }
 
 // open returns the chosen store and a function that closes it.
@@ -78,6 +85,9 @@ func (f *storeFlags) open() (nodeid.Store, func() error, error) {
 			}
 			dir = d
 		}
+		if _, err := os.Stat(dir); f.mustExist && err != nil {
+			return nil, nil, usagef("data directory %s: %s: nothing to advance there (firn next and firn serve create it; --data-dir names another)", dir, errors.Unwrap(err))
+		}
 		s, err := localstore.Open(dir)
 		if err != nil {
 			return nil, nil, err
@@ -95,10 +105,12 @@ func (f *storeFlags) openEtcd() (nodeid.Store, func() error, error) {
 	if f.endpoints == "" {
 		return nil, nil, usagef("--store etcd needs --endpoints")
 	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(f.endpoints, ","), DialTimeout: 5 * time.Second,
-		Logger: zap.NewNop()})
-	if err != nil {
-		return nil, nil, usagef("--endpoints: %s", err)
+	if err := f.checkDialTimeout(); err != nil {
+		return nil, nil, err
+	}
+	endpoints := strings.Split(f.endpoints, ",")
+	if err := checkEndpoints(endpoints); err != nil {
+		return nil, nil, err
 	}
 	prefix := f.namespace
 	if prefix == "" {
@@ -107,8 +119,15 @@ func (f *storeFlags) openEtcd() (nodeid.Store, func() error, error) {
 	// One spelling per namespace, said by the operator: a prefix that
 	// etcdstore would have to rewrite is refused rather than moved.
 	if c := path.Clean(prefix); !strings.HasPrefix(prefix, "/") || (prefix != c && prefix != c+"/") {
-		_ = cli.Close()
 		return nil, nil, usagef("--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", f.namespace, path.Clean("/"+prefix)+"/")
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: f.dialTimeout, Logger: zap.NewNop()})
+	if err != nil {
+		return nil, nil, usagef("--endpoints %s: %s", redact("endpoint", f.endpoints), scrub(err.Error()))
+	}
+	if err := pingEtcd(cli, endpoints, prefix+"layout", f.dialTimeout); err != nil {
+		_ = cli.Close()
+		return nil, nil, err
 	}
 	return etcdstore.New(cli, prefix), cli.Close, nil
 }
@@ -118,10 +137,9 @@ func (f *storeFlags) openSQL() (nodeid.Store, func() error, error) {
 		return nil, nil, usagef("--store %s needs --dsn", f.kind)
 	}
 	d, _ := sqlstore.ParseDialect(f.kind)
-	driver := map[sqlstore.Dialect]string{sqlstore.Postgres: "pgx", sqlstore.MySQL: "mysql"}[d]
-	db, err := sql.Open(driver, f.dsn)
+	db, err := f.openDB(f.kind, f.dsn)
 	if err != nil {
-		return nil, nil, usagef("--dsn: %s", err)
+		return nil, nil, err
 	}
 	s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace})
 	if err != nil {
@@ -177,9 +195,9 @@ func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
 // database.
 func (f *storeFlags) openSQLSegments(kind, dsn string) (segment.Store, func() error, error) {
 	d, _ := sqlstore.ParseDialect(kind)
-	db, err := sql.Open(map[sqlstore.Dialect]string{sqlstore.Postgres: "pgx", sqlstore.MySQL: "mysql"}[d], dsn)
+	db, err := f.openDB(kind, dsn)
 	if err != nil {
-		return nil, nil, usagef("--dsn: %s", err)
+		return nil, nil, err
 	}
 	var s segment.Store
 	switch f.segFormat {

@@ -8,12 +8,12 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -89,6 +89,9 @@ type Registry struct {
 	ReservedNodes       []uint64 `yaml:"reserved_nodes" flag:"reserved-nodes"`
 	StartAhead          bool     `yaml:"start_ahead" flag:"start-ahead"`
 	LeaseTTL            string   `yaml:"lease_ttl" flag:"lease-ttl"` // how long a claim outlives its last renewal; default 10s
+	// DialTimeout is how long to wait for etcd or the database to answer
+	// before reporting it unreachable: more than 0, at most 10m; default 5s.
+	DialTimeout string `yaml:"dial_timeout" flag:"dial-timeout"`
 }
 
 // Segments is segment mode's table in a SQL store.
@@ -275,6 +278,11 @@ func (c *Config) Validate() error {
 	case r.Node == "derived" && !r.AcceptCollisionRisk:
 		return fail("registry.accept_collision_risk", "a derived node cannot see a second host with the same address bits: set it to true to accept that")
 	}
+	if d := r.DialTimeout; d != "" {
+		if t, err := time.ParseDuration(d); err != nil || t <= 0 || t > 10*time.Minute {
+			return fail("registry.dial_timeout", "%q: want a duration above 0, at most 10m, such as 5s", d)
+		}
+	}
 	if f := c.Segments.Format; f != "" && !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
 		return fail("segments.format", "%q: want leaf, tinyid or set", f)
 	}
@@ -357,32 +365,25 @@ func (c *Config) Args() []string {
 	return args
 }
 
-// Redacted returns c as YAML with secrets hidden: the password of a DSN.
-func (c *Config) Redacted() ([]byte, error) {
+// Redacted returns c as YAML with secrets hidden: every token's secret,
+// and what hide leaves of each DSN and etcd endpoint. hide is given the
+// kind of value — "endpoint" for an etcd endpoint, the store's name
+// (postgres, mysql, or any other) for a DSN — and the value; it is the command's redaction, which reads
+// DSNs with the SQL drivers this package may not import.
+func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) {
 	r := *c
-	r.Registry.DSN = redactDSN(r.Registry.DSN)
+	r.Registry.DSN = hide(r.Registry.Store, r.Registry.DSN)
+	r.Registry.Endpoints = slices.Clone(r.Registry.Endpoints)
+	for i, e := range r.Registry.Endpoints {
+		r.Registry.Endpoints[i] = hide("endpoint", e)
+	}
 	r.Segments.Stores = slices.Clone(r.Segments.Stores)
-	for i := range r.Segments.Stores {
-		r.Segments.Stores[i].DSN = redactDSN(r.Segments.Stores[i].DSN)
+	for i, st := range r.Segments.Stores {
+		r.Segments.Stores[i].DSN = hide(st.Store, st.DSN)
 	}
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
 	for i := range r.Auth.Tokens {
 		r.Auth.Tokens[i].Secret = "REDACTED"
 	}
 	return yaml.Marshal(&r)
-}
-
-var mysqlPassword = regexp.MustCompile(`^([^:@/]*):[^@]*@`)
-
-func redactDSN(dsn string) string {
-	if dsn == "" {
-		return ""
-	}
-	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "REDACTED")
-		}
-		return u.String()
-	}
-	return mysqlPassword.ReplaceAllString(dsn, "$1:REDACTED@")
 }

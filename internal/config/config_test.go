@@ -46,9 +46,39 @@ func TestLoadAndArgs(t *testing.T) {
 	if !slices.Contains(args, "--start-ahead=true") {
 		t.Errorf("args %v lack --start-ahead=true", args)
 	}
-	out, err := c.Redacted()
-	if err != nil || strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "pass") || !strings.Contains(string(out), "REDACTED") {
+	out, err := c.Redacted(hideAll)
+	if err != nil || strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "pass") || !strings.Contains(string(out), "dsn: hidden postgres") {
 		t.Fatalf("redacted:\n%s", out)
+	}
+}
+
+// hideAll stands for the command's redaction: it names what it was given.
+func hideAll(kind, value string) string {
+	if value == "" {
+		return ""
+	}
+	return "hidden " + kind
+}
+
+func TestRedactedHidesEverySecretSetting(t *testing.T) {
+	doc := "registry:\n  store: etcd\n  endpoints: [http://u:pw1@a:2379, http://b:2379]\n  dsn: postgres://u:pw2@h/db\n" +
+		"segments:\n  format: set\n  stores:\n    - {store: postgres, dsn: \"host=a password=pw3\"}\n    - {store: mysql, dsn: \"u:pw4@tcp(b)/db\"}\n" +
+		"auth:\n  tokens:\n    - {name: n, secret: pw5, scopes: [admin]}\n"
+	c, err := config.Load([]byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Redacted(hideAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- hidden endpoint\n        - hidden endpoint", "dsn: hidden etcd", "dsn: hidden postgres", "dsn: hidden mysql", "secret: REDACTED"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("redacted config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "pw") {
+		t.Errorf("redacted config shows a password:\n%s", out)
 	}
 }
 
@@ -68,6 +98,7 @@ func TestRejects(t *testing.T) {
 		{name: "bad node", doc: "registry:\n  node: three\n", field: "registry.node"},
 		{name: "derived unacknowledged", doc: "registry:\n  node: derived\n", field: "registry.accept_collision_risk"},
 		{name: "bad format", env: []string{"FIRN_SEGMENTS_FORMAT=csv"}, field: "segments.format"},
+		{name: "bad dial timeout", env: []string{"FIRN_REGISTRY_DIAL_TIMEOUT=0s"}, field: "registry.dial_timeout"},
 		{name: "bad bool", env: []string{"FIRN_REGISTRY_START_AHEAD=maybe"}, field: "registry.start_ahead"},
 		{name: "a set of one store", doc: "segments:\n  format: tinyid\n  stores:\n    - {store: mysql, dsn: a}\n", field: "segments.stores"},
 		{name: "a set of Leaf tables", doc: "segments:\n  stores:\n    - {store: mysql, dsn: a}\n    - {store: mysql, dsn: b}\n", field: "segments.format"},
@@ -105,7 +136,7 @@ func FuzzLoad(f *testing.F) {
 		c, err := config.Load([]byte(d), nil)
 		if err == nil {
 			_ = c.Args()
-			if _, err := c.Redacted(); err != nil {
+			if _, err := c.Redacted(hideAll); err != nil {
 				t.Fatal(err)
 			}
 		}

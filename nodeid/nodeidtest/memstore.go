@@ -76,6 +76,16 @@ func (s *MemStore) live(n *memNode) bool {
 	return n != nil && n.token != "" && time.Now().Before(n.expires)
 }
 
+// SetHWM stores a node's HWM as a previous owner would have left it.
+func (s *MemStore) SetHWM(node uint64, hwm int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.nodes[node] == nil {
+		s.nodes[node] = &memNode{}
+	}
+	s.nodes[node].hwm = hwm
+}
+
 // Claim implements nodeid.Store.
 func (s *MemStore) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
 	s.mu.Lock()
@@ -163,8 +173,16 @@ func (s *MemStore) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64,
 	if s.fail != nil {
 		return 0, s.fail
 	}
-	if fp := req.Layout.Fingerprint; fp != "" && s.layout != nil && s.layout.Fingerprint != fp {
-		return 0, &nodeid.LayoutMismatchError{Stored: s.layout.Description, Want: req.Layout.Description}
+	if s.layout == nil {
+		return 0, &nodeid.UnknownNamespaceError{Namespace: "memory", Known: []string{}}
+	}
+	if fp := req.Layout.Fingerprint; fp != "" {
+		if s.layout.Fingerprint != fp {
+			return 0, &nodeid.LayoutMismatchError{Stored: s.layout.Description, Want: req.Layout.Description}
+		}
+		if err := req.CheckNode(); err != nil {
+			return 0, err
+		}
 	}
 	n := s.nodes[req.Node]
 	if s.live(n) {

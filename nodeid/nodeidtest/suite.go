@@ -134,6 +134,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 			}
 		}},
 		{name: "advance raises and never lowers", run: func(t *testing.T, s nodeid.Store) {
+			mustRelease(t, s, mustClaim(t, s, oneNode(0, 4, long))) // records the layout
 			for _, step := range []struct{ give, want int64 }{{7000, 7000}, {3000, 7000}} {
 				got, err := s.Advance(ctx(t), nodeid.AdvanceRequest{Node: 2, HWM: step.give})
 				if err != nil || got != step.want {
@@ -216,11 +217,12 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
 	}
 	t.Run("advance", func(t *testing.T) { runAdvanceTests(t, newStore) })
+	t.Run("advance refuses a node outside the layout", func(t *testing.T) { runAdvanceRangeTests(t, newStore) })
 }
 
 // runAdvanceTests checks what Advance refuses: a node a live lease holds,
 // whose holder keeps issuing below any new HWM, and an HWM computed with
-// a layout other than the namespace's.
+// a layout other than the namespace's, and a namespace never used.
 func runAdvanceTests(t *testing.T, newStore func(t *testing.T) nodeid.Store) {
 	const node, before, target = 2, 1000, 7000
 	other := nodeid.LayoutID{Fingerprint: "v1:other", Description: "other"}
@@ -229,14 +231,15 @@ func runAdvanceTests(t *testing.T, newStore func(t *testing.T) nodeid.Store) {
 		recorded bool            // a claim recorded Layout and HWM before first
 		held     bool            // and still holds the node during the advance
 		layout   nodeid.LayoutID // the request's
-		wantErr  error           // nodeid.ErrNodeHeld or ErrLayoutMismatch
+		wantErr  error           // nodeid.ErrNodeHeld, ErrLayoutMismatch or ErrUnknownNamespace
 	}{
 		{name: "a held node is a conflict until released", recorded: true, held: true, layout: Layout, wantErr: nodeid.ErrNodeHeld},
 		{name: "a held node is a conflict with no layout given", recorded: true, held: true, wantErr: nodeid.ErrNodeHeld},
 		{name: "the recorded layout is accepted", recorded: true, layout: Layout},
 		{name: "another layout is refused", recorded: true, layout: other, wantErr: nodeid.ErrLayoutMismatch},
 		{name: "an empty layout is accepted", recorded: true},
-		{name: "a namespace with no layout accepts any", layout: other},
+		{name: "a namespace never used is refused", wantErr: nodeid.ErrUnknownNamespace},
+		{name: "a namespace never used is refused whatever the layout", layout: other, wantErr: nodeid.ErrUnknownNamespace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -251,6 +254,9 @@ func runAdvanceTests(t *testing.T, newStore func(t *testing.T) nodeid.Store) {
 				}
 			}
 			req := nodeid.AdvanceRequest{Node: node, HWM: target, Layout: tt.layout}
+			if tt.layout == Layout {
+				req.Pool = 4
+			}
 			got, err := s.Advance(ctx(t), req)
 			checkAdvanceErr(t, err, tt.wantErr, node)
 			if err == nil && got != target {
@@ -278,6 +284,23 @@ func runAdvanceTests(t *testing.T, newStore func(t *testing.T) nodeid.Store) {
 	}
 }
 
+// runAdvanceRangeTests checks that Advance refuses, and writes nothing
+// for, a node outside the recorded layout's pool.
+func runAdvanceRangeTests(t *testing.T, newStore func(t *testing.T) nodeid.Store) {
+	s := newStore(t)
+	mustRelease(t, s, mustClaim(t, s, oneNode(0, 4, time.Minute)))
+	for _, node := range []uint64{4, 5000} {
+		_, err := s.Advance(ctx(t), nodeid.AdvanceRequest{Node: node, HWM: 7000, Layout: Layout, Pool: 4})
+		var re *nodeid.NodeRangeError
+		if !errors.As(err, &re) || re.Node != node || re.Pool != 4 || !errors.Is(err, nodeid.ErrNodeOutOfRange) {
+			t.Fatalf("Advance of node %d in a pool of 4: %v, want *NodeRangeError", node, err)
+		}
+	}
+	if got, err := s.Advance(ctx(t), nodeid.AdvanceRequest{Node: 3, HWM: 7000, Layout: Layout, Pool: 4}); err != nil || got != 7000 {
+		t.Fatalf("Advance of node 3 in a pool of 4 = %d, %v; want 7000", got, err)
+	}
+}
+
 // checkAdvanceErr wants err to be nil, a *nodeid.ConflictError for node,
 // or a *nodeid.LayoutMismatchError naming Layout, as want (nil,
 // ErrNodeHeld or ErrLayoutMismatch) says.
@@ -293,6 +316,11 @@ func checkAdvanceErr(t *testing.T, err, want error, node uint64) {
 	case nodeid.ErrNodeHeld:
 		if !errors.As(err, &ce) || ce.Node != node || !errors.Is(err, nodeid.ErrNodeHeld) {
 			t.Fatalf("Advance of a held node: %v, want *ConflictError for node %d", err, node)
+		}
+	case nodeid.ErrUnknownNamespace:
+		var un *nodeid.UnknownNamespaceError
+		if !errors.As(err, &un) || !errors.Is(err, nodeid.ErrUnknownNamespace) {
+			t.Fatalf("Advance in a namespace never used: %v, want *UnknownNamespaceError", err)
 		}
 	case nodeid.ErrLayoutMismatch:
 		if !errors.As(err, &lm) || lm.Stored != Layout.Description || !errors.Is(err, nodeid.ErrLayoutMismatch) {
