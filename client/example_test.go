@@ -27,7 +27,11 @@ func startServer() (addr string, stop func()) {
 	if err != nil {
 		panic(err)
 	}
-	srv := server.NewGRPC(&server.Service{Snowflake: g, Segments: alloc, SegmentStore: store})
+	s, err := server.New(server.Config{Snowflake: g, Segments: alloc, SegmentStore: store})
+	if err != nil {
+		panic(err)
+	}
+	srv := s.GRPC()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)

@@ -13,10 +13,10 @@ import (
 // advance. Nothing lowers a counter.
 
 func (h *handler) adminRoutes() {
-	h.route("GET /v1/segments", h.listTags)
-	h.route("POST /v1/segments", h.createTag)
-	h.route("PATCH /v1/segments/{tag}", h.setStep)
-	h.route("POST /v1/segments/{tag}/advance", h.advanceTag)
+	h.route("GET /v1/segments", needAdmin, h.listTags)
+	h.route("POST /v1/segments", needAdmin, h.createTag)
+	h.route("PATCH /v1/segments/{tag}", needAdmin, h.setStep)
+	h.route("POST /v1/segments/{tag}/advance", needAdmin, h.advanceTag)
 }
 
 type tagJSON struct {

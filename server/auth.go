@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/subtle"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,18 +20,23 @@ type Token struct {
 	Rate float64
 }
 
-// Auth checks bearer tokens (and Tinyid's token parameter on its routes).
-// With no tokens every request is allowed: the command permits that only
-// on loopback.
+// Auth checks bearer tokens: firn's own secrets, accepted only in the
+// Authorization header (never in a URL, where logs and proxies keep
+// them). With no tokens every request is allowed: the command permits
+// that only on loopback. Anonymous scopes let callers without any
+// credentials (Leaf's and Tinyid's clients) use chosen scopes; never
+// admin.
 type Auth struct {
-	tokens   []Token
-	mu       sync.Mutex
-	limiters map[string]*rate.Limiter
+	tokens    []Token
+	anonymous []string
+	mu        sync.Mutex
+	limiters  map[string]*rate.Limiter
 }
 
 // NewAuth returns the checker of tokens; it refuses an empty secret or an
-// unknown scope.
-func NewAuth(tokens []Token) (*Auth, error) {
+// unknown scope. anonymous lists the scopes a request without an
+// Authorization header may use (snowflake, tag:NAME, tag:*; never admin).
+func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
 	names := map[string]bool{}
 	for i, t := range tokens {
 		if t.Name == "" || names[t.Name] {
@@ -41,72 +47,96 @@ func NewAuth(tokens []Token) (*Auth, error) {
 			return nil, fmt.Errorf("server: token %d (%s) has no secret", i, t.Name)
 		}
 		for _, s := range t.Scopes {
-			if s != "snowflake" && s != "admin" && !strings.HasPrefix(s, "tag:") {
-				return nil, fmt.Errorf("server: token %s: unknown scope %q (want snowflake, admin, tag:NAME or tag:*)", t.Name, s)
+			if err := checkScope(s); err != nil {
+				return nil, fmt.Errorf("server: token %s: %w", t.Name, err)
 			}
 		}
 		if t.Rate < 0 {
 			return nil, fmt.Errorf("server: token %s: rate %g is negative", t.Name, t.Rate)
 		}
 	}
-	return &Auth{tokens: tokens, limiters: map[string]*rate.Limiter{}}, nil
+	for _, s := range anonymous {
+		if err := checkScope(s); err != nil {
+			return nil, fmt.Errorf("server: anonymous scopes: %w", err)
+		}
+		if s == "admin" {
+			return nil, fmt.Errorf("server: anonymous scopes: admin is never anonymous")
+		}
+	}
+	return &Auth{tokens: tokens, anonymous: anonymous, limiters: map[string]*rate.Limiter{}}, nil
+}
+
+// checkScope refuses a scope no route needs.
+func checkScope(s string) error {
+	if s != "snowflake" && s != "admin" && !strings.HasPrefix(s, "tag:") {
+		return fmt.Errorf("unknown scope %q (want snowflake, admin, tag:NAME or tag:*)", s)
+	}
+	return nil
 }
 
 // Enabled reports whether any token is configured.
 func (a *Auth) Enabled() bool { return a != nil && len(a.tokens) > 0 }
 
-// scopeFor returns the scope a route needs, or "" for open routes.
-func scopeFor(pattern string, r *http.Request) string {
-	route := pattern[strings.IndexByte(pattern, ' ')+1:]
-	switch {
-	case strings.HasPrefix(route, "/v1/snowflake/"), strings.HasPrefix(route, "/api/snowflake/"), route == "/decodeSnowflakeId":
-		return "snowflake"
-	case route == "/v1/segments", route == "/v1/segments/{tag}", route == "/v1/segments/{tag}/advance":
-		return "admin"
-	case strings.HasPrefix(route, "/v1/segments/{tag}/"):
-		return "tag:" + r.PathValue("tag")
-	case strings.HasPrefix(route, "/api/segment/get/"):
-		return "tag:" + r.PathValue("key")
-	case strings.HasPrefix(route, "/tinyid/"):
-		return "tag:" + r.Form.Get("bizType") // read by parseTinyidForm, within bounds
+// Anonymous returns the scopes open to requests without credentials.
+func (a *Auth) Anonymous() []string {
+	if a == nil {
+		return nil
 	}
-	return ""
+	return a.anonymous
 }
 
-// check returns the HTTP status and message refusing r, or 0.
-func (a *Auth) check(pattern string, r *http.Request) (int, string) {
-	need := scopeFor(pattern, r)
+// refusal is why a request was not allowed: its HTTP status, a message,
+// and for 429 how many seconds to wait.
+type refusal struct {
+	status     int
+	message    string
+	retryAfter int
+}
+
+// check returns why r may not use a route of scope sc, or nil.
+func (a *Auth) check(sc scope, r *http.Request) *refusal {
+	need := sc.need(r)
 	if !a.Enabled() || need == "" {
-		return 0, ""
+		return nil
 	}
-	secret := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if secret == "" && strings.HasPrefix(pattern[strings.IndexByte(pattern, ' ')+1:], "/tinyid/") {
-		secret = r.Form.Get("token")
+	h, present := r.Header["Authorization"]
+	if !present || len(h) == 0 {
+		return a.allow(need, "", false)
 	}
-	return a.allow(need, secret)
+	secret, ok := bearer(h[0])
+	if !ok {
+		return &refusal{status: http.StatusUnauthorized, message: "Authorization: want the scheme Bearer and a token (Authorization: Bearer …)"}
+	}
+	return a.allow(need, secret, true)
 }
 
-// allow checks secret against the scope need, and the token's rate.
-func (a *Auth) allow(need, secret string) (int, string) {
+// allow checks secret against the scope need, and the token's rate. A
+// request without credentials (present false) may use the anonymous
+// scopes.
+func (a *Auth) allow(need, secret string, present bool) *refusal {
 	if !a.Enabled() {
-		return 0, ""
+		return nil
 	}
-	if secret == "" {
-		return http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer …)"
+	if !present {
+		if allows(a.anonymous, need) {
+			return nil
+		}
+		return &refusal{status: http.StatusUnauthorized, message: "a bearer token is required (Authorization: Bearer …)"}
 	}
 	for _, t := range a.tokens {
 		if subtle.ConstantTimeCompare([]byte(t.Secret), []byte(secret)) != 1 {
 			continue
 		}
 		if !allows(t.Scopes, need) {
-			return http.StatusForbidden, fmt.Sprintf("token %s lacks scope %s", t.Name, need)
+			return &refusal{status: http.StatusForbidden, message: fmt.Sprintf("token %s lacks scope %s", t.Name, need)}
 		}
 		if t.Rate > 0 && !a.limiter(t).Allow() {
-			return http.StatusTooManyRequests, fmt.Sprintf("token %s is over its rate of %g requests per second", t.Name, t.Rate)
+			return &refusal{status: http.StatusTooManyRequests, retryAfter: int(math.Ceil(1 / t.Rate)),
+				message: fmt.Sprintf("token %s is over its rate of %g requests per second", t.Name, t.Rate)}
 		}
-		return 0, ""
+		return nil
 	}
-	return http.StatusUnauthorized, "unknown token"
+	return &refusal{status: http.StatusUnauthorized, message: "unknown token"}
 }
 
 func allows(scopes []string, need string) bool {

@@ -29,7 +29,7 @@ func authHandler(t *testing.T, tokens []server.Token) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return server.NewHTTP(&server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
+	return handlerOf(t, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
 }
 
 func do(h http.Handler, method, target, token, body string) *httptest.ResponseRecorder {
@@ -58,8 +58,11 @@ func TestAuthScopes(t *testing.T) {
 		{"tag scope on its tag", "GET", "/v1/segments/order/next", "o-secret", "", 200},
 		{"tag scope on another tag", "GET", "/v1/segments/user/next", "o-secret", "", 403},
 		{"tag scope on snowflake", "GET", "/v1/snowflake/next", "o-secret", "", 403},
-		{"tinyid token parameter", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=o-secret", "", "", 200},
-		{"tinyid wrong tag", "GET", "/tinyid/id/nextIdSimple?bizType=user&token=o-secret", "", "", 403},
+		{"tinyid with the header", "GET", "/tinyid/id/nextIdSimple?bizType=order", "o-secret", "", 200},
+		{"tinyid wrong tag", "GET", "/tinyid/id/nextIdSimple?bizType=user", "o-secret", "", 403},
+		// firn's secrets never travel in a URL, where logs and proxies
+		// keep them: Tinyid's token parameter is not one.
+		{"a firn secret in the URL", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=o-secret", "", "", 401},
 		{"leaf segment", "GET", "/api/segment/get/order", "o-secret", "", 200},
 		{"admin without scope", "GET", "/v1/segments", "o-secret", "", 403},
 		{"admin list", "GET", "/v1/segments", "a-secret", "", 200},
@@ -78,10 +81,72 @@ func TestAuthScopes(t *testing.T) {
 	for range 10 {
 		if w := do(h, "GET", "/v1/snowflake/next", "s-secret", ""); w.Code == 429 {
 			limited++
+			if ra := w.Header().Get("Retry-After"); ra != "1" {
+				t.Errorf("429 with Retry-After %q, want 1 (a token of 2 per second)", ra)
+			}
 		}
 	}
 	if limited == 0 {
 		t.Fatal("a token limited to 2 requests per second made 10 in a row")
+	}
+}
+
+// TestAuthorizationHeader: the scheme in any case (RFC 9110), never a
+// bare secret or another scheme.
+func TestAuthorizationHeader(t *testing.T) {
+	h := authHandler(t, []server.Token{{Name: "ids", Secret: "s-secret", Scopes: []string{"snowflake"}}})
+	for _, tt := range []struct {
+		header string
+		status int
+	}{
+		{"Bearer s-secret", 200},
+		{"bearer s-secret", 200},
+		{"BEARER  s-secret", 200},
+		{"s-secret", 401},
+		{"Basic s-secret", 401},
+		{"Bearer", 401},
+	} {
+		r := httptest.NewRequest("GET", "/v1/snowflake/next", nil)
+		r.Header.Set("Authorization", tt.header)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.status {
+			t.Errorf("Authorization: %q = %d %s, want %d", tt.header, w.Code, w.Body.String(), tt.status)
+		}
+	}
+}
+
+// TestAnonymousScopes: requests without credentials may use the scopes
+// named anonymous, and nothing else; admin is never anonymous.
+func TestAnonymousScopes(t *testing.T) {
+	tokens := []server.Token{{Name: "ops", Secret: "a-secret", Scopes: []string{"admin"}}}
+	if _, err := server.NewAuth(tokens, "admin"); err == nil {
+		t.Fatal("admin accepted as an anonymous scope")
+	}
+	auth, err := server.NewAuth(tokens, "tag:order")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
+	s := segmenttest.NewMemStore()
+	s.CreateTag(context.Background(), "order", 1, 100, "")
+	s.CreateTag(context.Background(), "user", 1, 100, "")
+	a, _ := segment.NewAllocator(s, segment.Config{})
+	t.Cleanup(func() { a.Close(context.Background()) })
+	h := handlerOf(t, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
+	for _, tt := range []struct {
+		target string
+		status int
+	}{
+		{"/tinyid/id/nextIdSimple?bizType=order", 200},
+		{"/api/segment/get/order", 200},
+		{"/api/segment/get/user", 401},
+		{"/v1/snowflake/next", 401},
+		{"/v1/segments", 401},
+	} {
+		if w := do(h, "GET", tt.target, "", ""); w.Code != tt.status {
+			t.Errorf("GET %s without credentials = %d, want %d", tt.target, w.Code, tt.status)
+		}
 	}
 }
 

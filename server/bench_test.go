@@ -29,7 +29,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
 	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake"}}})
-	firn := server.NewHTTP(&server.Service{Snowflake: g, Auth: auth})
+	firn := handlerOf(b, &server.Config{Snowflake: g, Auth: auth})
 	for _, c := range []struct {
 		name string
 		h    http.Handler
@@ -58,7 +58,7 @@ func BenchmarkGRPCStream(b *testing.B) {
 	a, _ := segment.NewAllocator(s, segment.Config{MaxStep: 1 << 30})
 	defer a.Close(context.Background())
 	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
-	srv := server.NewGRPC(&server.Service{Snowflake: g, Segments: a, SegmentStore: s})
+	srv := newGRPCServer(b, &server.Config{Snowflake: g, Segments: a, SegmentStore: s})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

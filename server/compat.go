@@ -19,14 +19,14 @@ import (
 const maxTinyidBatch = 100_000
 
 func (h *handler) compatRoutes() {
-	h.route("GET /api/segment/get/{key}", h.leafSegment)
-	h.route("GET /api/snowflake/get/{key}", h.leafSnowflake)
-	h.route("GET /decodeSnowflakeId", h.leafDecode)
+	h.route("GET /api/segment/get/{key}", tagInPath("key"), h.leafSegment)
+	h.route("GET /api/snowflake/get/{key}", needSnowflake, h.leafSnowflake)
+	h.route("GET /decodeSnowflakeId", needSnowflake, h.leafDecode)
 	for _, m := range []string{"GET", "POST"} {
-		h.routeParsed(m+" /tinyid/id/nextId", parseTinyidForm, h.tinyidNextID)
-		h.routeParsed(m+" /tinyid/id/nextIdSimple", parseTinyidForm, h.tinyidNextIDSimple)
-		h.routeParsed(m+" /tinyid/id/nextSegmentId", parseTinyidForm, h.tinyidNextSegment)
-		h.routeParsed(m+" /tinyid/id/nextSegmentIdSimple", parseTinyidForm, h.tinyidNextSegmentSimple)
+		h.routeParsed(m+" /tinyid/id/nextId", tagInForm("bizType"), parseTinyidForm, h.tinyidNextID)
+		h.routeParsed(m+" /tinyid/id/nextIdSimple", tagInForm("bizType"), parseTinyidForm, h.tinyidNextIDSimple)
+		h.routeParsed(m+" /tinyid/id/nextSegmentId", tagInForm("bizType"), parseTinyidForm, h.tinyidNextSegment)
+		h.routeParsed(m+" /tinyid/id/nextSegmentIdSimple", tagInForm("bizType"), parseTinyidForm, h.tinyidNextSegmentSimple)
 	}
 }
 

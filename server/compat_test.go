@@ -94,7 +94,7 @@ func TestTinyidSegmentOfAnExhaustedTag(t *testing.T) {
 	}
 	a, _ := segment.NewAllocator(s, segment.Config{})
 	t.Cleanup(func() { a.Close(context.Background()) })
-	h := server.NewHTTP(&server.Service{Snowflake: g, Segments: a, SegmentStore: s})
+	h := handlerOf(t, &server.Config{Snowflake: g, Segments: a, SegmentStore: s})
 	for _, route := range []string{"/tinyid/id/nextSegmentId?bizType=top", "/tinyid/id/nextSegmentIdSimple?bizType=top"} {
 		if w := get(h, "GET", route); w.Code != 503 || !strings.Contains(w.Body.String(), "exhausted") {
 			t.Fatalf("%s: %d %q; want 503 naming the exhausted tag", route, w.Code, w.Body.String())

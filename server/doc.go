@@ -1,10 +1,16 @@
-// Package server serves firn's generators over HTTP: snowflake IDs,
-// segment IDs per tag, decoding, and health. It speaks to the generators
-// through Service and imports no store; cmd/firn composes a Service from
-// the stores it configures.
+// Package server serves firn's generators over HTTP and gRPC: snowflake
+// IDs, segment IDs per tag, decoding, and health. New builds a Server from
+// a Config of the generators; it imports no store, and cmd/firn composes
+// the Config from the stores it configures.
+//
+// Every route and gRPC method declares the scope a token needs where it
+// is registered (open, snowflake, admin, or the tag the request names);
+// a route without one keeps the server from being built, and the open
+// routes are an explicit list: health, readiness, metrics, the API
+// document.
 //
 // IDs travel as JSON strings by default, since JavaScript rounds integers
 // above 2^53; ?format=number gives numbers, and Accept: text/plain one ID
 // per line. Every failure is a 4xx or 503 with a JSON body
-// {"error":{"code":"…","message":"…"}}, never a 500.
+// {"error":{"code":"…","message":"…"}}; a 500 is a bug (a panic, logged with its stack).
 package server

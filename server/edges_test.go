@@ -65,7 +65,7 @@ func (b *logBuffer) String() string {
 
 // edgeService is a ready service on a probeStore holding the tag
 // "order", with one token "s" of every scope when tokens is set.
-func edgeService(t testing.TB, tokens bool, tags ...string) (*server.Service, *probeStore, *logBuffer) {
+func edgeService(t testing.TB, tokens bool, tags ...string) (*server.Config, *probeStore, *logBuffer) {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Layout: snowflake.DefaultLayout(), Node: 7, Reservation: snowflake.Unreserved()})
 	if err != nil {
@@ -91,7 +91,7 @@ func edgeService(t testing.TB, tokens bool, tags ...string) (*server.Service, *p
 		}
 	}
 	logs := &logBuffer{}
-	svc := &server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000,
+	svc := &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000,
 		Log: slog.New(slog.NewTextHandler(logs, nil))}
 	return svc, s, logs
 }
@@ -120,7 +120,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 // or without a declared length.
 func TestTinyidReadsAtMost64KiBBeforeTheToken(t *testing.T) {
 	svc, store, _ := edgeService(t, true)
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	for _, tc := range []struct {
 		name     string
 		declared bool
@@ -156,7 +156,7 @@ func TestTinyidReadsAtMost64KiBBeforeTheToken(t *testing.T) {
 // with a valid token in it.
 func TestTinyidMultipartRefused(t *testing.T) {
 	svc, _, _ := edgeService(t, true)
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
 	_ = mw.WriteField("bizType", "order")
@@ -178,23 +178,25 @@ func TestTinyidMultipartRefused(t *testing.T) {
 // urlencoded body serve as before, the token among them.
 func TestTinyidFormStillWorks(t *testing.T) {
 	svc, _, _ := edgeService(t, true)
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	tests := []struct {
 		name, method, target, body string
 		status                     int
 	}{
-		{"query", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=s", "", 200},
-		{"form body", "POST", "/tinyid/id/nextIdSimple", "bizType=order&token=s&batchSize=2", 200},
-		{"query and body", "POST", "/tinyid/id/nextIdSimple?token=s", "bizType=order", 200},
+		{"query", "GET", "/tinyid/id/nextIdSimple?bizType=order", "", 200},
+		{"form body", "POST", "/tinyid/id/nextIdSimple", "bizType=order&batchSize=2", 200},
+		{"query and body", "POST", "/tinyid/id/nextIdSimple?batchSize=2", "bizType=order", 200},
 		{"no token", "POST", "/tinyid/id/nextIdSimple", "bizType=order", 401},
-		{"wrong token", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=x", "", 401},
-		{"bad escape", "GET", "/tinyid/id/nextIdSimple?bizType=%zz&token=s", "", 400},
+		{"bad escape", "GET", "/tinyid/id/nextIdSimple?bizType=%zz", "", 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest(tt.method, tt.target, strings.NewReader(tt.body))
 			if tt.body != "" {
 				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
+			if tt.name != "no token" {
+				r.Header.Set("Authorization", "Bearer s")
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)
@@ -210,7 +212,7 @@ func TestTinyidFormStillWorks(t *testing.T) {
 func TestEveryBodyIsCapped(t *testing.T) {
 	svc, _, _ := edgeService(t, false)
 	svc.MaxBody = 1 << 10
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	big := `{"tag":"x","step":1,"description":"` + strings.Repeat("a", 2<<10) + `"}`
 	tests := []struct {
 		name, method, target string
@@ -249,7 +251,7 @@ func TestEveryBodyIsCapped(t *testing.T) {
 // of any length cannot fill the allocator's memory of missing tags.
 func TestOverlongTagNeverReachesTheStore(t *testing.T) {
 	svc, store, _ := edgeService(t, false)
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	long := strings.Repeat("t", server.MaxTagBytes+1)
 	for _, target := range []string{
 		"/v1/segments/" + long + "/next",
@@ -279,7 +281,7 @@ func TestOverlongTagNeverReachesTheStore(t *testing.T) {
 // next scrape of /metrics (a panic in the Prometheus collector).
 func TestInvalidUTF8TagNeverPanics(t *testing.T) {
 	svc, _, logs := edgeService(t, false, "bad\xff")
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	w := get(h, "GET", "/v1/segments/bad%FF/next")
 	if w.Code >= 500 {
 		t.Fatalf("next of an invalid UTF-8 tag: %d %q", w.Code, w.Body.String())
@@ -305,7 +307,7 @@ func TestInvalidUTF8TagNeverPanics(t *testing.T) {
 // outage, and logs the panic with its stack.
 func TestPanicIs500AndLogged(t *testing.T) {
 	svc, _, logs := edgeService(t, false)
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	for _, target := range []string{"/v1/segments/boom/next", "/api/segment/get/boom", "/tinyid/id/nextId?bizType=boom"} {
 		w := get(h, "GET", target)
 		if w.Code != http.StatusInternalServerError || !strings.Contains(w.Body.String(), `"code":"internal"`) {
@@ -326,7 +328,7 @@ func TestPanicIs500AndLogged(t *testing.T) {
 // and the store down.
 func TestReadyzDoesNoStoreIO(t *testing.T) {
 	svc, store, _ := edgeService(t, false)
-	h := server.NewHTTP(svc)
+	h := handlerOf(t, svc)
 	if w := get(h, "GET", "/v1/segments/order/next"); w.Code != 200 {
 		t.Fatalf("next: %d", w.Code)
 	}

@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/firn-id/firn/firnpb"
-	"github.com/firn-id/firn/server"
 )
 
 // A ready service answers every request with a 2xx or a 4xx. The one 5xx
@@ -56,7 +55,7 @@ func FuzzHTTPRequest(f *testing.F) {
 	}
 	svc, _, logs := edgeService(f, true)
 	svc.MaxBody = 4 << 10
-	h := server.NewHTTP(svc)
+	h := handlerOf(f, svc)
 	f.Fuzz(func(t *testing.T, method, target, ctype, auth string, body []byte) {
 		r, err := http.NewRequest(method, "http://firn"+target, bytes.NewReader(body))
 		if err != nil || !strings.HasPrefix(target, "/") {
@@ -85,7 +84,7 @@ func FuzzGRPCRequest(f *testing.F) {
 	f.Add(uint8(2), "", int32(0), uint64(1<<63), "Bearer x")
 	f.Add(uint8(6), "firn.v1.Firn", int32(0), uint64(0), "")
 	svc, _, logs := edgeService(f, true)
-	srv := server.NewGRPC(svc)
+	srv := newGRPCServer(f, svc)
 	ln := bufconn.Listen(1 << 20)
 	go srv.Serve(ln)
 	f.Cleanup(srv.Stop)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -14,16 +13,8 @@ import (
 	"github.com/firn-id/firn/firnpb"
 )
 
-// NewGRPC returns a gRPC server serving svc's firnpb.Firn service, with
-// the same tokens and scopes as HTTP (metadata "authorization: Bearer …").
-// A received message is at most svc's MaxBody; a panicking handler
-// answers Internal and is logged with its stack. opts come after these
-// (a grpc.MaxRecvMsgSize among them wins); interceptors chained in opts
-// run inside the recovery and the token check.
-func NewGRPC(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
-	if svc.MaxBatch == 0 {
-		svc.MaxBatch = 10_000
-	}
+// newGRPC returns the gRPC server of svc (see Server.GRPC).
+func newGRPC(svc *service, opts ...grpc.ServerOption) *grpc.Server {
 	g := &grpcService{svc: svc}
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(svc.maxBody())),
 		grpc.ChainUnaryInterceptor(g.unaryRecover, g.unaryAuth), grpc.ChainStreamInterceptor(g.streamRecover, g.streamAuth)}, opts...)
@@ -38,7 +29,7 @@ func NewGRPC(svc *Service, opts ...grpc.ServerOption) *grpc.Server {
 // "firn.v1.Firn". Clients probe it to find servers that answer again.
 type health struct {
 	healthpb.UnimplementedHealthServer
-	svc *Service
+	svc *service
 }
 
 func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
@@ -53,7 +44,7 @@ func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*
 
 type grpcService struct {
 	firnpb.UnimplementedFirnServer
-	svc *Service
+	svc *service
 }
 
 func (g *grpcService) count(n int32) (int, error) {
@@ -155,56 +146,100 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	return nil
 }
 
-// scopeOf returns the scope a gRPC call needs.
-func scopeOf(method string, req any) string {
-	switch m := method[strings.LastIndexByte(method, '/')+1:]; m {
-	case "SegmentNext":
-		return "tag:" + req.(*firnpb.SegmentRequest).Tag
-	case "SegmentBatch":
-		return "tag:" + req.(*firnpb.SegmentBatchRequest).Tag
-	case "Stream":
-		if tag := req.(*firnpb.StreamRequest).Tag; tag != "" {
-			return "tag:" + tag
-		}
-	}
-	return "snowflake"
+// A gRPC method's scope, declared for every method the server registers
+// (firn.v1.Firn, the health service, reflection); a call to a method not
+// in grpcScopes is refused, never given a default scope.
+type grpcScope struct {
+	// need returns the scope of a call from its request message; nil for
+	// an open method.
+	need func(req any) string
+	// fromMessage: the scope depends on the first message of a stream
+	// (Stream names its tag there).
+	fromMessage bool
 }
 
-func (g *grpcService) authorize(ctx context.Context, method string, req any) error {
-	if !g.svc.Auth.Enabled() {
+func snowflakeScope(any) string { return "snowflake" }
+
+var grpcScopes = map[string]grpcScope{
+	"/firn.v1.Firn/Next":         {need: snowflakeScope},
+	"/firn.v1.Firn/Batch":        {need: snowflakeScope},
+	"/firn.v1.Firn/Decode":       {need: snowflakeScope},
+	"/firn.v1.Firn/SegmentNext":  {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentRequest).GetTag() }},
+	"/firn.v1.Firn/SegmentBatch": {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentBatchRequest).GetTag() }},
+	"/firn.v1.Firn/Stream": {fromMessage: true, need: func(req any) string {
+		if tag := req.(*firnpb.StreamRequest).GetTag(); tag != "" {
+			return "tag:" + tag
+		}
+		return "snowflake"
+	}},
+	"/grpc.health.v1.Health/Check": {}, // open, as /readyz is
+	"/grpc.health.v1.Health/Watch": {},
+}
+
+// errUndeclared refuses a method that declares no scope.
+func errUndeclared(method string) error {
+	return grpcstatus.Errorf(codes.PermissionDenied, "method %s declares no scope", method)
+}
+
+// authorize checks the call's token against the scope need.
+func (g *grpcService) authorize(ctx context.Context, need string) error {
+	if !g.svc.Auth.Enabled() || need == "" {
 		return nil
 	}
-	secret := ""
-	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get("authorization")) > 0 {
-		secret = strings.TrimPrefix(md.Get("authorization")[0], "Bearer ")
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) == 0 {
+		if no := g.svc.Auth.allow(need, "", false); no != nil {
+			return grpcError(&apiError{status: no.status, code: "unauthorized", message: no.message})
+		}
+		return nil
 	}
-	if code, msg := g.svc.Auth.allow(scopeOf(method, req), secret); code != 0 {
-		return grpcError(&apiError{status: code, code: "unauthorized", message: msg})
+	secret, ok := bearer(vals[0])
+	if !ok {
+		return grpcError(&apiError{status: 401, code: "unauthorized", message: "authorization: want the scheme Bearer and a token (authorization: Bearer …)"})
+	}
+	if no := g.svc.Auth.allow(need, secret, true); no != nil {
+		return grpcError(&apiError{status: no.status, code: "unauthorized", message: no.message})
 	}
 	return nil
 }
 
-// unaryAuth checks every call but the health check, which is open as
-// /readyz is.
+// unaryAuth checks every call against its method's declared scope.
 func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if strings.HasPrefix(info.FullMethod, "/grpc.health.v1.Health/") {
-		return next(ctx, req)
+	sc, ok := grpcScopes[info.FullMethod]
+	if !ok || sc.fromMessage {
+		return nil, errUndeclared(info.FullMethod)
 	}
-	if err := g.authorize(ctx, info.FullMethod, req); err != nil {
-		return nil, err
+	if sc.need != nil {
+		if err := g.authorize(ctx, sc.need(req)); err != nil {
+			return nil, err
+		}
 	}
 	return next(ctx, req)
 }
 
-// streamAuth checks the first message, which names the tag.
+// streamAuth checks a stream at its start, or at its first message when
+// the scope depends on it.
 func (g *grpcService) streamAuth(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-	return next(srv, &authStream{ServerStream: ss, g: g, method: info.FullMethod})
+	sc, ok := grpcScopes[info.FullMethod]
+	switch {
+	case !ok:
+		return errUndeclared(info.FullMethod)
+	case sc.need == nil:
+		return next(srv, ss)
+	case sc.fromMessage:
+		return next(srv, &authStream{ServerStream: ss, g: g, need: sc.need})
+	}
+	if err := g.authorize(ss.Context(), sc.need(nil)); err != nil {
+		return err
+	}
+	return next(srv, ss)
 }
 
 type authStream struct {
 	grpc.ServerStream
 	g       *grpcService
-	method  string
+	need    func(req any) string
 	checked bool
 }
 
@@ -214,7 +249,7 @@ func (s *authStream) RecvMsg(m any) error {
 	}
 	if !s.checked {
 		s.checked = true
-		return s.g.authorize(s.Context(), s.method, m)
+		return s.g.authorize(s.Context(), s.need(m))
 	}
 	return nil
 }

@@ -37,13 +37,13 @@ func grpcClient(t *testing.T, tokens []server.Token) firnpb.FirnClient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return firnpb.NewFirnClient(serveGRPC(t, &server.Service{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000}))
+	return firnpb.NewFirnClient(serveGRPC(t, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth, MaxBatch: 1000}))
 }
 
 // serveGRPC serves svc over gRPC on loopback and returns a connection.
-func serveGRPC(t *testing.T, svc *server.Service) *grpc.ClientConn {
+func serveGRPC(t *testing.T, svc *server.Config) *grpc.ClientConn {
 	t.Helper()
-	srv := server.NewGRPC(svc)
+	srv := newGRPCServer(t, svc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func TestGRPCHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := serveGRPC(t, &server.Service{Snowflake: g, Auth: auth, Ready: func() error {
+	conn := serveGRPC(t, &server.Config{Snowflake: g, Auth: auth, Ready: func() error {
 		if notReady.Load() {
 			return errors.New("lease lost")
 		}

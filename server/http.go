@@ -4,15 +4,13 @@ import (
 	"context"
 	_ "embed" // the OpenAPI document
 	"encoding/json"
+	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
-	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -22,34 +20,10 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-// Service is what the HTTP adapter serves.
-type Service struct {
-	// Snowflake issues snowflake IDs.
-	Snowflake *snowflake.Generator
-	// Ready reports why the node may not serve snowflake IDs (its lease
-	// lost, its HWM not ahead); nil means ready.
-	Ready func() error
-	// Segments serves segment IDs per tag.
-	Segments *segment.Allocator
-	// SegmentStore is the allocator's store: Tinyid's segment routes
-	// reserve a fresh range in it for each asking client.
-	SegmentStore segment.Store
-	// MaxBatch bounds count in batch requests. Default 10,000.
-	MaxBatch int
-	// Timeout bounds one request's wait for IDs. Default 5 s.
-	Timeout time.Duration
-	// Lease, if set, is reported in the metrics.
-	Lease Lease
-	// Auth checks bearer tokens; nil or empty allows every request.
-	Auth *Auth
-	// MaxBody bounds every request body (HTTP) and received message
-	// (gRPC), in bytes; past it the request gets 413 (ResourceExhausted).
-	// Default DefaultMaxBody, 64 KiB.
-	MaxBody int64
-	// Log receives what the service logs: panics recovered in handlers,
-	// with their stacks, and metrics that could not be gathered. Default
-	// slog.Default().
-	Log *slog.Logger
+// service is what the adapters serve: the configuration with its
+// defaults, and the node currently held.
+type service struct {
+	Config
 
 	node   atomic.Pointer[nodeState] // set by Replace
 	panics atomic.Int64              // handlers that panicked
@@ -65,18 +39,18 @@ type nodeState struct {
 // after the node's lease was lost and a node acquired again. Requests in
 // flight on the old generator finish on it; it stops at its HWM, which the
 // new lease starts past (or it holds another node).
-func (s *Service) Replace(g *snowflake.Generator, l Lease) {
+func (s *service) Replace(g *snowflake.Generator, l Lease) {
 	s.node.Store(&nodeState{gen: g, lease: l})
 }
 
-func (s *Service) generator() *snowflake.Generator {
+func (s *service) generator() *snowflake.Generator {
 	if st := s.node.Load(); st != nil {
 		return st.gen
 	}
 	return s.Snowflake
 }
 
-func (s *Service) lease() Lease {
+func (s *service) lease() Lease {
 	if st := s.node.Load(); st != nil {
 		return st.lease
 	}
@@ -88,7 +62,7 @@ func (s *Service) lease() Lease {
 // open to anyone, and a segment store that is down shows per tag in the
 // metrics (firn_segment_fetch_errors_total, firn_segment_buffered_ids)
 // and as 503 on that tag's requests once its buffers run dry.
-func (s *Service) ready() error {
+func (s *service) ready() error {
 	if s.Ready != nil {
 		if err := s.Ready(); err != nil {
 			return err
@@ -105,47 +79,63 @@ func (s *Service) ready() error {
 	return nil
 }
 
-// NewHTTP returns the HTTP handler of svc.
-func NewHTTP(svc *Service) http.Handler {
-	if svc.MaxBatch == 0 {
-		svc.MaxBatch = 10_000
-	}
-	if svc.Timeout == 0 {
-		svc.Timeout = 5 * time.Second
-	}
+// newHandler returns the HTTP handler of svc, or the error of a route
+// registered without a scope.
+func newHandler(svc *service) (*handler, error) {
 	h := &handler{svc: svc, mux: http.NewServeMux(), metrics: newMetrics(svc)}
 	issued := h.metrics.issued.WithLabelValues("snowflake", "")
 	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
-	h.mux.Handle("GET /metrics", h.metrics.handler())
-	h.route("GET /v1/snowflake/next", h.snowflakeNext)
-	h.route("GET /v1/snowflake/batch", h.snowflakeBatch)
-	h.route("GET /v1/snowflake/decode/{id}", h.decode)
-	h.route("GET /v1/segments/{tag}/next", h.segmentNext)
-	h.route("GET /v1/segments/{tag}/batch", h.segmentBatch)
-	h.route("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	h.route("GET /readyz", h.ready)
-	h.route("GET /v1/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+	metrics := h.metrics.handler()
+	h.route("GET /metrics", open, metrics.ServeHTTP)
+	h.route("GET /v1/snowflake/next", needSnowflake, h.snowflakeNext)
+	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
+	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
+	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
+	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
+	h.route("GET /healthz", open, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	h.route("GET /readyz", open, h.ready)
+	h.route("GET /v1/openapi.json", open, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
 	h.compatRoutes()
 	h.adminRoutes()
 	h.mux.HandleFunc("/", h.unrouted)
-	return h
+	if err := errors.Join(h.errs...); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
-// route registers fn behind the token check of its pattern (inside the
+// route registers fn behind the token check of its scope (inside the
 // mux, where the path's values are known).
-func (h *handler) route(pattern string, fn http.HandlerFunc) {
-	h.routeParsed(pattern, nil, fn)
+func (h *handler) route(pattern string, sc scope, fn http.HandlerFunc) {
+	h.routeParsed(pattern, sc, nil, fn)
+}
+
+// routeScopes returns every route the handler serves with the scope a token
+// needs for it ("open", "snowflake", "admin" or "tag"), for the tests
+// that hold every route to its scope.
+func (h *handler) routeScopes() map[string]string {
+	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeTag: "tag"}
+	out := map[string]string{}
+	for _, rt := range h.routes {
+		out[rt.pattern] = names[rt.scope.kind]
+	}
+	return out
 }
 
 // routeParsed registers fn behind parse and then the token check: parse
 // reads, within bounds, what the token check needs from the request
 // (Tinyid's form). A {tag} or {key} path value longer than MaxTagBytes
 // is refused before either.
-func (h *handler) routeParsed(pattern string, parse func(http.ResponseWriter, *http.Request) error, fn http.HandlerFunc) {
-	rt := &routed{h: h, pattern: pattern, parse: parse, fn: fn, observe: h.metrics.observer(pattern)}
+func (h *handler) routeParsed(pattern string, sc scope, parse func(http.ResponseWriter, *http.Request) error, fn http.HandlerFunc) {
+	if err := sc.check(pattern); err != nil {
+		h.errs = append(h.errs, err)
+		return
+	}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern)}
+	h.routes = append(h.routes, rt)
 	for _, name := range []string{"tag", "key"} {
 		if strings.Contains(pattern, "{"+name+"}") {
 			rt.tags = append(rt.tags, name)
@@ -161,6 +151,7 @@ func (h *handler) routeParsed(pattern string, parse func(http.ResponseWriter, *h
 type routed struct {
 	h       *handler
 	pattern string
+	scope   scope
 	parse   func(http.ResponseWriter, *http.Request) error
 	tags    []string // the path values that name a tag
 	fn      http.HandlerFunc
@@ -184,19 +175,24 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if status, msg := rt.h.svc.Auth.check(rt.pattern, r); status != 0 {
+	if no := rt.h.svc.Auth.check(rt.scope, r); no != nil {
 		code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
-			http.StatusTooManyRequests: "rate_limited"}[status]
-		writeErrorCode(w, status, code, msg)
+			http.StatusTooManyRequests: "rate_limited"}[no.status]
+		if no.retryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(no.retryAfter))
+		}
+		writeErrorCode(w, no.status, code, no.message)
 		return
 	}
 	rt.fn(w, r)
 }
 
 type handler struct {
-	svc     *Service
+	svc     *service
 	mux     *http.ServeMux
 	hot     *routed // GET /v1/snowflake/next, the route most requests take
+	routes  []*routed
+	errs    []error // of routes registered without a valid scope
 	metrics *metrics
 	// snowflakeIssued counts snowflake IDs, its counter resolved once.
 	snowflakeIssued func(n int)

@@ -31,7 +31,7 @@ func newHandler(t testing.TB, ready func() error) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	return server.NewHTTP(&server.Service{Snowflake: g, Segments: a, SegmentStore: s, Ready: ready, MaxBatch: 1000})
+	return handlerOf(t, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Ready: ready, MaxBatch: 1000})
 }
 
 func get(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
@@ -171,10 +171,11 @@ func (fakeLease) Err() error     { return nil }
 // generator, and readiness and metrics follow it.
 func TestReplace(t *testing.T) {
 	g1, _ := snowflake.New(snowflake.Config{Node: 1, Reservation: snowflake.Unreserved()})
-	svc := &server.Service{Snowflake: g1, Lease: fakeLease{1}}
-	h := server.NewHTTP(svc)
+	svc := &server.Config{Snowflake: g1, Lease: fakeLease{1}}
+	srv := newServer(t, svc)
+	h := srv.Handler()
 	g2, _ := snowflake.New(snowflake.Config{Node: 2, Reservation: snowflake.Unreserved()})
-	svc.Replace(g2, fakeLease{2})
+	srv.Replace(g2, fakeLease{2})
 	w := get(h, "GET", "/v1/snowflake/next?format=text")
 	id, _ := strconv.ParseUint(strings.TrimSpace(w.Body.String()), 10, 64)
 	if p, err := snowflake.DefaultLayout().Decompose(id); err != nil || p.Node != 2 {

@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultMaxBody is the largest request body the HTTP API reads, and the
-// largest gRPC message it receives, unless Service.MaxBody says
+// largest gRPC message it receives, unless Config.MaxBody says
 // otherwise: 64 KiB, far above any request of the API (an admin JSON body,
 // a Tinyid form). A body past it is refused with 413 (gRPC:
 // ResourceExhausted) without being read.
@@ -22,12 +22,7 @@ const DefaultMaxBody = 64 << 10
 const MaxTagBytes = 512
 
 // maxBody is the service's body limit.
-func (s *Service) maxBody() int64 {
-	if s.MaxBody > 0 {
-		return s.MaxBody
-	}
-	return DefaultMaxBody
-}
+func (s *service) maxBody() int64 { return s.MaxBody }
 
 // limitBody caps r's body at limit: a declared length over it is refused
 // at once, a longer body fails its reads with *http.MaxBytesError (and

@@ -38,7 +38,7 @@ type metrics struct {
 	log     *slog.Logger
 }
 
-func newMetrics(svc *Service) *metrics {
+func newMetrics(svc *service) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		log: svc.logger(),

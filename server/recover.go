@@ -16,7 +16,7 @@ import (
 // Internal) and the panic is logged at error level with its stack.
 
 // logger is the service's logger.
-func (s *Service) logger() *slog.Logger {
+func (s *service) logger() *slog.Logger {
 	if s.Log != nil {
 		return s.Log
 	}
@@ -25,7 +25,7 @@ func (s *Service) logger() *slog.Logger {
 
 // recovered logs a recovered panic v of the request named by what, with
 // the stack, counts it, and returns the error the caller answers with.
-func (s *Service) recovered(protocol, what string, v any) error {
+func (s *service) recovered(protocol, what string, v any) error {
 	s.logger().Error("panic serving a request", "protocol", protocol, "request", what,
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	s.panics.Add(1)

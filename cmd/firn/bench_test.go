@@ -35,7 +35,7 @@ import (
 )
 
 // benchService is a service with the tag "order".
-func benchService(t *testing.T) *server.Service {
+func benchService(t *testing.T) *server.Server {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
 	if err != nil {
@@ -50,16 +50,20 @@ func benchService(t *testing.T) *server.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = alloc.Close(context.Background()) })
-	return &server.Service{Snowflake: g, Segments: alloc, SegmentStore: store}
+	srv, err := server.New(server.Config{Snowflake: g, Segments: alloc, SegmentStore: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
 
 // benchServer serves HTTP and gRPC in process, with the tag "order".
 func benchServer(t *testing.T) (httpURL, grpcAddr string) {
 	t.Helper()
 	svc := benchService(t)
-	hs := httptest.NewServer(server.NewHTTP(svc))
+	hs := httptest.NewServer(svc.Handler())
 	t.Cleanup(hs.Close)
-	return hs.URL, serveGRPC(t, server.NewGRPC(svc))
+	return hs.URL, serveGRPC(t, svc.GRPC())
 }
 
 // serveGRPC serves gs on a loopback port until the test ends.
@@ -369,12 +373,12 @@ func benchCert(t *testing.T) (cert tls.Certificate, caFile string) {
 func TestBenchTLS(t *testing.T) {
 	cert, caFile := benchCert(t)
 	svc := benchService(t)
-	hs := httptest.NewUnstartedServer(server.NewHTTP(svc))
+	hs := httptest.NewUnstartedServer(svc.Handler())
 	hs.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 	hs.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
 	hs.StartTLS()
 	t.Cleanup(hs.Close)
-	grpcAddr := serveGRPC(t, server.NewGRPC(svc, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))))
+	grpcAddr := serveGRPC(t, svc.GRPC(grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))))
 	targets := []struct {
 		name string
 		args []string

@@ -105,6 +105,8 @@ type serveOptions struct {
 	lease    nodeid.Config
 	floor    uint64
 	tokens   []server.Token
+	// anonymous are the scopes open to requests without credentials.
+	anonymous []string
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
 	// cfg is the file and environment the options came from.
@@ -126,7 +128,8 @@ func parseServe(args []string) (o serveOptions, err error) {
 	for _, t := range cfg.Auth.Tokens {
 		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
 	}
-	if _, err := server.NewAuth(o.tokens); err != nil {
+	o.anonymous = cfg.Auth.Anonymous
+	if _, err := server.NewAuth(o.tokens, o.anonymous...); err != nil {
 		return o, usagef("config: auth.tokens: %s", err)
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -296,14 +299,20 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	auth, _ := server.NewAuth(o.tokens) // checked by parseServe
-	svc := &server.Service{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch}
-	srv := &http.Server{Handler: server.NewHTTP(svc), ReadHeaderTimeout: 5 * time.Second}
+	auth, _ := server.NewAuth(o.tokens, o.anonymous...) // checked by parseServe
+	svc, err := server.New(server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch, Log: log})
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	scheme := "http"
 	if o.tlsCert != "" {
 		scheme = "https"
 	}
 	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", lease.Node(), "layout", l.String())
+	if auth.Enabled() && len(o.anonymous) > 0 {
+		log.Warn("anonymous access: requests without credentials may use these scopes", "scopes", strings.Join(o.anonymous, ","))
+	}
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
@@ -325,7 +334,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			}
 			opts = append(opts, grpc.Creds(creds))
 		}
-		gsrv := server.NewGRPC(svc, opts...)
+		gsrv := svc.GRPC(opts...)
 		defer gsrv.GracefulStop()
 		go func() { done <- gsrv.Serve(gln) }()
 		log.Info("serving gRPC", "addr", gln.Addr().String())

@@ -34,6 +34,10 @@ type Config struct {
 // request, and only on loopback. Tokens come from the file only.
 type Auth struct {
 	Tokens []Token `yaml:"tokens" flag:"-"`
+	// Anonymous lists the scopes a request without credentials may use
+	// while tokens are configured (snowflake, tag:NAME, tag:*; never
+	// admin): Leaf's and Tinyid's clients send none. Logged at start.
+	Anonymous []string `yaml:"anonymous" flag:"-"`
 }
 
 // Token is one bearer token.

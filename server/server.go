@@ -1,0 +1,129 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// The limits and defaults of the API, in the one place they are typed;
+// configuration and flags read them from here.
+const (
+	// DefaultMaxBatch is the largest count of a batch request unless
+	// Config.MaxBatch says otherwise.
+	DefaultMaxBatch = 10_000
+	// MaxBatchLimit is the largest MaxBatch a server accepts.
+	MaxBatchLimit = 1_000_000
+	// DefaultTimeout bounds one request's wait for IDs from a store.
+	DefaultTimeout = 5 * time.Second
+)
+
+// Config is what a Server serves. Its zero value is not usable: Snowflake
+// is required. Every other field's zero value means its default.
+type Config struct {
+	// Snowflake issues snowflake IDs. Required.
+	Snowflake *snowflake.Generator
+	// Lease, if set, is the node's lease: readiness and metrics read it.
+	Lease Lease
+	// Ready reports why the node may not serve (nil: ready), besides the
+	// lease. It must do no I/O.
+	Ready func() error
+	// Segments serves segment IDs per tag; nil serves none.
+	Segments *segment.Allocator
+	// SegmentStore is the allocator's store: the admin API and Tinyid's
+	// segment routes use it.
+	SegmentStore segment.Store
+	// Auth checks bearer tokens; nil or empty allows every request.
+	Auth *Auth
+	// MaxBatch bounds count in batch requests: 1 to MaxBatchLimit.
+	// Default DefaultMaxBatch.
+	MaxBatch int
+	// MaxBody bounds every request body (HTTP) and received message
+	// (gRPC), in bytes; past it the request gets 413 (ResourceExhausted).
+	// Default DefaultMaxBody.
+	MaxBody int64
+	// Timeout bounds one request's wait for IDs. Default DefaultTimeout.
+	Timeout time.Duration
+	// Log receives what the server logs: panics recovered in handlers,
+	// with their stacks, and metrics that could not be gathered. Default
+	// slog.Default().
+	Log *slog.Logger
+}
+
+// ErrConfig is matched by the errors of a Config that New refuses.
+var ErrConfig = errors.New("server: invalid configuration")
+
+// validate fills the defaults of c and refuses what cannot serve.
+func (c Config) validate() (Config, error) {
+	fail := func(format string, args ...any) (Config, error) {
+		return c, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	if c.MaxBatch == 0 {
+		c.MaxBatch = DefaultMaxBatch
+	}
+	if c.MaxBody == 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	switch {
+	case c.Snowflake == nil:
+		return fail("no snowflake generator")
+	case c.MaxBatch < 1 || c.MaxBatch > MaxBatchLimit:
+		return fail("max batch %d: want 1 to %d", c.MaxBatch, MaxBatchLimit)
+	case c.MaxBody < 1:
+		return fail("max body %d: want at least 1 byte", c.MaxBody)
+	case c.Timeout < 0:
+		return fail("timeout %s is negative", c.Timeout)
+	case (c.Segments == nil) != (c.SegmentStore == nil):
+		return fail("segments and their store go together")
+	}
+	return c, nil
+}
+
+// Server serves one node's generators over HTTP and gRPC.
+type Server struct {
+	svc  *service
+	http *handler
+}
+
+// New validates cfg and returns a server. It does no I/O and starts no
+// goroutines. Every route and gRPC method declares its scope; one that
+// does not is refused here.
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	svc := &service{Config: cfg}
+	h, err := newHandler(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{svc: svc, http: h}, nil
+}
+
+// Handler returns the HTTP API.
+func (s *Server) Handler() http.Handler { return s.http }
+
+// GRPC returns a gRPC server of the firn.v1.Firn service and the standard
+// health service, with the same tokens and scopes as HTTP (metadata
+// "authorization: Bearer …"). A received message is at most MaxBody; a
+// panicking handler answers Internal and is logged with its stack. opts
+// come after these (a grpc.MaxRecvMsgSize among them wins); interceptors
+// chained in opts run inside the recovery and the token check.
+func (s *Server) GRPC(opts ...grpc.ServerOption) *grpc.Server { return newGRPC(s.svc, opts...) }
+
+// Replace installs a generator and its lease in place of the current ones,
+// after the node's lease was lost and a node acquired again. Requests in
+// flight on the old generator finish on it; it stops at its HWM, which the
+// new lease starts past (or it holds another node).
+func (s *Server) Replace(g *snowflake.Generator, l Lease) { s.svc.Replace(g, l) }
