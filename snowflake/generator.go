@@ -169,11 +169,14 @@ func newGenerator(cfg Config, clk clock) (*Generator, error) {
 	g.start = time.Now()
 	// Compared as times first: an epoch past 2262 has no nanosecond
 	// Unix time, and the wall clock is then behind it anyway.
-	if wall := time.Unix(0, g.wallNs()); g.layout.Epoch.After(wall) {
+	// The wall clock is read once: a step between two readings could
+	// put the start before the epoch after the check.
+	wallNs := g.wallNs()
+	if wall := time.Unix(0, wallNs); g.layout.Epoch.After(wall) {
 		return nil, &ClockBehindError{Last: g.layout.Epoch, Now: wall}
 	}
 	g.epochNs = g.layout.Epoch.UnixNano()
-	g.base = g.wallNs() - g.epochNs
+	g.base = wallNs - g.epochNs
 	// The reservation is bound last: a generator refused here leaves it
 	// free for the next attempt.
 	if err := g.startAt(cfg); err != nil {
@@ -335,8 +338,8 @@ func (g *Generator) nowNs() int64 {
 
 // at returns the generator's time at monotonic time mono.
 func (g *Generator) at(mono int64) int64 {
-	s := g.base + g.offset.Load()
-	if mono > math.MaxInt64-s {
+	s := g.base + g.offset.Load() // never negative: base ≥ 0 (New), offset ≥ 0 (sync)
+	if s > 0 && mono > math.MaxInt64-s {
 		return math.MaxInt64
 	}
 	return s + mono
@@ -404,19 +407,36 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 // contended mode ends.
 const quietRun = 4096
 
+//
+// The mutex is held only around taking a slot, never while waiting for
+// the clock or the reservation: a caller that must wait releases it and
+// waits on its own context, so queued callers are never held a tick.
 func (g *Generator) nextLocked(ctx context.Context) (int64, error) {
-	if g.mu.TryLock() {
-		g.quiet++
-		if g.quiet >= quietRun {
+	for {
+		if g.mu.TryLock() {
+			g.quiet++
+			if g.quiet >= quietRun {
+				g.quiet = 0
+				g.contended.Store(false)
+			}
+		} else {
+			g.mu.Lock()
 			g.quiet = 0
-			g.contended.Store(false)
 		}
-	} else {
-		g.mu.Lock()
-		g.quiet = 0
+		now := g.nowNs()
+		old := g.state.Load()
+		slot := g.advance(old, now)
+		if g.issuable(slot>>g.seqBits, now) && g.state.CompareAndSwap(old, slot+1) {
+			g.mu.Unlock()
+			return int64(g.compose(slot)), nil
+		}
+		g.mu.Unlock()
+		if !g.issuable(slot>>g.seqBits, now) {
+			if _, err := g.slow(ctx, slot>>g.seqBits, now); err != nil {
+				return 0, err
+			}
+		}
 	}
-	defer g.mu.Unlock()
-	return g.nextCAS(ctx, g.nowNs())
 }
 
 // nextCAS takes one slot with a compare-and-swap loop: the free slot, or
@@ -517,22 +537,38 @@ func (g *Generator) slow(ctx context.Context, tick uint64, now int64) (int64, er
 	if tick > g.maxTick {
 		return now, fmt.Errorf("%w (last tick starts %s)", ErrLayoutExhausted, g.layout.TickTime(g.maxTick).Format(time.RFC3339Nano))
 	}
+	due, pastLimit := g.due(tick), false
 	if int64(tick) > g.limit.Load() && int64(tick) > g.refreshLimit() {
-		return now, g.notServing(tick)
+		start := int64(tick) * g.tickNs
+		if start <= now {
+			return now, g.notServing(tick)
+		}
+		// A borrowed tick past the reservation: borrowing stops there,
+		// and the call waits for the clock to reach the tick (the
+		// reservation moves ahead with it) rather than fail.
+		due, pastLimit = start, true
 	}
-	due := g.due(tick)
 	if due <= now {
 		return now, nil
 	}
-	if wait := due - now; wait > g.maxWaitNs {
-		return now, &ClockBehindError{Last: g.layout.TickTime(tick), Now: g.layout.Epoch.Add(time.Duration(now))}
+	// The caller's reading may be stale (it was preempted while others
+	// moved the counter on): judge the wait by the clock as it is now.
+	if now = g.nowNs(); due <= now {
+		return now, nil
+	}
+	wait := due - now
+	if wait > g.maxWaitNs {
+		if !pastLimit {
+			return now, &ClockBehindError{Last: g.layout.TickTime(tick), Now: g.layout.Epoch.Add(time.Duration(now))}
+		}
+		wait = g.maxWaitNs // and look again
 	}
 	select {
 	case <-ctx.Done():
 		return now, ctx.Err()
 	default:
 	}
-	if err := g.pause(ctx, time.Duration(due-now)); err != nil {
+	if err := g.pause(ctx, time.Duration(wait)); err != nil {
 		return now, err
 	}
 	return g.nowNs(), nil

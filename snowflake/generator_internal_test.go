@@ -542,3 +542,135 @@ func TestRefusedNewLeavesReservationUnbound(t *testing.T) {
 		t.Fatalf("second attempt: %v", err)
 	}
 }
+
+// blockingClock's pause blocks until released, as a long sleep would.
+type blockingClock struct {
+	*fakeClock
+	paused  chan struct{}
+	release chan struct{}
+}
+
+func (c *blockingClock) pause(d time.Duration) {
+	c.paused <- struct{}{}
+	<-c.release
+	c.fakeClock.pause(d)
+}
+
+// In contended mode a caller waiting for the next tick held the mutex
+// while it slept, so a caller queued behind it could not leave when its
+// context ended. The wait now happens outside the mutex.
+func TestContendedWaitHoldsNoLock(t *testing.T) {
+	clk := &blockingClock{fakeClock: newFakeClock(t0), paused: make(chan struct{}), release: make(chan struct{})}
+	l := Layout{Epoch: t0.Add(-time.Hour), Tick: 10 * time.Millisecond, TimeBits: 40, SequenceBits: 0}
+	g := mustGen(t, Config{Layout: l}, clk.fakeClock)
+	g.clk = clk
+	g.contended.Store(true)
+	if _, err := g.Next(context.Background()); err != nil { // the tick's only ID
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := g.Next(context.Background()); done <- err }()
+	<-clk.paused // the first caller sleeps until the next tick
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := callReturns(t, func() (int64, error) { return g.Next(ctx) }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("queued caller = %v, want context.Canceled", err)
+	}
+	close(clk.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stepClock steps the wall clock back 2 ms at its second reading.
+type stepClock struct {
+	*fakeClock
+	reads atomic.Int64
+}
+
+func (c *stepClock) wall() int64 {
+	if c.reads.Add(1) == 2 {
+		c.fakeClock.wallNs.Add(-int64(2 * time.Millisecond))
+	}
+	return c.fakeClock.wall()
+}
+
+// A wall clock stepped back between two readings in New put the start
+// before the epoch, and the clock saturated at 292 years: the lease would
+// have moved the HWM there. New reads the wall clock once.
+func TestWallStepInsideNew(t *testing.T) {
+	l := Layout{Epoch: t0.Add(-time.Millisecond), Tick: time.Millisecond, TimeBits: 41, SequenceBits: 12}
+	res := unlimited()
+	g, err := newGenerator(Config{Layout: l, Reservation: res}, &stepClock{fakeClock: newFakeClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Next(context.Background()); err != nil {
+		t.Fatalf("Next one millisecond into the layout: %v", err)
+	}
+	if got := time.UnixMilli(res.now()); got.Sub(t0) > time.Second {
+		t.Fatalf("the generator tells its lease the time is %s", got.UTC())
+	}
+}
+
+// stallClock stops its first armed monotonic reading until released: the
+// caller holding it is preempted while others move on.
+type stallClock struct {
+	*fakeClock
+	armed   atomic.Bool
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (c *stallClock) mono() int64 {
+	v := c.fakeClock.mono()
+	if c.armed.CompareAndSwap(true, false) {
+		c.read <- struct{}{}
+		<-c.release
+	}
+	return v
+}
+
+// A caller whose clock reading went stale while others moved the counter
+// to a later tick was told the clock is behind.
+func TestStaleReadingIsNotClockBehind(t *testing.T) {
+	clk := &stallClock{fakeClock: newFakeClock(t0), read: make(chan struct{}), release: make(chan struct{})}
+	g, err := newGenerator(Config{Layout: twitter(), Reservation: unlimited(), MaxWait: time.Millisecond}, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk.armed.Store(true)
+	done := make(chan error, 1)
+	go func() { _, err := g.Next(ctx); done <- err }()
+	<-clk.read
+	clk.advance(5 * time.Millisecond)
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(clk.release)
+	if err := <-done; err != nil {
+		t.Fatalf("Next after a stale reading = %v", err)
+	}
+}
+
+// Borrowing up to a healthy reservation's limit waits for the clock
+// instead of reporting the node not serving.
+func TestBorrowStopsAtTheLimitAndWaits(t *testing.T) {
+	clk := newFakeClock(t0)
+	res := &fakeReservation{}
+	res.limit.Store(t0.UnixMilli() + 100)
+	g := mustGen(t, Config{Layout: twitter(), Reservation: res, Exhausted: Borrow}, clk)
+	dst := make([]int64, 4096*200) // 200 ms of IDs: past the 100 ms reserved
+	n, err := g.NextN(context.Background(), dst)
+	if errors.Is(err, ErrNotServing) && clk.pauses.Load() == 0 {
+		t.Fatalf("a borrowing burst: %v after %d IDs without waiting for the clock", err, n)
+	}
+	// Once the clock itself reaches the limit, the node is not serving.
+	if !errors.Is(err, ErrNotServing) || n < 4096*100 {
+		t.Fatalf("NextN = %d, %v; want the 100 reserved ms of IDs, then ErrNotServing at the limit", n, err)
+	}
+}

@@ -265,7 +265,7 @@ func (h *history) step(s *script, g *Generator, clk *fakeClock, res *propReserva
 		return nil
 	}
 	res.extend(int64(s.n(uint64(4*h.l.tickMS()) + 100)))
-	nowBefore := g.nowNs()
+	nowBefore, offBefore := g.nowNs(), g.offset.Load()
 	past := nowBefore >= int64(g.maxTick+1)*tickNs
 	limit := res.Limit()
 	dst := make([]int64, s.n(300)+1)
@@ -283,7 +283,7 @@ func (h *history) step(s *script, g *Generator, clk *fakeClock, res *propReserva
 		return fmt.Errorf("clock past the last tick: got %d IDs and %v, want ErrLayoutExhausted", n, err)
 	}
 	for _, id := range dst[:n] {
-		if err := h.check(g, id, nowBefore, limit, res.Limit()); err != nil {
+		if err := h.check(g, id, nowBefore, offBefore, limit, res.Limit()); err != nil {
 			return err
 		}
 	}
@@ -297,7 +297,7 @@ func (h *history) step(s *script, g *Generator, clk *fakeClock, res *propReserva
 }
 
 // check holds one issued ID to the properties.
-func (h *history) check(g *Generator, id, nowBefore, limitBefore, limitAfter int64) error {
+func (h *history) check(g *Generator, id, nowBefore, offBefore, limitBefore, limitAfter int64) error {
 	if id < 0 {
 		return fmt.Errorf("negative ID %d", id)
 	}
@@ -312,7 +312,7 @@ func (h *history) check(g *Generator, id, nowBefore, limitBefore, limitAfter int
 		return fmt.Errorf("ID %d: tick %d past the last tick %d", id, p.Tick, g.maxTick)
 	case h.l.Epoch.UnixMilli()+int64(p.Tick+1)*h.l.tickMS() > max(limitBefore, limitAfter):
 		return fmt.Errorf("ID %d: tick %d ends after the HWM %d", id, p.Tick, limitAfter)
-	case int64(p.Tick)*int64(h.l.Tick)-g.borrowNs-shedTolerance(g) > max(nowBefore, g.nowNs()):
+	case int64(p.Tick)*int64(h.l.Tick)-g.borrowNs-max(0, offBefore-g.offset.Load()) > max(nowBefore, g.nowNs()):
 		return fmt.Errorf("ID %d: tick %d ahead of the clock (%d ns since the epoch) by more than borrowing allows", id, p.Tick, max(nowBefore, g.nowNs()))
 	}
 	cur := [2]uint64{p.Tick, p.Sequence}
@@ -325,11 +325,6 @@ func (h *history) check(g *Generator, id, nowBefore, limitBefore, limitAfter int
 	h.any, h.last, h.lastID = true, cur, id
 	return nil
 }
-
-// shedTolerance is how far one sync may set the generator's clock back
-// while it sheds a lead over the wall clock: the tick counter never goes
-// back, the clock reading may, by at most this.
-func shedTolerance(g *Generator) int64 { return int64(float64(maxSyncSpan) * g.rate) }
 
 func timeAboveSequence(l Layout) bool {
 	for _, p := range l.order() {
