@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/firnpb"
@@ -21,6 +22,7 @@ func newGRPC(svc *service, opts ...grpc.ServerOption) *grpc.Server {
 	s := grpc.NewServer(opts...)
 	firnpb.RegisterFirnServer(s, g)
 	healthpb.RegisterHealthServer(s, &health{svc: svc})
+	reflection.Register(s)
 	return s
 }
 
@@ -174,7 +176,12 @@ var grpcScopes = map[string]grpcScope{
 	}},
 	"/grpc.health.v1.Health/Check": {}, // open, as /readyz is
 	"/grpc.health.v1.Health/Watch": {},
+	// Reflection describes the API to tools such as grpcurl: admin.
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {need: adminScope},
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {need: adminScope},
 }
+
+func adminScope(any) string { return "admin" }
 
 // errUndeclared refuses a method that declares no scope.
 func errUndeclared(method string) error {

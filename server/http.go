@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -92,7 +93,8 @@ func newHandler(svc *service) (*handler, error) {
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
-	h.route("GET /healthz", open, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	healthz := []byte("ok " + buildinfo.Read().String() + "\n")
+	h.route("GET /healthz", open, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(healthz) })
 	h.route("GET /readyz", open, h.ready)
 	h.route("GET /v1/openapi.json", open, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

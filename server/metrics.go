@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/segment"
 )
 
@@ -57,7 +58,8 @@ func newMetrics(svc *service) *metrics {
 			func() float64 { return float64(svc.panics.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "firn_metrics_dropped_total",
 			Help: "Series left out of the metrics because a label value could not be written (two tags the same once escaped)."},
-			func() float64 { return float64(m.dropped.Load()) }))
+			func() float64 { return float64(m.dropped.Load()) }),
+		buildInfo())
 	if g := svc.Snowflake; g != nil {
 		end := g.Layout().Capacity().Last.Add(g.Layout().Tick)
 		m.reg.MustRegister(
@@ -223,3 +225,14 @@ func (m *metrics) observer(route string) func(w http.ResponseWriter, r *http.Req
 
 // statusWriters recycles the writers that note a response's status.
 var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
+
+// buildInfo is the constant series firn_build_info{version, commit,
+// go_version} 1, which dashboards join on to show what is running.
+func buildInfo() prometheus.Collector {
+	bi := buildinfo.Read()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "firn_build_info",
+		Help:        "The running build: its module version, VCS commit and Go version. Always 1.",
+		ConstLabels: prometheus.Labels{"version": labelValue(bi.Version), "commit": labelValue(bi.Commit), "go_version": bi.GoVersion}})
+	g.Set(1)
+	return g
+}

@@ -196,10 +196,25 @@ func TestEveryGRPCMethodDeclaresItsScope(t *testing.T) {
 	if grpcstatus.Code(err) != codes.PermissionDenied || called {
 		t.Fatalf("undeclared unary method: %v (handler called: %v), want PermissionDenied", err, called)
 	}
-	err = g.streamAuth(nil, nil, &grpc.StreamServerInfo{FullMethod: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"},
+	err = g.streamAuth(nil, nil, &grpc.StreamServerInfo{FullMethod: "/firn.v1.Firn/UndeclaredStream"},
 		func(any, grpc.ServerStream) error { called = true; return nil })
 	if grpcstatus.Code(err) != codes.PermissionDenied || called {
 		t.Fatalf("undeclared stream method: %v (handler called: %v), want PermissionDenied", err, called)
+	}
+	// Reflection is behind the admin scope.
+	reflect := &grpc.StreamServerInfo{FullMethod: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"}
+	for _, tt := range []struct {
+		auth string
+		want codes.Code
+	}{{"", codes.Unauthenticated}, {"Bearer order-secret", codes.PermissionDenied}, {"Bearer admin-secret", codes.OK}} {
+		ctx := context.Background()
+		if tt.auth != "" {
+			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", tt.auth))
+		}
+		err := g.streamAuth(nil, ctxStream{ctx: ctx}, reflect, func(any, grpc.ServerStream) error { return nil })
+		if grpcstatus.Code(err) != tt.want {
+			t.Errorf("reflection with %q: %v, want %s", tt.auth, err, tt.want)
+		}
 	}
 	// A declared method is checked against its scope.
 	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "bearer order-secret"))
@@ -233,3 +248,11 @@ func TestBearer(t *testing.T) {
 		})
 	}
 }
+
+// ctxStream is a server stream that only has a context.
+type ctxStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s ctxStream) Context() context.Context { return s.ctx }

@@ -42,6 +42,7 @@ func commands() []command {
 		{"schema", "print the SQL tables", schemaUsage, runSchema},
 		{"bench", "load a firn (or Leaf, Tinyid) server and check what it returns", benchUsage, runBench},
 		{"admin", "administer a store: advance a node's HWM after a restore", adminUsage, runAdmin},
+		{"version", "print the version, commit and Go version of this binary", versionUsage, runVersion},
 	}
 }
 
@@ -68,6 +69,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	name := args[0]
 	switch name {
+	case "--version", "-version":
+		name = "version"
+		args = []string{"version"}
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
 			if c, ok := lookup(args[1]); ok {

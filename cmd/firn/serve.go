@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
@@ -30,7 +33,8 @@ var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--node N] [st
 
 Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
 stops accepting, finishes requests in flight, and releases its node (the
-HWM stays). A node whose lease is lost stops at its HWM, reports not ready,
+HWM stays). SIGHUP is logged and ignored: nothing reloads in a running
+process (a reloaded layout, namespace, node or store could repeat IDs). A node whose lease is lost stops at its HWM, reports not ready,
 and is acquired again (perhaps another node). With no flags it needs no
 outside service: the local data
 directory holds its node's HWM and its segment tags, and it listens on
@@ -50,7 +54,11 @@ default would issue the same IDs.
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
   --tls-cert FILE, --tls-key FILE
-                     serve HTTPS with this PEM certificate and key
+                     serve HTTPS (and gRPC over TLS) with this PEM certificate
+                     and key, read before any store is opened
+  --log-level L      debug, info (default), warn or error
+  --log-format F     auto (default: text on a terminal, JSON otherwise),
+                     text or json
 Tokens and scopes (auth.tokens) come from the configuration file; without
 them every request is allowed, so firn serve stays on loopback. So does a
 set of segment databases serving every tag together (segments.stores: store
@@ -105,6 +113,10 @@ type serveOptions struct {
 	lease    nodeid.Config
 	floor    uint64
 	tokens   []server.Token
+	// logLevel and logFormat say how to log (newLogger).
+	logLevel, logFormat string
+	// tls is the loaded certificate and key, or nil.
+	tls *tls.Config
 	// anonymous are the scopes open to requests without credentials.
 	anonymous []string
 	// segmentsOff, when set, is why segment mode is refused.
@@ -149,6 +161,8 @@ func parseServe(args []string) (o serveOptions, err error) {
 	fs.Uint64Var(&o.floor, "floor", 0, "")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "")
+	fs.StringVar(&o.logLevel, "log-level", "info", "")
+	fs.StringVar(&o.logFormat, "log-format", "auto", "")
 	rest, err := parseFlags(fs, append(cfgArgs, args...))
 	if err != nil {
 		return o, err
@@ -182,6 +196,19 @@ func parseServe(args []string) (o serveOptions, err error) {
 	}
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return o, usagef("--tls-cert and --tls-key go together")
+	}
+	// Files are read now, before any store is opened or node claimed: a
+	// missing key is bad input, not a server that fails after announcing
+	// itself.
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return o, usagef("--tls-cert %s, --tls-key %s: %s", o.tlsCert, o.tlsKey, err)
+		}
+		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	if _, err := newLogger(o.logLevel, o.logFormat); err != nil {
+		return o, err
 	}
 	if o.layout, err = lf.layout(); err != nil {
 		return o, err
@@ -269,7 +296,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		defer gln.Close()
 	}
-	log := newLogger()
+	log, _ := newLogger(o.logLevel, o.logFormat) // checked by parseServe
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	nodes, segs, closeStores, err := openRetrying(ctx, sf, log)
 	if err != nil {
 		return err
@@ -304,12 +334,13 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls}
 	scheme := "http"
-	if o.tlsCert != "" {
+	if o.tls != nil {
 		scheme = "https"
 	}
-	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "node", lease.Node(), "layout", l.String())
+	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", lease.Node(),
+		"layout", l.String(), "version", buildinfo.Read().String())
 	if auth.Enabled() && len(o.anonymous) > 0 {
 		log.Warn("anonymous access: requests without credentials may use these scopes", "scopes", strings.Join(o.anonymous, ","))
 	}
@@ -319,20 +350,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	fmt.Fprintf(stdout, "firn serving on %s://%s (node %d)\n", scheme, ln.Addr(), lease.Node())
 	done := make(chan error, 2)
 	go func() {
-		if o.tlsCert != "" {
-			done <- srv.ServeTLS(ln, o.tlsCert, o.tlsKey)
+		if o.tls != nil {
+			done <- srv.ServeTLS(ln, "", "")
 			return
 		}
 		done <- srv.Serve(ln)
 	}()
 	if gln != nil {
 		var opts []grpc.ServerOption
-		if o.tlsCert != "" {
-			creds, err := credentials.NewServerTLSFromFile(o.tlsCert, o.tlsKey)
-			if err != nil {
-				return fmt.Errorf("gRPC TLS: %w", err)
-			}
-			opts = append(opts, grpc.Creds(creds))
+		if o.tls != nil {
+			opts = append(opts, grpc.Creds(credentials.NewTLS(o.tls)))
 		}
 		gsrv := svc.GRPC(opts...)
 		defer gsrv.GracefulStop()
@@ -355,6 +382,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			svc.Replace(g, next)
 			lease = next
 			log.Info("serving again", "node", lease.Node())
+		case <-hup:
+			// Nothing reloads in a running process: a reloaded layout,
+			// namespace, node or store would be a path to duplicates.
+			log.Warn("SIGHUP ignored: firn serve reloads nothing; restart it to change its configuration")
 		case <-ctx.Done():
 			log.Info("stopping: finishing requests in flight")
 			stop = true
@@ -497,14 +528,27 @@ func checkFloor(g *snowflake.Generator, floor uint64) error {
 // logOutput is where firn serve logs; tests replace it.
 var logOutput io.Writer = os.Stderr
 
-// newLogger logs as text to a terminal and as JSON otherwise, with every
-// password the command has seen scrubbed.
-func newLogger() *slog.Logger {
-	opts := &slog.HandlerOptions{ReplaceAttr: scrubAttr}
-	if f, ok := logOutput.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return slog.New(slog.NewTextHandler(logOutput, opts))
-		}
+// newLogger logs at level (debug, info, warn, error) in format: text,
+// JSON, or auto (text to a terminal, JSON otherwise), with every password
+// the command has seen scrubbed.
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil || !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(level)) {
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewJSONHandler(logOutput, opts))
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: scrubAttr}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(logOutput, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(logOutput, opts)), nil
+	case "auto":
+		if f, ok := logOutput.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				return slog.New(slog.NewTextHandler(logOutput, opts)), nil
+			}
+		}
+		return slog.New(slog.NewJSONHandler(logOutput, opts)), nil
+	}
+	return nil, usagef("--log-format %q: want auto, text or json", format)
 }

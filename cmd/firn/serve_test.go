@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,9 +17,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -344,4 +350,98 @@ func TestServeOffLoopbackLocalSegments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeAsADaemon: the version on /healthz and in the metrics, the
+// start-up log naming store, node and layout, and SIGHUP logged and
+// ignored, the server still serving.
+func TestServeAsADaemon(t *testing.T) {
+	var logs syncBuffer
+	old := logOutput
+	logOutput = &logs
+	t.Cleanup(func() { logOutput = old })
+	addr, dir := freePort(t), t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--http", addr, "--grpc", "off", "--data-dir", dir, "--log-format", "json", "--log-level", "debug"}, io.Discard)
+	}()
+	base := "http://" + addr
+	waitReady(t, base, done)
+	if h := fetch(t, base+"/healthz"); !strings.HasPrefix(h, "ok firn ") || !strings.Contains(h, runtime.Version()) {
+		t.Fatalf("/healthz = %q, want ok and the version", h)
+	}
+	if m := fetch(t, base+"/metrics"); !strings.Contains(m, "firn_build_info{") {
+		t.Fatal("no firn_build_info in /metrics")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(logs.String(), "SIGHUP ignored") {
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended on SIGHUP: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	waitReady(t, base, done)
+	start := logs.String()
+	for _, want := range []string{`"msg":"serving"`, `"store":"local data directory"`, `"node":0`, `"layout":"firn`, `"version":"firn `} {
+		if !strings.Contains(start, want) {
+			t.Errorf("start-up log lacks %s:\n%s", want, start)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServeRefusesBadFilesAndLogSettingsBeforeAnyState: TLS files that do
+// not load and unknown log settings are bad input for serve and config
+// check alike, found before the data directory is touched.
+func TestServeRefusesBadFilesAndLogSettingsBeforeAnyState(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.pem")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"missing TLS files", []string{"--tls-cert", missing, "--tls-key", missing}, "--tls-cert"},
+		{"log level", []string{"--log-level", "loud"}, "--log-level"},
+		{"log format", []string{"--log-format", "xml"}, "--log-format"},
+	} {
+		for _, cmd := range [][]string{{"serve"}, {"config", "check"}} {
+			t.Run(tc.name+"/"+strings.Join(cmd, " "), func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "state")
+				args := append(append(slices.Clone(cmd), "--data-dir", dir, "--http", freePort(t), "--grpc", "off"), tc.args...)
+				_, errOut, code := runCLI(args...)
+				if code != 2 || !strings.Contains(errOut, tc.wantErr) {
+					t.Fatalf("exit %d, stderr %q; want 2 naming %s", code, errOut, tc.wantErr)
+				}
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("the data directory was touched: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// syncBuffer is a buffer safe for a logger and a test reading it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

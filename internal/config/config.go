@@ -28,6 +28,13 @@ type Config struct {
 	Segments  Segments  `yaml:"segments"`
 	Snowflake Snowflake `yaml:"snowflake"`
 	Auth      Auth      `yaml:"auth"`
+	Log       Log       `yaml:"log"`
+}
+
+// Log is how firn serve logs.
+type Log struct {
+	Level  string `yaml:"level" flag:"log-level"`   // debug, info (default), warn, error
+	Format string `yaml:"format" flag:"log-format"` // auto (default: text on a terminal, else JSON), text, json
 }
 
 // Auth lists the bearer tokens. With none, firn serve answers every

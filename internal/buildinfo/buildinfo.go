@@ -1,0 +1,54 @@
+// Package buildinfo reports which build of firn is running: the module
+// version, the VCS commit and the Go version, read once from the binary's
+// build information.
+package buildinfo
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+)
+
+// Info describes one build.
+type Info struct {
+	Version   string // module version, "(devel)" for a build from a work tree
+	Commit    string // VCS revision, "unknown" when the build recorded none
+	Modified  bool   // the work tree had changes the commit does not hold
+	GoVersion string
+}
+
+// String returns one line, such as "firn v1.2.0 (commit 0123abcd, go1.26.8)".
+func (i Info) String() string {
+	commit := i.Commit
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if i.Modified {
+		commit += ", modified"
+	}
+	return fmt.Sprintf("firn %s (commit %s, %s)", i.Version, commit, i.GoVersion)
+}
+
+var read = sync.OnceValue(func() Info {
+	info := Info{Version: "(devel)", Commit: "unknown", GoVersion: runtime.Version()}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return info
+	}
+	if v := bi.Main.Version; v != "" {
+		info.Version = v
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			info.Commit = s.Value
+		case "vcs.modified":
+			info.Modified = s.Value == "true"
+		}
+	}
+	return info
+})
+
+// Read returns the running binary's build information.
+func Read() Info { return read() }
