@@ -91,6 +91,7 @@ func newHandler(svc *service) (*handler, error) {
 	h.route("GET /v1/snowflake/next", needSnowflake, h.snowflakeNext)
 	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
+	h.route("GET /v1/snowflake/info", needSnowflake, h.info)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
 	healthz := []byte("ok " + buildinfo.Read().String() + "\n")
@@ -424,6 +425,13 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(d)
+}
+
+// info says which node and layout the server issues snowflake IDs with.
+func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
+	g := h.svc.generator()
+	l := g.Layout()
+	writeJSON(w, http.StatusOK, map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch})
 }
 
 func (h *handler) ready(w http.ResponseWriter, r *http.Request) {

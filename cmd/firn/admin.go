@@ -35,7 +35,7 @@ namespace recorded at its first use: another layout, a node outside it, a
 namespace never used (a typo) and, on the local store, a data directory
 that does not exist are refused, naming what exists instead.
 
-` + storeFlagsUsage + "\n" + layoutHelp()
+` + configFlagUsage + storeFlagsUsage + "\n" + layoutHelp()
 
 func runAdmin(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "advance" {
@@ -52,7 +52,11 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	nodeArg := fs.String("node", "", "")
 	to := fs.String("to", "", "")
 	pastID := fs.String("past-id", "", "")
-	rest, err := parseFlags(fs, args[1:])
+	withCfg, err := withConfig(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	rest, err := parseFlags(fs, withCfg)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ layout, and a run with another layout in the same namespace is refused.
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
 
-` + storeFlagsUsage + "\n" + layoutHelp()
+` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
@@ -50,6 +50,12 @@ func runNext(args []string, stdout io.Writer) error {
 	reserved := fs.String("reserved-nodes", "", "")
 	var sf storeFlags
 	sf.register(fs)
+	var rf remoteFlags
+	rf.register(fs)
+	args, err := withConfig(fs, args)
+	if err != nil {
+		return err
+	}
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -88,13 +94,23 @@ func runNext(args []string, stdout io.Writer) error {
 		}
 		cfg.Node = &node
 	}
-	return withLease(&sf, cfg, func(lease *nodeid.Lease) error {
-		g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: *startAhead})
-		if err != nil {
+	r, err := rf.explicit(&sf)
+	if r == nil && err == nil {
+		err = withLease(&sf, cfg, func(lease *nodeid.Lease) error {
+			g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: *startAhead})
+			if err != nil {
+				return err
+			}
+			return printIDs(g, lease, *n, stdout)
+		})
+		if r, err = rf.beside(&sf, err); r == nil {
 			return err
 		}
-		return printIDs(g, lease, *n, stdout)
-	})
+	}
+	if err != nil {
+		return err
+	}
+	return nextRemote(context.Background(), r, l, cfg.Node, *n, stdout)
 }
 
 // layoutID is how stores record a layout.

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -348,6 +349,15 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
 	fmt.Fprintf(stdout, "firn serving on %s://%s (node %d)\n", scheme, ln.Addr(), lease.Node())
+	// On the local store, the data directory says where this server
+	// listens, so that firn next and firn tag, finding the directory
+	// locked, ask the server instead. The address only, never a token.
+	if d, ok := nodes.(interface{ Dir() string }); ok {
+		if err := writeDiscovery(d.Dir(), scheme+"://"+dialable(ln.Addr())); err != nil {
+			log.Warn("firn next and firn tag will not find this server", "err", err)
+		}
+		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
+	}
 	done := make(chan error, 2)
 	go func() {
 		if o.tls != nil {
@@ -460,6 +470,19 @@ func reacquire(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slo
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// dialable is a listener's address as a client dials it: an unspecified
+// host (0.0.0.0, ::) becomes loopback.
+func dialable(a net.Addr) string {
+	t, ok := a.(*net.TCPAddr)
+	if !ok || !t.IP.IsUnspecified() {
+		return a.String()
+	}
+	if t.IP.To4() != nil {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	}
+	return net.JoinHostPort("::1", strconv.Itoa(t.Port))
 }
 
 // loopback reports whether a listen address is on loopback.

@@ -69,6 +69,16 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", defaultDialTimeout, "")
 }
 
+// localDir is the local store's data directory: --data-dir, or the
+// user's default.
+func (f *storeFlags) localDir() (string, error) {
+	if f.dataDir != "" {
+		return f.dataDir, nil
+	}
+	home, _ := os.UserHomeDir()
+	return localstore.DefaultDir(os.Getenv("XDG_STATE_HOME"), home)
+}
+
 // open returns the chosen store and a function that closes it.
 func (f *storeFlags) open() (nodeid.Store, func() error, error) {
 	switch f.kind {
@@ -76,14 +86,9 @@ func (f *storeFlags) open() (nodeid.Store, func() error, error) {
 		if f.dsn != "" {
 			return nil, nil, usagef("--dsn is for --store postgres or mysql")
 		}
-		dir := f.dataDir
-		if dir == "" {
-			home, _ := os.UserHomeDir()
-			d, err := localstore.DefaultDir(os.Getenv("XDG_STATE_HOME"), home)
-			if err != nil {
-				return nil, nil, err
-			}
-			dir = d
+		dir, err := f.localDir()
+		if err != nil {
+			return nil, nil, err
 		}
 		if _, err := os.Stat(dir); f.mustExist && err != nil {
 			return nil, nil, usagef("data directory %s: %s: nothing to advance there (firn next and firn serve create it; --data-dir names another)", dir, errors.Unwrap(err))

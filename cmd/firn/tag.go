@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -27,7 +29,7 @@ store. Nothing here ever lowers a counter.
                                                   (after a restore: past the largest ID issued)
   firn tag next TAG [-n N]                        draw N IDs, one per line
 
-` + storeFlagsUsage
+` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage
 
 func runTag(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 {
@@ -40,12 +42,18 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
 	var sf storeFlags
 	sf.register(fs)
+	var rf remoteFlags
+	rf.register(fs)
 	first := fs.Int64("first", 1, "")
 	step := fs.Int64("step", 1000, "")
 	desc := fs.String("description", "", "")
 	to := fs.Int64("to", 0, "")
 	n := fs.Int("n", 1, "")
-	pos, err := parseFlags(fs, args[1:])
+	rest, err := withConfig(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	pos, err := parseFlags(fs, rest)
 	if err != nil {
 		return err
 	}
@@ -60,13 +68,27 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if count > 0 && (pos[0] == "" || len(pos[0]) > 128) {
 		return usagef("tag %q: want 1 to 128 characters", pos[0])
 	}
-	store, closeStore, err := sf.openSegments()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var store tagAdmin
+	r, err := rf.explicit(&sf)
+	if r == nil && err == nil {
+		var local segment.Store
+		var closeStore func() error
+		local, closeStore, err = sf.openSegments()
+		if err == nil {
+			defer func() { err = errors.Join(err, closeStore()) }()
+			store = local
+		} else if r, err = rf.beside(&sf, err); r == nil {
+			return err
+		}
+	}
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, closeStore()) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	if r != nil {
+		store = r
+	}
 	switch sub {
 	case "list":
 		return listTags(ctx, store, stdout)
@@ -106,7 +128,24 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d\n", pos[0], after)
 		return err
 	}
-	return drawTag(ctx, store, pos[0], *n, stdout)
+	if r != nil {
+		if *n < 1 || *n > maxNext {
+			return usagef("-n %d: want 1 to %d", *n, maxNext)
+		}
+		w := bufio.NewWriter(stdout)
+		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), w)
+		return errors.Join(tagErr(pos[0], err), w.Flush())
+	}
+	return drawTag(ctx, store.(segment.Store), pos[0], *n, stdout)
+}
+
+// tagAdmin is what firn tag asks of a segment store, or of a running
+// firn serve through its admin API.
+type tagAdmin interface {
+	Tags(ctx context.Context) ([]segment.TagInfo, error)
+	CreateTag(ctx context.Context, tag string, first, step int64, description string) error
+	SetStep(ctx context.Context, tag string, step int64) error
+	Advance(ctx context.Context, tag string, to int64) (int64, error)
 }
 
 // tagErr turns the errors of bad input into usage errors.
@@ -120,7 +159,7 @@ func tagErr(tag string, err error) error {
 	return err
 }
 
-func listTags(ctx context.Context, store segment.Store, stdout io.Writer) error {
+func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 	tags, err := store.Tags(ctx)
 	if err != nil {
 		return err

@@ -30,6 +30,16 @@ var build = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// Binary returns the path of cmd/firn, built once per test binary.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := build()
+	if err != nil {
+		t.Fatalf("build firn: %v", err)
+	}
+	return bin
+}
+
 // Addr returns a free loopback address.
 func Addr(t testing.TB) string {
 	t.Helper()

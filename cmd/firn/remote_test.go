@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/firn-id/firn/localstore"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// startBeside runs firn serve in process on dir and returns its base URL.
+func startBeside(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, append([]string{"--http", addr, "--grpc", "off", "--data-dir", dir}, args...), io.Discard)
+	}()
+	base := "http://" + addr
+	waitReady(t, base, done)
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, discoveryName)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the discovery file outlived the server: %v", err)
+		}
+	})
+	return base
+}
+
+// TestNextAndTagBesideARunningServer: with the data directory held by a
+// running firn serve, firn next and firn tag ask the server (found in the
+// directory), and refuse a layout or node other than the server's.
+func TestNextAndTagBesideARunningServer(t *testing.T) {
+	dir := t.TempDir()
+	base := startBeside(t, dir)
+	if b, err := os.ReadFile(filepath.Join(dir, discoveryName)); err != nil || strings.Contains(string(b), "secret") || !strings.Contains(string(b), base) {
+		t.Fatalf("discovery file %q, %v: want the address %s only", b, err, base)
+	}
+	out, errOut, code := runCLI("next", "-n", "3", "--data-dir", dir)
+	ids := strings.Fields(out)
+	if code != 0 || len(ids) != 3 {
+		t.Fatalf("next beside the server: exit %d, %q, %s", code, out, errOut)
+	}
+	p, err := snowflake.DefaultLayout().Decompose(uint64(mustInt(t, ids[0])))
+	if err != nil || p.Node != 0 {
+		t.Fatalf("ID %s: node %d, %v; want the server's node 0", ids[0], p.Node, err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"another layout", []string{"next", "--data-dir", dir, "--layout", "twitter"}, "give the server's layout flags"},
+		{"another node", []string{"next", "--data-dir", dir, "--node", "5"}, "holds node 0; this command asked for node 5"},
+		{"store flags with --server", []string{"next", "--server", base, "--store", "etcd"}, "store flags do not apply"},
+		{"a URL with a query", []string{"next", "--server", base + "?x=1"}, "want a base URL"},
+		{"a tag no store has", []string{"tag", "next", "nope", "--data-dir", dir}, `unknown tag "nope"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI(tc.args...)
+			if code != 2 || out != "" || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 with %q", code, out, errOut, tc.wantErr)
+			}
+		})
+	}
+	if out, errOut, code := runCLI("next", "-n", "2", "--server", base); code != 0 || len(strings.Fields(out)) != 2 {
+		t.Fatalf("next --server: exit %d, %q, %s", code, out, errOut)
+	}
+	for _, args := range [][]string{
+		{"tag", "create", "order", "--step", "10", "--data-dir", dir},
+		{"tag", "step", "order", "20", "--data-dir", dir},
+		{"tag", "advance", "order", "--to", "100", "--data-dir", dir},
+	} {
+		if _, errOut, code := runCLI(args...); code != 0 {
+			t.Fatalf("%v: exit %d, %s", args, code, errOut)
+		}
+	}
+	out, errOut, code = runCLI("tag", "next", "order", "-n", "3", "--data-dir", dir)
+	if got := strings.Fields(out); code != 0 || len(got) != 3 || mustInt(t, got[0]) < 100 {
+		t.Fatalf("tag next: exit %d, %q, %s; want 3 IDs from 100", code, out, errOut)
+	}
+	if out, _, code := runCLI("tag", "list", "--data-dir", dir); code != 0 || !strings.Contains(out, "order") {
+		t.Fatalf("tag list: exit %d, %q", code, out)
+	}
+}
+
+// TestLockedByAnotherCommand: a directory locked by something that left
+// no address (another firn next) is still reported as locked.
+func TestLockedByAnotherCommand(t *testing.T) {
+	dir := t.TempDir()
+	s, err := localstore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, errOut, code := runCLI("next", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "locked") {
+		t.Fatalf("exit %d, %s; want 1 naming the lock", code, errOut)
+	}
+}
+
+// TestConfigFileForTagAndNext: --config gives firn next and firn tag the
+// store and layout of firn serve's file, but not its node.
+func TestConfigFileForTagAndNext(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "firn.yaml")
+	doc := "registry:\n  data_dir: " + dir + "\n  node: \"7\"\nlayout:\n  preset: twitter\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI("next", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("next --config: exit %d, %s", code, errOut)
+	}
+	twitter, _ := snowflake.Preset("twitter")
+	p, err := twitter.Decompose(uint64(mustInt(t, strings.TrimSpace(out))))
+	if err != nil || p.Node != 0 {
+		t.Fatalf("ID %s: node %d, %v; want the twitter layout and the lowest free node, not the file's 7", out, p.Node, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "layout")); err != nil {
+		t.Fatalf("the file's data directory was not used: %v", err)
+	}
+	if _, errOut, code := runCLI("tag", "create", "order", "--config", cfg); code != 0 {
+		t.Fatalf("tag create --config: exit %d, %s", code, errOut)
+	}
+	if out, _, code := runCLI("tag", "list", "--data-dir", dir); code != 0 || !strings.Contains(out, "order") {
+		t.Fatalf("the tag is not in the file's data directory: %q", out)
+	}
+}
