@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,9 +37,9 @@ type storeFlags struct {
 	multi []config.SegmentStore
 }
 
-const storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
-  --store KIND        local (default: the data directory), etcd, postgres, mysql
-  --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn
+var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
+  --store KIND        ` + backendNames() + `:
+` + backendHelp() + `  --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn
   --endpoints URLS    etcd: comma-separated client URLs (http://127.0.0.1:2379)
   --dsn DSN           postgres: postgres://user@host:5432/db?sslmode=disable
                       mysql: user:password@tcp(host:3306)/db
@@ -79,43 +80,45 @@ func (f *storeFlags) localDir() (string, error) {
 	return localstore.DefaultDir(os.Getenv("XDG_STATE_HOME"), home)
 }
 
-// open returns the chosen store and a function that closes it.
+// open returns the chosen node store and a function that closes it.
 func (f *storeFlags) open() (nodeid.Store, func() error, error) {
-	switch f.kind {
-	case "local":
-		if f.dsn != "" {
-			return nil, nil, usagef("--dsn is for --store postgres or mysql")
-		}
-		dir, err := f.localDir()
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := os.Stat(dir); f.mustExist && err != nil {
-			return nil, nil, usagef("data directory %s: %s: nothing to advance there (firn next and firn serve create it; --data-dir names another)", dir, errors.Unwrap(err))
-		}
-		s, err := localstore.Open(dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		return s, s.Close, nil
-	case "postgres", "mysql":
-		return f.openSQL()
-	case "etcd":
-		return f.openEtcd()
+	o, err := f.openBackend(f.kind)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, usagef("--store %q: want local, etcd, postgres or mysql", f.kind)
+	return o.nodes, o.close, nil
 }
 
-func (f *storeFlags) openEtcd() (nodeid.Store, func() error, error) {
+// openLocal opens the data directory.
+func openLocal(f *storeFlags) (*opened, error) {
+	if f.dsn != "" {
+		return nil, usagef("--dsn is for --store postgres or mysql")
+	}
+	dir, err := f.localDir()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); f.mustExist && err != nil {
+		return nil, usagef("data directory %s: %s: nothing to advance there (firn next and firn serve create it; --data-dir names another)", dir, errors.Unwrap(err))
+	}
+	s, err := localstore.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &opened{nodes: s, segments: func() (segment.Store, error) { return s.Segments(), nil }, close: s.Close}, nil
+}
+
+// openEtcd connects to etcd.
+func openEtcd(f *storeFlags) (*opened, error) {
 	if f.endpoints == "" {
-		return nil, nil, usagef("--store etcd needs --endpoints")
+		return nil, usagef("--store etcd needs --endpoints")
 	}
 	if err := f.checkDialTimeout(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	endpoints := strings.Split(f.endpoints, ",")
 	if err := checkEndpoints(endpoints); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	prefix := f.namespace
 	if prefix == "" {
@@ -124,34 +127,42 @@ func (f *storeFlags) openEtcd() (nodeid.Store, func() error, error) {
 	// One spelling per namespace, said by the operator: a prefix that
 	// etcdstore would have to rewrite is refused rather than moved.
 	if c := path.Clean(prefix); !strings.HasPrefix(prefix, "/") || (prefix != c && prefix != c+"/") {
-		return nil, nil, usagef("--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", f.namespace, path.Clean("/"+prefix)+"/")
+		return nil, usagef("--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", f.namespace, path.Clean("/"+prefix)+"/")
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: f.dialTimeout, Logger: zap.NewNop()})
 	if err != nil {
-		return nil, nil, usagef("--endpoints %s: %s", redact("endpoint", f.endpoints), scrub(err.Error()))
+		return nil, usagef("--endpoints %s: %s", redact("endpoint", f.endpoints), scrub(err.Error()))
 	}
 	if err := pingEtcd(cli, endpoints, prefix+"layout", f.dialTimeout); err != nil {
 		_ = cli.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return etcdstore.New(cli, prefix), cli.Close, nil
+	s := etcdstore.New(cli, prefix)
+	return &opened{nodes: s, segments: func() (segment.Store, error) { return s.Segments(), nil }, close: cli.Close}, nil
 }
 
-func (f *storeFlags) openSQL() (nodeid.Store, func() error, error) {
-	if f.dsn == "" {
-		return nil, nil, usagef("--store %s needs --dsn", f.kind)
+// openSQL connects to a database of dialect d: its node table, and the
+// segment table of --segments over the same connection.
+func openSQL(d sqlstore.Dialect) func(f *storeFlags) (*opened, error) {
+	return func(f *storeFlags) (*opened, error) {
+		if f.dsn == "" {
+			return nil, usagef("--store %s needs --dsn", f.kind)
+		}
+		if err := f.checkSegFormat(); err != nil {
+			return nil, err
+		}
+		db, err := f.openDB(f.kind, f.dsn)
+		if err != nil {
+			return nil, err
+		}
+		s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace})
+		if err != nil {
+			db.Close()
+			return nil, usagef("%s", err)
+		}
+		segs := func() (segment.Store, error) { return f.sqlSegments(d, db) }
+		return &opened{nodes: s, segments: segs, close: db.Close}, nil
 	}
-	d, _ := sqlstore.ParseDialect(f.kind)
-	db, err := f.openDB(f.kind, f.dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace})
-	if err != nil {
-		db.Close()
-		return nil, nil, usagef("%s", err)
-	}
-	return s, db.Close, nil
 }
 
 // describe names the store for messages.
@@ -171,40 +182,29 @@ func (f *storeFlags) describe() string {
 // openSegments returns the chosen segment store and a function that closes
 // it.
 func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
-	if f.segFormat != "leaf" && f.segFormat != "tinyid" && f.segFormat != "set" {
-		return nil, nil, usagef("--segments %q: want leaf, tinyid or set", f.segFormat)
-	}
-	switch f.kind {
-	case "local":
-		s, closer, err := f.open()
-		if err != nil {
-			return nil, nil, err
-		}
-		return s.(*localstore.Store).Segments(), closer, nil
-	case "etcd":
-		s, closer, err := f.open()
-		if err != nil {
-			return nil, nil, err
-		}
-		return s.(*etcdstore.Store).Segments(), closer, nil
-	case "postgres", "mysql":
-		if f.dsn == "" {
-			return nil, nil, usagef("--store %s needs --dsn", f.kind)
-		}
-		return f.openSQLSegments(f.kind, f.dsn)
-	}
-	return nil, nil, usagef("--store %q: want local, etcd, postgres or mysql", f.kind)
-}
-
-// openSQLSegments opens the segment table of the chosen format in one
-// database.
-func (f *storeFlags) openSQLSegments(kind, dsn string) (segment.Store, func() error, error) {
-	d, _ := sqlstore.ParseDialect(kind)
-	db, err := f.openDB(kind, dsn)
+	o, err := f.openBackend(f.kind)
 	if err != nil {
 		return nil, nil, err
 	}
+	segs, err := o.segments()
+	if err != nil {
+		return nil, nil, errors.Join(err, o.close())
+	}
+	return segs, o.close, nil
+}
+
+// checkSegFormat refuses an unknown --segments.
+func (f *storeFlags) checkSegFormat() error {
+	if f.segFormat != "leaf" && f.segFormat != "tinyid" && f.segFormat != "set" {
+		return usagef("--segments %q: want leaf, tinyid or set", f.segFormat)
+	}
+	return nil
+}
+
+// sqlSegments is the segment table of the chosen format in db.
+func (f *storeFlags) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store, error) {
 	var s segment.Store
+	var err error
 	switch f.segFormat {
 	case "tinyid":
 		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
@@ -214,8 +214,23 @@ func (f *storeFlags) openSQLSegments(kind, dsn string) (segment.Store, func() er
 		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
 	}
 	if err != nil {
+		return nil, usagef("--segment-table: %s", err)
+	}
+	return s, nil
+}
+
+// openSQLSegments opens the segment table of the chosen format in one
+// database of a set.
+func (f *storeFlags) openSQLSegments(kind, dsn string) (segment.Store, func() error, error) {
+	d, _ := sqlstore.ParseDialect(kind)
+	db, err := f.openDB(kind, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := f.sqlSegments(d, db)
+	if err != nil {
 		db.Close()
-		return nil, nil, usagef("--segment-table: %s", err)
+		return nil, nil, err
 	}
 	return s, db.Close, nil
 }
@@ -250,29 +265,24 @@ func (f *storeFlags) openSet() (segment.Store, func() error, error) {
 	return m, closeAll, nil
 }
 
-// openBoth opens the node store and the segment store, sharing the local
-// directory's lock or the etcd client.
+// openBoth opens the node store and the segment store: the registry's
+// own segment store over the same connection, or the set of segment
+// stores of the configuration.
 func (f *storeFlags) openBoth() (nodeid.Store, segment.Store, func() error, error) {
-	nodes, closeNodes, err := f.open()
+	o, err := f.openBackend(f.kind)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if len(f.multi) > 0 {
 		segs, closeSegs, err := f.openSet()
 		if err != nil {
-			return nil, nil, nil, errors.Join(err, closeNodes())
+			return nil, nil, nil, errors.Join(err, o.close())
 		}
-		return nodes, segs, func() error { return errors.Join(closeSegs(), closeNodes()) }, nil
+		return o.nodes, segs, closeAll(o.close, closeSegs), nil
 	}
-	switch s := nodes.(type) {
-	case *localstore.Store:
-		return s, s.Segments(), closeNodes, nil
-	case *etcdstore.Store:
-		return s, s.Segments(), closeNodes, nil
-	}
-	segs, closeSegs, err := f.openSegments()
+	segs, err := o.segments()
 	if err != nil {
-		return nil, nil, nil, errors.Join(err, closeNodes())
+		return nil, nil, nil, errors.Join(err, o.close())
 	}
-	return nodes, segs, func() error { return errors.Join(closeSegs(), closeNodes()) }, nil
+	return o.nodes, segs, o.close, nil
 }
