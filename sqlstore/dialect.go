@@ -241,7 +241,11 @@ func execStrict(ctx context.Context, db *sql.DB, d Dialect, query string, args .
 	if err := conn.QueryRowContext(ctx, "SELECT @@SESSION.sql_mode").Scan(&mode); err != nil {
 		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, "SET SESSION sql_mode = CONCAT_WS(',', @@SESSION.sql_mode, '"+strictSQLMode+"')"); err != nil {
+	strict := strictSQLMode
+	if mode != "" {
+		strict = mode + "," + strictSQLMode
+	}
+	if _, err := conn.ExecContext(ctx, "SET SESSION sql_mode = ?", strict); err != nil {
 		return nil, err
 	}
 	res, err := conn.ExecContext(ctx, query, args...)
