@@ -20,6 +20,9 @@ type TagCase struct {
 // point that creates tags run the same cases. No tag holds a slash, so each
 // is one segment of a URL path.
 func NewTagCases(l segment.Limits) []TagCase {
+	if l.Tag < 1 {
+		l.Tag = segment.LongestTag
+	}
 	return []TagCase{
 		{Name: "a plain name", Tag: "order", Valid: true},
 		{Name: "one character", Tag: "a", Valid: true},
