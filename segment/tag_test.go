@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
@@ -82,4 +83,25 @@ func TestServingKeepsRowsTheOriginalsServe(t *testing.T) {
 	if err := s.CreateTag(context.Background(), "new ", 1, 10, ""); !errors.Is(err, segment.ErrInvalid) {
 		t.Errorf("CreateTag(%q) = %v; want ErrInvalid", "new ", err)
 	}
+}
+
+// FuzzTagRule: for any string the checks answer without panicking, and
+// what the new-tag rule accepts the serving rule accepts, is UTF-8, and
+// has no space at either end.
+func FuzzTagRule(f *testing.F) {
+	for _, tc := range segmenttest.NewTagCases(segment.DefaultLimits) {
+		f.Add(tc.Tag)
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		l := segment.Limits{Tag: 63, BMP: true}
+		if segment.CheckNewTag(tag, l) != nil {
+			return
+		}
+		if err := segment.CheckTag(tag, l); err != nil {
+			t.Fatalf("CheckNewTag(%q) accepted what CheckTag refuses: %v", tag, err)
+		}
+		if !utf8.ValidString(tag) || strings.TrimSpace(tag) != tag || utf8.RuneCountInString(tag) > 63 {
+			t.Fatalf("CheckNewTag accepted %q", tag)
+		}
+	})
 }

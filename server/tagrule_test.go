@@ -104,3 +104,29 @@ func TestGRPCRefusesATagNoRowCanBe(t *testing.T) {
 		t.Fatalf("SegmentNext with a 129-character tag = %v; want InvalidArgument", err)
 	}
 }
+
+// TestTinyidSegmentOfAHugeStepRow: a row whose step is 2^62 (written before
+// the bound) gave an outside Tinyid client a loadingId that had wrapped
+// negative (step·20 overflowed). It now gets a range of at most StepLimit,
+// its loadingId inside it.
+func TestTinyidSegmentOfAHugeStepRow(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	s.PutRow(segment.TagInfo{Tag: "huge", Next: 1, Step: 1 << 62})
+	a, err := segment.NewAllocator(s, segment.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	h := server.NewHTTP(&server.Service{Segments: a, SegmentStore: s})
+	w := get(h, "GET", "/tinyid/id/nextSegmentId?bizType=huge")
+	var resp struct {
+		Data struct{ CurrentID, LoadingID, MaxID int64 }
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &resp); w.Code != http.StatusOK || err != nil {
+		t.Fatalf("nextSegmentId = %d %s, %v", w.Code, w.Body, err)
+	}
+	d := resp.Data
+	if d.LoadingID <= d.CurrentID || d.LoadingID > d.MaxID || d.MaxID-d.CurrentID > segment.StepLimit {
+		t.Fatalf("segment %+v: want currentId < loadingId <= maxId, at most StepLimit wide", d)
+	}
+}
