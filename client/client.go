@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -204,16 +205,18 @@ func (c *Client) Next(ctx context.Context) (int64, error) { return c.snow.next(c
 func (c *Client) NextN(ctx context.Context, dst []int64) (int, error) { return c.snow.nextN(ctx, dst) }
 
 // Tag returns the handle of a segment tag. It does no I/O; hold on to it
-// for the fastest calls. The calls of an empty name's handle return
-// ErrInvalid.
+// for the fastest calls. The calls of a handle whose name no store can
+// hold — empty, not UTF-8, or longer than segment.LongestTag — return
+// ErrInvalid without asking a server (segment.CheckTag, the rule servers
+// apply to a tag they serve).
 func (c *Client) Tag(name string) *Tag {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.tags[name]
 	if !ok {
 		t = &Tag{name: name, b: newBuffer(c, name)}
-		if name == "" {
-			t.b.invalid = &Error{Kind: ErrInvalid, Code: "bad_request", Message: "the tag name is empty"}
+		if err := segment.CheckTag(name, segment.Limits{Tag: segment.LongestTag}); err != nil {
+			t.b.invalid = &Error{Kind: ErrInvalid, Code: "invalid", Message: err.Error()}
 			t.b.closed = true
 		}
 		if c.closed {

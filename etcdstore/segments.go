@@ -19,6 +19,14 @@ func (s *Store) Segments() segment.Store { return (*segments)(s) }
 
 type segments Store
 
+// limits are firn's own bound: no column limits a tag here, and
+// segment.LongestTag (1024 characters) keeps keys, URLs, logs and metric
+// labels small.
+var limits = segment.Limits{Tag: segment.LongestTag, Description: 1024}
+
+// Limits implements segment.Limiter.
+func (g *segments) Limits() segment.Limits { return limits }
+
 type tagValue struct {
 	Next        int64     `json:"next"`
 	Step        int64     `json:"step"`
@@ -30,6 +38,9 @@ func (g *segments) key(tag string) string { return g.prefix + "segments/" + tag 
 
 // read returns a tag's value and revision.
 func (g *segments) read(ctx context.Context, tag string) (tagValue, int64, error) {
+	if err := segment.CheckTag(tag, limits); err != nil {
+		return tagValue{}, 0, err
+	}
 	resp, err := g.cli.Get(ctx, g.key(tag))
 	if err != nil {
 		return tagValue{}, 0, fmt.Errorf("read tag %q: %w", tag, err)
@@ -116,6 +127,9 @@ func (g *segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 }
 
 func (g *segments) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	if err := segment.CheckCreate(tag, first, step, description, limits); err != nil {
+		return err
+	}
 	b, _ := json.Marshal(tagValue{Next: first, Step: step, Description: description, Updated: time.Now().UTC()})
 	resp, err := g.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(g.key(tag)), "=", 0)).
@@ -131,6 +145,9 @@ func (g *segments) CreateTag(ctx context.Context, tag string, first, step int64,
 }
 
 func (g *segments) SetStep(ctx context.Context, tag string, step int64) error {
+	if err := segment.CheckStep(step); err != nil {
+		return err
+	}
 	_, err := g.update(ctx, tag, func(v *tagValue) bool { v.Step = step; return true })
 	return err
 }

@@ -30,6 +30,14 @@ func (s *Store) Segments() segment.Store { return (*segments)(s) }
 
 type segments Store
 
+// limits are firn's own bound: no column limits a tag here, and
+// segment.LongestTag (1024 characters) keeps keys, URLs, logs and metric
+// labels small.
+var limits = segment.Limits{Tag: segment.LongestTag, Description: 1024}
+
+// Limits implements segment.Limiter.
+func (g *segments) Limits() segment.Limits { return limits }
+
 func (g *segments) path() string { return filepath.Join(g.dir, segmentsFile) }
 
 func (g *segments) load() (map[string]*tagRecord, error) {
@@ -81,6 +89,9 @@ func (g *segments) Reserve(_ context.Context, tag string, step int64) (r segment
 	if step < 1 {
 		return r, fmt.Errorf("reserve %q: step %d under 1", tag, step)
 	}
+	if err := segment.CheckTag(tag, limits); err != nil {
+		return r, err
+	}
 	err = g.change(func(tags map[string]*tagRecord) (bool, error) {
 		t := tags[tag]
 		if t == nil {
@@ -97,6 +108,9 @@ func (g *segments) Reserve(_ context.Context, tag string, step int64) (r segment
 }
 
 func (g *segments) Tag(_ context.Context, tag string) (info segment.TagInfo, err error) {
+	if err := segment.CheckTag(tag, limits); err != nil {
+		return info, err
+	}
 	err = g.change(func(tags map[string]*tagRecord) (bool, error) {
 		t := tags[tag]
 		if t == nil {
@@ -120,6 +134,9 @@ func (g *segments) Tags(_ context.Context) (out []segment.TagInfo, err error) {
 }
 
 func (g *segments) CreateTag(_ context.Context, tag string, first, step int64, description string) error {
+	if err := segment.CheckCreate(tag, first, step, description, limits); err != nil {
+		return err
+	}
 	return g.change(func(tags map[string]*tagRecord) (bool, error) {
 		if tags[tag] != nil {
 			return false, segment.ErrTagExists
@@ -130,6 +147,9 @@ func (g *segments) CreateTag(_ context.Context, tag string, first, step int64, d
 }
 
 func (g *segments) SetStep(_ context.Context, tag string, step int64) error {
+	if err := errors.Join(segment.CheckTag(tag, limits), segment.CheckStep(step)); err != nil {
+		return err
+	}
 	return g.change(func(tags map[string]*tagRecord) (bool, error) {
 		t := tags[tag]
 		if t == nil {
@@ -141,6 +161,9 @@ func (g *segments) SetStep(_ context.Context, tag string, step int64) error {
 }
 
 func (g *segments) Advance(_ context.Context, tag string, next int64) (after int64, err error) {
+	if err := segment.CheckTag(tag, limits); err != nil {
+		return 0, err
+	}
 	err = g.change(func(tags map[string]*tagRecord) (bool, error) {
 		t := tags[tag]
 		if t == nil {

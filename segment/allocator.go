@@ -23,7 +23,8 @@ type Config struct {
 	// doubles the next step, one that lasted over twice as long halves
 	// it. Default 15 min.
 	Period time.Duration
-	// MaxStep caps the adaptive step. Default 1,000,000.
+	// MaxStep caps the adaptive step. Default 1,000,000; at most
+	// StepLimit.
 	MaxStep int64
 	// FetchTimeout bounds one store round trip. Default 5 s.
 	FetchTimeout time.Duration
@@ -56,8 +57,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("segment: threshold %g outside (0, 1)", c.Threshold)
 	case c.Period <= 0:
 		return fmt.Errorf("segment: period %s is not positive", c.Period)
-	case c.MaxStep < 1:
-		return fmt.Errorf("segment: max step %d under 1", c.MaxStep)
+	case c.MaxStep < 1 || c.MaxStep > StepLimit:
+		return fmt.Errorf("segment: max step %d: want 1 to %d", c.MaxStep, StepLimit)
 	case c.FetchTimeout <= 0:
 		return fmt.Errorf("segment: fetch timeout %s is not positive", c.FetchTimeout)
 	}
@@ -67,8 +68,9 @@ func (c Config) validate() error {
 // Allocator serves IDs per tag from ranges reserved in a Store. It is safe
 // for concurrent use.
 type Allocator struct {
-	store Store
-	cfg   Config
+	store  Store
+	cfg    Config
+	limits Limits // the store's: a tag past them is refused before any lookup
 
 	tags atomic.Pointer[map[string]*Handle] // copy on write
 	mu   sync.Mutex                         // serializes writers of tags
@@ -95,7 +97,7 @@ func NewAllocator(store Store, cfg Config) (*Allocator, error) {
 	if store == nil {
 		return nil, errors.New("segment: no store")
 	}
-	a := &Allocator{store: store, cfg: cfg, unknown: map[string]time.Time{}}
+	a := &Allocator{store: store, cfg: cfg, limits: LimitsOf(store), unknown: map[string]time.Time{}}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.tags.Store(&map[string]*Handle{})
 	return a, nil
@@ -131,13 +133,17 @@ const unknownFor = time.Second
 // Tag returns the handle of tag, loading it from the store on first use:
 // a tag created in the store directly is picked up without a restart
 // (within a second of a request that found it missing). Hot loops keep
-// the handle and skip the lookup.
+// the handle and skip the lookup. A tag that is not valid UTF-8 or longer
+// than the store holds is refused (a *TagRuleError) before any lookup.
 func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	if h := (*a.tags.Load())[tag]; h != nil {
 		return h, nil
 	}
 	if a.closed.Load() {
 		return nil, ErrClosed
+	}
+	if err := CheckTag(tag, a.limits); err != nil {
+		return nil, err
 	}
 	a.unknownMu.Lock()
 	at, missing := a.unknown[tag]

@@ -240,7 +240,7 @@ func TestCallersNeverWaitWhileBuffered(t *testing.T) {
 }
 
 func TestConfigRejected(t *testing.T) {
-	for _, cfg := range []segment.Config{{Threshold: 1.5}, {MaxWait: -1}, {Period: -time.Second}, {MaxStep: -3}} {
+	for _, cfg := range []segment.Config{{Threshold: 1.5}, {MaxWait: -1}, {Period: -time.Second}, {MaxStep: -3}, {MaxStep: segment.StepLimit + 1}} {
 		if _, err := segment.NewAllocator(segmenttest.NewMemStore(), cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
@@ -290,7 +290,10 @@ func TestExhaustedCounter(t *testing.T) {
 		if err := s.CreateTag(ctx, "near", bound-4, 2, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateTag(ctx, "wraps", math.MaxInt64-10, 100, ""); err != nil {
+		if err := s.CreateTag(ctx, "wraps", 1, 100, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Advance(ctx, "wraps", math.MaxInt64-10); err != nil { // a row set by hand
 			t.Fatal(err)
 		}
 		a, err := segment.NewAllocator(s, segment.Config{MaxWait: 100 * time.Millisecond})

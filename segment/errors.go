@@ -25,6 +25,13 @@ var (
 	// way on.
 	ErrExhausted = errors.New("segment: tag exhausted: its counter is negative or near the largest int64")
 
+	// ErrInvalid is returned for input no store may take: a tag that breaks
+	// the tag rule (a *TagRuleError, see TagRule), a step outside
+	// 1..StepLimit, a first ID outside 0..MaxEnd, a description longer than
+	// the store's column, or a value the database refused as out of its
+	// column's range. It is bad input, never an outage.
+	ErrInvalid = errors.New("segment: invalid input")
+
 	// ErrClosed is returned by an allocator used after Close.
 	ErrClosed = errors.New("segment: allocator closed")
 )

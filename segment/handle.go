@@ -58,7 +58,7 @@ type Handle struct {
 }
 
 func newHandle(a *Allocator, tag string, step int64) *Handle {
-	step = max(step, 1)
+	step = min(max(step, 1), StepLimit) // a row written before the bound may hold more
 	h := &Handle{a: a, tag: tag, step: min(step, a.cfg.MaxStep), base: step}
 	empty := &buffer{delta: 1, since: time.Now()}
 	empty.asked.Store(true) // an empty buffer is refilled by the slow path
@@ -106,11 +106,12 @@ func (h *Handle) Next(ctx context.Context) (int64, error) {
 const quietRun = 4096
 
 // take adds one step to b's position, under the contention mutex while in
-// contended mode, and returns the ID taken (at or past b.end once b is
-// used up). The mutex is never held while waiting for the store.
+// contended mode, and returns the ID taken, or a position at or past
+// b.end once b is used up. The mutex is never held while waiting for the
+// store.
 func (h *Handle) take(b *buffer) int64 {
 	if !h.contended.Load() {
-		return b.pos.Add(b.delta) - b.delta
+		return b.claim()
 	}
 	if h.cmu.TryLock() {
 		h.quiet++
@@ -122,9 +123,38 @@ func (h *Handle) take(b *buffer) int64 {
 		h.cmu.Lock()
 		h.quiet = 0
 	}
-	id := b.pos.Add(b.delta) - b.delta
+	id := b.claim()
 	h.cmu.Unlock()
 	return id
+}
+
+// claim moves b's position by one step and returns the ID it passed, or
+// the position unmoved once it is at or past b.end. A used-up buffer's
+// position never moves again, so no pattern of calls can carry it past
+// b.end+b.delta (at most MaxEnd+MaxDelta) and wrap it.
+func (b *buffer) claim() int64 {
+	for {
+		p := b.pos.Load()
+		if p >= b.end || b.pos.CompareAndSwap(p, p+b.delta) {
+			return p
+		}
+	}
+}
+
+// claimN moves b's position past up to want IDs, as many as b has left,
+// and returns the first and how many: 0 once b is used up. Like claim, it
+// never moves the position past b.end+b.delta.
+func (b *buffer) claimN(want int64) (first, got int64) {
+	for {
+		p := b.pos.Load()
+		if p >= b.end {
+			return p, 0
+		}
+		got = min(want, (b.end-p+b.delta-1)/b.delta)
+		if b.pos.CompareAndSwap(p, p+got*b.delta) {
+			return p, got
+		}
+	}
 }
 
 // NextN fills dst with new IDs, in increasing order; a batch may span
@@ -133,10 +163,7 @@ func (h *Handle) NextN(ctx context.Context, dst []int64) (int, error) {
 	n := 0
 	for n < len(dst) {
 		b := h.cur.Load()
-		want := int64(len(dst) - n)
-		p := b.pos.Add(want*b.delta) - want*b.delta
-		if p < b.end {
-			got := min(want, (b.end-p+b.delta-1)/b.delta)
+		if p, got := b.claimN(int64(len(dst) - n)); got > 0 {
 			for i := range got {
 				dst[n+int(i)] = p + i*b.delta
 			}
@@ -301,10 +328,10 @@ func (h *Handle) fetch(step int64) {
 	}
 	h.lastErr, h.backoff = nil, 0
 	h.retryAt.Store(0)
-	if r.Step > 0 && r.Step != h.base {
+	if rs := min(r.Step, StepLimit); rs > 0 && rs != h.base {
 		// The tag's step was changed in the store: it is the new floor.
-		h.base = r.Step
-		h.step = max(h.step, r.Step)
+		h.base = rs
+		h.step = max(h.step, rs)
 	}
 	nb := &buffer{start: r.Start, end: r.End, delta: r.Delta}
 	nb.pos.Store(r.Start)

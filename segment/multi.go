@@ -205,7 +205,14 @@ func (m *Multi) Tags(ctx context.Context) ([]TagInfo, error) {
 // every store had it. A store given the tag while others have it starts
 // past the furthest counter among them, not at first: it may be a
 // database that replaced one whose rows were lost (see docs/restore.md).
+//
+// The tag is checked first against the full rule and the smallest limits
+// of the set (Limits): it is created where every store can hold it, or
+// nowhere.
 func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	if err := CheckCreate(tag, first, step, description, m.Limits()); err != nil {
+		return err
+	}
 	n := int64(len(m.stores))
 	missing := make([]bool, len(m.stores))
 	anyMissing := false
@@ -241,8 +248,12 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 	return nil
 }
 
-// SetStep implements Store on every store.
+// SetStep implements Store on every store, once the step is in
+// 1..StepLimit.
 func (m *Multi) SetStep(ctx context.Context, tag string, step int64) error {
+	if err := CheckStep(step); err != nil {
+		return err
+	}
 	for i, s := range m.stores {
 		if err := s.SetStep(ctx, tag, step); err != nil {
 			return fmt.Errorf("store %d: %w", i, err)
@@ -265,4 +276,19 @@ func (m *Multi) Advance(ctx context.Context, tag string, next int64) (int64, err
 		}
 	}
 	return least, nil
+}
+
+// Limits implements Limiter: the smallest limits of the stores, so a tag
+// is created only if every store can hold it.
+func (m *Multi) Limits() Limits {
+	l := LimitsOf(m.stores[0])
+	for _, s := range m.stores[1:] {
+		o := LimitsOf(s)
+		l.Tag = min(l.Tag, o.Tag)
+		l.BMP = l.BMP || o.BMP
+		if l.Description == 0 || (o.Description > 0 && o.Description < l.Description) {
+			l.Description = o.Description
+		}
+	}
+	return l
 }

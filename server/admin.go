@@ -89,8 +89,6 @@ func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case err != nil:
-	case body.Tag == "" || len(body.Tag) > 128:
-		err = badRequest("tag: want 1 to 128 characters")
 	case body.Step < 1:
 		err = badRequest(fmt.Sprintf("step %d: want at least 1", body.Step))
 	}

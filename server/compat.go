@@ -195,7 +195,7 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 	if err != nil {
 		return tinyidSegment{}, err
 	}
-	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, max(info.Step, 1))
+	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, min(max(info.Step, 1), segment.StepLimit))
 	if err == nil {
 		err = rg.Check() // the client issues from it: the allocator's own checks
 	}
@@ -207,7 +207,7 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 
 func segmentForTinyid(rg segment.Range) tinyidSegment {
 	cur := rg.Start - rg.Delta
-	return tinyidSegment{CurrentID: cur, LoadingID: cur + (rg.End-rg.Start)*20/100, MaxID: rg.End - 1,
+	return tinyidSegment{CurrentID: cur, LoadingID: cur + (rg.End-rg.Start)/5, MaxID: rg.End - 1,
 		Delta: rg.Delta, Remainder: ((rg.Start % rg.Delta) + rg.Delta) % rg.Delta}
 }
 

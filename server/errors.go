@@ -78,6 +78,8 @@ func status(err error) (int, string) {
 		return http.StatusServiceUnavailable, "clock_behind"
 	case errors.Is(err, segment.ErrUnavailable), errors.As(err, &re):
 		return http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, segment.ErrInvalid):
+		return http.StatusBadRequest, "invalid"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable, "timeout"
 	}

@@ -3,11 +3,14 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/firn-id/firn/segment"
 )
 
 // Dialect selects the SQL of one database family.
@@ -191,4 +194,63 @@ func (o *schemaOnce) ensure(ctx context.Context, db *sql.DB, skip bool, ddl stri
 	}
 	o.done = true
 	return nil
+}
+
+// tagIs returns the condition that matches column col to tag byte for
+// byte, and its arguments. Leaf's and Tinyid's MySQL tables use case- and
+// trailing-space-insensitive collations, under which "Order" and "order "
+// equal "order": the first term keeps the index lookup, the second, a
+// binary comparison, makes the match exact. PostgreSQL compares bytes.
+func tagIs(d Dialect, col, tag string) (string, []any) {
+	if d == MySQL {
+		return col + " = ? AND " + col + " = CAST(? AS BINARY)", []any{tag, tag}
+	}
+	return col + " = ?", []any{tag}
+}
+
+// classify marks an error the database raised for a value its column
+// cannot hold as segment.ErrInvalid, as the classifier the store was given
+// says (sqlstore imports no driver, so cmd/firn gives one that knows its
+// drivers' codes). Other errors are returned as they are.
+func classify(invalid func(error) bool, err error) error {
+	if err != nil && invalid != nil && invalid(err) {
+		return fmt.Errorf("%w: %w", segment.ErrInvalid, err)
+	}
+	return err
+}
+
+// strictSQLMode is added to a MySQL session's sql_mode for the writes of
+// values a lax server would truncate (tags, steps, descriptions).
+const strictSQLMode = "STRICT_ALL_TABLES"
+
+// execStrict runs one write; on MySQL in a session whose sql_mode is
+// strict, so the server refuses a value it cannot hold rather than
+// truncating it, whatever its default mode. The session's mode is put back
+// afterwards, and a connection whose mode could not be put back is
+// discarded.
+func execStrict(ctx context.Context, db *sql.DB, d Dialect, query string, args ...any) (sql.Result, error) {
+	if d != MySQL {
+		return db.ExecContext(ctx, query, args...)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var mode string
+	if err := conn.QueryRowContext(ctx, "SELECT @@SESSION.sql_mode").Scan(&mode); err != nil {
+		return nil, err
+	}
+	strict := strictSQLMode
+	if mode != "" {
+		strict = mode + "," + strictSQLMode
+	}
+	if _, err := conn.ExecContext(ctx, "SET SESSION sql_mode = ?", strict); err != nil {
+		return nil, err
+	}
+	res, err := conn.ExecContext(ctx, query, args...)
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "SET SESSION sql_mode = ?", mode); rerr != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	return res, err
 }

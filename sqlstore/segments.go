@@ -17,6 +17,12 @@ type SegmentOptions struct {
 	Table string
 	// NoCreate stops the store from creating the table on first use.
 	NoCreate bool
+	// Invalid reports whether an error of the driver is the database
+	// refusing a value its column cannot hold (SQLSTATE class 22 on
+	// PostgreSQL; MySQL's 1264, 1366, 1406…): such errors come back as
+	// segment.ErrInvalid, bad input rather than an outage. cmd/firn gives
+	// one that knows its drivers; nil: none is.
+	Invalid func(error) bool
 }
 
 // Segments is a segment.Store on Meituan Leaf's leaf_alloc table, read and
@@ -83,6 +89,13 @@ func (s *Segments) q(query string) string {
 	return rebind(s.dialect, strings.ReplaceAll(query, "{t}", s.opt.Table))
 }
 
+// Limits implements segment.Limiter: biz_tag varchar(128), description
+// varchar(256).
+func (s *Segments) Limits() segment.Limits { return segment.DefaultLimits }
+
+// where returns the condition on biz_tag that matches tag byte for byte.
+func (s *Segments) where(tag string) (string, []any) { return tagIs(s.dialect, "biz_tag", tag) }
+
 func (s *Segments) ensureSchema(ctx context.Context) error {
 	ddl, _ := SegmentSchema(s.dialect, s.opt.Table)
 	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
@@ -94,6 +107,9 @@ func (s *Segments) ensureSchema(ctx context.Context) error {
 func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segment.Range, err error) {
 	if step < 1 {
 		return r, fmt.Errorf("reserve %q: step %d under 1", tag, step)
+	}
+	if err := segment.CheckTag(tag, s.Limits()); err != nil {
+		return r, err
 	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return r, err
@@ -112,8 +128,11 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		var next int64
-		if rerr := s.db.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE biz_tag = ?"), tag).Scan(&next); rerr != nil {
+		cond, args := s.where(tag)
+		if rerr := s.db.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE "+cond), args...).Scan(&next); errors.Is(rerr, sql.ErrNoRows) {
 			return r, segment.ErrUnknownTag
+		} else if rerr != nil {
+			return r, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, rerr))
 		}
 		if cerr := segment.CanReserve(next, step); cerr != nil {
 			return r, fmt.Errorf("reserve %q: %w", tag, cerr)
@@ -121,7 +140,7 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 		return r, fmt.Errorf("reserve %q: the row appeared during the update; try again", tag)
 	}
 	if err != nil {
-		return r, fmt.Errorf("reserve %q: %w", tag, err)
+		return r, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, err))
 	}
 	return segment.Range{Start: maxID - step, End: maxID, Delta: 1, Step: rowStep}, nil
 }
@@ -136,14 +155,15 @@ func (s *Segments) reserveMySQL(ctx context.Context, tag string, step, limit int
 			tx.Rollback()
 		}
 	}()
-	res, err := tx.ExecContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ? WHERE biz_tag = ? AND max_id BETWEEN 0 AND ?"), step, tag, limit)
+	cond, args := s.where(tag)
+	res, err := tx.ExecContext(ctx, s.q("UPDATE {t} SET max_id = max_id + ? WHERE "+cond+" AND max_id BETWEEN 0 AND ?"), append(append([]any{step}, args...), limit)...)
 	if err != nil {
 		return 0, 0, err
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return 0, 0, sql.ErrNoRows
 	}
-	if err := tx.QueryRowContext(ctx, s.q("SELECT max_id, step FROM {t} WHERE biz_tag = ?"), tag).Scan(&maxID, &rowStep); err != nil {
+	if err := tx.QueryRowContext(ctx, s.q("SELECT max_id, step FROM {t} WHERE "+cond), args...).Scan(&maxID, &rowStep); err != nil {
 		return 0, 0, err
 	}
 	return maxID, rowStep, tx.Commit()
@@ -170,15 +190,19 @@ func scanTag(sc interface{ Scan(...any) error }) (segment.TagInfo, error) {
 // Tag implements segment.Store. A row inserted into the table directly is
 // seen at once.
 func (s *Segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
+	if err := segment.CheckTag(tag, s.Limits()); err != nil {
+		return segment.TagInfo{}, err
+	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return segment.TagInfo{}, err
 	}
-	t, err := scanTag(s.db.QueryRowContext(ctx, s.q("SELECT "+s.tagColumns()+" FROM {t} WHERE biz_tag = ?"), tag))
+	cond, args := s.where(tag)
+	t, err := scanTag(s.db.QueryRowContext(ctx, s.q("SELECT "+s.tagColumns()+" FROM {t} WHERE "+cond), args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, segment.ErrUnknownTag
 	}
 	if err != nil {
-		return t, fmt.Errorf("read tag %q: %w", tag, err)
+		return t, fmt.Errorf("read tag %q: %w", tag, classify(s.opt.Invalid, err))
 	}
 	return t, nil
 }
@@ -204,20 +228,23 @@ func (s *Segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	return out, rows.Err()
 }
 
-// CreateTag implements segment.Store.
+// CreateTag implements segment.Store. The tag, step and description are
+// checked against the columns first (segment.CheckCreate), and MySQL
+// inserts strictly: nothing is truncated.
 func (s *Segments) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	if err := segment.CheckCreate(tag, first, step, description, s.Limits()); err != nil {
+		return err
+	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
 	}
 	insert := "INSERT INTO {t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, ?)"
 	if s.dialect == Postgres {
 		insert += " ON CONFLICT DO NOTHING"
-	} else {
-		insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
 	}
-	res, err := s.db.ExecContext(ctx, s.q(insert), tag, first, step, description, time.Now().UTC())
+	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), tag, first, step, description, time.Now().UTC())
 	if err != nil {
-		return fmt.Errorf("create tag %q: %w", tag, err)
+		return createErr(ctx, s.db, s.q("SELECT biz_tag FROM {t} WHERE biz_tag = ?"), tag, s.opt.Invalid, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return segment.ErrTagExists
@@ -225,8 +252,26 @@ func (s *Segments) CreateTag(ctx context.Context, tag string, first, step int64,
 	return err
 }
 
-// SetStep implements segment.Store.
+// createErr explains a failed insert of tag: ErrTagExists if a row the
+// table takes for the same tag exists (on MySQL's case-insensitive
+// collations "Order" is "order"), naming that row; ErrInvalid for a value
+// the database refused; the error otherwise.
+func createErr(ctx context.Context, db *sql.DB, same, tag string, invalid func(error) bool, err error) error {
+	var other string
+	if db.QueryRowContext(ctx, same, tag).Scan(&other) == nil {
+		if other != tag {
+			return fmt.Errorf("create tag %q: the table's collation takes it for the tag %q: %w", tag, other, segment.ErrTagExists)
+		}
+		return segment.ErrTagExists
+	}
+	return fmt.Errorf("create tag %q: %w", tag, classify(invalid, err))
+}
+
+// SetStep implements segment.Store, for a step of 1 to segment.StepLimit.
 func (s *Segments) SetStep(ctx context.Context, tag string, step int64) error {
+	if err := segment.CheckStep(step); err != nil {
+		return err
+	}
 	return s.update(ctx, tag, "step = ?", step)
 }
 
@@ -241,6 +286,9 @@ func (s *Segments) Advance(ctx context.Context, tag string, next int64) (int64, 
 }
 
 func (s *Segments) update(ctx context.Context, tag, set string, v int64) error {
+	if err := segment.CheckTag(tag, s.Limits()); err != nil {
+		return err
+	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
 	}
@@ -248,9 +296,10 @@ func (s *Segments) update(ctx context.Context, tag, set string, v int64) error {
 	if s.dialect == MySQL {
 		stamp = ""
 	}
-	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET "+set+stamp+" WHERE biz_tag = ?"), v, tag)
+	cond, args := s.where(tag)
+	res, err := execStrict(ctx, s.db, s.dialect, s.q("UPDATE {t} SET "+set+stamp+" WHERE "+cond), append([]any{v}, args...)...)
 	if err != nil {
-		return fmt.Errorf("update tag %q: %w", tag, err)
+		return fmt.Errorf("update tag %q: %w", tag, classify(s.opt.Invalid, err))
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		// MySQL counts changed rows only: tell "no such tag" from "no change".

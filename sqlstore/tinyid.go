@@ -17,6 +17,8 @@ type TinyidOptions struct {
 	Table string
 	// NoCreate stops the store from creating the table on first use.
 	NoCreate bool
+	// Invalid classifies driver errors as SegmentOptions.Invalid does.
+	Invalid func(error) bool
 }
 
 // Tinyid is a segment.Store on Didi Tinyid's tiny_id_info table, read and
@@ -59,6 +61,8 @@ type SetOptions struct {
 	Set string
 	// NoCreate stops the store from creating the table on first use.
 	NoCreate bool
+	// Invalid classifies driver errors as SegmentOptions.Invalid does.
+	Invalid func(error) bool
 }
 
 // NewSetStore returns a store on firn's own segment table: Tinyid's
@@ -71,7 +75,7 @@ func NewSetStore(db *sql.DB, d Dialect, opt SetOptions) (*Tinyid, error) {
 	if len(opt.Set) > 128 {
 		return nil, fmt.Errorf("sqlstore: set name %q longer than 128 bytes", opt.Set)
 	}
-	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate})
+	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid})
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +146,20 @@ func (s *Tinyid) q(query string) string {
 	return rebind(s.dialect, strings.ReplaceAll(query, "{t}", s.opt.Table))
 }
 
+// Limits implements segment.Limiter: biz_type varchar(63); firn's own
+// table keeps a description varchar(256), Tinyid's none. On MySQL the
+// table's charset is utf8 (utf8mb3): no character above U+FFFF.
+func (s *Tinyid) Limits() segment.Limits {
+	l := segment.Limits{Tag: 63, BMP: s.dialect == MySQL}
+	if s.own {
+		l.Description = 256
+	}
+	return l
+}
+
+// where returns the condition on biz_type that matches tag byte for byte.
+func (s *Tinyid) where(tag string) (string, []any) { return tagIs(s.dialect, "biz_type", tag) }
+
 func (s *Tinyid) ensureSchema(ctx context.Context) error {
 	ddl, _ := TinyidSchema(s.dialect, s.opt.Table)
 	if s.own {
@@ -166,13 +184,17 @@ func (s *Tinyid) extraColumns() string {
 
 func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 	var r tinyRow
-	err := s.db.QueryRowContext(ctx, s.q("SELECT max_id, COALESCE(step, 0), delta, remainder, version"+s.extraColumns()+" FROM {t} WHERE biz_type = ?"), tag).
+	if err := segment.CheckTag(tag, s.Limits()); err != nil {
+		return r, err
+	}
+	cond, args := s.where(tag)
+	err := s.db.QueryRowContext(ctx, s.q("SELECT max_id, COALESCE(step, 0), delta, remainder, version"+s.extraColumns()+" FROM {t} WHERE "+cond), args...).
 		Scan(&r.maxID, &r.step, &r.delta, &r.remainder, &r.version, &r.description, &r.set, &r.setSize)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, segment.ErrUnknownTag
 	}
 	if err != nil {
-		return r, fmt.Errorf("read tag %q: %w", tag, err)
+		return r, fmt.Errorf("read tag %q: %w", tag, classify(s.opt.Invalid, err))
 	}
 	if r.delta < 1 || r.remainder < 0 || r.remainder >= r.delta {
 		return r, fmt.Errorf("read tag %q: delta %d and remainder %d do not make a residue class", tag, r.delta, r.remainder)
@@ -206,10 +228,11 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 		if err := segment.CanReserve(r.maxID+1, step); err != nil {
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
 		}
-		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = ?, version = version + 1 WHERE biz_type = ? AND max_id = ? AND version = ?"),
-			r.maxID+step, time.Now().UTC(), tag, r.maxID, r.version)
+		cond, args := s.where(tag)
+		args = append(append([]any{r.maxID + step, time.Now().UTC()}, args...), r.maxID, r.version)
+		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = ?, version = version + 1 WHERE "+cond+" AND max_id = ? AND version = ?"), args...)
 		if err != nil {
-			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
+			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, err))
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
@@ -269,10 +292,15 @@ func (s *Tinyid) CreateTag(ctx context.Context, tag string, first, step int64, d
 // CreateTagResidue implements segment.ResidueCreator: a row whose first ID
 // is the least at or after first that is remainder modulo delta. Tinyid's
 // table has no description column and keeps none; firn's own also records
-// the store set, of delta stores.
+// the store set, of delta stores. The values are checked against the
+// columns first (segment.CheckCreate), and MySQL inserts strictly: nothing
+// is truncated.
 func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error {
-	if delta < 1 || remainder < 0 || remainder >= delta {
-		return fmt.Errorf("create tag %q: delta %d and remainder %d do not make a residue class", tag, delta, remainder)
+	if err := segment.CheckCreate(tag, first, step, description, s.Limits()); err != nil {
+		return err
+	}
+	if delta < 1 || delta > segment.MaxDelta || remainder < 0 || remainder >= delta {
+		return fmt.Errorf("create tag %q: delta %d and remainder %d do not make a residue class of 1 to %d stores: %w", tag, delta, remainder, segment.MaxDelta, segment.ErrInvalid)
 	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
@@ -280,8 +308,6 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	insert := "INSERT INTO {t} (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
 	if s.dialect == Postgres {
 		insert += " ON CONFLICT DO NOTHING"
-	} else {
-		insert = strings.Replace(insert, "INSERT", "INSERT IGNORE", 1)
 	}
 	now := time.Now().UTC()
 	args := []any{tag, first - 1, first - 1, step, delta, remainder, now, now}
@@ -290,9 +316,9 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 		insert = strings.Replace(insert, "?, 0)", "?, 0, ?, ?, ?)", 1)
 		args = append(args, description, s.set, delta)
 	}
-	res, err := s.db.ExecContext(ctx, s.q(insert), args...)
+	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), args...)
 	if err != nil {
-		return fmt.Errorf("create tag %q: %w", tag, err)
+		return createErr(ctx, s.db, s.q("SELECT biz_type FROM {t} WHERE biz_type = ?"), tag, s.opt.Invalid, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return segment.ErrTagExists
@@ -300,8 +326,11 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	return err
 }
 
-// SetStep implements segment.Store.
+// SetStep implements segment.Store, for a step of 1 to segment.StepLimit.
 func (s *Tinyid) SetStep(ctx context.Context, tag string, step int64) error {
+	if err := segment.CheckStep(step); err != nil {
+		return err
+	}
 	return s.update(ctx, tag, "step = ?", step)
 }
 
@@ -316,12 +345,16 @@ func (s *Tinyid) Advance(ctx context.Context, tag string, next int64) (int64, er
 }
 
 func (s *Tinyid) update(ctx context.Context, tag, set string, v int64) error {
+	if err := segment.CheckTag(tag, s.Limits()); err != nil {
+		return err
+	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
 	}
-	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET "+set+", version = version + 1 WHERE biz_type = ?"), v, tag)
+	cond, args := s.where(tag)
+	res, err := execStrict(ctx, s.db, s.dialect, s.q("UPDATE {t} SET "+set+", version = version + 1 WHERE "+cond), append([]any{v}, args...)...)
 	if err != nil {
-		return fmt.Errorf("update tag %q: %w", tag, err)
+		return fmt.Errorf("update tag %q: %w", tag, classify(s.opt.Invalid, err))
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return segment.ErrUnknownTag

@@ -24,7 +24,7 @@ func newTinyid(t testing.TB, b backend, db *sql.DB) (*sqlstore.Tinyid, string) {
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	table := "tiny_id_info_" + hex.EncodeToString(suffix)
-	s, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table})
+	s, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table, Invalid: invalidInput})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func newSetStore(t testing.TB, b backend, db *sql.DB, set string) *sqlstore.Tiny
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	table := "firn_segments_" + hex.EncodeToString(suffix)
-	s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table, Set: set})
+	s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table, Set: set, Invalid: invalidInput})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -207,11 +207,11 @@ func (f *storeFlags) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store,
 	var err error
 	switch f.segFormat {
 	case "tinyid":
-		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
+		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable, Invalid: invalidSQLInput})
 	case "set":
-		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set})
+		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set, Invalid: invalidSQLInput})
 	default:
-		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
+		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable, Invalid: invalidSQLInput})
 	}
 	if err != nil {
 		return nil, usagef("--segment-table: %s", err)

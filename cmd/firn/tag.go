@@ -65,9 +65,6 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if len(pos) != count {
 		return usagef("firn tag %s takes %d argument(s), got %d; run 'firn help tag'", sub, count, len(pos))
 	}
-	if count > 0 && (pos[0] == "" || len(pos[0]) > 128) {
-		return usagef("tag %q: want 1 to 128 characters", pos[0])
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var store tagAdmin
@@ -155,6 +152,8 @@ func tagErr(tag string, err error) error {
 		return usagef("unknown tag %q", tag)
 	case errors.Is(err, segment.ErrTagExists):
 		return usagef("tag %q exists", tag)
+	case errors.Is(err, segment.ErrInvalid):
+		return usagef("%s", err)
 	}
 	return err
 }

@@ -18,10 +18,27 @@ type MemStore struct {
 	fail     error
 	delay    time.Duration
 	reserves int
+	limits   segment.Limits
 }
 
-// NewMemStore returns an empty store.
-func NewMemStore() *MemStore { return &MemStore{tags: map[string]*segment.TagInfo{}} }
+// NewMemStore returns an empty store with segment.DefaultLimits.
+func NewMemStore() *MemStore {
+	return &MemStore{tags: map[string]*segment.TagInfo{}, limits: segment.DefaultLimits}
+}
+
+// SetLimits changes the limits the store declares and applies.
+func (s *MemStore) SetLimits(l segment.Limits) {
+	s.mu.Lock()
+	s.limits = l
+	s.mu.Unlock()
+}
+
+// Limits implements segment.Limiter.
+func (s *MemStore) Limits() segment.Limits {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.limits
+}
 
 // Fail makes every call return err until Fail(nil).
 func (s *MemStore) Fail(err error) {
@@ -44,10 +61,15 @@ func (s *MemStore) Reserves() int {
 	return s.reserves
 }
 
-func (s *MemStore) enter(ctx context.Context) error {
+// enter waits the delay, then returns the failure set, or the serving
+// rule's verdict on tag.
+func (s *MemStore) enter(ctx context.Context, tag string) error {
 	s.mu.Lock()
-	d, err := s.delay, s.fail
+	d, err, l := s.delay, s.fail, s.limits
 	s.mu.Unlock()
+	if err == nil && tag != "" {
+		err = segment.CheckTag(tag, l)
+	}
 	if d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -62,7 +84,7 @@ func (s *MemStore) enter(ctx context.Context) error {
 
 // Reserve implements segment.Store.
 func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment.Range, error) {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enter(ctx, tag); err != nil {
 		return segment.Range{}, err
 	}
 	s.mu.Lock()
@@ -82,7 +104,7 @@ func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment
 
 // Tag implements segment.Store.
 func (s *MemStore) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enter(ctx, tag); err != nil {
 		return segment.TagInfo{}, err
 	}
 	s.mu.Lock()
@@ -95,7 +117,7 @@ func (s *MemStore) Tag(ctx context.Context, tag string) (segment.TagInfo, error)
 
 // Tags implements segment.Store.
 func (s *MemStore) Tags(ctx context.Context) ([]segment.TagInfo, error) {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enter(ctx, ""); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -110,7 +132,10 @@ func (s *MemStore) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 
 // CreateTag implements segment.Store.
 func (s *MemStore) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enter(ctx, tag); err != nil {
+		return err
+	}
+	if err := segment.CheckCreate(tag, first, step, description, s.Limits()); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -148,7 +173,10 @@ func (s *MemStore) EditResidue(tag string, delta, remainder int64) {
 
 // SetStep implements segment.Store.
 func (s *MemStore) SetStep(ctx context.Context, tag string, step int64) error {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enter(ctx, tag); err != nil {
+		return err
+	}
+	if err := segment.CheckStep(step); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -163,7 +191,7 @@ func (s *MemStore) SetStep(ctx context.Context, tag string, step int64) error {
 
 // Advance implements segment.Store.
 func (s *MemStore) Advance(ctx context.Context, tag string, next int64) (int64, error) {
-	if err := s.enter(ctx); err != nil {
+	if err := s.enter(ctx, tag); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
@@ -174,4 +202,13 @@ func (s *MemStore) Advance(ctx context.Context, tag string, next int64) (int64, 
 	}
 	t.Next = max(t.Next, next)
 	return t.Next, nil
+}
+
+// PutRow writes a tag's row as it is, past every check, as a row written
+// by Leaf, Tinyid or an operator may be.
+func (s *MemStore) PutRow(info segment.TagInfo) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info.Delta = max(info.Delta, 1)
+	s.tags[info.Tag] = &info
 }

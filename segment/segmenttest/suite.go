@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -136,10 +137,82 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 				t.Fatalf("%d ranges, want 200", len(got))
 			}
 		}},
+		{"tags compare byte for byte", func(t *testing.T, s segment.Store) {
+			create(t, s, "order", 1, 100, "")
+			// A case- or space-insensitive table cannot hold both: it says so.
+			if err := s.CreateTag(ctx(t), "Order", 500, 100, ""); err != nil && !errors.Is(err, segment.ErrTagExists) {
+				t.Fatalf("CreateTag(Order) beside order: %v; want it created or ErrTagExists", err)
+			}
+			for _, other := range []string{"ORDER", "order ", "Order "} {
+				if _, err := s.Tag(ctx(t), other); !errors.Is(err, segment.ErrUnknownTag) {
+					t.Errorf("Tag(%q) = %v; want ErrUnknownTag, not the row order", other, err)
+				}
+				if r, err := s.Reserve(ctx(t), other, 10); !errors.Is(err, segment.ErrUnknownTag) {
+					t.Errorf("Reserve(%q) = %+v, %v; want ErrUnknownTag, not a range of order", other, r, err)
+				}
+				if err := s.SetStep(ctx(t), other, 7); !errors.Is(err, segment.ErrUnknownTag) {
+					t.Errorf("SetStep(%q) = %v; want ErrUnknownTag", other, err)
+				}
+				if _, err := s.Advance(ctx(t), other, 1_000_000); !errors.Is(err, segment.ErrUnknownTag) {
+					t.Errorf("Advance(%q) = %v; want ErrUnknownTag", other, err)
+				}
+			}
+			if info, err := s.Tag(ctx(t), "order"); err != nil || info.Next != 1 || info.Step != 100 {
+				t.Fatalf("Tag(order) = %+v, %v; want it untouched (next 1, step 100)", info, err)
+			}
+		}},
+		{"values past the store's columns are invalid input, never written", func(t *testing.T, s segment.Store) {
+			l := segment.LimitsOf(s)
+			long := strings.Repeat("d", l.Description+1)
+			for _, c := range []struct {
+				name        string
+				first, step int64
+				desc        string
+			}{
+				{"a step past StepLimit", 1, segment.StepLimit + 1, ""},
+				{"a step of 3,000,000,000", 1, 3_000_000_000, ""},
+				{"a step under 1", 1, 0, ""},
+				{"a first ID past MaxEnd", segment.MaxEnd + 1, 10, ""},
+				{"a negative first ID", -1, 10, ""},
+				{"a description past the column", 1, 10, long},
+			} {
+				if c.desc != "" && l.Description == 0 {
+					continue // the store keeps no description: nothing to truncate
+				}
+				if err := s.CreateTag(ctx(t), "t", c.first, c.step, c.desc); !errors.Is(err, segment.ErrInvalid) {
+					t.Errorf("%s: CreateTag = %v; want ErrInvalid", c.name, err)
+				}
+			}
+			if _, err := s.Tag(ctx(t), "t"); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("after refused creations, Tag(t) = %v; want ErrUnknownTag", err)
+			}
+			create(t, s, "t", 1, segment.StepLimit, strings.Repeat("d", l.Description))
+			for _, step := range []int64{segment.StepLimit + 1, 3_000_000_000, 0} {
+				if err := s.SetStep(ctx(t), "t", step); !errors.Is(err, segment.ErrInvalid) {
+					t.Errorf("SetStep(%d) = %v; want ErrInvalid", step, err)
+				}
+			}
+			info, err := s.Tag(ctx(t), "t")
+			if err != nil || info.Step != segment.StepLimit || (!opt.NoDescription && len(info.Description) != l.Description) {
+				t.Fatalf("Tag(t) = step %d, %d-byte description, %v; want StepLimit and %d bytes, as written", info.Step, len(info.Description), err, l.Description)
+			}
+		}},
+		{"serving refuses a tag no store row can be", func(t *testing.T, s segment.Store) {
+			l := segment.LimitsOf(s)
+			for _, tag := range []string{"\xff", "order\xc3", strings.Repeat("a", l.Tag+1)} {
+				if _, err := s.Tag(ctx(t), tag); !errors.Is(err, segment.ErrInvalid) {
+					t.Errorf("Tag(%q) = %v; want ErrInvalid", tag, err)
+				}
+				if _, err := s.Reserve(ctx(t), tag, 10); !errors.Is(err, segment.ErrInvalid) {
+					t.Errorf("Reserve(%q) = %v; want ErrInvalid", tag, err)
+				}
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
 	}
+	t.Run("the new-tag rule", func(t *testing.T) { RunTagRuleTests(t, newStore) })
 }
 
 func create(t *testing.T, s segment.Store, tag string, first, step int64, desc string) {

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// mysqlValueErrors are MySQL's errors for a value its column cannot hold:
+// out of range (1264), truncated (1265), an incorrect value (1292, 1366),
+// an invalid string for the charset (1300), too long (1406).
+var mysqlValueErrors = map[uint16]bool{1264: true, 1265: true, 1292: true, 1300: true, 1366: true, 1406: true}
+
+// invalidSQLInput reports whether err is the database refusing a value
+// its column cannot hold — SQLSTATE class 22 ("data exception": too long,
+// out of range, a NUL or a byte sequence the encoding refuses) or one of
+// mysqlValueErrors — rather than an outage. sqlstore imports no driver;
+// it gets this as an option, and answers such errors as
+// segment.ErrInvalid (400, InvalidArgument, exit 2).
+func invalidSQLInput(err error) bool {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &pe):
+		return strings.HasPrefix(pe.Code, "22")
+	case errors.As(err, &me):
+		return mysqlValueErrors[me.Number] || me.SQLState[0] == '2' && me.SQLState[1] == '2'
+	}
+	return false
+}
