@@ -39,7 +39,7 @@ func TestAdminCreateRunsTheTagRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	h := server.NewHTTP(&server.Service{Segments: a, SegmentStore: segmenttest.NewMemStore(), MaxBatch: 1000})
+	h := handlerOf(t, &server.Config{Snowflake: unreservedGenerator(t), Segments: a, SegmentStore: segmenttest.NewMemStore(), MaxBatch: 1000})
 	for _, tc := range segmenttest.NewTagCases(segment.DefaultLimits) {
 		if !utf8.ValidString(tc.Tag) {
 			continue
@@ -117,7 +117,7 @@ func TestTinyidSegmentOfAHugeStepRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	h := server.NewHTTP(&server.Service{Segments: a, SegmentStore: s})
+	h := handlerOf(t, &server.Config{Snowflake: unreservedGenerator(t), Segments: a, SegmentStore: s})
 	w := get(h, "GET", "/tinyid/id/nextSegmentId?bizType=huge")
 	var resp struct {
 		Data struct{ CurrentID, LoadingID, MaxID int64 }
