@@ -22,8 +22,8 @@ type Config struct {
 	Reserved []uint64
 	// Layout identifies the layout; a namespace holds one.
 	Layout LayoutID
-	// TTL is how long the claim outlives its last renewal. Default 10 s;
-	// at least 1 s.
+	// TTL is how long the claim outlives its last renewal. Default
+	// DefaultTTL (10 s); MinTTL (1 s) to MaxTTL (10 min).
 	TTL time.Duration
 	// Window is how far ahead of the generator's time the HWM is kept.
 	// Default 3 s; 10 ms to MaxBehind. Each acquisition starts past the
@@ -43,9 +43,16 @@ type Config struct {
 // them.
 const maxNodeBits = 32
 
+// The bounds and default of Config.TTL.
+const (
+	DefaultTTL = 10 * time.Second
+	MinTTL     = time.Second
+	MaxTTL     = 10 * time.Minute
+)
+
 func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
-		c.TTL = 10 * time.Second
+		c.TTL = DefaultTTL
 	}
 	if c.Window == 0 {
 		c.Window = 3 * time.Second
@@ -63,8 +70,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: node bits %d outside 0..%d", c.NodeBits, maxNodeBits)
 	case c.Node != nil && *c.Node >= pool:
 		return fmt.Errorf("nodeid: node %d outside the pool 0..%d", *c.Node, pool-1)
-	case c.TTL < time.Second:
-		return fmt.Errorf("nodeid: TTL %s under 1s", c.TTL)
+	case c.TTL < MinTTL || c.TTL > MaxTTL:
+		return fmt.Errorf("nodeid: TTL %s outside %s to %s", c.TTL, MinTTL, MaxTTL)
 	case c.Window < 10*time.Millisecond:
 		return fmt.Errorf("nodeid: window %s under 10ms", c.Window)
 	case c.MaxBehind <= c.Window:

@@ -274,7 +274,8 @@ func TestAcquireRejectsConfig(t *testing.T) {
 		want string
 	}{
 		{"node outside pool", func(c *nodeid.Config) { c.Node = &big }, "node 16 outside the pool 0..15"},
-		{"short TTL", func(c *nodeid.Config) { c.TTL = time.Millisecond }, "TTL 1ms under 1s"},
+		{"short TTL", func(c *nodeid.Config) { c.TTL = time.Millisecond }, "TTL 1ms outside 1s to 10m0s"},
+		{"long TTL", func(c *nodeid.Config) { c.TTL = time.Hour }, "TTL 1h0m0s outside 1s to 10m0s"},
 		{"window over bound", func(c *nodeid.Config) { c.Window, c.MaxBehind = 20*time.Second, 10*time.Second }, "must exceed the window"},
 		{"no layout", func(c *nodeid.Config) { c.Layout = nodeid.LayoutID{} }, "no layout fingerprint"},
 		{"node bits", func(c *nodeid.Config) { c.NodeBits = 40 }, "node bits 40 outside 0..32"},

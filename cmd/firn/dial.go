@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/firn-id/firn/internal/config"
 	"io"
 	"log"
 	"net"
@@ -20,7 +21,7 @@ import (
 
 // defaultDialTimeout bounds how long a command waits for a store to
 // answer its first request (--dial-timeout, registry.dial_timeout).
-const defaultDialTimeout = 5 * time.Second
+const defaultDialTimeout = config.DefaultDialTimeout
 
 func init() {
 	// The MySQL driver logs to standard error on its own ("packets.go:
@@ -154,10 +155,10 @@ func (f *storeFlags) openDB(kind, dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
-// checkDialTimeout refuses a dial timeout that is not positive.
+// checkDialTimeout applies config.CheckDialTimeout to --dial-timeout.
 func (f *storeFlags) checkDialTimeout() error {
-	if f.dialTimeout <= 0 || f.dialTimeout > 10*time.Minute {
-		return usagef("--dial-timeout %s: want more than 0, at most 10m", f.dialTimeout)
+	if err := config.CheckDialTimeout(f.dialTimeout); err != nil {
+		return usagef("--dial-timeout %s", err)
 	}
 	return nil
 }

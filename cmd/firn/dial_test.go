@@ -133,7 +133,7 @@ func TestMalformedStoreAddressIsBadInput(t *testing.T) {
 		{name: "postgres URL", args: []string{"--store", "postgres", "--dsn", "postgres://u:s3cretpw@h:xx/db"}, wantErr: "not a PostgreSQL DSN"},
 		{name: "postgres unterminated quote", args: []string{"--store", "postgres", "--dsn", "host=db password='s3cret pw port=1"}, wantErr: "not a PostgreSQL DSN"},
 		{name: "mysql no slash", args: []string{"--store", "mysql", "--dsn", "u:s3cretpw@tcp(h:3306)"}, wantErr: "not a MySQL DSN"},
-		{name: "dial timeout", args: []string{"--store", "mysql", "--dsn", "u@tcp(h:3306)/db", "--dial-timeout", "0s"}, wantErr: "--dial-timeout 0s"},
+		{name: "dial timeout", args: []string{"--store", "mysql", "--dsn", "u@tcp(h:3306)/db", "--dial-timeout", "0s"}, wantErr: "0s: want a duration above 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

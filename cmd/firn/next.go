@@ -189,6 +189,17 @@ func printIDs(g *snowflake.Generator, lease *nodeid.Lease, n int, stdout io.Writ
 	return w.Flush()
 }
 
+// reservedNodes checks the nodes of registry.reserved_nodes against the
+// layout.
+func reservedNodes(l snowflake.Layout, nodes []uint64) ([]uint64, error) {
+	for _, v := range nodes {
+		if v > l.MaxNode() {
+			return nil, usagef("--reserved-nodes: %d is not a node of layout %s (0..%d)", v, l.Name, l.MaxNode())
+		}
+	}
+	return nodes, nil
+}
+
 // parseReserved reads --reserved-nodes: node values, comma-separated.
 func parseReserved(l snowflake.Layout, s string) ([]uint64, error) {
 	if s == "" {

@@ -351,31 +351,25 @@ const configFlagUsage = `  --config FILE       firn serve's configuration file (
                       flags override both; its node does not
 `
 
-// withConfig registers --config on fs and returns args preceded by the
-// settings of the configuration file (the one firn serve reads) and the
-// FIRN_… environment that fs has flags for, so that the command line
+// withConfig registers --config on fs and sets fs's flags from the
+// configuration file (the one firn serve reads) and the FIRN_…
+// environment, where they differ from the defaults; the command line then
 // overrides them.
 func withConfig(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.String("config", "", "")
-	cfgArgs, _, err := configArgs(args)
+	cfg, err := loadConfig(args)
 	if err != nil {
 		return nil, err
 	}
-	var keep []string
-	for i := 0; i < len(cfgArgs); i++ {
-		name, _, hasVal := strings.Cut(strings.TrimPrefix(cfgArgs[i], "--"), "=")
+	for name, value := range cfg.Changed() {
 		// The node in the file is the server's own: never taken over by
 		// another command.
-		known := fs.Lookup(name) != nil && name != "node"
-		if known {
-			keep = append(keep, cfgArgs[i])
+		if fs.Lookup(name) == nil || name == "node" {
+			continue
 		}
-		if !hasVal && i+1 < len(cfgArgs) {
-			i++
-			if known {
-				keep = append(keep, cfgArgs[i])
-			}
+		if err := fs.Set(name, value); err != nil {
+			return nil, usagef("--config: --%s %s: %s", name, value, err)
 		}
 	}
-	return append(keep, args...), nil
+	return args, nil
 }

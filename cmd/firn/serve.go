@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,156 +127,6 @@ type serveOptions struct {
 	tlsKey  string
 }
 
-// parseServe reads the configuration file (--config), the FIRN_…
-// environment and the flags, in that order of precedence from low to
-// high, and validates them.
-func parseServe(args []string) (o serveOptions, err error) {
-	cfgArgs, cfg, err := configArgs(args)
-	if err != nil {
-		return o, err
-	}
-	o.cfg = cfg
-	o.stores.multi = cfg.Segments.Stores
-	for _, t := range cfg.Auth.Tokens {
-		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
-	}
-	o.anonymous = cfg.Auth.Anonymous
-	if _, err := server.NewAuth(o.tokens, o.anonymous...); err != nil {
-		return o, usagef("config: auth.tokens: %s", err)
-	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
-	o.stores.register(fs)
-	fs.String("config", "", "")
-	fs.StringVar(&o.addr, "http", "127.0.0.1:8080", "")
-	fs.StringVar(&o.grpcAddr, "grpc", "127.0.0.1:9090", "")
-	nodeArg := fs.String("node", "", "")
-	acceptRisk := fs.Bool("accept-collision-risk", false, "")
-	localSegments := fs.Bool("local-segments", false, "")
-	startAhead := fs.Bool("start-ahead", false, "")
-	reserved := fs.String("reserved-nodes", "", "")
-	leaseTTL := fs.Duration("lease-ttl", 10*time.Second, "")
-	fs.IntVar(&o.maxBatch, "max-batch", 10_000, "")
-	fs.Uint64Var(&o.floor, "floor", 0, "")
-	fs.StringVar(&o.tlsCert, "tls-cert", "", "")
-	fs.StringVar(&o.tlsKey, "tls-key", "", "")
-	fs.StringVar(&o.logLevel, "log-level", "info", "")
-	fs.StringVar(&o.logFormat, "log-format", "auto", "")
-	rest, err := parseFlags(fs, append(cfgArgs, args...))
-	if err != nil {
-		return o, err
-	}
-	if len(rest) > 0 {
-		return o, usagef("unexpected argument %q; run 'firn help serve'", rest[0])
-	}
-	if o.maxBatch < 1 || o.maxBatch > 1_000_000 {
-		return o, usagef("--max-batch %d: want 1 to 1000000", o.maxBatch)
-	}
-	// Off loopback the node must come from a shared registry (etcd, SQL)
-	// or be the operator's: a local store picking "the lowest free node"
-	// gives node 0 on every machine, explicit or not.
-	explicitStore := o.stores.kind != "local" || *nodeArg != ""
-	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
-		return o, err
-	}
-	// Segments from the local directory serve one machine: off loopback,
-	// machines behind one address would each count the same IDs.
-	if o.stores.kind == "local" && len(o.stores.multi) == 0 && !*localSegments &&
-		(!loopback(o.addr) || (o.grpcAddr != "off" && !loopback(o.grpcAddr))) {
-		o.segmentsOff = "segments are off: this server listens off loopback on the local data directory, " +
-			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +
-			"name shared segment databases (segments.stores) or a shared store (--store etcd|postgres|mysql), " +
-			"or --local-segments if this machine alone serves its tags"
-	}
-	if o.grpcAddr != "off" {
-		if err := checkListen(o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
-			return o, usagef("--grpc: %s", strings.TrimPrefix(err.Error(), "--http "))
-		}
-	}
-	if (o.tlsCert == "") != (o.tlsKey == "") {
-		return o, usagef("--tls-cert and --tls-key go together")
-	}
-	// Files are read now, before any store is opened or node claimed: a
-	// missing key is bad input, not a server that fails after announcing
-	// itself.
-	if o.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
-		if err != nil {
-			return o, usagef("--tls-cert %s, --tls-key %s: %s", o.tlsCert, o.tlsKey, err)
-		}
-		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
-	if _, err := newLogger(o.logLevel, o.logFormat); err != nil {
-		return o, err
-	}
-	if o.layout, err = lf.layout(); err != nil {
-		return o, err
-	}
-	if err := checkGenerates(o.layout, time.Now()); err != nil {
-		return o, err
-	}
-	if err := o.stores.checkDialTimeout(); err != nil {
-		return o, err
-	}
-	if *leaseTTL < time.Second || *leaseTTL > 10*time.Minute {
-		return o, usagef("--lease-ttl %s: want 1s to 10m", *leaseTTL)
-	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: *startAhead, TTL: *leaseTTL}
-	if o.lease.Reserved, err = parseReserved(o.layout, *reserved); err != nil {
-		return o, err
-	}
-	switch {
-	case *nodeArg == "derived":
-		node, err := derivedNode(o.layout, *acceptRisk)
-		if err != nil {
-			return o, err
-		}
-		o.lease.Node = &node
-	case *nodeArg != "":
-		node, err := parseNode(o.layout, *nodeArg)
-		if err != nil {
-			return o, err
-		}
-		o.lease.Node = &node
-	}
-	return o, nil
-}
-
-// configArgs loads the file named by --config, if any, and the FIRN_…
-// environment, as flags, and returns the configuration too (its tokens are
-// not flags).
-func configArgs(args []string) ([]string, *config.Config, error) {
-	var path string
-	for i, a := range args {
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "config" {
-			continue
-		}
-		switch {
-		case hasVal:
-			path = val
-		case i+1 < len(args):
-			path = args[i+1]
-		default:
-			return nil, nil, usagef("--config needs a file")
-		}
-	}
-	var doc []byte
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, nil, usagef("--config: %s", err)
-		}
-		doc = b
-	}
-	c, err := config.Load(doc, os.Environ())
-	if err != nil {
-		return nil, nil, usagef("%s", err)
-	}
-	return c.Args(), c, nil
-}
-
 // serve runs the service until ctx ends.
 func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	o, err := parseServe(args)
@@ -335,7 +184,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls}
+	// Each server gets its own copy of the TLS configuration: net/http
+	// adds its protocols to the one it is given.
+	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls.Clone()}
 	scheme := "http"
 	if o.tls != nil {
 		scheme = "https"

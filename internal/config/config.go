@@ -1,11 +1,13 @@
-// Package config reads firn serve's configuration: one YAML file,
-// overridden by FIRN_… environment variables, then by command-line flags.
-// It validates what it can name a field for, and turns the result into
-// the flags the command parses, so flags override the file.
+// Package config is firn serve's configuration: one typed struct whose
+// defaults come from the packages that own them, overlaid by one YAML
+// file, then FIRN_… environment variables, then command-line flags bound
+// onto the same fields, and validated in one place with errors that name
+// the field, its variable and its flag.
 package config
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"net"
 	"reflect"
@@ -16,10 +18,16 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
 )
 
-// Config is the configuration of firn serve. Every field's zero value
-// means the command's default.
+// Config is the configuration of firn serve, typed: Default fills every
+// default, Load lays a file and the environment over it, Register binds
+// the command line's flags onto the same fields, and Validate checks the
+// result in one place.
 type Config struct {
 	HTTP      HTTP      `yaml:"http"`
 	GRPC      GRPC      `yaml:"grpc"`
@@ -65,7 +73,7 @@ type Snowflake struct {
 // HTTP is the listener.
 type HTTP struct {
 	Listen   string `yaml:"listen" flag:"http"`         // host:port, default 127.0.0.1:8080
-	MaxBatch int    `yaml:"max_batch" flag:"max-batch"` // 1..1,000,000, default 10,000
+	MaxBatch int    `yaml:"max_batch" flag:"max-batch"` // 1..server.MaxBatchLimit, default server.DefaultMaxBatch
 	TLSCert  string `yaml:"tls_cert" flag:"tls-cert"`   // PEM files: both or neither
 	TLSKey   string `yaml:"tls_key" flag:"tls-key"`
 }
@@ -99,10 +107,13 @@ type Registry struct {
 	AcceptCollisionRisk bool     `yaml:"accept_collision_risk" flag:"accept-collision-risk"`
 	ReservedNodes       []uint64 `yaml:"reserved_nodes" flag:"reserved-nodes"`
 	StartAhead          bool     `yaml:"start_ahead" flag:"start-ahead"`
-	LeaseTTL            string   `yaml:"lease_ttl" flag:"lease-ttl"` // how long a claim outlives its last renewal; default 10s
+	// LeaseTTL is how long a claim outlives its last renewal:
+	// nodeid.MinTTL to nodeid.MaxTTL, default nodeid.DefaultTTL.
+	LeaseTTL time.Duration `yaml:"lease_ttl" flag:"lease-ttl"`
 	// DialTimeout is how long to wait for etcd or the database to answer
-	// before reporting it unreachable: more than 0, at most 10m; default 5s.
-	DialTimeout string `yaml:"dial_timeout" flag:"dial-timeout"`
+	// before reporting it unreachable: above 0, at most MaxDialTimeout;
+	// default DefaultDialTimeout.
+	DialTimeout time.Duration `yaml:"dial_timeout" flag:"dial-timeout"`
 }
 
 // Segments is segment mode's table in a SQL store.
@@ -125,7 +136,8 @@ type SegmentStore struct {
 	DSN   string `yaml:"dsn" secret:"true"`
 }
 
-// FieldError names the field at fault and what to change.
+// FieldError names the field at fault, where it is set, and what to
+// change.
 type FieldError struct {
 	Field  string // its YAML path, such as registry.store
 	Reason string
@@ -133,9 +145,53 @@ type FieldError struct {
 
 func (e *FieldError) Error() string {
 	if fileOnly(e.Field) {
-		return fmt.Sprintf("config: %s (in the file only): %s", e.Field, e.Reason)
+		return fmt.Sprintf("%s (in the configuration file only): %s", e.Field, e.Reason)
 	}
-	return fmt.Sprintf("config: %s (env %s): %s", e.Field, envName(e.Field), e.Reason)
+	if f := flagOf(e.Field); f != "" {
+		return fmt.Sprintf("%s (env %s, flag --%s): %s", e.Field, envName(e.Field), f, e.Reason)
+	}
+	return fmt.Sprintf("%s (env %s): %s", e.Field, envName(e.Field), e.Reason)
+}
+
+// flagOf returns the flag of the field at path, or "".
+func flagOf(path string) string {
+	name := ""
+	var c Config
+	c.fields(func(p string, _ reflect.Value, sf reflect.StructField) {
+		if p == path {
+			name = sf.Tag.Get("flag")
+		}
+	})
+	return name
+}
+
+// DefaultDialTimeout and MaxDialTimeout bound the wait for a store's
+// first answer.
+const (
+	DefaultDialTimeout = 5 * time.Second
+	MaxDialTimeout     = 10 * time.Minute
+)
+
+// CheckDialTimeout refuses a dial timeout that is not above 0 or is past
+// MaxDialTimeout: the one rule every command applies.
+func CheckDialTimeout(d time.Duration) error {
+	if d <= 0 || d > MaxDialTimeout {
+		return fmt.Errorf("%s: want a duration above 0, at most %s, such as 5s", d, MaxDialTimeout)
+	}
+	return nil
+}
+
+// Default returns the configuration firn serve runs with when nothing is
+// set: each default from the package that owns it.
+func Default() Config {
+	return Config{
+		HTTP:     HTTP{Listen: "127.0.0.1:8080", MaxBatch: server.DefaultMaxBatch},
+		GRPC:     GRPC{Listen: "127.0.0.1:9090"},
+		Layout:   Layout{Preset: snowflake.DefaultLayout().Name},
+		Registry: Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
+		Segments: Segments{Format: "leaf"},
+		Log:      Log{Level: "info", Format: "auto"},
+	}
 }
 
 // fileOnly reports whether a field has no environment variable.
@@ -147,22 +203,84 @@ func envName(field string) string {
 	return "FIRN_" + strings.ToUpper(strings.ReplaceAll(field, ".", "_"))
 }
 
-// Load reads a YAML document (empty means none), applies FIRN_…
-// variables from environ, and validates the result.
+// Load lays a YAML document (empty means none) and then the FIRN_…
+// variables of environ over the defaults. It refuses what it cannot
+// read; Validate checks the values once flags are bound too.
 func Load(doc []byte, environ []string) (*Config, error) {
-	var c Config
+	c := Default()
 	if len(bytes.TrimSpace(doc)) > 0 {
 		dec := yaml.NewDecoder(bytes.NewReader(doc))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+			return nil, fmt.Errorf("config file: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 		}
 	}
 	if err := c.applyEnv(environ); err != nil {
 		return nil, err
 	}
-	return &c, c.Validate()
+	return &c, nil
 }
+
+// Register defines a flag on fs for every setting that has one, bound to
+// c's field: parsing fs sets c, over what the file and the environment
+// said.
+func (c *Config) Register(fs *flag.FlagSet) {
+	c.fields(func(path string, v reflect.Value, sf reflect.StructField) {
+		fs.Var(&fieldValue{v: v, path: path}, sf.Tag.Get("flag"), "")
+	})
+}
+
+// Changed returns, for every setting with a flag whose value differs from
+// its default, the flag's name and the value as the flag would take it.
+// Commands other than serve use it to take the store and layout settings
+// of serve's file.
+func (c *Config) Changed() map[string]string {
+	out := map[string]string{}
+	d := Default()
+	defaults := map[string]string{}
+	d.fields(func(path string, v reflect.Value, _ reflect.StructField) { defaults[path] = format(v) })
+	c.fields(func(path string, v reflect.Value, sf reflect.StructField) {
+		if s := format(v); s != defaults[path] {
+			out[sf.Tag.Get("flag")] = s
+		}
+	})
+	return out
+}
+
+// fieldValue is a setting as a flag.Value.
+type fieldValue struct {
+	v    reflect.Value
+	path string
+}
+
+func (f *fieldValue) String() string {
+	if !f.v.IsValid() {
+		return ""
+	}
+	return format(f.v)
+}
+
+func (f *fieldValue) Set(s string) error { return setString(f.v, s) }
+
+// IsBoolFlag lets a boolean setting's flag be given without a value.
+func (f *fieldValue) IsBoolFlag() bool { return f.v.IsValid() && f.v.Kind() == reflect.Bool }
+
+// format writes a value as its flag would take it.
+func format(v reflect.Value) string {
+	if v.Type() == durationType {
+		return time.Duration(v.Int()).String()
+	}
+	if v.Kind() == reflect.Slice {
+		parts := make([]string, v.Len())
+		for i := range v.Len() {
+			parts[i] = fmt.Sprint(v.Index(i).Interface())
+		}
+		return strings.Join(parts, ",")
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+var durationType = reflect.TypeOf(time.Duration(0))
 
 // fields walks the leaves of c with their YAML paths.
 func (c *Config) fields(f func(path string, v reflect.Value, sf reflect.StructField)) {
@@ -212,6 +330,14 @@ func (c *Config) applyEnv(environ []string) error {
 }
 
 func setString(v reflect.Value, s string) error {
+	if v.Type() == durationType {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 10s or 1m30s", s)
+		}
+		v.SetInt(int64(d))
+		return nil
+	}
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(s)
@@ -248,24 +374,24 @@ func setString(v reflect.Value, s string) error {
 
 var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 
-// Validate checks what can be checked without the command's parsers; the
-// layout and the stores are checked when they are built.
-func (c *Config) Validate() error {
+// Validate checks every setting, in the one place they are checked: the
+// same for firn serve and firn config check. kinds lists the store
+// backends the command knows. The layout and the files named are checked
+// when they are read (they need the command's parsers).
+func (c *Config) Validate(kinds []string) error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
-	if c.HTTP.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
-			return fail("http.listen", "%q is not host:port, such as 127.0.0.1:8080", c.HTTP.Listen)
-		}
+	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+		return fail("http.listen", "%q is not host:port, such as 127.0.0.1:8080", c.HTTP.Listen)
 	}
-	if l := c.GRPC.Listen; l != "" && l != "off" {
+	if l := c.GRPC.Listen; l != "off" {
 		if _, _, err := net.SplitHostPort(l); err != nil {
 			return fail("grpc.listen", "%q is not host:port, such as 127.0.0.1:9090, or off", l)
 		}
 	}
-	if c.HTTP.MaxBatch != 0 && (c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > 1_000_000) {
-		return fail("http.max_batch", "%d: want 1 to 1000000", c.HTTP.MaxBatch)
+	if c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > server.MaxBatchLimit {
+		return fail("http.max_batch", "%d: want 1 to %d", c.HTTP.MaxBatch, server.MaxBatchLimit)
 	}
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		return fail("http.tls_cert", "set both tls_cert and tls_key, or neither")
@@ -275,9 +401,29 @@ func (c *Config) Validate() error {
 			return fail(fmt.Sprintf("auth.tokens[%d]", i), "each token needs a name, a secret and at least one scope")
 		}
 	}
+	if err := c.validateRegistry(kinds); err != nil {
+		return err
+	}
+	if f := c.Segments.Format; !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
+		return fail("segments.format", "%q: want leaf, tinyid or set", f)
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		return fail("log.level", "%q: want debug, info, warn or error", c.Log.Level)
+	}
+	if !slices.Contains([]string{"auto", "text", "json"}, c.Log.Format) {
+		return fail("log.format", "%q: want auto, text or json", c.Log.Format)
+	}
+	return c.validateStores()
+}
+
+// validateRegistry checks where node IDs live.
+func (c *Config) validateRegistry(kinds []string) error {
+	fail := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
 	r := c.Registry
-	if r.Store != "" && !slices.Contains([]string{"local", "etcd", "postgres", "mysql"}, r.Store) {
-		return fail("registry.store", "%q: want local, etcd, postgres or mysql", r.Store)
+	if !slices.Contains(kinds, r.Store) {
+		return fail("registry.store", "%q: want %s", r.Store, strings.Join(kinds, ", "))
 	}
 	switch {
 	case r.Store == "etcd" && len(r.Endpoints) == 0:
@@ -288,16 +434,13 @@ func (c *Config) Validate() error {
 		return fail("registry.node", "%q: want a number, one per node field (3,17), or derived", r.Node)
 	case r.Node == "derived" && !r.AcceptCollisionRisk:
 		return fail("registry.accept_collision_risk", "a derived node cannot see a second host with the same address bits: set it to true to accept that")
+	case r.LeaseTTL < nodeid.MinTTL || r.LeaseTTL > nodeid.MaxTTL:
+		return fail("registry.lease_ttl", "%s: want %s to %s", r.LeaseTTL, nodeid.MinTTL, nodeid.MaxTTL)
 	}
-	if d := r.DialTimeout; d != "" {
-		if t, err := time.ParseDuration(d); err != nil || t <= 0 || t > 10*time.Minute {
-			return fail("registry.dial_timeout", "%q: want a duration above 0, at most 10m, such as 5s", d)
-		}
+	if err := CheckDialTimeout(r.DialTimeout); err != nil {
+		return fail("registry.dial_timeout", "%s", err)
 	}
-	if f := c.Segments.Format; f != "" && !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
-		return fail("segments.format", "%q: want leaf, tinyid or set", f)
-	}
-	return c.validateStores()
+	return nil
 }
 
 // validateStores checks a set of segment stores.
@@ -326,54 +469,6 @@ func (c *Config) validateStores() error {
 		}
 	}
 	return nil
-}
-
-// Flags returns the command-line flag of every setting, and whether it
-// is a boolean (given without a value).
-func Flags() map[string]bool {
-	flags := map[string]bool{}
-	var c Config
-	c.fields(func(_ string, v reflect.Value, sf reflect.StructField) {
-		flags[sf.Tag.Get("flag")] = v.Kind() == reflect.Bool
-	})
-	return flags
-}
-
-// SetFlag sets the setting of a command-line flag, as the flag would.
-func (c *Config) SetFlag(name, value string) error {
-	err := fmt.Errorf("config: no setting has the flag --%s", name)
-	c.fields(func(path string, v reflect.Value, sf reflect.StructField) {
-		if sf.Tag.Get("flag") == name {
-			err = nil
-			if e := setString(v, value); e != nil {
-				err = fmt.Errorf("--%s: %w", name, e)
-			}
-		}
-	})
-	return err
-}
-
-// Args returns the flags that say what c says, to be parsed before the
-// command line's own, which then override them.
-func (c *Config) Args() []string {
-	var args []string
-	c.fields(func(_ string, v reflect.Value, sf reflect.StructField) {
-		name := sf.Tag.Get("flag")
-		switch {
-		case v.IsZero():
-		case v.Kind() == reflect.Bool:
-			args = append(args, "--"+name+"=true")
-		case v.Kind() == reflect.Slice:
-			parts := make([]string, v.Len())
-			for i := range v.Len() {
-				parts[i] = fmt.Sprint(v.Index(i).Interface())
-			}
-			args = append(args, "--"+name, strings.Join(parts, ","))
-		default:
-			args = append(args, "--"+name, fmt.Sprint(v.Interface()))
-		}
-	})
-	return args
 }
 
 // Redacted returns c as YAML with secrets hidden: every token's secret,

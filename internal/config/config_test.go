@@ -2,9 +2,11 @@ package config_test
 
 import (
 	"errors"
-	"slices"
+	"flag"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firn-id/firn/internal/config"
 )
@@ -27,28 +29,70 @@ segments:
     - {store: mysql, dsn: "app:my-pass@tcp(b:3306)/ids"}
 `
 
-func TestLoadAndArgs(t *testing.T) {
-	c, err := config.Load([]byte(doc), []string{"FIRN_HTTP_MAX_BATCH=700", "FIRN_TEST_POSTGRES=ignored", "PATH=/bin"})
+var kinds = []string{"local", "etcd", "postgres", "mysql"}
+
+// TestLayers: the defaults, then the file, then the environment, then the
+// flags bound onto the same typed fields.
+func TestLayers(t *testing.T) {
+	c, err := config.Load([]byte(doc), []string{"FIRN_HTTP_MAX_BATCH=700", "FIRN_REGISTRY_LEASE_TTL=20s", "FIRN_TEST_POSTGRES=ignored", "PATH=/bin"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := c.Args()
-	for _, want := range [][]string{{"--http", "127.0.0.1:9000"}, {"--max-batch", "700"}, {"--layout", "twitter"},
-		{"--store", "postgres"}, {"--reserved-nodes", "0,1"}, {"--segments", "tinyid"}} {
-		i := slices.Index(args, want[0])
-		if i < 0 || i+1 >= len(args) || args[i+1] != want[1] {
-			t.Errorf("args %v lack %v", args, want)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	c.Register(fs)
+	if err := fs.Parse([]string{"--max-batch", "800", "--dial-timeout=2s", "--accept-collision-risk"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(kinds); err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"file", c.HTTP.Listen, "127.0.0.1:9000"},
+		{"flag over env over file", c.HTTP.MaxBatch, 800},
+		{"env duration", c.Registry.LeaseTTL, 20 * time.Second},
+		{"flag duration", c.Registry.DialTimeout, 2 * time.Second},
+		{"bool flag", c.Registry.AcceptCollisionRisk, true},
+		{"default kept", c.GRPC.Listen, "127.0.0.1:9090"},
+		{"list", c.Registry.ReservedNodes, []uint64{0, 1}},
+		{"file only", len(c.Segments.Stores), 2},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s: %v, want %v", ch.name, ch.got, ch.want)
 		}
 	}
-	if len(c.Segments.Stores) != 2 || c.Segments.Stores[1].Store != "mysql" || slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "pass") }) {
-		t.Errorf("segments.stores %+v (file only, no flag in %v)", c.Segments.Stores, args)
+	changed := c.Changed()
+	if changed["layout"] != "twitter" || changed["reserved-nodes"] != "0,1" || changed["lease-ttl"] != "20s" {
+		t.Errorf("Changed() = %v", changed)
 	}
-	if !slices.Contains(args, "--start-ahead=true") {
-		t.Errorf("args %v lack --start-ahead=true", args)
+	if _, ok := changed["grpc"]; ok {
+		t.Errorf("Changed() lists a default: %v", changed)
 	}
 	out, err := c.Redacted(hideAll)
 	if err != nil || strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "pass") || !strings.Contains(string(out), "dsn: hidden postgres") {
 		t.Fatalf("redacted:\n%s", out)
+	}
+}
+
+// TestDefaultsArePrinted: the default configuration is valid, and print
+// shows every default rather than empty values.
+func TestDefaultsArePrinted(t *testing.T) {
+	c := config.Default()
+	if err := c.Validate(kinds); err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Redacted(hideAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"listen: 127.0.0.1:8080", "listen: 127.0.0.1:9090", "max_batch: 10000", "preset: firn",
+		"store: local", "lease_ttl: 10s", "dial_timeout: 5s", "format: leaf", "level: info"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("print of the defaults lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -90,6 +134,10 @@ func TestRejects(t *testing.T) {
 	}{
 		{name: "unknown field", doc: "http:\n  port: 80\n"},
 		{name: "unknown env", env: []string{"FIRN_HTTP_PORT=80"}},
+		{name: "bad lease ttl", env: []string{"FIRN_REGISTRY_LEASE_TTL=500ms"}, field: "registry.lease_ttl"},
+		{name: "lease ttl not a duration", doc: "registry:\n  lease_ttl: ten\n"},
+		{name: "bad log level", env: []string{"FIRN_LOG_LEVEL=loud"}, field: "log.level"},
+		{name: "tls key alone", doc: "http:\n  tls_key: k.pem\n", field: "http.tls_cert"},
 		{name: "bad listen", doc: "http:\n  listen: nowhere\n", field: "http.listen"},
 		{name: "batch out of range", env: []string{"FIRN_HTTP_MAX_BATCH=0x10"}, field: "http.max_batch"},
 		{name: "unknown store", doc: "registry:\n  store: redis\n", field: "registry.store"},
@@ -108,7 +156,10 @@ func TestRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := config.Load([]byte(tt.doc), tt.env)
+			c, err := config.Load([]byte(tt.doc), tt.env)
+			if err == nil {
+				err = c.Validate(kinds)
+			}
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -117,13 +168,16 @@ func TestRejects(t *testing.T) {
 				t.Fatalf("error %v, want one naming %s", err, tt.field)
 			}
 			if strings.HasPrefix(tt.field, "segments.stores") {
-				if !strings.Contains(err.Error(), "in the file only") {
+				if !strings.Contains(err.Error(), "in the configuration file only") {
 					t.Fatalf("error %q does not say the field is file only", err)
 				}
 				return
 			}
 			if tt.field != "" && !strings.Contains(err.Error(), "FIRN_"+strings.ToUpper(strings.ReplaceAll(tt.field, ".", "_"))) {
 				t.Fatalf("error %q does not name the environment variable", err)
+			}
+			if tt.field != "" && !strings.Contains(tt.field, "accept_collision") && !strings.Contains(err.Error(), "flag --") {
+				t.Fatalf("error %q does not name the flag", err)
 			}
 		})
 	}
@@ -135,7 +189,8 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, d string) {
 		c, err := config.Load([]byte(d), nil)
 		if err == nil {
-			_ = c.Args()
+			_ = c.Validate(kinds)
+			_ = c.Changed()
 			if _, err := c.Redacted(hideAll); err != nil {
 				t.Fatal(err)
 			}

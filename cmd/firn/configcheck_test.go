@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestConfigCheckRefusesWhatServeRefuses runs one table of bad settings,
+// each from the file, the environment and a flag, through firn serve and
+// firn config check: both exit 2 with the same message naming the field,
+// and neither touches the data directory.
+func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
+	tests := []struct {
+		path, flag, value, wantErr string
+	}{
+		{"http.listen", "http", "nowhere", "is not host:port"},
+		{"http.max_batch", "max-batch", "0", "want 1 to 1000000"},
+		{"grpc.listen", "grpc", "x", "is not host:port"},
+		{"registry.store", "store", "redis", `"redis": want local, etcd, postgres, mysql`},
+		{"registry.lease_ttl", "lease-ttl", "500ms", "want 1s to 10m0s"},
+		{"registry.dial_timeout", "dial-timeout", "0s", "want a duration above 0"},
+		{"registry.node", "node", "three", "want a number"},
+		{"segments.format", "segments", "csv", "want leaf, tinyid or set"},
+		{"log.level", "log-level", "loud", "want debug, info, warn or error"},
+		{"log.format", "log-format", "xml", "want auto, text or json"},
+		{"layout.preset", "layout", "nope", `unknown layout "nope"`},
+		{"http.tls_key", "tls-key", "key.pem", "set both tls_cert and tls_key"},
+	}
+	for _, tt := range tests {
+		section, key, _ := strings.Cut(tt.path, ".")
+		ways := map[string]func(t *testing.T) []string{
+			"file": func(t *testing.T) []string {
+				f := filepath.Join(t.TempDir(), "firn.yaml")
+				if err := os.WriteFile(f, []byte(section+":\n  "+key+": "+tt.value+"\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"--config", f}
+			},
+			"env": func(t *testing.T) []string {
+				t.Setenv("FIRN_"+strings.ToUpper(section+"_"+key), tt.value)
+				return nil
+			},
+			"flag": func(*testing.T) []string { return []string{"--" + tt.flag, tt.value} },
+		}
+		for way, set := range ways {
+			t.Run(tt.path+"/"+way, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "state")
+				args := append([]string{"--data-dir", dir}, set(t)...)
+				_, serveErr, serveCode := runCLI(append([]string{"serve"}, args...)...)
+				_, checkErr, checkCode := runCLI(append([]string{"config", "check"}, args...)...)
+				if serveCode != 2 || checkCode != 2 {
+					t.Fatalf("serve exit %d (%q), config check exit %d (%q); want 2 and 2", serveCode, serveErr, checkCode, checkErr)
+				}
+				serveMsg := strings.TrimPrefix(serveErr, "firn serve: ")
+				checkMsg := strings.TrimPrefix(checkErr, "firn config: ")
+				if serveMsg != checkMsg || !strings.Contains(serveMsg, tt.wantErr) {
+					t.Fatalf("serve said %q, config check %q; want the same, with %q", serveMsg, checkMsg, tt.wantErr)
+				}
+				if !strings.HasPrefix(tt.path, "layout.") && !strings.Contains(serveMsg, tt.path) && !strings.Contains(serveMsg, "tls_cert") {
+					t.Fatalf("%q does not name the field %s", serveMsg, tt.path)
+				}
+				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("the data directory was touched: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestConfigPrintShowsEveryEffectiveValue: the defaults, then the file,
+// environment and flags over them.
+func TestConfigPrintShowsEveryEffectiveValue(t *testing.T) {
+	t.Setenv("FIRN_REGISTRY_LEASE_TTL", "30s")
+	out, errOut, code := runCLI("config", "print", "--max-batch", "500")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"listen: 127.0.0.1:8080", "listen: 127.0.0.1:9090", "store: local", "lease_ttl: 30s",
+		"max_batch: 500", "dial_timeout: 5s", "preset: firn", "format: leaf", "level: info"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("config print lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestDocsSampleConfigChecks: the sample configuration of docs/config.md
+// is one YAML block that firn config check accepts.
+func TestDocsSampleConfigChecks(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```yaml\n")
+	sample, _, closed := strings.Cut(rest, "```")
+	if !ok || !closed {
+		t.Fatal("docs/config.md has no closed ```yaml block")
+	}
+	f := filepath.Join(t.TempDir(), "firn.yaml")
+	if err := os.WriteFile(f, []byte(sample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI("config", "check", "--config", f); code != 0 {
+		t.Fatalf("config check of the sample: exit %d, %s%s", code, out, errOut)
+	}
+}

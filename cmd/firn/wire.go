@@ -1,0 +1,155 @@
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/server"
+)
+
+// The composition root of firn serve: configuration in, the options the
+// service runs with out. Stores come from the backend table
+// (backend.go); serve.go wires stores, lease, generator, allocator and
+// server together.
+
+// parseServe reads the configuration: the defaults, the file of
+// --config, the FIRN_… environment, then the flags, bound onto one typed
+// config.Config and validated once (config.Validate). firn config check
+// and print run exactly this, so they refuse what serve refuses.
+func parseServe(args []string) (o serveOptions, err error) {
+	cfg, err := loadConfig(args)
+	if err != nil {
+		return o, err
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.Register(fs)
+	fs.String("config", "", "")
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return o, err
+	}
+	if len(rest) > 0 {
+		return o, usagef("unexpected argument %q; run 'firn help serve'", rest[0])
+	}
+	if err := cfg.Validate(backendKinds()); err != nil {
+		return o, usagef("%s", err)
+	}
+	return serveOptionsOf(cfg)
+}
+
+// serveOptionsOf turns a valid configuration into what serve runs with,
+// reading the layout and the files it names.
+func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
+	o.cfg = cfg
+	o.addr, o.grpcAddr, o.maxBatch, o.floor = cfg.HTTP.Listen, cfg.GRPC.Listen, cfg.HTTP.MaxBatch, cfg.Snowflake.Floor
+	o.logLevel, o.logFormat = cfg.Log.Level, cfg.Log.Format
+	o.tlsCert, o.tlsKey = cfg.HTTP.TLSCert, cfg.HTTP.TLSKey
+	r, sg := cfg.Registry, cfg.Segments
+	o.stores = storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
+		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set,
+		dialTimeout: r.DialTimeout, multi: sg.Stores}
+	for _, t := range cfg.Auth.Tokens {
+		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
+	}
+	o.anonymous = cfg.Auth.Anonymous
+	if _, err := server.NewAuth(o.tokens, o.anonymous...); err != nil {
+		return o, usagef("config: auth.tokens: %s", err)
+	}
+	// Off loopback the node must come from a shared registry (etcd, SQL)
+	// or be the operator's: a local store picking "the lowest free node"
+	// gives node 0 on every machine, explicit or not.
+	explicitStore := r.Store != "local" || r.Node != ""
+	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
+		return o, err
+	}
+	// Segments from the local directory serve one machine: off loopback,
+	// machines behind one address would each count the same IDs.
+	if r.Store == "local" && len(sg.Stores) == 0 && !sg.Local &&
+		(!loopback(o.addr) || (o.grpcAddr != "off" && !loopback(o.grpcAddr))) {
+		o.segmentsOff = "segments are off: this server listens off loopback on the local data directory, " +
+			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +
+			"name shared segment databases (segments.stores) or a shared store (--store etcd|postgres|mysql), " +
+			"or --local-segments if this machine alone serves its tags"
+	}
+	if o.grpcAddr != "off" {
+		if err := checkListen(o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
+			return o, usagef("--grpc: %s", strings.TrimPrefix(err.Error(), "--http "))
+		}
+	}
+	// Files are read now, before any store is opened or node claimed: a
+	// missing key is bad input, not a server that fails after announcing
+	// itself.
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return o, usagef("--tls-cert %s, --tls-key %s: %s", o.tlsCert, o.tlsKey, err)
+		}
+		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	l := cfg.Layout
+	lf := layoutFlags{preset: l.Preset, epoch: l.Epoch, tick: l.Tick, timeBits: l.TimeBits, nodeBits: l.NodeBits,
+		nodeNames: l.NodeNames, seqBits: l.SequenceBits, order: l.Order}
+	if o.layout, err = lf.layout(); err != nil {
+		return o, err
+	}
+	if err := checkGenerates(o.layout, time.Now()); err != nil {
+		return o, err
+	}
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
+	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
+		return o, err
+	}
+	switch {
+	case r.Node == "derived":
+		node, err := derivedNode(o.layout, r.AcceptCollisionRisk)
+		if err != nil {
+			return o, err
+		}
+		o.lease.Node = &node
+	case r.Node != "":
+		node, err := parseNode(o.layout, r.Node)
+		if err != nil {
+			return o, err
+		}
+		o.lease.Node = &node
+	}
+	return o, nil
+}
+
+// loadConfig reads the defaults, the file named by --config, if any, and
+// the FIRN_… environment.
+func loadConfig(args []string) (*config.Config, error) {
+	var path string
+	for i, a := range args {
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			continue
+		}
+		switch {
+		case hasVal:
+			path = val
+		case i+1 < len(args):
+			path = args[i+1]
+		default:
+			return nil, usagef("--config needs a file")
+		}
+	}
+	var doc []byte
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--config: %s", err)
+		}
+		doc = b
+	}
+	c, err := config.Load(doc, os.Environ())
+	if err != nil {
+		return nil, usagef("%s", err)
+	}
+	return c, nil
+}
