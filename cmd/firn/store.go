@@ -28,6 +28,9 @@ import (
 type storeFlags struct {
 	kind, dataDir, dsn, endpoints, namespace, table string
 	segTable, segFormat, set                        string
+	// segKind and segDSN, when set, name a database of its own for the
+	// segment table, in place of the registry's store.
+	segKind, segDSN string
 	// dialTimeout bounds the wait for a store's first answer.
 	dialTimeout time.Duration
 	// mustExist refuses a local data directory that does not exist,
@@ -53,6 +56,10 @@ var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
                       rows name their store set)
   --segment-table T   SQL: the segment table (default by format)
   --set NAME          --segments set: the store set this database belongs to
+  --segment-store K   postgres or mysql: the segment table lives in a database
+                      of its own (named by --segment-dsn), not in --store's;
+                      node IDs from etcd and segments from Leaf's MySQL table
+  --segment-dsn DSN   that database
   --dial-timeout D    how long to wait for etcd or the database to answer
                       before reporting it unreachable (default 5s)
 `
@@ -67,6 +74,8 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.segFormat, "segments", "leaf", "")
 	fs.StringVar(&f.segTable, "segment-table", "", "")
 	fs.StringVar(&f.set, "set", "", "")
+	fs.StringVar(&f.segKind, "segment-store", "", "")
+	fs.StringVar(&f.segDSN, "segment-dsn", "", "")
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", defaultDialTimeout, "")
 }
 
@@ -182,6 +191,9 @@ func (f *storeFlags) describe() string {
 // openSegments returns the chosen segment store and a function that closes
 // it.
 func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
+	if f.segKind != "" {
+		return f.ownSegments()
+	}
 	o, err := f.openBackend(f.kind)
 	if err != nil {
 		return nil, nil, err
@@ -191,6 +203,21 @@ func (f *storeFlags) openSegments() (segment.Store, func() error, error) {
 		return nil, nil, errors.Join(err, o.close())
 	}
 	return segs, o.close, nil
+}
+
+// ownSegments opens the segment table in the database of its own named
+// by --segment-store and --segment-dsn.
+func (f *storeFlags) ownSegments() (segment.Store, func() error, error) {
+	switch {
+	case f.segKind != "postgres" && f.segKind != "mysql":
+		return nil, nil, usagef("--segment-store %q: want postgres or mysql", f.segKind)
+	case f.segDSN == "":
+		return nil, nil, usagef("--segment-store %s needs --segment-dsn", f.segKind)
+	}
+	if err := f.checkSegFormat(); err != nil {
+		return nil, nil, err
+	}
+	return f.openSQLSegments(f.segKind, f.segDSN)
 }
 
 // checkSegFormat refuses an unknown --segments.
@@ -273,8 +300,12 @@ func (f *storeFlags) openBoth() (nodeid.Store, segment.Store, func() error, erro
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(f.multi) > 0 {
-		segs, closeSegs, err := f.openSet()
+	if len(f.multi) > 0 || f.segKind != "" {
+		open := f.openSet
+		if f.segKind != "" {
+			open = f.ownSegments
+		}
+		segs, closeSegs, err := open()
 		if err != nil {
 			return nil, nil, nil, errors.Join(err, o.close())
 		}

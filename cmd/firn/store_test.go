@@ -76,3 +76,42 @@ func dropTables(t *testing.T, dialect, dsn, table string) {
 		}
 	}
 }
+
+// TestSegmentsFromADatabaseOfTheirOwn: node IDs from one store (the
+// local directory here) and segments from a Leaf table in MariaDB, chosen
+// separately; firn tag reaches the same table with the same flags.
+func TestSegmentsFromADatabaseOfTheirOwn(t *testing.T) {
+	dsn := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
+	seg := "leaf_alloc_own_" + suffix()
+	t.Cleanup(func() { dropTables(t, "mysql", dsn, seg) })
+	dir := t.TempDir()
+	segArgs := []string{"--segment-store", "mysql", "--segment-dsn", dsn, "--segment-table", seg}
+	if _, errOut, code := runCLI(append([]string{"tag", "create", "order", "--step", "10", "--data-dir", dir}, segArgs...)...); code != 0 {
+		t.Fatalf("tag create: exit %d, %s", code, errOut)
+	}
+	base := startBeside(t, dir, segArgs...)
+	ids := strings.Fields(fetch(t, base+"/v1/segments/order/batch?count=5&format=text"))
+	if len(ids) != 5 || ids[0] != "1" {
+		t.Fatalf("segment IDs %v, want 1 to 5 from the Leaf table", ids)
+	}
+	// The tag is in the Leaf table, not in the data directory, which
+	// holds the node.
+	if out, errOut, code := runCLI("tag", "list", "--data-dir", t.TempDir()); code != 0 || strings.Contains(out, "order") {
+		t.Fatalf("tag list on a data directory alone: exit %d, %q %s", code, out, errOut)
+	}
+	if out, errOut, code := runCLI(append([]string{"tag", "list", "--data-dir", t.TempDir()}, segArgs...)...); code != 0 || !strings.Contains(out, "order") {
+		t.Fatalf("tag list of the Leaf table: exit %d, %q %s", code, out, errOut)
+	}
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--segment-store", "etcd", "--segment-dsn", "x"}, "segments.store"},
+		{[]string{"--segment-store", "mysql"}, "segments.dsn"},
+		{[]string{"--segment-dsn", dsn}, "segments.store"},
+	} {
+		if _, errOut, code := runCLI(append([]string{"config", "check"}, tc.args...)...); code != 2 || !strings.Contains(errOut, tc.wantErr) {
+			t.Errorf("config check %v: exit %d, %q; want 2 naming %s", tc.args, code, errOut, tc.wantErr)
+		}
+	}
+}

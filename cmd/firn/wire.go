@@ -51,7 +51,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.tlsCert, o.tlsKey = cfg.HTTP.TLSCert, cfg.HTTP.TLSKey
 	r, sg := cfg.Registry, cfg.Segments
 	o.stores = storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
-		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set,
+		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set, segKind: sg.Store, segDSN: sg.DSN,
 		dialTimeout: r.DialTimeout, multi: sg.Stores}
 	for _, t := range cfg.Auth.Tokens {
 		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
@@ -69,7 +69,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	}
 	// Segments from the local directory serve one machine: off loopback,
 	// machines behind one address would each count the same IDs.
-	if r.Store == "local" && len(sg.Stores) == 0 && !sg.Local &&
+	if r.Store == "local" && len(sg.Stores) == 0 && sg.Store == "" && !sg.Local &&
 		(!loopback(o.addr) || (o.grpcAddr != "off" && !loopback(o.grpcAddr))) {
 		o.segmentsOff = "segments are off: this server listens off loopback on the local data directory, " +
 			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +

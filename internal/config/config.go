@@ -116,8 +116,14 @@ type Registry struct {
 	DialTimeout time.Duration `yaml:"dial_timeout" flag:"dial-timeout"`
 }
 
-// Segments is segment mode's table in a SQL store.
+// Segments is where segment mode's counters live: by default the
+// registry's own store, or a database of its own (node IDs from etcd,
+// segments from Leaf's MySQL table, say), or a set of databases.
 type Segments struct {
+	// Store, when set, is a database (postgres or mysql) that holds the
+	// segment table in place of the registry's store; DSN names it.
+	Store  string `yaml:"store" flag:"segment-store"`
+	DSN    string `yaml:"dsn" flag:"segment-dsn" secret:"true"`
 	Format string `yaml:"format" flag:"segments"` // leaf, tinyid, set
 	Table  string `yaml:"table" flag:"segment-table"`
 	Set    string `yaml:"set" flag:"set"`
@@ -407,6 +413,16 @@ func (c *Config) Validate(kinds []string) error {
 	if f := c.Segments.Format; !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
 		return fail("segments.format", "%q: want leaf, tinyid or set", f)
 	}
+	switch sg := c.Segments; {
+	case sg.Store != "" && sg.Store != "postgres" && sg.Store != "mysql":
+		return fail("segments.store", "%q: want postgres or mysql (a database of its own for the segment table), or empty for the registry's store", sg.Store)
+	case sg.Store != "" && sg.DSN == "":
+		return fail("segments.dsn", "segments.store %s needs a DSN", sg.Store)
+	case sg.Store == "" && sg.DSN != "":
+		return fail("segments.store", "segments.dsn is set: name its kind, postgres or mysql")
+	case sg.Store != "" && len(sg.Stores) > 0:
+		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return fail("log.level", "%q: want debug, info, warn or error", c.Log.Level)
 	}
@@ -483,6 +499,7 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 	for i, e := range r.Registry.Endpoints {
 		r.Registry.Endpoints[i] = hide("endpoint", e)
 	}
+	r.Segments.DSN = hide(r.Segments.Store, r.Segments.DSN)
 	r.Segments.Stores = slices.Clone(r.Segments.Stores)
 	for i, st := range r.Segments.Stores {
 		r.Segments.Stores[i].DSN = hide(st.Store, st.DSN)
