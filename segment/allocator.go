@@ -84,6 +84,9 @@ type Allocator struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed atomic.Bool
+	// fetchMu orders Close against startFetch: no fetch is added to wg
+	// once Close has marked the allocator closed.
+	fetchMu sync.Mutex
 }
 
 // NewAllocator validates cfg and returns an allocator on store. It does no
@@ -182,7 +185,9 @@ func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 // Close stops background fetches and waits for them. Buffered IDs are
 // dropped; the store never hands them out again. It is idempotent.
 func (a *Allocator) Close(ctx context.Context) error {
+	a.fetchMu.Lock()
 	a.closed.Store(true)
+	a.fetchMu.Unlock()
 	a.cancel()
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()

@@ -315,3 +315,53 @@ func TestExhaustedCounter(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseWhileDrawing: Close with callers still drawing, their
+// prefetches crossing it, never panics (a fetch added to the wait group
+// while Close waited on it did) and leaves no fetch running.
+func TestCloseWhileDrawing(t *testing.T) {
+	for range 50 {
+		s := segmenttest.NewMemStore()
+		a, err := segment.NewAllocator(s, segment.Config{Threshold: 0.99, MaxStep: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs []*segment.Handle
+		for i := range 8 {
+			tag := fmt.Sprint("t", i)
+			if err := s.CreateTag(context.Background(), tag, 1, 2, ""); err != nil {
+				t.Fatal(err)
+			}
+			h, err := a.Tag(context.Background(), tag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs = append(hs, h)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range 3 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_, _ = hs[(i+g)%len(hs)].Next(context.Background())
+				}
+			})
+		}
+		time.Sleep(200 * time.Microsecond)
+		if err := a.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		wg.Wait()
+		for _, h := range hs {
+			if _, err := h.Next(context.Background()); err != nil && !errors.Is(err, segment.ErrClosed) {
+				t.Fatalf("after Close: %v, want an ID still buffered or ErrClosed", err)
+			}
+		}
+	}
+}

@@ -226,9 +226,11 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 			if wait := time.Until(time.Unix(0, h.retryAt.Load())); h.retryAt.Load() != 0 && wait > 0 {
 				backoff = time.NewTimer(min(wait, h.a.cfg.MaxWait/2))
 				h.retryAt.Store(0)
-			} else {
-				h.startFetch()
+			} else if h.startFetch() {
 				wake = h.ready
+			} else {
+				h.mu.Unlock()
+				return ErrClosed
 			}
 		}
 		lastErr := h.lastErr
@@ -289,12 +291,21 @@ func (h *Handle) triggerFor(b *buffer, rate float64) int64 {
 	return max(b.start, b.end-keep*b.delta)
 }
 
-// startFetch starts the one fetch of the tag. Called with h.mu held.
-func (h *Handle) startFetch() {
+// startFetch starts the one fetch of the tag, unless the allocator is
+// closed: Close waits for every fetch started, so none may start once it
+// has begun to wait. Called with h.mu held.
+func (h *Handle) startFetch() bool {
+	a := h.a
+	a.fetchMu.Lock()
+	defer a.fetchMu.Unlock()
+	if a.closed.Load() {
+		return false
+	}
+	a.wg.Add(1)
 	h.fetching = true
 	h.ready = make(chan struct{})
-	h.a.wg.Add(1)
 	go h.fetch(h.step)
+	return true
 }
 
 func (h *Handle) fetch(step int64) {
