@@ -200,10 +200,14 @@ func (o *schemaOnce) ensure(ctx context.Context, db *sql.DB, skip bool, ddl stri
 // byte, and its arguments. Leaf's and Tinyid's MySQL tables use case- and
 // trailing-space-insensitive collations, under which "Order" and "order "
 // equal "order": the first term keeps the index lookup, the second, a
-// binary comparison, makes the match exact. PostgreSQL compares bytes.
+// binary comparison, makes the match exact. The column is converted to
+// UTF-8 before it is compared as bytes: a table in latin1 or gbk (Leaf's
+// DDL names no charset, so such tables exist) holds its tags in its own
+// encoding, and the tag arrives in UTF-8. _bin collations are no answer:
+// they pad trailing spaces. PostgreSQL compares bytes.
 func tagIs(d Dialect, col, tag string) (string, []any) {
 	if d == MySQL {
-		return col + " = ? AND " + col + " = CAST(? AS BINARY)", []any{tag, tag}
+		return col + " = ? AND CAST(CONVERT(" + col + " USING utf8mb4) AS BINARY) = CAST(? AS BINARY)", []any{tag, tag}
 	}
 	return col + " = ?", []any{tag}
 }
