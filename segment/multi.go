@@ -213,6 +213,9 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 	if err := CheckCreate(tag, first, step, description, m.Limits()); err != nil {
 		return err
 	}
+	if err := m.checkStep(step); err != nil {
+		return err
+	}
 	n := int64(len(m.stores))
 	missing := make([]bool, len(m.stores))
 	anyMissing := false
@@ -248,10 +251,22 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 	return nil
 }
 
+// checkStep refuses a step below the number of stores: a range of each
+// store holds one ID of its class per delta, so a shorter one is empty.
+func (m *Multi) checkStep(step int64) error {
+	if n := int64(len(m.stores)); step < n {
+		return fmt.Errorf("%w: step %d is below the %d stores of the set (each range must hold an ID of its store's class)", ErrInvalid, step, n)
+	}
+	return nil
+}
+
 // SetStep implements Store on every store, once the step is in
 // 1..StepLimit.
 func (m *Multi) SetStep(ctx context.Context, tag string, step int64) error {
 	if err := CheckStep(step); err != nil {
+		return err
+	}
+	if err := m.checkStep(step); err != nil {
 		return err
 	}
 	for i, s := range m.stores {

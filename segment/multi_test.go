@@ -204,3 +204,23 @@ func TestMultiCreatesOnAllOrNone(t *testing.T) {
 		t.Fatalf("store c: %v, want nothing created", err)
 	}
 }
+
+// TestMultiRefusesAStepBelowItsStores: a range of each store holds one
+// ID of its class per delta, so a step below the number of stores gave
+// every other range empty.
+func TestMultiRefusesAStepBelowItsStores(t *testing.T) {
+	m, err := segment.NewMulti(segmenttest.NewMemStore(), segmenttest.NewMemStore(), segmenttest.NewMemStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := m.CreateTag(ctx, "s", 1, 2, ""); !errors.Is(err, segment.ErrInvalid) {
+		t.Fatalf("CreateTag with step 2 on 3 stores = %v, want ErrInvalid", err)
+	}
+	if err := m.CreateTag(ctx, "s", 1, 3, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetStep(ctx, "s", 1); !errors.Is(err, segment.ErrInvalid) {
+		t.Fatalf("SetStep 1 on 3 stores = %v, want ErrInvalid", err)
+	}
+}
