@@ -94,6 +94,9 @@ func (t *grpcTransport) check(ctx context.Context) error {
 	if err := t.dial(); err != nil {
 		return err
 	}
+	// A server that was down leaves the connection in gRPC's reconnect
+	// backoff, which grows with the outage: a check dials again at once.
+	t.conn.ResetConnectBackoff()
 	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName})
 	if err != nil {
 		return t.error(err)
