@@ -28,6 +28,14 @@ var (
 	// would be spooled before the token is checked): 415.
 	ErrUnsupportedBody = errors.New("server: unsupported request body: want application/x-www-form-urlencoded or the query string")
 
+	// ErrSnowflakeOff is returned for a snowflake request to a server that
+	// serves segments only: 503, so that a client tries another server.
+	ErrSnowflakeOff = errors.New("server: snowflake mode is off on this server (it serves segments only)")
+
+	// ErrSegmentsOff is returned for a segment request to a server with no
+	// segment store: 503.
+	ErrSegmentsOff = errors.New("server: segment mode is off on this server")
+
 	// ErrTagTooLong is returned for a tag longer than MaxTagBytes, before
 	// it reaches the allocator or a store: 400.
 	ErrTagTooLong = errors.New("server: tag too long")
@@ -58,6 +66,10 @@ func status(err error) (int, string) {
 		return ae.status, ae.code
 	case errors.Is(err, ErrPanic):
 		return http.StatusInternalServerError, "internal"
+	case errors.Is(err, ErrSnowflakeOff):
+		return http.StatusServiceUnavailable, "snowflake_off"
+	case errors.Is(err, ErrSegmentsOff):
+		return http.StatusServiceUnavailable, "segments_off"
 	case errors.Is(err, ErrBodyTooLarge), errors.As(err, &mb):
 		return http.StatusRequestEntityTooLarge, "body_too_large"
 	case errors.Is(err, ErrUnsupportedBody):

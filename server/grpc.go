@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -125,8 +126,16 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 		return grpcError(err)
 	}
 	ctx := stream.Context()
-	fill := g.svc.generator().NextN
-	if req.Tag != "" {
+	switch {
+	case req.Tag == "" && g.svc.generator() == nil:
+		return grpcError(ErrSnowflakeOff)
+	case req.Tag != "" && g.svc.Segments == nil:
+		return grpcError(ErrSegmentsOff)
+	}
+	var fill func(context.Context, []int64) (int, error)
+	if req.Tag == "" {
+		fill = g.svc.generator().NextN
+	} else {
 		h, err := g.svc.Segments.Tag(ctx, req.Tag)
 		if err != nil {
 			return grpcError(err)
@@ -218,8 +227,15 @@ func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnarySe
 		return nil, errUndeclared(info.FullMethod)
 	}
 	if sc.need != nil {
-		if err := g.authorize(ctx, sc.need(req)); err != nil {
+		need := sc.need(req)
+		if err := g.authorize(ctx, need); err != nil {
 			return nil, err
+		}
+		switch {
+		case need == "snowflake" && g.svc.generator() == nil:
+			return nil, grpcError(ErrSnowflakeOff)
+		case strings.HasPrefix(need, "tag:") && g.svc.Segments == nil:
+			return nil, grpcError(ErrSegmentsOff)
 		}
 	}
 	return next(ctx, req)

@@ -179,15 +179,28 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if no := rt.h.svc.Auth.check(rt.scope, r); no != nil {
-		code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
-			http.StatusTooManyRequests: "rate_limited"}[no.status]
-		if no.retryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(no.retryAfter))
-		}
-		writeErrorCode(w, no.status, code, no.message)
+		rt.refuse(w, no)
+		return
+	}
+	switch {
+	case rt.scope.kind == scopeSnowflake && rt.h.svc.generator() == nil:
+		writeError(w, ErrSnowflakeOff)
+		return
+	case rt.scope.kind == scopeTag && rt.h.svc.Segments == nil:
+		writeError(w, ErrSegmentsOff)
 		return
 	}
 	rt.fn(w, r)
+}
+
+// refuse answers a request its token may not make.
+func (rt *routed) refuse(w http.ResponseWriter, no *refusal) {
+	code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
+		http.StatusTooManyRequests: "rate_limited"}[no.status]
+	if no.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(no.retryAfter))
+	}
+	writeErrorCode(w, no.status, code, no.message)
 }
 
 type handler struct {

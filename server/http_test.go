@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
@@ -186,5 +190,53 @@ func TestReplace(t *testing.T) {
 	}
 	if w := get(h, "GET", "/metrics"); !strings.Contains(w.Body.String(), "firn_node 2") {
 		t.Fatal("metrics do not follow the new lease")
+	}
+}
+
+// TestOneModeOff: a server of segments only answers snowflake requests
+// 503 snowflake_off (HTTP and gRPC), and one without segments answers
+// segment requests 503 segments_off; nothing panics, and both are ready.
+func TestOneModeOff(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	if err := s.CreateTag(context.Background(), "order", 1, 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	a, err := segment.NewAllocator(s, segment.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	if _, err := server.New(server.Config{}); !errors.Is(err, server.ErrConfig) {
+		t.Fatalf("New with nothing to serve = %v, want ErrConfig", err)
+	}
+	segsOnly := newServer(t, &server.Config{Segments: a, SegmentStore: s})
+	snowOnly := newServer(t, &server.Config{Snowflake: unreservedGenerator(t)})
+	for _, tc := range []struct {
+		name   string
+		srv    *server.Server
+		target string
+		status int
+		code   string
+	}{
+		{"segments only: snowflake", segsOnly, "/v1/snowflake/next", 503, "snowflake_off"},
+		{"segments only: decode", segsOnly, "/v1/snowflake/decode/1", 503, "snowflake_off"},
+		{"segments only: Leaf's snowflake", segsOnly, "/api/snowflake/get/x", 503, ""},
+		{"segments only: a tag", segsOnly, "/v1/segments/order/next", 200, ""},
+		{"segments only: ready", segsOnly, "/readyz", 200, ""},
+		{"snowflake only: a tag", snowOnly, "/v1/segments/order/next", 503, "segments_off"},
+		{"snowflake only: Tinyid", snowOnly, "/tinyid/id/nextIdSimple?bizType=order", 503, ""},
+		{"snowflake only: snowflake", snowOnly, "/v1/snowflake/next", 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := get(tc.srv.Handler(), "GET", tc.target)
+			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.code) {
+				t.Fatalf("%s = %d %s; want %d %s", tc.target, w.Code, w.Body.String(), tc.status, tc.code)
+			}
+		})
+	}
+	conn := serveGRPC(t, &server.Config{Segments: a, SegmentStore: s})
+	_, err = firnpb.NewFirnClient(conn).Next(context.Background(), &firnpb.NextRequest{})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("gRPC Next on a server of segments only = %v, want Unavailable", err)
 	}
 }

@@ -26,9 +26,11 @@ const (
 )
 
 // Config is what a Server serves. Its zero value is not usable: Snowflake
-// is required. Every other field's zero value means its default.
+// or Segments is required. Every other field's zero value means its
+// default.
 type Config struct {
-	// Snowflake issues snowflake IDs. Required.
+	// Snowflake issues snowflake IDs; nil serves segments only (snowflake
+	// routes answer 503 snowflake_off). Snowflake or Segments is required.
 	Snowflake *snowflake.Generator
 	// Lease, if set, is the node's lease: readiness and metrics read it.
 	Lease Lease
@@ -75,8 +77,10 @@ func (c Config) validate() (Config, error) {
 		c.Timeout = DefaultTimeout
 	}
 	switch {
-	case c.Snowflake == nil:
-		return fail("no snowflake generator")
+	case c.Snowflake == nil && c.Segments == nil:
+		return fail("nothing to serve: no snowflake generator and no segments")
+	case c.Snowflake == nil && c.Lease != nil:
+		return fail("a lease without a snowflake generator")
 	case c.MaxBatch < 1 || c.MaxBatch > MaxBatchLimit:
 		return fail("max batch %d: want 1 to %d", c.MaxBatch, MaxBatchLimit)
 	case c.MaxBody < 1:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,32 @@ func TestConfigFileForTagAndNext(t *testing.T) {
 	}
 	if out, _, code := runCLI("tag", "list", "--data-dir", dir); code != 0 || !strings.Contains(out, "order") {
 		t.Fatalf("the tag is not in the file's data directory: %q", out)
+	}
+}
+
+// TestServeSegmentsOnly: with --snowflake=false the server takes no node
+// (the store records no layout and no node) and serves segments only.
+func TestServeSegmentsOnly(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := runCLI("tag", "create", "order", "--data-dir", dir); code != 0 {
+		t.Fatal(errOut)
+	}
+	base := startBeside(t, dir, "--snowflake=false")
+	if ids := strings.Fields(fetch(t, base+"/v1/segments/order/batch?count=3&format=text")); len(ids) != 3 {
+		t.Fatalf("segment IDs %v", ids)
+	}
+	resp, err := http.Get(base + "/v1/snowflake/next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("snowflake on a server of segments only: %d, want 503", resp.StatusCode)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "layout")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a layout recorded by a server that takes no node: %v", err)
+	}
+	if hwms, _ := filepath.Glob(filepath.Join(dir, "nodes", "*")); len(hwms) != 0 {
+		t.Errorf("node HWMs written by a server that takes no node: %v", hwms)
 	}
 }

@@ -51,6 +51,8 @@ default would issue the same IDs.
   --max-batch N      largest count of a batch request (default 10000)
   --lease-ttl D      how long the node's claim outlives its last renewal
                      (default 10s); a dead process's node is free after it
+  --snowflake=false  serve segments only: take no node (no node table is
+                     used), snowflake routes answer 503 snowflake_off
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
   --tls-cert FILE, --tls-key FILE
@@ -113,6 +115,8 @@ type serveOptions struct {
 	lease    nodeid.Config
 	floor    uint64
 	tokens   []server.Token
+	// snowflake is false when the server serves segments only.
+	snowflake bool
 	// logLevel and logFormat say how to log (newLogger).
 	logLevel, logFormat string
 	// tls is the loaded certificate and key, or nil.
@@ -158,21 +162,25 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
 	defer func() { err = errors.Join(err, closeStores()) }()
-	lease, err := acquireRetrying(ctx, nodes, o, log)
-	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return usagef("%s (%s)", err, sf.describe())
-	}
-	if err != nil {
-		return err
-	}
 	// lease is the current lease; a lost one is replaced (see below).
-	defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
-	gen, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
-	if err != nil {
-		return err
-	}
-	if err := checkFloor(gen, o.floor); err != nil {
-		return err
+	// With snowflake mode off no node is taken and no node table used.
+	var lease *nodeid.Lease
+	var gen *snowflake.Generator
+	if o.snowflake {
+		lease, err = acquireRetrying(ctx, nodes, o, log)
+		if errors.Is(err, nodeid.ErrLayoutMismatch) {
+			return usagef("%s (%s)", err, sf.describe())
+		}
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
+		if gen, err = snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead}); err != nil {
+			return err
+		}
+		if err := checkFloor(gen, o.floor); err != nil {
+			return err
+		}
 	}
 	alloc, err := segment.NewAllocator(segs, segment.Config{})
 	if err != nil {
@@ -180,7 +188,12 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth, _ := server.NewAuth(o.tokens, o.anonymous...) // checked by parseServe
-	svc, err := server.New(server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Lease: lease, Auth: auth, MaxBatch: o.maxBatch, Log: log})
+	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log}
+	node := "off (snowflake mode off)"
+	if lease != nil {
+		scfg.Lease, node = lease, strconv.FormatUint(lease.Node(), 10)
+	}
+	svc, err := server.New(scfg)
 	if err != nil {
 		return err
 	}
@@ -191,7 +204,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if o.tls != nil {
 		scheme = "https"
 	}
-	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", lease.Node(),
+	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", node,
 		"layout", l.String(), "version", buildinfo.Read().String())
 	if auth.Enabled() && len(o.anonymous) > 0 {
 		log.Warn("anonymous access: requests without credentials may use these scopes", "scopes", strings.Join(o.anonymous, ","))
@@ -199,7 +212,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
-	fmt.Fprintf(stdout, "firn serving on %s://%s (node %d)\n", scheme, ln.Addr(), lease.Node())
+	fmt.Fprintf(stdout, "firn serving on %s://%s (node %s)\n", scheme, ln.Addr(), node)
 	// On the local store, the data directory says where this server
 	// listens, so that firn next and firn tag, finding the directory
 	// locked, ask the server instead. The address only, never a token.
@@ -231,7 +244,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		select {
 		case err := <-done:
 			return err
-		case <-lease.Done():
+		case <-leaseDone(lease):
 			// The generator stops at its HWM and readiness fails; take a
 			// node again (perhaps another one) and serve on.
 			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "err", lease.Err())
@@ -255,6 +268,14 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// leaseDone is closed when lease is lost; nil (never) without a lease.
+func leaseDone(lease *nodeid.Lease) <-chan struct{} {
+	if lease == nil {
+		return nil
+	}
+	return lease.Done()
 }
 
 // retryEvery is how often firn serve tries again a store that did not

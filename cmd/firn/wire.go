@@ -47,6 +47,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.cfg = cfg
 	o.addr, o.grpcAddr, o.maxBatch, o.floor = cfg.HTTP.Listen, cfg.GRPC.Listen, cfg.HTTP.MaxBatch, cfg.Snowflake.Floor
+	o.snowflake = cfg.Snowflake.Enabled
 	o.logLevel, o.logFormat = cfg.Log.Level, cfg.Log.Format
 	o.tlsCert, o.tlsKey = cfg.HTTP.TLSCert, cfg.HTTP.TLSKey
 	r, sg := cfg.Registry, cfg.Segments
@@ -63,7 +64,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// Off loopback the node must come from a shared registry (etcd, SQL)
 	// or be the operator's: a local store picking "the lowest free node"
 	// gives node 0 on every machine, explicit or not.
-	explicitStore := r.Store != "local" || r.Node != ""
+	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
 	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
 		return o, err
 	}

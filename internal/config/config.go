@@ -63,8 +63,12 @@ type Token struct {
 	Rate   float64  `yaml:"rate"`   // requests per second; 0: unlimited
 }
 
-// Snowflake is snowflake mode's migration setting.
+// Snowflake is snowflake mode: on or off, and its migration setting.
 type Snowflake struct {
+	// Enabled serves snowflake IDs (the default). Off, the server takes
+	// no node and serves segments only (a Leaf database with Leaf's
+	// privileges alone, say).
+	Enabled bool `yaml:"enabled" flag:"snowflake"`
 	// Floor is the largest snowflake ID a previous system issued: firn
 	// refuses to start if its first ID would not exceed it.
 	Floor uint64 `yaml:"floor" flag:"floor"`
@@ -191,12 +195,13 @@ func CheckDialTimeout(d time.Duration) error {
 // set: each default from the package that owns it.
 func Default() Config {
 	return Config{
-		HTTP:     HTTP{Listen: "127.0.0.1:8080", MaxBatch: server.DefaultMaxBatch},
-		GRPC:     GRPC{Listen: "127.0.0.1:9090"},
-		Layout:   Layout{Preset: snowflake.DefaultLayout().Name},
-		Registry: Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
-		Segments: Segments{Format: "leaf"},
-		Log:      Log{Level: "info", Format: "auto"},
+		HTTP:      HTTP{Listen: "127.0.0.1:8080", MaxBatch: server.DefaultMaxBatch},
+		GRPC:      GRPC{Listen: "127.0.0.1:9090"},
+		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
+		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
+		Segments:  Segments{Format: "leaf"},
+		Snowflake: Snowflake{Enabled: true},
+		Log:       Log{Level: "info", Format: "auto"},
 	}
 }
 
