@@ -407,6 +407,7 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 // contended mode ends.
 const quietRun = 4096
 
+// nextLocked is Next in contended mode.
 //
 // The mutex is held only around taking a slot, never while waiting for
 // the clock or the reservation: a caller that must wait releases it and

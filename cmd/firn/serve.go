@@ -189,9 +189,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth, _ := server.NewAuth(o.tokens, o.anonymous...) // checked by parseServe
 	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log}
-	node := "off (snowflake mode off)"
+	var node any = "off (snowflake mode off)"
 	if lease != nil {
-		scfg.Lease, node = lease, strconv.FormatUint(lease.Node(), 10)
+		scfg.Lease, node = lease, lease.Node()
 	}
 	svc, err := server.New(scfg)
 	if err != nil {
@@ -212,7 +212,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
-	fmt.Fprintf(stdout, "firn serving on %s://%s (node %s)\n", scheme, ln.Addr(), node)
+	fmt.Fprintf(stdout, "firn serving on %s://%s (node %v)\n", scheme, ln.Addr(), node)
 	// On the local store, the data directory says where this server
 	// listens, so that firn next and firn tag, finding the directory
 	// locked, ask the server instead. The address only, never a token.
