@@ -2,7 +2,7 @@
 //
 //	firn serve [--http ADDR] [flags]              serve IDs over HTTP
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
-//	firn parse [layout flags] [--json] ID...      take IDs apart
+//	firn parse [layout flags] [--json] [ID...]    take IDs apart (or from stdin)
 //	firn layout [layout flags]                    draw a layout and its capacity
 //	firn tag list|create|step|advance|next        segment mode's tags
 //	firn schema --dialect postgres|mysql          print the SQL tables
