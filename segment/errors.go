@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -42,7 +43,11 @@ type TagError struct {
 	Err error
 }
 
-func (e *TagError) Error() string { return fmt.Sprintf("segment: tag %q: %v", e.Tag, e.Err) }
+// Error names the package once: "segment: tag "x": unknown tag", not
+// "segment: tag "x": segment: unknown tag".
+func (e *TagError) Error() string {
+	return fmt.Sprintf("segment: tag %q: %s", e.Tag, strings.TrimPrefix(e.Err.Error(), "segment: "))
+}
 
 // Unwrap returns the underlying error.
 func (e *TagError) Unwrap() error { return e.Err }

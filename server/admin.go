@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -32,21 +31,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// decodeBody reads a JSON body into v, refusing unknown fields. The body
-// is capped where every request's is (Service.MaxBody): past it, 413.
-func decodeBody(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return fmt.Errorf("%w: over %d bytes", ErrBodyTooLarge, mb.Limit)
-		}
-		return badRequest(fmt.Sprintf("body: %v", err))
-	}
-	return nil
 }
 
 func (h *handler) adminStore() (segment.Store, error) {

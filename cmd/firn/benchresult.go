@@ -54,7 +54,7 @@ type latency struct {
 
 func (r *benchResult) print(w io.Writer) {
 	d := func(ns int64) time.Duration { return time.Duration(ns) }
-	loop := fmt.Sprintf("closed loop, %d workers", r.Workers)
+	loop := fmt.Sprintf("closed loop, %s", plural(r.Workers, "worker"))
 	if r.Rate > 0 {
 		loop = fmt.Sprintf("open loop at %g requests/s", r.Rate)
 	}
@@ -74,7 +74,7 @@ func (r *benchResult) print(w io.Writer) {
 	case r.Duplicates == 0:
 		fmt.Fprintf(w, "  unique     yes, all %d\n", r.IDs)
 	default:
-		fmt.Fprintf(w, "  unique     NO: %d duplicates\n", r.Duplicates)
+		fmt.Fprintf(w, "  unique     NO: %s\n", plural(r.Duplicates, "duplicate"))
 	}
 	if r.FirstError != "" {
 		fmt.Fprintf(w, "  first error: %s\n", r.FirstError)
@@ -107,10 +107,14 @@ func (r *benchResult) judge() {
 func (r *benchResult) err() error {
 	var msgs []string
 	if slices.Contains(r.Failures, failDuplicates) {
-		msgs = append(msgs, fmt.Sprintf("%d IDs were received more than once", r.Duplicates))
+		verb := "were"
+		if r.Duplicates == 1 {
+			verb = "was"
+		}
+		msgs = append(msgs, fmt.Sprintf("%s %s received more than once", plural(r.Duplicates, "ID"), verb))
 	}
 	if slices.Contains(r.Failures, failRequests) {
-		msg := fmt.Sprintf("%d of %d requests failed, the first with: %s", r.Errors, r.Requests, r.FirstError)
+		msg := fmt.Sprintf("%d of %s failed, the first with: %s", r.Errors, plural(r.Requests, "request"), r.FirstError)
 		if r.hint != "" {
 			msg += " (" + r.hint + ")"
 		}

@@ -19,7 +19,8 @@ type layoutFlags struct {
 
 const layoutFlagsUsage = `Layout flags (start from --layout, then override any part):
   --layout NAME          preset: %s (default firn)
-  --epoch MS|RFC3339     tick 0: Unix milliseconds, or a time such as 2026-01-01T00:00:00Z
+  --epoch MS|RFC3339     tick 0: Unix milliseconds (not seconds: 1767225600000), or a
+                         time such as 2026-01-01T00:00:00Z
   --tick DURATION        tick length, a whole number of milliseconds: 1ms, 10ms, 1s
   --time-bits N          width of the time part
   --node-bits N[,N...]   widths of the node fields, most significant first
@@ -98,8 +99,22 @@ func (f *layoutFlags) layout() (snowflake.Layout, error) {
 	return l, nil
 }
 
+// minEpochMS is the smallest numeric epoch taken as milliseconds other
+// than 0: 1e11 ms is 1973-03-03, while 1e11 s is in the year 5138, so a
+// smaller number is almost surely Unix seconds given by mistake (the
+// 2026 epoch 1767225600 read as milliseconds is 1970-01-21). An epoch
+// before it can still be given in RFC 3339.
+const minEpochMS = 100_000_000_000
+
+// parseEpoch reads --epoch (and the configuration's epoch, which becomes
+// it): Unix milliseconds or an RFC 3339 time.
 func parseEpoch(s string) (time.Time, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if ms > 0 && ms < minEpochMS {
+			return time.Time{}, usagef("--epoch %d looks like Unix seconds: did you mean %d ms, %s? "+
+				"Give milliseconds, or an RFC 3339 time for an epoch before 1973-03-03",
+				ms, ms*1000, time.Unix(ms, 0).UTC().Format(time.RFC3339))
+		}
 		return time.UnixMilli(ms).UTC(), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -147,7 +162,7 @@ func parseNodeBits(s string) ([]snowflake.Field, error) {
 func nameFields(fields []snowflake.Field, s string) error {
 	names := strings.Split(s, ",")
 	if len(names) != len(fields) {
-		return usagef("--node-names %q names %d fields, but the layout has %d node fields", s, len(names), len(fields))
+		return usagef("--node-names %q names %s, but the layout has %s", s, plural(len(names), "field"), plural(len(fields), "node field"))
 	}
 	for i, n := range names {
 		fields[i].Name = strings.TrimSpace(n)

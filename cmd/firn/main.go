@@ -2,7 +2,7 @@
 //
 //	firn serve [--http ADDR] [flags]              serve IDs over HTTP
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
-//	firn parse [layout flags] [--json] ID...      take IDs apart
+//	firn parse [layout flags] [--json] [ID...]    take IDs apart (or from stdin)
 //	firn layout [layout flags]                    draw a layout and its capacity
 //	firn tag list|create|step|advance|next        segment mode's tags
 //	firn schema --dialect postgres|mysql          print the SQL tables
@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
+	"time"
 )
 
 // command is one subcommand of the firn binary.
@@ -60,6 +62,20 @@ var errHelp = errors.New("help printed")
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// stdin is what firn parse reads IDs from when given none; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// isTerminal reports whether r is a terminal, which a command does not
+// wait on for input.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 // run executes the command line and returns the exit status: 0, 1 for a
 // failure while working, 2 for bad input.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -98,12 +114,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, c.usage)
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "firn %s: %s\n", c.name, oneLine(err.Error()))
+		fmt.Fprintln(stderr, message(c.name, err))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "firn %s: %s\n", c.name, oneLine(err.Error()))
+		fmt.Fprintln(stderr, message(c.name, err))
 		return 1
 	}
+}
+
+// message is the one line a command's error prints: "firn NAME: …", where
+// an error from the package of the same name ("config: …" from firn
+// config) does not say the name twice.
+func message(name string, err error) string {
+	return "firn " + name + ": " + strings.TrimPrefix(oneLine(err.Error()), name+": ")
 }
 
 func lookup(name string) (command, bool) {
@@ -140,10 +163,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			if f, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
-				return nil, usagef("unknown flag %s; run 'firn help %s'", f, fs.Name())
-			}
-			return nil, usagef("%s", err)
+			return nil, flagError(fs, args, err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -155,4 +175,63 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// flagValue matches the flag package's complaint about a value:
+// `invalid value "x" for flag -n: parse error`, `invalid boolean value…`.
+var flagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:\s]+): `)
+
+// flagError says what the flag package found wrong in the user's words:
+// the flag as typed (one dash or two) and what its value must be.
+func flagError(fs *flag.FlagSet, args []string, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return usagef("unknown flag %s; run 'firn help %s'", asTyped(args, name), fs.Name())
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return usagef("%s needs a value; run 'firn help %s'", asTyped(args, name), fs.Name())
+	}
+	m := flagValue.FindStringSubmatch(msg)
+	if m == nil {
+		return usagef("%s", err)
+	}
+	want := "a valid value"
+	if f := fs.Lookup(m[2]); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case int, int64, uint, uint64:
+				want = "a whole number"
+			case float64:
+				want = "a number"
+			case time.Duration:
+				want = "a duration such as 500ms, 10s or 1m"
+			case bool:
+				want = "true or false"
+			}
+		}
+	}
+	return usagef("%s %s: want %s; run 'firn help %s'", asTyped(args, m[2]), m[1], want, fs.Name())
+}
+
+// asTyped returns the flag called name as the user typed it in args:
+// -name or --name.
+func asTyped(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		flagName, _, _ := strings.Cut(a, "=")
+		if strings.TrimLeft(flagName, "-") == name && strings.HasPrefix(flagName, "-") {
+			return flagName
+		}
+	}
+	return "-" + name
+}
+
+// plural gives a count with its noun: "1 argument", "2 arguments".
+func plural[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -17,6 +17,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv("XDG_STATE_HOME", dir)
+	stdin = strings.NewReader("") // firn parse never waits on the terminal or go test's input
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -50,8 +51,8 @@ func TestBadInput(t *testing.T) {
 		{name: "node field out of range", args: []string{"next", "--layout", "twitter", "--node", "32,1"}, wantErr: "node field datacenter out of range 0..31"},
 		{name: "node field count", args: []string{"next", "--layout", "twitter", "--node", "1,2,3"}, wantErr: "2 node fields, got 3"},
 		{name: "count zero", args: []string{"next", "-n", "0"}, wantErr: "-n 0: want 1 to"},
-		{name: "count not a number", args: []string{"next", "-n", "many"}, wantErr: "invalid value"},
-		{name: "unknown flag", args: []string{"layout", "--bits", "3"}, wantErr: "unknown flag -bits"},
+		{name: "count not a number", args: []string{"next", "-n", "many"}, wantErr: `-n "many": want a whole number`},
+		{name: "unknown flag", args: []string{"layout", "--bits", "3"}, wantErr: "unknown flag --bits"},
 		{name: "unknown command", args: []string{"mint"}, wantErr: `unknown command "mint"`},
 		{name: "no command", args: nil, wantErr: "Usage:"},
 		{name: "no ID", args: []string{"parse"}, wantErr: "no ID given"},

@@ -14,9 +14,12 @@ import (
 )
 
 var parseUsage = `Usage: firn parse [layout flags] [--json] ID...
+       firn next -n 3 | firn parse [layout flags] [--json]
 
-Takes each ID apart: its time, tick, node fields and sequence. All IDs are
-checked before anything is printed.
+Takes each ID apart: its time, tick, node fields and sequence. With no ID
+argument, reads the IDs from standard input (one per line, or separated by
+spaces; at most 1,000,000) unless it is a terminal. All IDs are checked
+before anything is printed.
 
   --json   one JSON object per line:
            {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
@@ -37,8 +40,13 @@ func runParse(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(ids) == 0 && !isTerminal(stdin) {
+		if ids, err = readIDs(stdin); err != nil {
+			return err
+		}
+	}
 	if len(ids) == 0 {
-		return usagef("no ID given; usage: firn parse [layout flags] [--json] ID...")
+		return usagef("no ID given; usage: firn parse [layout flags] [--json] ID..., or IDs on standard input")
 	}
 	l, err := lf.layout()
 	if err != nil {
@@ -62,6 +70,27 @@ func runParse(args []string, stdout io.Writer) error {
 		writeText(w, p)
 	}
 	return w.Flush()
+}
+
+// maxStdinIDs bounds how many IDs firn parse reads from standard input:
+// all are held and checked before anything is printed.
+const maxStdinIDs = 1_000_000
+
+// readIDs reads whitespace-separated IDs from r.
+func readIDs(r io.Reader) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Split(bufio.ScanWords)
+	var ids []string
+	for sc.Scan() {
+		if len(ids) == maxStdinIDs {
+			return nil, usagef("standard input holds more than %d IDs: parse them in parts", maxStdinIDs)
+		}
+		ids = append(ids, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read standard input: %w", err)
+	}
+	return ids, nil
 }
 
 // decodeArg parses one decimal ID and takes it apart.

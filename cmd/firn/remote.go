@@ -251,7 +251,7 @@ func copyIDs(w io.Writer, r io.Reader, want int) (int, error) {
 		return 0, err
 	}
 	if got != want {
-		return 0, fmt.Errorf("asked for %d IDs, got %d", want, got)
+		return 0, fmt.Errorf("asked for %s, got %d", plural(want, "ID"), got)
 	}
 	_, err := w.Write(out)
 	return got, err

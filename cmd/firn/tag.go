@@ -63,7 +63,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		return usagef("unknown subcommand %q: want list, create, step, advance or next", sub)
 	}
 	if len(pos) != count {
-		return usagef("firn tag %s takes %d argument(s), got %d; run 'firn help tag'", sub, count, len(pos))
+		return usagef("%s takes %s, got %d; run 'firn help tag'", sub, plural(count, "argument"), len(pos))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
