@@ -7,6 +7,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -223,7 +224,7 @@ func Load(doc []byte, environ []string) (*Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(doc))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil {
-			return nil, fmt.Errorf("config file: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, fmt.Errorf("config file: %s", yamlMessage(err))
 		}
 	}
 	if err := c.applyEnv(environ); err != nil {
@@ -231,6 +232,34 @@ func Load(doc []byte, environ []string) (*Config, error) {
 	}
 	return &c, nil
 }
+
+// yamlMessage says what is wrong with a file in the configuration's
+// words rather than the YAML decoder's Go types.
+func yamlMessage(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, m := range te.Errors {
+		m = unknownField.ReplaceAllString(m, `unknown setting "$1"`)
+		msgs[i] = wrongType.ReplaceAllStringFunc(m, func(s string) string {
+			sub := wrongType.FindStringSubmatch(s)
+			want := map[string]string{"int": "a whole number", "uint64": "a non-negative whole number", "bool": "true or false",
+				"time.Duration": "a duration such as 10s", "float64": "a number", "string": "a string"}[sub[2]]
+			if want == "" {
+				want = "another kind of value"
+			}
+			return fmt.Sprintf("%q: want %s", sub[1], want)
+		})
+	}
+	return strings.Join(msgs, "; ")
+}
+
+var (
+	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	wrongType    = regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into (\\S+)")
+)
 
 // Register defines a flag on fs for every setting that has one, bound to
 // c's field: parsing fs sets c, over what the file and the environment

@@ -197,3 +197,19 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestFileErrorsInTheConfigurationsWords: a bad file is reported with its
+// line and the setting, never the decoder's Go types.
+func TestFileErrorsInTheConfigurationsWords(t *testing.T) {
+	for _, tt := range []struct{ doc, want string }{
+		{"http:\n  nosuch: 1\n", `line 2: unknown setting "nosuch"`},
+		{"http:\n  max_batch: abc\n", `line 2: "abc": want a whole number`},
+		{"registry:\n  lease_ttl: ten\n", `line 2: "ten": want a duration such as 10s`},
+		{"registry:\n  start_ahead: maybe\n", `line 2: "maybe": want true or false`},
+	} {
+		_, err := config.Load([]byte(tt.doc), nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "!!") {
+			t.Errorf("Load(%q) = %v, want %q and no Go types", tt.doc, err, tt.want)
+		}
+	}
+}
