@@ -590,7 +590,7 @@ type stepClock struct {
 
 func (c *stepClock) wall() int64 {
 	if c.reads.Add(1) == 2 {
-		c.fakeClock.wallNs.Add(-int64(2 * time.Millisecond))
+		c.wallNs.Add(-int64(2 * time.Millisecond))
 	}
 	return c.fakeClock.wall()
 }

@@ -157,12 +157,11 @@ func checkHistory(b []byte) error {
 }
 
 type history struct {
-	l       Layout
-	node    uint64
-	lastID  int64
-	last    [2]uint64 // tick, sequence of the last ID
-	any     bool
-	timeTop bool
+	l      Layout
+	node   uint64
+	lastID int64
+	last   [2]uint64 // tick, sequence of the last ID
+	any    bool
 }
 
 // life starts a generator on the stored HWM at some wall clock and runs

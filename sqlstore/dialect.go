@@ -240,7 +240,7 @@ func execStrict(ctx context.Context, db *sql.DB, d Dialect, query string, args .
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // returns it to the pool; a discarded one reports nothing useful
 	var mode string
 	if err := conn.QueryRowContext(ctx, "SELECT @@SESSION.sql_mode").Scan(&mode); err != nil {
 		return nil, err

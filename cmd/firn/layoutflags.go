@@ -51,14 +51,6 @@ func (f *layoutFlags) register(fs *flag.FlagSet) {
 	}
 }
 
-// given reports whether the command line fs parsed set any layout flag.
-func (f *layoutFlags) given(fs *flag.FlagSet) bool {
-	names := f.flags()
-	set := false
-	fs.Visit(func(fl *flag.Flag) { set = set || names[fl.Name] != nil })
-	return set
-}
-
 // layout builds and validates the layout the flags describe.
 func (f *layoutFlags) layout() (snowflake.Layout, error) {
 	l, ok := snowflake.Preset(f.preset)
