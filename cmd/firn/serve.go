@@ -386,20 +386,17 @@ func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) 
 }
 
 // checkListen keeps the implicit local default, and a service without
-// tokens, on loopback.
-func checkListen(addr string, explicitStore, tokens bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usagef("--http %q: want host:port, such as 127.0.0.1:8080", addr)
-	}
-	ip := net.ParseIP(host)
-	switch {
-	case host == "localhost" || (ip != nil && ip.IsLoopback()):
+// tokens, on loopback. flag names the listener in messages. The address
+// is host:port (config.Validate checked it).
+func checkListen(flag, addr string, explicitStore, tokens bool) error {
+	if loopback(addr) {
 		return nil
+	}
+	switch {
 	case !explicitStore:
-		return usagef("--http %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", addr)
+		return usagef("--%s %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", flag, addr)
 	case !tokens:
-		return usagef("--http %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", addr)
+		return usagef("--%s %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", flag, addr)
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func TestServeRefusesAnOpenAddressOnTheImplicitDefault(t *testing.T) {
 	}{
 		{name: "implicit default", args: nil, wantErr: "name a registry shared by every machine"},
 		{name: "explicit local", args: []string{"--store", "local"}, wantErr: "name a registry shared by every machine"},
-		{name: "grpc too", args: []string{"--http", "127.0.0.1:0", "--grpc", "0.0.0.0:9090"}, wantErr: "--grpc: 0.0.0.0:9090 is not loopback"},
+		{name: "grpc too", args: []string{"--http", "127.0.0.1:0", "--grpc", "0.0.0.0:9090"}, wantErr: "--grpc 0.0.0.0:9090 is not loopback"},
 		{name: "static node, no tokens", args: []string{"--store", "local", "--node", "3"}, wantErr: "configure auth.tokens"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,7 +65,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// or be the operator's: a local store picking "the lowest free node"
 	// gives node 0 on every machine, explicit or not.
 	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
-	if err := checkListen(o.addr, explicitStore, len(o.tokens) > 0); err != nil {
+	if err := checkListen("http", o.addr, explicitStore, len(o.tokens) > 0); err != nil {
 		return o, err
 	}
 	// Segments from the local directory serve one machine: off loopback,
@@ -78,8 +78,8 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 			"or --local-segments if this machine alone serves its tags"
 	}
 	if o.grpcAddr != "off" {
-		if err := checkListen(o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
-			return o, usagef("--grpc: %s", strings.TrimPrefix(err.Error(), "--http "))
+		if err := checkListen("grpc", o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
+			return o, err
 		}
 	}
 	// Files are read now, before any store is opened or node claimed: a
