@@ -302,6 +302,10 @@ func (f *fieldValue) String() string {
 
 func (f *fieldValue) Set(s string) error { return setString(f.v, s) }
 
+// Get returns the setting's value, so that messages can say what a flag
+// wants by its type.
+func (f *fieldValue) Get() any { return f.v.Interface() }
+
 // IsBoolFlag lets a boolean setting's flag be given without a value.
 func (f *fieldValue) IsBoolFlag() bool { return f.v.IsValid() && f.v.Kind() == reflect.Bool }
 
