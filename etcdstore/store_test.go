@@ -45,10 +45,17 @@ type owner struct {
 
 func acquire(t *testing.T, s nodeid.Store, node uint64) owner {
 	t.Helper()
+	return acquireWith(t, s, leaseConfig(node))
+}
+
+// acquireWith takes the node of cfg, retrying for up to 15 s.
+func acquireWith(t *testing.T, s nodeid.Store, cfg nodeid.Config) owner {
+	t.Helper()
+	node := *cfg.Node
 	ctx := context.Background()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		l, err := nodeid.Acquire(ctx, s, leaseConfig(node))
+		l, err := nodeid.Acquire(ctx, s, cfg)
 		if err == nil {
 			t.Cleanup(func() { l.Close(context.Background()) })
 			g, err := snowflake.New(snowflake.Config{Layout: lay, Node: l.Node(), Reservation: l})
@@ -89,7 +96,12 @@ func TestMemberDies(t *testing.T) {
 	ns := prefix()
 	m0 := c.Members()[0]
 
-	all := acquire(t, etcdstore.New(c.Client(), ns), 1)
+	// A client's failover to another member takes a moment, longer on a
+	// loaded machine (the whole suite under -race on two cores took more
+	// than the 1 s TTL): this lease gets 3 s to keep through it.
+	cfg := leaseConfig(1)
+	cfg.TTL = 3 * time.Second
+	all := acquireWith(t, etcdstore.New(c.Client(), ns), cfg)
 	lonely := acquire(t, etcdstore.New(c.Client(m0.ClientURL), ns), 2)
 	if err := draw(rec, "all", all.gen, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
