@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -179,8 +181,9 @@ func TestServeKeepsRetryingAnUnreachableStore(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
+	httpAddr := freePort(t)
 	go func() {
-		done <- serve(ctx, append(storeArgs("mysql", addr), "--http", freePort(t), "--grpc", "off", "--dial-timeout", "200ms"), &bytes.Buffer{})
+		done <- serve(ctx, append(storeArgs("mysql", addr), "--http", httpAddr, "--grpc", "off", "--dial-timeout", "200ms"), &bytes.Buffer{})
 	}()
 	deadline := time.After(time.Minute) // a bound on the test, not a speed claim
 	for strings.Count(log.String(), "store unreachable: not ready, retrying") < 2 {
@@ -195,8 +198,26 @@ func TestServeKeepsRetryingAnUnreachableStore(t *testing.T) {
 	if got := log.String(); !strings.Contains(got, "mysql tcp "+addr+": no answer within 200ms") || strings.Contains(got, "s3cretpw") {
 		t.Fatalf("log does not name the endpoint and the cause, or shows the password:\n%s", got)
 	}
+	// The port answers while the store does not: the process is up, it
+	// is not ready, and no request waits on the store.
+	for _, tc := range []struct {
+		path   string
+		status int
+		want   string
+	}{{"/healthz", 200, "(starting)"}, {"/readyz", 503, "not_ready"}, {"/v1/snowflake/next", 503, "not_ready"}} {
+		resp, err := http.Get("http://" + httpAddr + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || !strings.Contains(string(body), tc.want) {
+			t.Errorf("%s while starting: %d %q; want %d with %q", tc.path, resp.StatusCode, body, tc.status, tc.want)
+		}
+	}
+	// A stop while starting is a stop, not a failure.
 	cancel()
-	if err := <-done; err == nil {
-		t.Fatal("serve stopped while never ready returned no error")
+	if err := <-done; err != nil {
+		t.Fatalf("serve stopped while starting returned %v", err)
 	}
 }

@@ -163,3 +163,14 @@ func TestServeSegmentsOnly(t *testing.T) {
 		t.Errorf("node HWMs written by a server that takes no node: %v", hwms)
 	}
 }
+
+// TestFirnTokenIsNotASetting: FIRN_TOKEN, the token firn next and firn
+// tag send, is accepted beside the settings' variables.
+func TestFirnTokenIsNotASetting(t *testing.T) {
+	t.Setenv("FIRN_TOKEN", "s3cret")
+	for _, args := range [][]string{{"config", "check"}, {"next", "--data-dir", t.TempDir()}} {
+		if out, errOut, code := runCLI(args...); code != 0 {
+			t.Errorf("%v with FIRN_TOKEN set: exit %d, %s%s", args, code, out, errOut)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -154,9 +155,28 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	// The port answers from the moment it is bound: /healthz at once,
+	// everything else 503 not_ready until the stores answer and a node is
+	// held; then the service's handler takes over.
+	var current atomic.Pointer[http.Handler]
+	starting := http.Handler(startingHandler{})
+	current.Store(&starting)
+	// Each server gets its own copy of the TLS configuration: net/http
+	// adds its protocols to the one it is given.
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls.Clone(),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) })}
+	defer srv.Close()
+	done := make(chan error, 2)
+	go func() {
+		if o.tls != nil {
+			done <- srv.ServeTLS(ln, "", "")
+			return
+		}
+		done <- srv.Serve(ln)
+	}()
 	nodes, segs, closeStores, err := openRetrying(ctx, sf, log)
 	if err != nil {
-		return err
+		return stoppedOr(ctx, err)
 	}
 	if o.segmentsOff != "" {
 		segs = refusedSegments{reason: o.segmentsOff}
@@ -172,7 +192,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			return usagef("%s (%s)", err, sf.describe())
 		}
 		if err != nil {
-			return err
+			return stoppedOr(ctx, err)
 		}
 		defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
 		if gen, err = snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead}); err != nil {
@@ -197,9 +217,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	// Each server gets its own copy of the TLS configuration: net/http
-	// adds its protocols to the one it is given.
-	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls.Clone()}
+	serving := svc.Handler()
+	current.Store(&serving)
 	scheme := "http"
 	if o.tls != nil {
 		scheme = "https"
@@ -222,14 +241,6 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
 	}
-	done := make(chan error, 2)
-	go func() {
-		if o.tls != nil {
-			done <- srv.ServeTLS(ln, "", "")
-			return
-		}
-		done <- srv.Serve(ln)
-	}()
 	if gln != nil {
 		var opts []grpc.ServerOption
 		if o.tls != nil {
@@ -268,6 +279,29 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// startingHandler answers while firn serve waits for its stores and its
+// node: /healthz 200 (the process is up), everything else 503 not_ready.
+type startingHandler struct{}
+
+func (startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz" {
+		_, _ = w.Write([]byte("ok " + buildinfo.Read().String() + " (starting)\n"))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(`{"error":{"code":"not_ready","message":"starting: waiting for the store to answer and a node to be held"}}` + "\n"))
+}
+
+// stoppedOr returns nil when ctx ended (a stop while starting is a
+// normal stop), and err otherwise.
+func stoppedOr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // leaseDone is closed when lease is lost; nil (never) without a lease.

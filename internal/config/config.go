@@ -341,11 +341,16 @@ func (c *Config) fields(f func(path string, v reflect.Value, sf reflect.StructFi
 	}
 }
 
+// commandVars are FIRN_ variables of the commands, not settings of
+// firn serve: FIRN_TOKEN is the bearer token firn next and firn tag send
+// to a running server.
+var commandVars = map[string]bool{"FIRN_TOKEN": true}
+
 // applyEnv sets every field whose FIRN_ variable is present.
 func (c *Config) applyEnv(environ []string) error {
 	env := map[string]string{}
 	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "FIRN_") && !strings.HasPrefix(k, "FIRN_TEST_") {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "FIRN_") && !strings.HasPrefix(k, "FIRN_TEST_") && !commandVars[k] {
 			env[k] = v
 		}
 	}
