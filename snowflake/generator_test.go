@@ -212,9 +212,12 @@ func TestPolicyParse(t *testing.T) {
 }
 
 // A call waiting for the next tick returns when its context ends, not
-// when the tick comes (a 1 s tick could otherwise hold it a second).
+// when the tick comes (a long tick could otherwise hold it that long).
 func TestWaitEndsWithContext(t *testing.T) {
-	l := snowflake.Layout{Epoch: time.Unix(1_700_000_000, 0), Tick: time.Second, TimeBits: 40, SequenceBits: 0}
+	// An hour's tick: the next tick is as good as never within the 20 ms
+	// context (a one-second tick crossed into the next second when the
+	// first call came late in its second).
+	l := snowflake.Layout{Epoch: time.Unix(1_700_000_000, 0), Tick: time.Hour, TimeBits: 40, SequenceBits: 0}
 	g, err := snowflake.New(snowflake.Config{Layout: l, Reservation: snowflake.Unreserved()})
 	if err != nil {
 		t.Fatal(err)
@@ -224,8 +227,8 @@ func TestWaitEndsWithContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	// The only sequence value of this second is taken: the next call
-	// waits for the next second unless its context ends first.
+	// The only sequence value of this tick is taken: the next call waits
+	// for the next tick unless its context ends first.
 	if id, err := g.Next(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Next = %d, %v; want context.DeadlineExceeded", id, err)
 	}
