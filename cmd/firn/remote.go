@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -82,12 +83,20 @@ type remote struct {
 }
 
 // newRemote checks base and returns a client of it.
-func newRemote(base, token string) (*remote, error) {
+func newRemote(base, token, ca string) (*remote, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return nil, usagef("--server %q: want a base URL such as http://127.0.0.1:8080 (no credentials, query or fragment; the token goes in --token)", base)
 	}
-	return &remote{base: strings.TrimSuffix(base, "/"), token: token, hc: &http.Client{Timeout: 30 * time.Second}}, nil
+	hc := &http.Client{Timeout: 30 * time.Second}
+	if ca != "" {
+		conf, err := loadTLS(ca, false) // the one loader firn bench uses too
+		if err != nil {
+			return nil, err
+		}
+		hc.Transport = &http.Transport{TLSClientConfig: conf, Proxy: http.ProxyFromEnvironment}
+	}
+	return &remote{base: strings.TrimSuffix(base, "/"), token: token, hc: hc}, nil
 }
 
 // remoteError is a server's refusal.
@@ -148,6 +157,10 @@ func (r *remote) send(ctx context.Context, method, path string, in any, accept s
 		req.Header.Set("Authorization", "Bearer "+r.token)
 	}
 	resp, err := r.hc.Do(req)
+	var unknownCA x509.UnknownAuthorityError
+	if errors.As(err, &unknownCA) {
+		return nil, usagef("firn serve at %s: its certificate is signed by an authority this machine does not trust: give the CA's PEM file with --ca", r.base)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("firn serve at %s: %w", r.base, err)
 	}
@@ -273,7 +286,7 @@ func (r *remote) info(ctx context.Context) (serverInfo, error) {
 
 // remoteFlags name a running firn serve explicitly.
 type remoteFlags struct {
-	server, token string
+	server, token, ca string
 }
 
 const remoteFlagsUsage = `Beside a running firn serve (the local data directory locked by it), the
@@ -281,11 +294,14 @@ command asks the server instead, found through the address it leaves in the
 data directory; layout and node flags must then match the server's.
   --server URL        ask this firn serve (http://host:port) instead of a store
   --token T           its bearer token (default: the variable FIRN_TOKEN)
+  --ca FILE           PEM certificates to trust for an https:// server whose
+                      certificate this machine's roots do not
 `
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "")
 	fs.StringVar(&f.token, "token", os.Getenv("FIRN_TOKEN"), "")
+	fs.StringVar(&f.ca, "ca", "", "")
 }
 
 // explicit returns the server named by --server, or nil.
@@ -296,7 +312,7 @@ func (f *remoteFlags) explicit(sf *storeFlags) (*remote, error) {
 	if sf.kind != "local" || sf.dataDir != "" || sf.dsn != "" || sf.endpoints != "" || sf.namespace != "" {
 		return nil, usagef("--server asks a running firn serve: store flags do not apply")
 	}
-	return newRemote(f.server, f.token)
+	return newRemote(f.server, f.token, f.ca)
 }
 
 // beside returns the firn serve holding the local data directory when
@@ -314,7 +330,7 @@ func (f *remoteFlags) beside(sf *storeFlags, err error) (*remote, error) {
 	if derr != nil {
 		return nil, err // held by another command, not a server
 	}
-	return newRemote(base, f.token)
+	return newRemote(base, f.token, f.ca)
 }
 
 // nextRemote prints n snowflake IDs from a running server, refusing when

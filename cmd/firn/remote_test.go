@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/snowflake"
@@ -172,5 +173,40 @@ func TestFirnTokenIsNotASetting(t *testing.T) {
 		if out, errOut, code := runCLI(args...); code != 0 {
 			t.Errorf("%v with FIRN_TOKEN set: exit %d, %s%s", args, code, out, errOut)
 		}
+	}
+}
+
+// TestNextBesideATLSServer: beside an HTTPS server whose certificate this
+// machine does not trust, firn next says to give --ca, and works with it.
+func TestNextBesideATLSServer(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSigned(t, t.TempDir())
+	addr := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--http", addr, "--grpc", "off", "--data-dir", dir, "--tls-cert", cert, "--tls-key", key}, io.Discard)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	// Serving once its address is in the data directory.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, discoveryName)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server left no address in its data directory")
+		}
+	}
+	out, errOut, code := runCLI("next", "-n", "2", "--data-dir", dir, "--ca", cert)
+	if code != 0 || len(strings.Fields(out)) != 2 {
+		t.Fatalf("next --ca beside an HTTPS server: exit %d, %q %s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI("next", "--data-dir", dir); code != 2 || !strings.Contains(errOut, "--ca") {
+		t.Fatalf("next without --ca: exit %d, %s; want 2 naming --ca", code, errOut)
 	}
 }
