@@ -165,7 +165,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// adds its protocols to the one it is given.
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls.Clone(),
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) })}
-	defer srv.Close()
+	defer func() { _ = srv.Close() }() // after Shutdown, or on an early return; its error says nothing new
 	done := make(chan error, 2)
 	go func() {
 		if o.tls != nil {
