@@ -68,10 +68,19 @@ func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
 
 // checkScope refuses a scope no route needs.
 func checkScope(s string) error {
-	if s != "snowflake" && s != "admin" && !strings.HasPrefix(s, "tag:") {
-		return fmt.Errorf("unknown scope %q (want snowflake, admin, tag:NAME or tag:*)", s)
+	if !ValidScope(s) {
+		return fmt.Errorf("unknown scope %q (want %s)", s, ScopeNames)
 	}
 	return nil
+}
+
+// ScopeNames describes the scopes a token may hold, for messages.
+const ScopeNames = "snowflake, admin, tag:NAME or tag:*"
+
+// ValidScope reports whether s is a scope some route needs: the one rule
+// for scopes, which configuration checks too.
+func ValidScope(s string) bool {
+	return s == "snowflake" || s == "admin" || strings.HasPrefix(s, "tag:")
 }
 
 // Enabled reports whether any token is configured.

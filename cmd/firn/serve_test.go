@@ -229,7 +229,7 @@ func TestServeAuthAndTLS(t *testing.T) {
 		req, _ := http.NewRequest("GET", "https://"+addr+"/v1/snowflake/next", nil)
 		req.Header.Set("Authorization", "Bearer s3cret")
 		var err error
-		if resp, err = client.Do(req); err == nil {
+		if resp, err = client.Do(req); err == nil && !starting(resp) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -322,7 +322,7 @@ func TestServeOffLoopbackLocalSegments(t *testing.T) {
 					req, _ := http.NewRequest(method, "http://127.0.0.1:"+port+route, strings.NewReader(body))
 					req.Header.Set("Authorization", "Bearer s3cret")
 					resp, err := http.DefaultClient.Do(req)
-					if err == nil {
+					if err == nil && !starting(resp) {
 						return resp
 					}
 					if time.Now().After(deadline) {
@@ -444,4 +444,17 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// starting reports (and consumes) the answer of a server still starting:
+// its port answers 503 not_ready until the store answers and a node is
+// held.
+func starting(resp *http.Response) bool {
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		return false
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return strings.Contains(string(b), `"not_ready"`)
 }

@@ -445,9 +445,27 @@ func (c *Config) Validate(kinds []string) error {
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		return fail("http.tls_cert", "set both tls_cert and tls_key, or neither")
 	}
+	names := map[string]bool{}
 	for i, t := range c.Auth.Tokens {
-		if t.Name == "" || t.Secret == "" || len(t.Scopes) == 0 {
-			return fail(fmt.Sprintf("auth.tokens[%d]", i), "each token needs a name, a secret and at least one scope")
+		field := fmt.Sprintf("auth.tokens[%d]", i)
+		switch {
+		case t.Name == "" || t.Secret == "" || len(t.Scopes) == 0:
+			return fail(field, "each token needs a name, a secret and at least one scope")
+		case names[t.Name]:
+			return fail(field+".name", "%q: another token has this name", t.Name)
+		case t.Rate < 0:
+			return fail(field+".rate", "%g: want 0 (unlimited) or more requests per second", t.Rate)
+		}
+		names[t.Name] = true
+		for _, sc := range t.Scopes {
+			if !server.ValidScope(sc) {
+				return fail(field+".scopes", "%q: want %s", sc, server.ScopeNames)
+			}
+		}
+	}
+	for _, sc := range c.Auth.Anonymous {
+		if !server.ValidScope(sc) || sc == "admin" {
+			return fail("auth.anonymous", "%q: want snowflake, tag:NAME or tag:* (admin is never anonymous)", sc)
 		}
 	}
 	if err := c.validateRegistry(kinds); err != nil {

@@ -137,6 +137,9 @@ func TestRejects(t *testing.T) {
 		{name: "bad lease ttl", env: []string{"FIRN_REGISTRY_LEASE_TTL=500ms"}, field: "registry.lease_ttl"},
 		{name: "lease ttl not a duration", doc: "registry:\n  lease_ttl: ten\n"},
 		{name: "bad log level", env: []string{"FIRN_LOG_LEVEL=loud"}, field: "log.level"},
+		{name: "admin anonymous", doc: "auth:\n  anonymous: [admin]\n", field: "auth.anonymous"},
+		{name: "unknown scope", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [snowflak]}\n", field: "auth.tokens[0].scopes"},
+		{name: "token name twice", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [admin]}\n    - {name: a, secret: t, scopes: [admin]}\n", field: "auth.tokens[1].name"},
 		{name: "tls key alone", doc: "http:\n  tls_key: k.pem\n", field: "http.tls_cert"},
 		{name: "bad listen", doc: "http:\n  listen: nowhere\n", field: "http.listen"},
 		{name: "batch out of range", env: []string{"FIRN_HTTP_MAX_BATCH=0x10"}, field: "http.max_batch"},
@@ -167,7 +170,7 @@ func TestRejects(t *testing.T) {
 			if tt.field != "" && (!errors.As(err, &fe) || fe.Field != tt.field) {
 				t.Fatalf("error %v, want one naming %s", err, tt.field)
 			}
-			if strings.HasPrefix(tt.field, "segments.stores") {
+			if strings.HasPrefix(tt.field, "segments.stores") || strings.HasPrefix(tt.field, "auth.") {
 				if !strings.Contains(err.Error(), "in the configuration file only") {
 					t.Fatalf("error %q does not say the field is file only", err)
 				}
