@@ -34,6 +34,15 @@ type ResidueCreator interface {
 	CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error
 }
 
+// Collider is a store whose table may take two different tags for one
+// row (MySQL's case- and trailing-space-insensitive collations: "Order"
+// is "order" there). Collides names the row a new tag would collide
+// with; Multi asks every store before it writes to any, so that a tag is
+// created on every store of a set or on none.
+type Collider interface {
+	Collides(ctx context.Context, tag string) (row string, ok bool, err error)
+}
+
 // Multi serves tags from several independent stores at once, each issuing
 // its own residue class modulo the number of stores (Flickr's odd/even
 // ticket servers, Tinyid's delta/remainder): losing a store loses no
@@ -227,6 +236,9 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		info, err := s.Tag(ctx, tag)
 		switch {
 		case errors.Is(err, ErrUnknownTag):
+			if err := collision(ctx, s, tag); err != nil {
+				return fmt.Errorf("store %d: %w (a tag is created on every store of the set or on none)", i, err)
+			}
 			missing[i], anyMissing = true, true
 		case err != nil:
 			return fmt.Errorf("store %d: %w (a tag is created on every store of the set or on none)", i, err)
@@ -247,6 +259,22 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		if err := s.(ResidueCreator).CreateTagResidue(ctx, tag, start, step, n, int64(i), description); err != nil {
 			return fmt.Errorf("store %d: %w", i, err)
 		}
+	}
+	return nil
+}
+
+// collision refuses a tag that s's table would take for another row.
+func collision(ctx context.Context, s Store, tag string) error {
+	c, ok := s.(Collider)
+	if !ok {
+		return nil
+	}
+	row, found, err := c.Collides(ctx, tag)
+	switch {
+	case err != nil:
+		return err
+	case found && row != tag:
+		return fmt.Errorf("the table's collation takes %q for the tag %q: %w", tag, row, ErrTagExists)
 	}
 	return nil
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -61,5 +63,36 @@ func TestLeafTablesInEveryCharsetServed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSetCreatesNothingOnACollation: on MySQL's case-insensitive
+// collation a set store holding "order" takes "Order" for it. Creating
+// "Order" on the set is refused before any store is written: before, the
+// first store got a row "Order" and the tag "order" could no longer be
+// completed or served by the set.
+func TestSetCreatesNothingOnACollation(t *testing.T) {
+	b := backends[1]
+	db := openDB(t, b, testenv.Endpoint(t, b.env))
+	ctx := context.Background()
+	s0, s1 := newSetStore(t, b, db, "pair"), newSetStore(t, b, db, "pair")
+	if err := s1.CreateTagResidue(ctx, "order", 1, 10, 2, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	m, err := segment.NewMulti(s0, s1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CreateTag(ctx, "Order", 1, 10, ""); !errors.Is(err, segment.ErrTagExists) {
+		t.Fatalf("CreateTag(Order) = %v, want ErrTagExists", err)
+	}
+	if _, err := s0.Tag(ctx, "Order"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("store 0 after a refused create: %v, want no row", err)
+	}
+	if err := m.CreateTag(ctx, "order", 1, 10, ""); err != nil {
+		t.Fatalf("completing order on the set: %v", err)
+	}
+	if _, err := m.Tag(ctx, "order"); err != nil {
+		t.Fatalf("the set serves order: %v", err)
 	}
 }

@@ -289,6 +289,23 @@ func (s *Tinyid) CreateTag(ctx context.Context, tag string, first, step int64, d
 	return s.CreateTagResidue(ctx, tag, first, step, 1, 0, description)
 }
 
+// Collides implements segment.Collider: the row the table's collation
+// matches tag to, if any (on MySQL "Order" matches "order").
+func (s *Tinyid) Collides(ctx context.Context, tag string) (string, bool, error) {
+	if err := s.ensureSchema(ctx); err != nil {
+		return "", false, err
+	}
+	var row string
+	err := s.db.QueryRowContext(ctx, s.q("SELECT biz_type FROM {t} WHERE biz_type = ?"), tag).Scan(&row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("tag %q: %w", tag, err)
+	}
+	return row, true, nil
+}
+
 // CreateTagResidue implements segment.ResidueCreator: a row whose first ID
 // is the least at or after first that is remainder modulo delta. Tinyid's
 // table has no description column and keeps none; firn's own also records
