@@ -16,9 +16,20 @@ type Config struct {
 	// buffers are empty and a fetch is in flight; then ErrUnavailable.
 	// Default 100 ms.
 	MaxWait time.Duration
+	// FirstWait bounds the wait for a tag's first range instead, as Leaf
+	// and Tinyid wait for it: a cold tag on a slow store is served, not
+	// refused. Default 1.5 s (below the Go client's 2 s request timeout).
+	FirstWait time.Duration
 	// Threshold is the share of a range left when the next one is
-	// fetched. Default 0.2 (Leaf's "at 0.8 fetch the next"); (0, 1).
+	// fetched, at the latest. Default 0.9: once a tenth is served, Leaf's
+	// rule (SegmentIDGenImpl: idle < 0.9 * step); (0, 1).
 	Threshold float64
+	// Budget is the store pause the buffers must outlast: the next range
+	// is fetched, at the latest, when what is left would last Budget at
+	// the observed rate. (A range that lasts less than Period doubles the
+	// next step, so at a steady rate ranges soon last far longer than
+	// Budget, up to MaxStep.) Default 5 s.
+	Budget time.Duration
 	// Period is the time one range should last: a range used up faster
 	// doubles the next step, one that lasted over twice as long halves
 	// it. Default 15 min.
@@ -34,8 +45,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxWait == 0 {
 		c.MaxWait = 100 * time.Millisecond
 	}
+	if c.FirstWait == 0 {
+		c.FirstWait = 1500 * time.Millisecond
+	}
 	if c.Threshold == 0 {
-		c.Threshold = 0.2
+		c.Threshold = 0.9
+	}
+	if c.Budget == 0 {
+		c.Budget = 5 * time.Second
 	}
 	if c.Period == 0 {
 		c.Period = 15 * time.Minute
@@ -53,6 +70,10 @@ func (c Config) validate() error {
 	switch {
 	case c.MaxWait < 0:
 		return fmt.Errorf("segment: max wait %s is negative", c.MaxWait)
+	case c.FirstWait < 0:
+		return fmt.Errorf("segment: first wait %s is negative", c.FirstWait)
+	case c.Budget < 0:
+		return fmt.Errorf("segment: budget %s is negative", c.Budget)
 	case !(c.Threshold > 0 && c.Threshold < 1):
 		return fmt.Errorf("segment: threshold %g outside (0, 1)", c.Threshold)
 	case c.Period <= 0:

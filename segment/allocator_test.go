@@ -188,23 +188,130 @@ func TestAdaptiveStep(t *testing.T) {
 	})
 }
 
-// TestMaxWait: a cold tag on a slow store gives ErrUnavailable after
-// MaxWait, not after the store's delay.
+// TestMaxWait: once a tag has had a range, a caller whose buffers are
+// empty on a slow store gets ErrUnavailable after MaxWait, not after the
+// store's delay.
 func TestMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := storeWithTag(t, "t", 10)
 		a := newAllocator(t, s, segment.Config{MaxWait: 30 * time.Millisecond})
-		if _, err := a.Tag(context.Background(), "t"); err != nil {
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
 			t.Fatal(err)
 		}
+		dst := make([]int64, 10)
+		if _, err := h.NextN(context.Background(), dst); err != nil { // the first range, and the prefetch of the next
+			t.Fatal(err)
+		}
+		synctest.Wait()
 		s.SetDelay(time.Second)
+		if _, err := h.NextN(context.Background(), dst); err != nil { // the prefetched range
+			t.Fatal(err)
+		}
 		start := time.Now()
-		_, err := a.Next(context.Background(), "t")
+		_, err = h.Next(context.Background())
 		if !errors.Is(err, segment.ErrUnavailable) {
 			t.Fatalf("Next on a slow store: %v, want ErrUnavailable", err)
 		}
 		if waited := time.Since(start); waited != 30*time.Millisecond {
 			t.Fatalf("waited %s, want MaxWait 30ms", waited)
+		}
+	})
+}
+
+// TestFirstRequestWaitsForItsRange: a tag's first request waits for its
+// first range up to FirstWait, as Leaf and Tinyid do, rather than giving
+// up after MaxWait (with a 60 ms database the first requests were 503).
+func TestFirstRequestWaitsForItsRange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 10)
+		a := newAllocator(t, s, segment.Config{MaxWait: 30 * time.Millisecond})
+		h, err := a.Tag(context.Background(), "t") // the tag is known; its first range is not
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetDelay(time.Second)
+		start := time.Now()
+		id, err := h.Next(context.Background())
+		if err != nil || id != 1 {
+			t.Fatalf("first Next on a store of 1 s = %d, %v; want 1", id, err)
+		}
+		if waited := time.Since(start); waited != time.Second {
+			t.Fatalf("waited %s, want the store's 1 s", waited)
+		}
+		b := newAllocator(t, s, segment.Config{})
+		s.SetDelay(0)
+		hb, err := b.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetDelay(2 * time.Second) // past FirstWait, 1.5 s
+		start = time.Now()
+		if _, err := hb.Next(context.Background()); !errors.Is(err, segment.ErrUnavailable) {
+			t.Fatalf("first Next on a store of 2 s = %v, want ErrUnavailable", err)
+		}
+		if waited := time.Since(start); waited != 1500*time.Millisecond {
+			t.Fatalf("waited %s, want FirstWait 1.5s", waited)
+		}
+	})
+}
+
+// TestPrefetchOnceATenthIsServed: the next range is asked for once a
+// tenth of the current one is served, Leaf's rule.
+func TestPrefetchOnceATenthIsServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 100)
+		a := newAllocator(t, s, segment.Config{})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if _, err := h.Next(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			synctest.Wait()
+			if st := h.Stats(); st.Fetches != 1 || st.Prefetched != 0 {
+				t.Fatalf("after %d IDs of 100: %d fetches, %d prefetched; want the first range only", i+1, st.Fetches, st.Prefetched)
+			}
+		}
+		if _, err := h.Next(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if st := h.Stats(); st.Fetches != 2 || st.Prefetched == 0 {
+			t.Fatalf("after 11 IDs of 100: %d fetches, %d prefetched; want the next range fetched", st.Fetches, st.Prefetched)
+		}
+	})
+}
+
+// TestStorePausesNeverShow: 100,000 IDs/s on one tag from Leaf's sample
+// step of 2,000, a 20 s warm-up, then the store pauses for 0.5 s to 3 s
+// (below the 5 s budget): no call fails, at the default settings.
+func TestStorePausesNeverShow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storeWithTag(t, "t", 2000)
+		s.SetDelay(5 * time.Millisecond)
+		a := newAllocator(t, s, segment.Config{})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]int64, 1000)
+		draw := func(d time.Duration) {
+			t.Helper()
+			for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if n, err := h.NextN(context.Background(), dst); err != nil {
+					t.Fatalf("at %s: %d IDs, then %v", time.Now().Format("15:04:05.000"), n, err)
+				}
+			}
+		}
+		draw(20 * time.Second) // 1,000 IDs every 10 ms
+		for _, pause := range []time.Duration{500 * time.Millisecond, time.Second, 3 * time.Second} {
+			s.SetDelay(pause)
+			draw(2 * pause)
+			s.SetDelay(5 * time.Millisecond)
+			draw(10 * time.Second)
 		}
 	})
 }

@@ -200,7 +200,11 @@ func (h *Handle) prefetch(b *buffer) {
 // fetched range, or starts a fetch — after the backoff of a failed one —
 // and waits up to MaxWait for it.
 func (h *Handle) refill(ctx context.Context, old *buffer) error {
-	deadline := time.NewTimer(h.a.cfg.MaxWait)
+	wait := h.a.cfg.MaxWait
+	if h.fetches.Load() == 0 {
+		wait = max(wait, h.a.cfg.FirstWait) // the tag's first range
+	}
+	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
 		h.mu.Lock()
@@ -268,27 +272,31 @@ func (h *Handle) install(old, nb *buffer) {
 	now := time.Now()
 	if old.size() > 0 {
 		lasted := now.Sub(old.since)
+		rate := float64(old.size()) / max(lasted.Seconds(), 1e-9)
+		top := max(h.a.cfg.MaxStep, h.base)
 		switch {
 		case lasted < h.a.cfg.Period:
-			h.step = min(h.step*2, max(h.a.cfg.MaxStep, h.base))
+			h.step = min(h.step*2, top)
 		case lasted > 2*h.a.cfg.Period:
 			h.step = max(h.step/2, h.base)
 		}
-		nb.trigger = h.triggerFor(nb, float64(old.size())/max(lasted.Seconds(), 1e-9))
+		nb.trigger = h.triggerFor(nb, rate)
 	}
 	nb.since = now
 	h.cur.Store(nb)
 }
 
 // triggerFor places the fetch point of b: when Threshold of it is left,
-// or when what is left would last fewer than fetchesAhead fetch latencies
-// at rate IDs per second, whichever comes first.
+// or when what is left would last less than the pause budget, or fewer
+// than fetchesAhead fetch latencies, at rate IDs per second, whichever
+// comes first.
 func (h *Handle) triggerFor(b *buffer, rate float64) int64 {
-	keep := int64(float64(b.size()) * h.a.cfg.Threshold)
-	if need := int64(rate * fetchesAhead * h.latency.Seconds()); need > keep {
-		keep = need
+	size := float64(b.size())
+	keep := max(size*h.a.cfg.Threshold, rate*h.a.cfg.Budget.Seconds(), rate*fetchesAhead*h.latency.Seconds())
+	if keep >= size {
+		return b.start
 	}
-	return max(b.start, b.end-keep*b.delta)
+	return max(b.start, b.end-int64(keep)*b.delta)
 }
 
 // startFetch starts the one fetch of the tag, unless the allocator is

@@ -20,7 +20,7 @@ func nearTop(t testing.TB, delta, step, ranges int64) (*segmenttest.MemStore, *s
 	if err := s.CreateTagResidue(context.Background(), "top", first, step, delta, 0, ""); err != nil {
 		t.Fatal(err)
 	}
-	a := newAllocator(t, s, segment.Config{MaxWait: time.Millisecond, MaxStep: step})
+	a := newAllocator(t, s, segment.Config{MaxWait: time.Millisecond, FirstWait: time.Millisecond, MaxStep: step})
 	h, err := a.Tag(context.Background(), "top")
 	if err != nil {
 		t.Fatal(err)
