@@ -15,13 +15,21 @@ import (
 // failure answers with a real HTTP status (docs/migration.md lists every
 // difference).
 
+// leafMethods are the methods Leaf's routes answer: every method Spring's
+// @RequestMapping takes without a method named (HEAD comes with GET).
+var leafMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
 // maxTinyidBatch is Tinyid's default batch limit.
 const maxTinyidBatch = 100_000
 
 func (h *handler) compatRoutes() {
-	h.route("GET /api/segment/get/{key}", tagInPath("key"), h.leafSegment)
-	h.route("GET /api/snowflake/get/{key}", needSnowflake, h.leafSnowflake)
-	h.route("GET /decodeSnowflakeId", needSnowflake, h.leafDecode)
+	// Leaf maps these with @RequestMapping and no method (LeafController
+	// lines 25 and 30, LeafMonitorController line 82): any method.
+	for _, m := range leafMethods {
+		h.route(m+" /api/segment/get/{key}", tagInPath("key"), h.leafSegment)
+		h.route(m+" /api/snowflake/get/{key}", needSnowflake, h.leafSnowflake)
+		h.route(m+" /decodeSnowflakeId", needSnowflake, h.leafDecode)
+	}
 	for _, m := range []string{"GET", "POST"} {
 		h.routeParsed(m+" /tinyid/id/nextId", tagInForm("bizType"), parseTinyidForm, h.tinyidNextID)
 		h.routeParsed(m+" /tinyid/id/nextIdSimple", tagInForm("bizType"), parseTinyidForm, h.tinyidNextIDSimple)

@@ -101,3 +101,21 @@ func TestTinyidSegmentOfAnExhaustedTag(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafRoutesTakeAnyMethod: Leaf maps its routes with @RequestMapping
+// and no method (LeafController, LeafMonitorController), so a client that
+// POSTs gets an ID as with GET, not 405.
+func TestLeafRoutesTakeAnyMethod(t *testing.T) {
+	h := newHandler(t, nil)
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		if w := get(h, m, "/api/segment/get/order"); w.Code != 200 {
+			t.Errorf("%s /api/segment/get/order = %d %s", m, w.Code, w.Body.String())
+		}
+		if w := get(h, m, "/api/snowflake/get/x"); w.Code != 200 {
+			t.Errorf("%s /api/snowflake/get/x = %d %s", m, w.Code, w.Body.String())
+		}
+		if w := get(h, m, "/decodeSnowflakeId?snowflakeId=1"); w.Code != 200 {
+			t.Errorf("%s /decodeSnowflakeId = %d %s", m, w.Code, w.Body.String())
+		}
+	}
+}
