@@ -96,3 +96,31 @@ func TestSetCreatesNothingOnACollation(t *testing.T) {
 		t.Fatalf("the set serves order: %v", err)
 	}
 }
+
+// TestUpdateTimeFromTheDatabasesClock: Tinyid writes update_time with the
+// database's now() (TinyIdInfoDAOImpl.updateMaxId); firn wrote the
+// process's clock in UTC, eight hours off on a +08:00 database.
+func TestUpdateTimeFromTheDatabasesClock(t *testing.T) {
+	b := backends[1]
+	dsn := testenv.Endpoint(t, b.env)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	db := openDB(t, b, dsn+sep+"time_zone=%27%2B08%3A00%27")
+	ctx := context.Background()
+	s, table := newTinyid(t, b, db)
+	if err := s.CreateTag(ctx, "order", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reserve(ctx, "order", 10); err != nil {
+		t.Fatal(err)
+	}
+	var off int64
+	if err := db.QueryRow("SELECT ABS(TIMESTAMPDIFF(SECOND, update_time, NOW())) FROM " + table + " WHERE biz_type = 'order'").Scan(&off); err != nil {
+		t.Fatal(err)
+	}
+	if off > 60 {
+		t.Fatalf("update_time is %d s away from the database's NOW()", off)
+	}
+}

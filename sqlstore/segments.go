@@ -238,11 +238,11 @@ func (s *Segments) CreateTag(ctx context.Context, tag string, first, step int64,
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
 	}
-	insert := "INSERT INTO {t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, ?)"
+	insert := "INSERT INTO {t} (biz_tag, max_id, step, description, update_time) VALUES (?, ?, ?, ?, now())"
 	if s.dialect == Postgres {
 		insert += " ON CONFLICT DO NOTHING"
 	}
-	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), tag, first, step, description, time.Now().UTC())
+	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), tag, first, step, description)
 	if err != nil {
 		return createErr(ctx, s.db, s.q("SELECT biz_tag FROM {t} WHERE biz_tag = ?"), tag, s.opt.Invalid, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/firn-id/firn/segment"
 )
@@ -229,8 +228,10 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
 		}
 		cond, args := s.where(tag)
-		args = append(append([]any{r.maxID + step, time.Now().UTC()}, args...), r.maxID, r.version)
-		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = ?, version = version + 1 WHERE "+cond+" AND max_id = ? AND version = ?"), args...)
+		args = append(append([]any{r.maxID + step}, args...), r.maxID, r.version)
+		// update_time from the database's own clock, as Tinyid writes it
+		// (TinyIdInfoDAOImpl.updateMaxId: update_time=now()).
+		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = now(), version = version + 1 WHERE "+cond+" AND max_id = ? AND version = ?"), args...)
 		if err != nil {
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, err))
 		}
@@ -322,15 +323,14 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
 	}
-	insert := "INSERT INTO {t} (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)"
+	insert := "INSERT INTO {t} (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES (?, ?, ?, ?, ?, ?, now(), now(), 0)"
 	if s.dialect == Postgres {
 		insert += " ON CONFLICT DO NOTHING"
 	}
-	now := time.Now().UTC()
-	args := []any{tag, first - 1, first - 1, step, delta, remainder, now, now}
+	args := []any{tag, first - 1, first - 1, step, delta, remainder}
 	if s.own {
 		insert = strings.Replace(insert, "version)", "version, description, set_name, set_size)", 1)
-		insert = strings.Replace(insert, "?, 0)", "?, 0, ?, ?, ?)", 1)
+		insert = strings.Replace(insert, "now(), 0)", "now(), 0, ?, ?, ?)", 1)
 		args = append(args, description, s.set, delta)
 	}
 	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), args...)
