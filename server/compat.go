@@ -203,19 +203,32 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 	if err != nil {
 		return tinyidSegment{}, err
 	}
-	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, min(max(info.Step, 1), segment.StepLimit))
+	step := min(max(info.Step, 1), segment.StepLimit)
+	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, step)
 	if err == nil {
 		err = rg.Check() // the client issues from it: the allocator's own checks
 	}
 	if err != nil {
 		return tinyidSegment{}, err
 	}
-	return segmentForTinyid(rg), nil
+	return segmentForTinyid(rg, step), nil
 }
 
-func segmentForTinyid(rg segment.Range) tinyidSegment {
-	cur := rg.Start - rg.Delta
-	return tinyidSegment{CurrentID: cur, LoadingID: cur + (rg.End-rg.Start)/5, MaxID: rg.End - 1,
+func segmentForTinyid(rg segment.Range, step int64) tinyidSegment {
+	// Tinyid's numbers (DbSegmentIdServiceImpl.convert): currentId is the
+	// counter before the reservation, maxId after it, loadingId a fifth of
+	// the step past currentId (LOADING_PERCENT = 20), for any delta; the
+	// client moves currentId into its class itself (SegmentId.init). The
+	// range is (currentId, maxId]; step is at most StepLimit, so step·20
+	// cannot overflow.
+	//
+	// A store that reserved less than step must not have the client start
+	// below the range: currentId is never below the ID of the range's
+	// class just before its start, so the client's first ID is the
+	// range's first.
+	maxID := rg.End - 1
+	cur := max(maxID-step, rg.Start-rg.Delta)
+	return tinyidSegment{CurrentID: cur, LoadingID: min(cur+step*20/100, maxID), MaxID: maxID,
 		Delta: rg.Delta, Remainder: ((rg.Start % rg.Delta) + rg.Delta) % rg.Delta}
 }
 
