@@ -31,10 +31,10 @@ func (h *handler) compatRoutes() {
 		h.route(m+" /decodeSnowflakeId", needSnowflake, h.leafDecode)
 	}
 	for _, m := range []string{"GET", "POST"} {
-		h.routeParsed(m+" /tinyid/id/nextId", tagInForm("bizType"), parseTinyidForm, h.tinyidNextID)
-		h.routeParsed(m+" /tinyid/id/nextIdSimple", tagInForm("bizType"), parseTinyidForm, h.tinyidNextIDSimple)
-		h.routeParsed(m+" /tinyid/id/nextSegmentId", tagInForm("bizType"), parseTinyidForm, h.tinyidNextSegment)
-		h.routeParsed(m+" /tinyid/id/nextSegmentIdSimple", tagInForm("bizType"), parseTinyidForm, h.tinyidNextSegmentSimple)
+		h.routeTinyid(m+" /tinyid/id/nextId", false, h.tinyidNextID)
+		h.routeTinyid(m+" /tinyid/id/nextIdSimple", true, h.tinyidNextIDSimple)
+		h.routeTinyid(m+" /tinyid/id/nextSegmentId", false, h.tinyidNextSegment)
+		h.routeTinyid(m+" /tinyid/id/nextSegmentIdSimple", true, h.tinyidNextSegmentSimple)
 	}
 }
 
@@ -118,8 +118,8 @@ func tinyidError(w http.ResponseWriter, err error) {
 }
 
 // tinyidParams reads bizType and batchSize from the form parseTinyidForm
-// read before the token was checked (the token itself, as a bearer token,
-// by Auth).
+// read before the token was checked (the token itself by
+// service.checkTinyid).
 func tinyidParams(r *http.Request) (tag string, batch int, err error) {
 	tag = r.Form.Get("bizType")
 	if tag == "" {

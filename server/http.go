@@ -116,6 +116,14 @@ func (h *handler) route(pattern string, sc scope, fn http.HandlerFunc) {
 	h.routeParsed(pattern, sc, nil, fn)
 }
 
+// routeTinyid registers a Tinyid route: bizType and token read from the
+// bounded form, Tinyid's token= checked with firn's credentials
+// (service.checkTinyid), refusals answered in Tinyid's shape (empty on
+// the Simple routes).
+func (h *handler) routeTinyid(pattern string, simple bool, fn http.HandlerFunc) {
+	h.routeParsed(pattern, tinyidBizType(), parseTinyidForm, fn).refused = refuseTinyid(simple)
+}
+
 // routeScopes returns every route the handler serves with the scope a token
 // needs for it ("open", "snowflake", "admin" or "tag"), for the tests
 // that hold every route to its scope.
@@ -132,10 +140,10 @@ func (h *handler) routeScopes() map[string]string {
 // reads, within bounds, what the token check needs from the request
 // (Tinyid's form). A {tag} or {key} path value longer than MaxTagBytes
 // is refused before either.
-func (h *handler) routeParsed(pattern string, sc scope, parse func(http.ResponseWriter, *http.Request) error, fn http.HandlerFunc) {
+func (h *handler) routeParsed(pattern string, sc scope, parse func(http.ResponseWriter, *http.Request) error, fn http.HandlerFunc) *routed {
 	if err := sc.check(pattern); err != nil {
 		h.errs = append(h.errs, err)
-		return
+		return &routed{}
 	}
 	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern)}
 	h.routes = append(h.routes, rt)
@@ -148,6 +156,7 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 	if pattern == "GET /v1/snowflake/next" {
 		h.hot = rt
 	}
+	return rt
 }
 
 // routed is one route: the token check, the metrics, then the handler.
@@ -159,6 +168,9 @@ type routed struct {
 	tags    []string // the path values that name a tag
 	fn      http.HandlerFunc
 	observe func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
+	// refused, if set, answers a refusal in the route's own shape
+	// (Tinyid's); otherwise refuse does.
+	refused func(w http.ResponseWriter, no *refusal)
 }
 
 func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +190,11 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if no := rt.h.svc.Auth.check(rt.scope, r); no != nil {
+	if no := rt.check(r); no != nil {
+		if rt.refused != nil {
+			rt.refused(w, no)
+			return
+		}
 		rt.refuse(w, no)
 		return
 	}
@@ -191,6 +207,14 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt.fn(w, r)
+}
+
+// check returns why r may not use the route, or nil.
+func (rt *routed) check(r *http.Request) *refusal {
+	if rt.scope.tinyid {
+		return rt.h.svc.checkTinyid(rt.scope, r)
+	}
+	return rt.h.svc.Auth.check(rt.scope, r)
 }
 
 // refuse answers a request its token may not make.

@@ -16,6 +16,9 @@ type scope struct {
 	kind scopeKind
 	// tag returns the tag the request names, for scopeTag.
 	tag func(r *http.Request) string
+	// tinyid: Tinyid's token= parameter may grant the tag too
+	// (service.checkTinyid).
+	tinyid bool
 }
 
 type scopeKind int
@@ -46,6 +49,14 @@ func tagInPath(name string) scope {
 // route's parse step has read within bounds.
 func tagInForm(name string) scope {
 	return scope{kind: scopeTag, tag: func(r *http.Request) string { return r.Form.Get(name) }}
+}
+
+// tinyidBizType needs tag:BIZTYPE for Tinyid's bizType parameter, which
+// Tinyid's token= parameter may grant as well as firn's credentials.
+func tinyidBizType() scope {
+	sc := tagInForm("bizType")
+	sc.tinyid = true
+	return sc
 }
 
 // openRoutes are the routes anyone may call: health, readiness, metrics

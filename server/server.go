@@ -44,6 +44,12 @@ type Config struct {
 	SegmentStore segment.Store
 	// Auth checks bearer tokens; nil or empty allows every request.
 	Auth *Auth
+	// TinyidTokens, if set, are Tinyid's tokens: on Tinyid's routes a
+	// request passes with its token= parameter for its bizType, or with
+	// what Auth allows (a bearer token with tag:BIZTYPE, an anonymous
+	// grant); with no firn tokens configured, only these. Nil: Tinyid's
+	// routes are checked by Auth alone.
+	TinyidTokens TinyidTokens
 	// MaxBatch bounds count in batch requests: 1 to MaxBatchLimit.
 	// Default DefaultMaxBatch.
 	MaxBatch int

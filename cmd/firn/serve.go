@@ -28,6 +28,7 @@ import (
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/sqlstore"
 )
 
 var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--node N] [store flags] [layout flags]
@@ -174,6 +175,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		done <- srv.Serve(ln)
 	}()
+	sf.log = log
 	nodes, segs, closeStores, err := openRetrying(ctx, sf, log)
 	if err != nil {
 		return stoppedOr(ctx, err)
@@ -182,6 +184,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
 	defer func() { err = errors.Join(err, closeStores()) }()
+	tokens, err := startTinyidTokens(ctx, sf)
+	if err != nil {
+		return err
+	}
+	if tokens != nil {
+		defer func() { err = errors.Join(err, tokens.Close(context.Background())) }()
+		log.Info("tinyid tokens: token= is checked on Tinyid's routes", "table", tokens.Table())
+	} else if sf.segFormat == "tinyid" && !sf.checkTokens {
+		log.Warn("tinyid tokens off (segments.check_tokens false): Tinyid's token= is not checked")
+	}
 	// lease is the current lease; a lost one is replaced (see below).
 	// With snowflake mode off no node is taken and no node table used.
 	var lease *nodeid.Lease
@@ -209,6 +221,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth, _ := server.NewAuth(o.tokens, o.anonymous...) // checked by parseServe
 	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log}
+	if tokens != nil {
+		scfg.TinyidTokens = tokens
+	}
 	var node any = "off (snowflake mode off)"
 	if lease != nil {
 		scfg.Lease, node = lease, lease.Node()
@@ -279,6 +294,24 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// startTinyidTokens reads Tinyid's token table of the segment store just
+// opened, if it is checked, and keeps it fresh until Close. A table that
+// cannot be read refuses to start: serving without it would let every
+// token through, or none.
+func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTokens, error) {
+	if sf.tokens == nil {
+		return nil, nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, sf.dialTimeout)
+	defer cancel()
+	if err := sf.tokens.Start(sctx); err != nil {
+		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
+			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
+			sf.tokens.Table(), err)
+	}
+	return sf.tokens, nil
 }
 
 // startingHandler answers while firn serve waits for its stores and its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"strings"
@@ -38,6 +39,14 @@ type storeFlags struct {
 	mustExist bool
 	// multi is the set of segment stores of the configuration file.
 	multi []config.SegmentStore
+	// tokenTable is Tinyid's token table, read with --segments tinyid
+	// when checkTokens is set.
+	tokenTable  string
+	checkTokens bool
+	log         *slog.Logger // for the token reader's failed refreshes
+	// tokens is the reader of tokenTable in the (first) database of
+	// Tinyid's table, set by the last open; nil when not checked.
+	tokens *sqlstore.TinyidTokens
 }
 
 var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
@@ -235,6 +244,9 @@ func (f *storeFlags) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store,
 	switch f.segFormat {
 	case "tinyid":
 		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable, Invalid: invalidSQLInput})
+		if err == nil && f.checkTokens && f.tokens == nil {
+			f.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: f.tokenTable, Log: f.log})
+		}
 	case "set":
 		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set, Invalid: invalidSQLInput})
 	default:
@@ -296,6 +308,7 @@ func (f *storeFlags) openSet() (segment.Store, func() error, error) {
 // own segment store over the same connection, or the set of segment
 // stores of the configuration.
 func (f *storeFlags) openBoth() (nodeid.Store, segment.Store, func() error, error) {
+	f.tokens = nil // the first store of this open, not of one closed before
 	o, err := f.openBackend(f.kind)
 	if err != nil {
 		return nil, nil, nil, err

@@ -53,7 +53,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	r, sg := cfg.Registry, cfg.Segments
 	o.stores = storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
 		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set, segKind: sg.Store, segDSN: sg.DSN,
-		dialTimeout: r.DialTimeout, multi: sg.Stores}
+		dialTimeout: r.DialTimeout, multi: sg.Stores, tokenTable: sg.TokenTable, checkTokens: sg.CheckTokens}
 	for _, t := range cfg.Auth.Tokens {
 		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
 	}

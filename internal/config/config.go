@@ -135,6 +135,13 @@ type Segments struct {
 	// Local serves tags from the local data directory off loopback: this
 	// machine alone serves them.
 	Local bool `yaml:"local" flag:"local-segments"`
+	// TokenTable is Tinyid's token table (format tinyid): Tinyid's
+	// token= parameter is checked against it. Default tiny_id_token.
+	TokenTable string `yaml:"token_table" flag:"token-table"`
+	// CheckTokens, with format tinyid, checks token= against TokenTable
+	// (default true): a table that cannot be read refuses to start.
+	// false leaves Tinyid's routes to auth.tokens and auth.anonymous.
+	CheckTokens bool `yaml:"check_tokens" flag:"check-tokens"`
 	// Stores, two or more, serve every tag together in place of the
 	// registry's store: store i issues the IDs congruent to i modulo
 	// their number, so their order is part of the set. File only.
@@ -176,6 +183,9 @@ func flagOf(path string) string {
 	return name
 }
 
+// tableName is sqlstore's rule for table names.
+var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
+
 // DefaultDialTimeout and MaxDialTimeout bound the wait for a store's
 // first answer.
 const (
@@ -200,7 +210,7 @@ func Default() Config {
 		GRPC:      GRPC{Listen: "127.0.0.1:9090"},
 		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
-		Segments:  Segments{Format: "leaf"},
+		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
 		Snowflake: Snowflake{Enabled: true},
 		Log:       Log{Level: "info", Format: "auto"},
 	}
@@ -483,6 +493,8 @@ func (c *Config) Validate(kinds []string) error {
 		return fail("segments.store", "segments.dsn is set: name its kind, postgres or mysql")
 	case sg.Store != "" && len(sg.Stores) > 0:
 		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
+	case !tableName.MatchString(sg.TokenTable):
+		return fail("segments.token_table", "%q: want lower-case letters, digits and underscores, at most 55, such as tiny_id_token", sg.TokenTable)
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return fail("log.level", "%q: want debug, info, warn or error", c.Log.Level)
