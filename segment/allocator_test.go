@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -471,4 +472,69 @@ func TestCloseWhileDrawing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// countingStore counts Reserve calls, failed ones too.
+type countingStore struct {
+	segment.Store
+	calls atomic.Int64
+}
+
+func (c *countingStore) Reserve(ctx context.Context, tag string, step int64) (segment.Range, error) {
+	c.calls.Add(1)
+	return c.Store.Reserve(ctx, tag, step)
+}
+
+// TestFailingFirstFetchNoStorm: a tag never served whose fetches fail at
+// once (the row deleted, the database refusing) is not a slow first range:
+// callers wait MaxWait, not FirstWait, and share one retry rather than
+// each starting a fetch (100 callers made 3,000 store calls in 1.5 s).
+func TestFailingFirstFetchNoStorm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := storeWithTag(t, "t", 100)
+		s := &countingStore{Store: ms}
+		a := newAllocator(t, s, segment.Config{})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms.Fail(errors.New("connection refused"))
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				if _, err := h.Next(context.Background()); !errors.Is(err, segment.ErrUnavailable) {
+					t.Errorf("Next on a refusing store = %v, want ErrUnavailable", err)
+				}
+			})
+		}
+		wg.Wait()
+		if waited := time.Since(start); waited > 200*time.Millisecond {
+			t.Errorf("callers waited %s on a store that refused at once, want about MaxWait", waited)
+		}
+		if n := s.calls.Load(); n > 10 {
+			t.Errorf("%d store calls from 100 callers in %s, want a shared retry", n, time.Since(start))
+		}
+	})
+}
+
+// TestTinyMaxWaitDoesNotSpin: MaxWait of 1 ns made the retry interval 0,
+// a busy loop for the whole first wait (forever under synctest).
+func TestTinyMaxWaitDoesNotSpin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := storeWithTag(t, "t", 100)
+		s := &countingStore{Store: ms}
+		a := newAllocator(t, s, segment.Config{MaxWait: 1})
+		h, err := a.Tag(context.Background(), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms.Fail(errors.New("connection refused"))
+		if _, err := h.Next(context.Background()); !errors.Is(err, segment.ErrUnavailable) {
+			t.Fatalf("Next = %v, want ErrUnavailable", err)
+		}
+		if n := s.calls.Load(); n > 10 {
+			t.Fatalf("%d store calls for one Next", n)
+		}
+	})
 }

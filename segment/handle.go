@@ -201,9 +201,11 @@ func (h *Handle) prefetch(b *buffer) {
 // and waits up to MaxWait for it.
 func (h *Handle) refill(ctx context.Context, old *buffer) error {
 	wait := h.a.cfg.MaxWait
-	if h.fetches.Load() == 0 {
-		wait = max(wait, h.a.cfg.FirstWait) // the tag's first range
+	first := h.fetches.Load() == 0 && h.failures.Load() == 0
+	if first {
+		wait = max(wait, h.a.cfg.FirstWait) // the tag's first range, while no fetch has failed
 	}
+	begun := time.Now()
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
@@ -227,9 +229,15 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 		default:
 			// A caller with empty buffers retries sooner than prefetches
 			// do: every half MaxWait at most, one fetch at a time.
-			if wait := time.Until(time.Unix(0, h.retryAt.Load())); h.retryAt.Load() != 0 && wait > 0 {
-				backoff = time.NewTimer(min(wait, h.a.cfg.MaxWait/2))
-				h.retryAt.Store(0)
+			if at := h.retryAt.Load(); at != 0 && time.Now().UnixNano() < at {
+				// One shared, earlier retry time: the first caller to
+				// wake after it starts the fetch, the others wait on it.
+				soon := time.Now().Add(max(h.a.cfg.MaxWait/2, time.Millisecond)).UnixNano()
+				if soon < at {
+					h.retryAt.Store(soon)
+					at = soon
+				}
+				backoff = time.NewTimer(time.Until(time.Unix(0, at)))
 			} else if h.startFetch() {
 				wake = h.ready
 			} else {
@@ -245,6 +253,10 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 		}
 		select {
 		case <-wake:
+			if first && h.failures.Load() > 0 { // the store answered: no longer a slow first range
+				first = false
+				deadline.Reset(max(0, min(time.Until(begun.Add(wait)), h.a.cfg.MaxWait)))
+			}
 		case <-retry:
 		case <-ctx.Done():
 			stop(backoff)
