@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // ErrResidues is matched by a *ResidueError.
@@ -143,8 +144,11 @@ func (m *Multi) order() []int {
 // next that answers, and checks the range's residue class.
 func (m *Multi) Reserve(ctx context.Context, tag string, step int64) (Range, error) {
 	var errs []error
-	for _, i := range m.order() {
-		r, err := m.stores[i].Reserve(ctx, tag, step)
+	order := m.order()
+	for k, i := range order {
+		sctx, cancel := share(ctx, len(order)-k)
+		r, err := m.stores[i].Reserve(sctx, tag, step)
+		cancel()
 		if err == nil {
 			err = m.fits(tag, i, r.Delta, ((r.Start%r.Delta)+r.Delta)%r.Delta)
 		}
@@ -171,7 +175,9 @@ func (m *Multi) Tag(ctx context.Context, tag string) (TagInfo, error) {
 	var first *TagInfo
 	var errs []error
 	for i, s := range m.stores {
-		info, err := s.Tag(ctx, tag)
+		sctx, cancel := share(ctx, len(m.stores)-i)
+		info, err := s.Tag(sctx, tag)
+		cancel()
 		if err == nil {
 			err = m.fits(tag, i, info.Delta, info.Remainder)
 		}
@@ -277,6 +283,17 @@ func collision(ctx context.Context, s Store, tag string) error {
 		return fmt.Errorf("the table's collation takes %q for the tag %q: %w", tag, row, ErrTagExists)
 	}
 	return nil
+}
+
+// share gives the next of left stores its share of ctx's time: a store
+// that does not answer (a black-holed connection) uses up its share, not
+// the whole deadline, and the stores after it are still asked.
+func share(ctx context.Context, left int) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok || left <= 1 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, time.Until(d)/time.Duration(left))
 }
 
 // checkStep refuses a step below the number of stores: a range of each

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/firn-id/firn/internal/idtest"
@@ -223,4 +224,59 @@ func TestMultiRefusesAStepBelowItsStores(t *testing.T) {
 	if err := m.SetStep(ctx, "s", 1); !errors.Is(err, segment.ErrInvalid) {
 		t.Fatalf("SetStep 1 on 3 stores = %v, want ErrInvalid", err)
 	}
+}
+
+// ctxStore refuses a call whose context has ended, as a SQL driver does.
+type ctxStore struct{ *segmenttest.MemStore }
+
+func (c ctxStore) Reserve(ctx context.Context, tag string, step int64) (segment.Range, error) {
+	if err := ctx.Err(); err != nil {
+		return segment.Range{}, err
+	}
+	return c.MemStore.Reserve(ctx, tag, step)
+}
+
+func (c ctxStore) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return segment.TagInfo{}, err
+	}
+	return c.MemStore.Tag(ctx, tag)
+}
+
+// TestMultiOneStoreSilent: a store that does not answer (a black-holed
+// connection) takes its share of a fetch's time, not all of it: the other
+// store still answers, and the set keeps serving. Before, the silent first
+// store used the whole deadline and every batch failed.
+func TestMultiOneStoreSilent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		s0, s1 := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+		m, err := segment.NewMulti(s0, ctxStore{s1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CreateTag(ctx, "t", 1, 100, ""); err != nil {
+			t.Fatal(err)
+		}
+		a := newAllocator(t, m, segment.Config{})
+		h, err := a.Tag(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]int64, 100)
+		if _, err := h.NextN(ctx, dst); err != nil {
+			t.Fatal(err)
+		}
+		s0.SetDelay(time.Hour) // store 0 silent; store 1 healthy
+		fails := 0
+		for range 60 {
+			if _, err := h.NextN(ctx, dst); err != nil {
+				fails++
+			}
+			time.Sleep(time.Second)
+		}
+		if fails > 10 {
+			t.Fatalf("store 1 healthy, store 0 silent: %d of 60 batches failed", fails)
+		}
+	})
 }
