@@ -33,52 +33,61 @@ type Auth struct {
 	limiters  map[string]*rate.Limiter
 }
 
-// NewAuth returns the checker of tokens; it refuses an empty secret or an
-// unknown scope. anonymous lists the scopes a request without an
-// Authorization header may use (snowflake, tag:NAME, tag:*; never admin).
+// NewAuth returns the checker of tokens; it refuses a token without a
+// name of its own, a secret or a known scope, a negative rate, and an
+// anonymous scope that is unknown or admin, with a *TokenError. anonymous
+// lists the scopes a request without an Authorization header may use
+// (snowflake, tag:NAME, tag:*; never admin).
 func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
 	names := map[string]bool{}
 	for i, t := range tokens {
-		if t.Name == "" || names[t.Name] {
-			return nil, fmt.Errorf("server: token %d: want a name of its own, got %q", i, t.Name)
+		fail := func(field, format string, args ...any) error {
+			return &TokenError{Index: i, Field: field, Reason: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case t.Name == "":
+			return nil, fail("name", "a token needs a name")
+		case names[t.Name]:
+			return nil, fail("name", "%q: another token has this name", t.Name)
+		case t.Secret == "":
+			return nil, fail("secret", "token %s has no secret", t.Name)
+		case t.Rate < 0:
+			return nil, fail("rate", "%g: want 0 (unlimited) or more requests per second", t.Rate)
 		}
 		names[t.Name] = true
-		if t.Secret == "" {
-			return nil, fmt.Errorf("server: token %d (%s) has no secret", i, t.Name)
-		}
 		for _, s := range t.Scopes {
-			if err := checkScope(s); err != nil {
-				return nil, fmt.Errorf("server: token %s: %w", t.Name, err)
+			if !ValidScope(s) {
+				return nil, fail("scopes", "%q: want %s", s, ScopeNames)
 			}
-		}
-		if t.Rate < 0 {
-			return nil, fmt.Errorf("server: token %s: rate %g is negative", t.Name, t.Rate)
 		}
 	}
 	for _, s := range anonymous {
-		if err := checkScope(s); err != nil {
-			return nil, fmt.Errorf("server: anonymous scopes: %w", err)
-		}
-		if s == "admin" {
-			return nil, fmt.Errorf("server: anonymous scopes: admin is never anonymous")
+		if !ValidScope(s) || s == "admin" {
+			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME or tag:* (admin is never anonymous)", s)}
 		}
 	}
 	return &Auth{tokens: tokens, anonymous: anonymous, limiters: map[string]*rate.Limiter{}}, nil
 }
 
-// checkScope refuses a scope no route needs.
-func checkScope(s string) error {
-	if !ValidScope(s) {
-		return fmt.Errorf("unknown scope %q (want %s)", s, ScopeNames)
+// TokenError is a token, or an anonymous scope, that NewAuth refuses.
+type TokenError struct {
+	Index  int    // the token's position; -1 for an anonymous scope
+	Field  string // name, secret, rate, scopes or anonymous
+	Reason string
+}
+
+func (e *TokenError) Error() string {
+	if e.Index < 0 {
+		return "server: anonymous scopes: " + e.Reason
 	}
-	return nil
+	return fmt.Sprintf("server: token %d: %s: %s", e.Index, e.Field, e.Reason)
 }
 
 // ScopeNames describes the scopes a token may hold, for messages.
 const ScopeNames = "snowflake, admin, tag:NAME or tag:*"
 
 // ValidScope reports whether s is a scope some route needs: the one rule
-// for scopes, which configuration checks too.
+// for scopes.
 func ValidScope(s string) bool {
 	return s == "snowflake" || s == "admin" || strings.HasPrefix(s, "tag:")
 }

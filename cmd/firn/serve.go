@@ -116,7 +116,8 @@ type serveOptions struct {
 	stores   storeFlags
 	lease    nodeid.Config
 	floor    uint64
-	tokens   []server.Token
+	// auth checks the tokens and anonymous scopes of the configuration.
+	auth *server.Auth
 	// snowflake is false when the server serves segments only.
 	snowflake bool
 	// logLevel and logFormat say how to log (newLogger).
@@ -219,7 +220,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	auth, _ := server.NewAuth(o.tokens, o.anonymous...) // checked by parseServe
+	auth := o.auth
 	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log}
 	if tokens != nil {
 		scfg.TinyidTokens = tokens

@@ -9,7 +9,6 @@ import (
 
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/server"
 )
 
 // The composition root of firn serve: configuration in, the options the
@@ -54,18 +53,15 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.stores = storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
 		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set, segKind: sg.Store, segDSN: sg.DSN,
 		dialTimeout: r.DialTimeout, multi: sg.Stores, tokenTable: sg.TokenTable, checkTokens: sg.CheckTokens}
-	for _, t := range cfg.Auth.Tokens {
-		o.tokens = append(o.tokens, server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate})
-	}
 	o.anonymous = cfg.Auth.Anonymous
-	if _, err := server.NewAuth(o.tokens, o.anonymous...); err != nil {
-		return o, usagef("config: auth.tokens: %s", err)
+	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
+		return o, usagef("%s", err)
 	}
 	// Off loopback the node must come from a shared registry (etcd, SQL)
 	// or be the operator's: a local store picking "the lowest free node"
 	// gives node 0 on every machine, explicit or not.
 	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
-	if err := checkListen("http", o.addr, explicitStore, len(o.tokens) > 0); err != nil {
+	if err := checkListen("http", o.addr, explicitStore, o.auth.Enabled()); err != nil {
 		return o, err
 	}
 	// Segments from the local directory serve one machine: off loopback,
@@ -78,7 +74,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 			"or --local-segments if this machine alone serves its tags"
 	}
 	if o.grpcAddr != "off" {
-		if err := checkListen("grpc", o.grpcAddr, explicitStore, len(o.tokens) > 0); err != nil {
+		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth.Enabled()); err != nil {
 			return o, err
 		}
 	}

@@ -56,6 +56,15 @@ type Auth struct {
 	Anonymous []string `yaml:"anonymous" flag:"-"`
 }
 
+// New returns the server's checker of these tokens and anonymous scopes.
+func (a Auth) New() (*server.Auth, error) {
+	tokens := make([]server.Token, len(a.Tokens))
+	for i, t := range a.Tokens {
+		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
+	}
+	return server.NewAuth(tokens, a.Anonymous...)
+}
+
 // Token is one bearer token.
 type Token struct {
 	Name   string   `yaml:"name"`
@@ -455,28 +464,8 @@ func (c *Config) Validate(kinds []string) error {
 	if (c.HTTP.TLSCert == "") != (c.HTTP.TLSKey == "") {
 		return fail("http.tls_cert", "set both tls_cert and tls_key, or neither")
 	}
-	names := map[string]bool{}
-	for i, t := range c.Auth.Tokens {
-		field := fmt.Sprintf("auth.tokens[%d]", i)
-		switch {
-		case t.Name == "" || t.Secret == "" || len(t.Scopes) == 0:
-			return fail(field, "each token needs a name, a secret and at least one scope")
-		case names[t.Name]:
-			return fail(field+".name", "%q: another token has this name", t.Name)
-		case t.Rate < 0:
-			return fail(field+".rate", "%g: want 0 (unlimited) or more requests per second", t.Rate)
-		}
-		names[t.Name] = true
-		for _, sc := range t.Scopes {
-			if !server.ValidScope(sc) {
-				return fail(field+".scopes", "%q: want %s", sc, server.ScopeNames)
-			}
-		}
-	}
-	for _, sc := range c.Auth.Anonymous {
-		if !server.ValidScope(sc) || sc == "admin" {
-			return fail("auth.anonymous", "%q: want snowflake, tag:NAME or tag:* (admin is never anonymous)", sc)
-		}
+	if err := c.validateAuth(); err != nil {
+		return err
 	}
 	if err := c.validateRegistry(kinds); err != nil {
 		return err
@@ -503,6 +492,26 @@ func (c *Config) Validate(kinds []string) error {
 		return fail("log.format", "%q: want auto, text or json", c.Log.Format)
 	}
 	return c.validateStores()
+}
+
+// validateAuth checks the tokens and anonymous scopes with the server's
+// own rules (server.NewAuth), naming the field at fault; a token without
+// a scope, which the server would take, is refused here as a mistake.
+func (c *Config) validateAuth() error {
+	for i, t := range c.Auth.Tokens {
+		if len(t.Scopes) == 0 {
+			return &FieldError{Field: fmt.Sprintf("auth.tokens[%d].scopes", i), Reason: "none: a token needs at least one scope"}
+		}
+	}
+	_, err := c.Auth.New()
+	var te *server.TokenError
+	switch {
+	case errors.As(err, &te) && te.Index < 0:
+		return &FieldError{Field: "auth.anonymous", Reason: te.Reason}
+	case errors.As(err, &te):
+		return &FieldError{Field: fmt.Sprintf("auth.tokens[%d].%s", te.Index, te.Field), Reason: te.Reason}
+	}
+	return err
 }
 
 // validateRegistry checks where node IDs live.
