@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -153,7 +152,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		defer gln.Close()
 	}
-	log, _ := newLogger(o.logLevel, o.logFormat) // checked by parseServe
+	log := newLogger(o.logLevel, o.logFormat)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -490,25 +489,18 @@ var logOutput io.Writer = os.Stderr
 
 // newLogger logs at level (debug, info, warn, error) in format: text,
 // JSON, or auto (text to a terminal, JSON otherwise), with every password
-// the command has seen scrubbed.
-func newLogger(level, format string) (*slog.Logger, error) {
+// the command has seen scrubbed. config.Validate checked both values.
+func newLogger(level, format string) *slog.Logger {
 	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil || !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(level)) {
-		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
-	}
+	_ = lv.UnmarshalText([]byte(level)) // valid: config.Validate
 	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: scrubAttr}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(logOutput, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(logOutput, opts)), nil
-	case "auto":
-		if f, ok := logOutput.(*os.File); ok {
-			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				return slog.New(slog.NewTextHandler(logOutput, opts)), nil
-			}
-		}
-		return slog.New(slog.NewJSONHandler(logOutput, opts)), nil
+	text := format == "text"
+	if f, ok := logOutput.(*os.File); ok && format == "auto" {
+		fi, err := f.Stat()
+		text = err == nil && fi.Mode()&os.ModeCharDevice != 0
 	}
-	return nil, usagef("--log-format %q: want auto, text or json", format)
+	if text {
+		return slog.New(slog.NewTextHandler(logOutput, opts))
+	}
+	return slog.New(slog.NewJSONHandler(logOutput, opts))
 }
