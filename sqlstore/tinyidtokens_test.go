@@ -10,41 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firn-id/firn/internal/tinyidtest"
 	"github.com/firn-id/firn/sqlstore"
 )
-
-// tinyidTokenDDL is Tinyid's tiny_id_token table and its sample rows,
-// verbatim from github.com/didi/tinyid tinyid-server/db.sql lines 16–24
-// and 35–41 (commit 49976d37222ab1089a8c413b4520cc55d105d428).
-const tinyidTokenDDL = "CREATE TABLE `tiny_id_token` (\n" +
-	"  `id` int(11) unsigned NOT NULL AUTO_INCREMENT COMMENT '自增id',\n" +
-	"  `token` varchar(255) NOT NULL DEFAULT '' COMMENT 'token',\n" +
-	"  `biz_type` varchar(63) NOT NULL DEFAULT '' COMMENT '此token可访问的业务类型标识',\n" +
-	"  `remark` varchar(255) NOT NULL DEFAULT '' COMMENT '备注',\n" +
-	"  `create_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00' COMMENT '创建时间',\n" +
-	"  `update_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00' COMMENT '更新时间',\n" +
-	"  PRIMARY KEY (`id`)\n" +
-	") ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8 COMMENT 'token信息表';"
-
-// tinyidTokenRows are db.sql's sample rows: one token for test and test_odd.
-var tinyidTokenRows = []string{
-	"INSERT INTO `tiny_id_token` (`id`, `token`, `biz_type`, `remark`, `create_time`, `update_time`)\nVALUES\n\t(1, '0f673adf80504e2eaa552f5d791b644c', 'test', '1', '2017-12-14 16:36:46', '2017-12-14 16:36:48');",
-	"INSERT INTO `tiny_id_token` (`id`, `token`, `biz_type`, `remark`, `create_time`, `update_time`)\nVALUES\n\t(2, '0f673adf80504e2eaa552f5d791b644c', 'test_odd', '1', '2017-12-14 16:36:46', '2017-12-14 16:36:48');",
-}
-
-// tinyidTokenPostgres is the same table for PostgreSQL (Tinyid ships
-// MySQL's DDL only): the columns and defaults of db.sql, without MySQL's
-// comments, engine and quoting.
-const tinyidTokenPostgres = `CREATE TABLE tiny_id_token (
-  id          SERIAL PRIMARY KEY,
-  token       VARCHAR(255) NOT NULL DEFAULT '',
-  biz_type    VARCHAR(63)  NOT NULL DEFAULT '',
-  remark      VARCHAR(255) NOT NULL DEFAULT '',
-  create_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00',
-  update_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00'
-)`
-
-const sampleToken = "0f673adf80504e2eaa552f5d791b644c"
 
 // newTokenTable creates Tinyid's token table with its sample rows under a
 // name of its own, dropped when t ends, and returns the name.
@@ -54,15 +22,8 @@ func newTokenTable(t *testing.T, b backend, db *sql.DB) string {
 	rand.Read(suffix)
 	table := "tiny_id_token_" + hex.EncodeToString(suffix)
 	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
-	stmts := append([]string{tinyidTokenDDL}, tinyidTokenRows...)
-	if b.dialect == sqlstore.Postgres {
-		stmts = []string{tinyidTokenPostgres}
-		for _, row := range tinyidTokenRows {
-			stmts = append(stmts, strings.ReplaceAll(row, "`", ""))
-		}
-	}
-	for _, s := range stmts {
-		if _, err := db.Exec(strings.ReplaceAll(s, "tiny_id_token", table)); err != nil {
+	for _, s := range tinyidtest.TokenTable(b.name, table) {
+		if _, err := db.Exec(s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -93,13 +54,13 @@ func TestTinyidTokensAsCanVisit(t *testing.T) {
 			name, bizType, token string
 			allowed, known       bool
 		}{
-			{"its token", "test", sampleToken, true, true},
-			{"its token for its second bizType", "test_odd", sampleToken, true, true},
+			{"its token", "test", tinyidtest.SampleToken, true, true},
+			{"its token for its second bizType", "test_odd", tinyidtest.SampleToken, true, true},
 			{"a wrong token", "test", "wrong", false, false},
-			{"its token for another bizType", "other", sampleToken, false, true},
+			{"its token for another bizType", "other", tinyidtest.SampleToken, false, true},
 			{"no token", "test", "", false, false},
-			{"its token in another case", "test", strings.ToUpper(sampleToken), false, false},
-			{"its bizType in another case", "TEST", sampleToken, false, true},
+			{"its token in another case", "test", strings.ToUpper(tinyidtest.SampleToken), false, false},
+			{"its bizType in another case", "TEST", tinyidtest.SampleToken, false, true},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				if allowed, known := tok.Allows(ctx, tt.bizType, tt.token); allowed != tt.allowed || known != tt.known {
@@ -153,7 +114,7 @@ func TestTinyidTokensFailedReadKeepsTheLastSet(t *testing.T) {
 		if err := tok.Refresh(ctx); !errors.Is(err, sqlstore.ErrTokenTable) {
 			t.Fatalf("Refresh of a missing table = %v, want ErrTokenTable", err)
 		}
-		if ok, _ := tok.Allows(ctx, "test", sampleToken); !ok {
+		if ok, _ := tok.Allows(ctx, "test", tinyidtest.SampleToken); !ok {
 			t.Fatal("after a failed read the token read last is refused")
 		}
 		if !errors.Is(tok.Err(), sqlstore.ErrTokenTable) {

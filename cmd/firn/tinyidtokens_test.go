@@ -10,33 +10,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/testenv"
-)
-
-// tinyidTokenDDL is Tinyid's tiny_id_token table and its sample rows,
-// verbatim from github.com/didi/tinyid tinyid-server/db.sql lines 16–24
-// and 35–37 (commit 49976d37222ab1089a8c413b4520cc55d105d428); for
-// PostgreSQL, for which Tinyid ships no DDL, the same columns without
-// MySQL's quoting, comments and engine.
-const (
-	tinyidTokenDDL = "CREATE TABLE `tiny_id_token` (\n" +
-		"  `id` int(11) unsigned NOT NULL AUTO_INCREMENT COMMENT '自增id',\n" +
-		"  `token` varchar(255) NOT NULL DEFAULT '' COMMENT 'token',\n" +
-		"  `biz_type` varchar(63) NOT NULL DEFAULT '' COMMENT '此token可访问的业务类型标识',\n" +
-		"  `remark` varchar(255) NOT NULL DEFAULT '' COMMENT '备注',\n" +
-		"  `create_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00' COMMENT '创建时间',\n" +
-		"  `update_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00' COMMENT '更新时间',\n" +
-		"  PRIMARY KEY (`id`)\n" +
-		") ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8 COMMENT 'token信息表';"
-	tinyidTokenRow      = "INSERT INTO `tiny_id_token` (`id`, `token`, `biz_type`, `remark`, `create_time`, `update_time`)\nVALUES\n\t(1, '0f673adf80504e2eaa552f5d791b644c', 'test', '1', '2017-12-14 16:36:46', '2017-12-14 16:36:48');"
-	tinyidTokenPostgres = `CREATE TABLE tiny_id_token (
-  id          SERIAL PRIMARY KEY,
-  token       VARCHAR(255) NOT NULL DEFAULT '',
-  biz_type    VARCHAR(63)  NOT NULL DEFAULT '',
-  remark      VARCHAR(255) NOT NULL DEFAULT '',
-  create_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00',
-  update_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00'
-)`
-	sampleTinyidToken = "0f673adf80504e2eaa552f5d791b644c"
+	"github.com/firn-id/firn/internal/tinyidtest"
 )
 
 // TestServeChecksTinyidTokens runs firn serve on Tinyid's tables in
@@ -58,12 +32,8 @@ func TestServeChecksTinyidTokens(t *testing.T) {
 					dropTables(t, kind, dsn, tb)
 				}
 			})
-			stmts := []string{tinyidTokenDDL, tinyidTokenRow}
-			if kind == "postgres" {
-				stmts = []string{tinyidTokenPostgres, strings.ReplaceAll(tinyidTokenRow, "`", "")}
-			}
-			for _, s := range stmts {
-				if _, err := db.Exec(strings.ReplaceAll(s, "tiny_id_token", tokens)); err != nil {
+			for _, s := range tinyidtest.TokenTable(kind, tokens) {
+				if _, err := db.Exec(s); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -96,10 +66,10 @@ func TestServeChecksTinyidTokens(t *testing.T) {
 					name, query string
 					status      int
 				}{
-					{"its token", "bizType=test&token=" + sampleTinyidToken, 200},
+					{"its token", "bizType=test&token=" + tinyidtest.SampleToken, 200},
 					{"a wrong token", "bizType=test&token=wrong", 401},
 					{"no token", "bizType=test", 401},
-					{"another bizType's token", "bizType=other&token=" + sampleTinyidToken, 403},
+					{"another bizType's token", "bizType=other&token=" + tinyidtest.SampleToken, 403},
 				} {
 					code, body := get(route, tt.query)
 					if code != tt.status || (code != 200 && body != want) {
@@ -136,7 +106,7 @@ func TestServeChecksTinyidTokens(t *testing.T) {
 			if code, body := get("nextId", "bizType=other&token=added-token"); code != 200 {
 				t.Fatalf("after failed reads, the token read last: %d %s; want 200", code, body)
 			}
-			for _, secret := range []string{sampleTinyidToken, "added-token", "miss-to-read-again", "wrong"} {
+			for _, secret := range []string{tinyidtest.SampleToken, "added-token", "miss-to-read-again", "wrong"} {
 				if strings.Contains(p.Log(), secret) {
 					t.Fatalf("the log holds the token %q:\n%s", secret, p.Log())
 				}
