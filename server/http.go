@@ -145,7 +145,7 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		h.errs = append(h.errs, err)
 		return &routed{}
 	}
-	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern)}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse}
 	h.routes = append(h.routes, rt)
 	for _, name := range []string{"tag", "key"} {
 		if strings.Contains(pattern, "{"+name+"}") {
@@ -168,8 +168,8 @@ type routed struct {
 	tags    []string // the path values that name a tag
 	fn      http.HandlerFunc
 	observe func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
-	// refused, if set, answers a refusal in the route's own shape
-	// (Tinyid's); otherwise refuse does.
+	// refused answers a refusal: refuse, or the route's own shape
+	// (Tinyid's).
 	refused func(w http.ResponseWriter, no *refusal)
 }
 
@@ -191,11 +191,7 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if no := rt.check(r); no != nil {
-		if rt.refused != nil {
-			rt.refused(w, no)
-			return
-		}
-		rt.refuse(w, no)
+		rt.refused(w, no)
 		return
 	}
 	switch {
@@ -218,7 +214,7 @@ func (rt *routed) check(r *http.Request) *refusal {
 }
 
 // refuse answers a request its token may not make.
-func (rt *routed) refuse(w http.ResponseWriter, no *refusal) {
+func refuse(w http.ResponseWriter, no *refusal) {
 	code := map[int]string{http.StatusUnauthorized: "unauthorized", http.StatusForbidden: "forbidden",
 		http.StatusTooManyRequests: "rate_limited"}[no.status]
 	if no.retryAfter > 0 {
