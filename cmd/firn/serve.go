@@ -127,10 +127,9 @@ type serveOptions struct {
 	anonymous []string
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
-	// cfg is the file and environment the options came from.
-	cfg     *config.Config
-	tlsCert string
-	tlsKey  string
+	// cfg is the configuration the options came from: defaults, file,
+	// environment and flags.
+	cfg *config.Config
 }
 
 // serve runs the service until ctx ends.

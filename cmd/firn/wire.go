@@ -48,7 +48,6 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.addr, o.grpcAddr, o.maxBatch, o.floor = cfg.HTTP.Listen, cfg.GRPC.Listen, cfg.HTTP.MaxBatch, cfg.Snowflake.Floor
 	o.snowflake = cfg.Snowflake.Enabled
 	o.logLevel, o.logFormat = cfg.Log.Level, cfg.Log.Format
-	o.tlsCert, o.tlsKey = cfg.HTTP.TLSCert, cfg.HTTP.TLSKey
 	r, sg := cfg.Registry, cfg.Segments
 	o.stores = storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
 		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set, segKind: sg.Store, segDSN: sg.DSN,
@@ -81,10 +80,10 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.
-	if o.tlsCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if h := cfg.HTTP; h.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
 		if err != nil {
-			return o, usagef("--tls-cert %s, --tls-key %s: %s", o.tlsCert, o.tlsKey, err)
+			return o, usagef("--tls-cert %s, --tls-key %s: %s", h.TLSCert, h.TLSKey, err)
 		}
 		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
