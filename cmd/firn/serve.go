@@ -211,7 +211,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		if err != nil {
 			return stoppedOr(ctx, err)
 		}
-		defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
+		defer func() {
+			cerr := lease.Close(context.Background())
+			if cerr != nil && errors.Is(lease.Err(), nodeid.ErrLeaseLost) {
+				// A lost claim that could not be released expires by
+				// itself within its TTL: not a failure of this stop.
+				log.Warn("stopping: the lost claim was not released; it expires by itself", "node", lease.Node(), "err", cerr)
+				cerr = nil
+			}
+			err = errors.Join(err, cerr)
+		}()
 	}
 	alloc, err := segment.NewAllocator(segs, segment.Config{})
 	if err != nil {
