@@ -79,7 +79,9 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			if err := held[1].Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
+			freed := time.Now()
 			waitReadiness(t, base, done, func(code int, _ string) bool { return code == 200 })
+			t.Logf("ready %s after a node was freed (retries back off up to the 2 s TTL)", time.Since(freed).Round(time.Millisecond))
 			id := batch(t, base+"/v1/snowflake/batch?count=1")[0]
 			if p, err := o.layout.Decompose(uint64(id)); err != nil || p.Node != held[1].Node() {
 				t.Fatalf("ID %d decodes to %+v, %v; want the freed node %d", id, p, err, held[1].Node())

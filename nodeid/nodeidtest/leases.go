@@ -128,6 +128,7 @@ func retireLostClaim(t *testing.T, store nodeid.Store) {
 	if !errors.Is(err, nodeid.ErrNodeHeld) {
 		t.Fatalf("claim beside the lost lease: %v, want ErrNodeHeld (the store still holds its claim)", err)
 	}
+	start := time.Now()
 	if err := old.Retire(ctx(t)); err != nil {
 		t.Fatalf("Retire: %v", err)
 	}
@@ -135,6 +136,7 @@ func retireLostClaim(t *testing.T, store nodeid.Store) {
 	if err != nil {
 		t.Fatalf("Acquire right after Retire: %v", err)
 	}
+	t.Logf("Retire and a new Acquire of the node took %s (the store held the old claim up to a %s TTL more)", time.Since(start).Round(time.Millisecond), ttl)
 	t.Cleanup(func() { _ = next.Close(context.Background()) })
 	if next.Token() == old.Token() {
 		t.Fatal("the new acquisition reuses the lost lease's token")
