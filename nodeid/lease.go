@@ -190,7 +190,7 @@ func (l *Lease) run(lastOK time.Time) {
 			l.fail(err)
 			return
 		case time.Since(lastOK) >= l.cfg.TTL:
-			l.fail(fmt.Errorf("%w: node %d: no renewal confirmed for %s: %w", ErrLeaseLost, l.claim.Node, time.Since(lastOK).Round(time.Millisecond), err))
+			l.fail(fmt.Errorf("%w: no renewal confirmed for %s: %w", ErrLeaseLost, time.Since(lastOK).Round(time.Millisecond), err))
 			return
 		}
 	}
