@@ -85,8 +85,10 @@ func (s *realisticStore) Release(ctx context.Context, c nodeid.Claim) error {
 // setting, with the default 3 s window), the renewal interval is TTL/3,
 // the same as Retire's release budget. When renewals hang (the store's
 // connection black-holed, a store without a leader), the lease is
-// declared lost with a renewal in flight for up to a full interval —
-// renewOnce even starts one when the claim's TTL has already run out.
+// declared lost with a renewal in flight for up to a full interval: the
+// ticks fall on lastOK + n·interval and lostAt = lastOK + 3·interval, so
+// renewOnce starts a renewal (deadline one interval) at the very moment
+// the TTL runs out, and Close must wait for it.
 // Retire's TTL/3 deadline starts before Close waits for that renewal, so
 // the release is sent with no time left and fails although the store
 // answers it in 1 ms; Retire then sleeps the whole TTL instead of
