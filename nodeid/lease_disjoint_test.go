@@ -85,7 +85,7 @@ func (s *chaosStore) Release(ctx context.Context, c nodeid.Claim) error {
 	return s.MemStore.Release(ctx, c)
 }
 
-// TestReviewChaosLeasesDisjoint: three processes share a pool of two
+// TestChaosLeasesDisjoint: three processes share a pool of two
 // nodes over a store that delays, reorders and loses answers, lands writes
 // late (after their caller gave up, after a release), and fails releases.
 // Each holds a node until its lease is lost, then retires it and acquires
@@ -94,7 +94,7 @@ func (s *chaosStore) Release(ctx context.Context, c nodeid.Claim) error {
 // one's final (frozen) limit is at or below the next one's start. (The
 // generators are left out: their sub-2 ms waits spin with Gosched, which
 // a synctest bubble cannot advance past.)
-func TestReviewChaosLeasesDisjoint(t *testing.T) {
+func TestChaosLeasesDisjoint(t *testing.T) {
 	for seed := range uint64(20) {
 		synctest.Test(t, func(t *testing.T) {
 			s := &chaosStore{MemStore: nodeidtest.NewMemStore(), rnd: rand.New(rand.NewPCG(seed, 7))}
