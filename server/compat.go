@@ -27,14 +27,14 @@ func (h *handler) compatRoutes() {
 	// lines 25 and 30, LeafMonitorController line 82): any method.
 	for _, m := range leafMethods {
 		h.route(m+" /api/segment/get/{key}", tagInPath("key"), h.leafSegment)
-		h.route(m+" /api/snowflake/get/{key}", needSnowflake, h.leafSnowflake)
+		h.route(m+" /api/snowflake/get/{key}", snowflakeIDs, h.leafSnowflake)
 		h.route(m+" /decodeSnowflakeId", needSnowflake, h.leafDecode)
 	}
 	for _, m := range []string{"GET", "POST"} {
-		h.routeTinyid(m+" /tinyid/id/nextId", false, h.tinyidNextID)
-		h.routeTinyid(m+" /tinyid/id/nextIdSimple", true, h.tinyidNextIDSimple)
-		h.routeTinyid(m+" /tinyid/id/nextSegmentId", false, h.tinyidNextSegment)
-		h.routeTinyid(m+" /tinyid/id/nextSegmentIdSimple", true, h.tinyidNextSegmentSimple)
+		h.routeTinyid(m+" /tinyid/id/nextId", tinyidBizType(), false, h.tinyidNextID)
+		h.routeTinyid(m+" /tinyid/id/nextIdSimple", tinyidBizType(), true, h.tinyidNextIDSimple)
+		h.routeTinyid(m+" /tinyid/id/nextSegmentId", tinyidRange(), false, h.tinyidNextSegment)
+		h.routeTinyid(m+" /tinyid/id/nextSegmentIdSimple", tinyidRange(), true, h.tinyidNextSegmentSimple)
 	}
 }
 

@@ -88,8 +88,8 @@ func newHandler(svc *service) (*handler, error) {
 	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
 	metrics := h.metrics.handler()
 	h.route("GET /metrics", open, metrics.ServeHTTP)
-	h.route("GET /v1/snowflake/next", needSnowflake, h.snowflakeNext)
-	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
+	h.route("GET /v1/snowflake/next", snowflakeIDs, h.snowflakeNext)
+	h.route("GET /v1/snowflake/batch", snowflakeIDs, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
 	h.route("GET /v1/snowflake/info", needSnowflake, h.info)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
@@ -116,19 +116,20 @@ func (h *handler) route(pattern string, sc scope, fn http.HandlerFunc) {
 	h.routeParsed(pattern, sc, nil, fn)
 }
 
-// routeTinyid registers a Tinyid route: bizType and token read from the
+// routeTinyid registers a Tinyid route of scope sc (tinyidBizType or
+// tinyidRange): bizType and token read from the
 // bounded form, Tinyid's token= checked with firn's credentials
 // (service.checkTinyid), refusals answered in Tinyid's shape (empty on
 // the Simple routes).
-func (h *handler) routeTinyid(pattern string, simple bool, fn http.HandlerFunc) {
-	h.routeParsed(pattern, tinyidBizType(), parseTinyidForm, fn).refused = refuseTinyid(simple)
+func (h *handler) routeTinyid(pattern string, sc scope, simple bool, fn http.HandlerFunc) {
+	h.routeParsed(pattern, sc, parseTinyidForm, fn).refused = refuseTinyid(simple)
 }
 
 // routeScopes returns every route the handler serves with the scope a token
-// needs for it ("open", "snowflake", "admin" or "tag"), for the tests
+// needs for it ("open", "snowflake", "admin", "tag" or "range"), for the tests
 // that hold every route to its scope.
 func (h *handler) routeScopes() map[string]string {
-	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeTag: "tag"}
+	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeTag: "tag", scopeRange: "range"}
 	out := map[string]string{}
 	for _, rt := range h.routes {
 		out[rt.pattern] = names[rt.scope.kind]
@@ -145,7 +146,8 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		h.errs = append(h.errs, err)
 		return &routed{}
 	}
-	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse,
+		anonymous: h.metrics.anonymousOf(pattern)}
 	h.routes = append(h.routes, rt)
 	for _, name := range []string{"tag", "key"} {
 		if strings.Contains(pattern, "{"+name+"}") {
@@ -171,6 +173,8 @@ type routed struct {
 	// refused answers a refusal: refuse, or the route's own shape
 	// (Tinyid's).
 	refused func(w http.ResponseWriter, no *refusal)
+	// anonymous counts the requests an anonymous grant decided.
+	anonymous anonymousCounters
 }
 
 func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +194,11 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if no := rt.check(r); no != nil {
+	no, anon := rt.check(r)
+	if anon {
+		rt.anonymous.count(no)
+	}
+	if no != nil {
 		rt.refused(w, no)
 		return
 	}
@@ -198,15 +206,16 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	case rt.scope.kind == scopeSnowflake && rt.h.svc.generator() == nil:
 		writeError(w, ErrSnowflakeOff)
 		return
-	case rt.scope.kind == scopeTag && rt.h.svc.Segments == nil:
+	case (rt.scope.kind == scopeTag || rt.scope.kind == scopeRange) && rt.h.svc.Segments == nil:
 		writeError(w, ErrSegmentsOff)
 		return
 	}
 	rt.fn(w, r)
 }
 
-// check returns why r may not use the route, or nil.
-func (rt *routed) check(r *http.Request) *refusal {
+// check returns why r may not use the route, or nil, and whether an
+// anonymous grant decided.
+func (rt *routed) check(r *http.Request) (*refusal, bool) {
 	if rt.scope.tinyid {
 		return rt.h.svc.checkTinyid(rt.scope, r)
 	}

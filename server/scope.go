@@ -19,6 +19,9 @@ type scope struct {
 	// tinyid: Tinyid's token= parameter may grant the tag too
 	// (service.checkTinyid).
 	tinyid bool
+	// ids: the route issues IDs, so a scope of auth.anonymous may open
+	// it. Decoding, the node's information and admin never are.
+	ids bool
 }
 
 type scopeKind int
@@ -29,35 +32,41 @@ const (
 	scopeSnowflake
 	scopeAdmin
 	scopeTag
+	// scopeRange: Tinyid's nextSegmentId routes, which reserve a whole
+	// range of a tag in the store on every call.
+	scopeRange
 )
 
 var (
 	// open: no token needed. Only the routes of openRoutes may have it.
 	open = scope{kind: scopeOpen}
-	// needSnowflake: snowflake IDs and decoding.
+	// needSnowflake: decoding snowflake IDs and the node's information.
 	needSnowflake = scope{kind: scopeSnowflake}
+	// snowflakeIDs: snowflake IDs.
+	snowflakeIDs = scope{kind: scopeSnowflake, ids: true}
 	// needAdmin: segment administration.
 	needAdmin = scope{kind: scopeAdmin}
 )
 
-// tagInPath needs tag:NAME for the tag in the path value name.
+// tagInPath needs tag:NAME for the IDs of the tag in the path value name.
 func tagInPath(name string) scope {
-	return scope{kind: scopeTag, tag: func(r *http.Request) string { return r.PathValue(name) }}
+	return scope{kind: scopeTag, ids: true, tag: func(r *http.Request) string { return r.PathValue(name) }}
 }
 
-// tagInForm needs tag:NAME for the tag in the form value name, which the
-// route's parse step has read within bounds.
-func tagInForm(name string) scope {
-	return scope{kind: scopeTag, tag: func(r *http.Request) string { return r.Form.Get(name) }}
-}
-
-// tinyidBizType needs tag:BIZTYPE for Tinyid's bizType parameter, which
+// tinyidBizType needs tag:BIZTYPE for the IDs of Tinyid's bizType
+// parameter (read within bounds by the route's parse step), which
 // Tinyid's token= parameter may grant as well as firn's credentials.
 func tinyidBizType() scope {
-	sc := tagInForm("bizType")
-	sc.tinyid = true
-	return sc
+	return scope{kind: scopeTag, ids: true, tinyid: true, tag: bizType}
 }
+
+// tinyidRange needs range:BIZTYPE, a grant of its own: Tinyid's
+// nextSegmentId routes write to the store on every call.
+func tinyidRange() scope {
+	return scope{kind: scopeRange, ids: true, tinyid: true, tag: bizType}
+}
+
+func bizType(r *http.Request) string { return r.Form.Get("bizType") }
 
 // openRoutes are the routes anyone may call: health, readiness, metrics
 // and the API document. Nothing else is open.
@@ -79,7 +88,7 @@ func (s scope) check(pattern string) error {
 		return fmt.Errorf("%w: %s", errNoScope, pattern)
 	case s.kind == scopeOpen && !openRoutes[pattern]:
 		return fmt.Errorf("server: %s is declared open but is not on the list of open routes", pattern)
-	case s.kind == scopeTag && s.tag == nil:
+	case (s.kind == scopeTag || s.kind == scopeRange) && s.tag == nil:
 		return fmt.Errorf("%w: %s names no tag", errNoScope, pattern)
 	}
 	return nil
@@ -95,6 +104,8 @@ func (s scope) need(r *http.Request) string {
 		return "admin"
 	case scopeTag:
 		return "tag:" + s.tag(r)
+	case scopeRange:
+		return "range:" + s.tag(r)
 	}
 	return ""
 }
