@@ -2,9 +2,13 @@
 # Measures firn serve as its own process, as a user would run it (a token
 # checked on every request, metrics and JSON logs on), against the bars of
 # docs/performance.md:
-#   1. single ID over HTTP/1.1 keep-alive: wrk, three rounds alternating with
-#      a trivial net/http handler (bench/trivial) sent the same path and
-#      headers; the ratio of medians;
+#   1. single ID over HTTP/1.1 keep-alive from every route that serves from
+#      memory (firn's /v1 snowflake and segment routes, Leaf's two, Tinyid's
+#      nextId and nextIdSimple; a token checked, and Leaf's snowflake route
+#      once more without credentials, on an anonymous grant): wrk, ROUNDS
+#      rounds (default 5) of DURATION (default 5s) alternating with a
+#      trivial net/http handler (bench/trivial) sent the same path and
+#      headers; per route the median of the rounds' ratios;
 #   2. p99 at half the trivial handler's rate, open loop (firn bench), with the
 #      trivial handler's own p99 at that rate as the machine's floor;
 #   3. gRPC streaming of segment batches of 1,000 (firn bench --protocol
@@ -23,6 +27,8 @@ grpc: {listen: 127.0.0.1:19090}
 auth:
   tokens:
     - {name: bench, secret: $secret, scopes: [snowflake, "tag:*", admin]}
+  anonymous: [snowflake]
+  anonymous_rate: 1000000000   # wrk is one client: measure the check, not the limit
 YAML
 # start_firn starts a fresh firn serve (each load measured on its own).
 start_firn() {
@@ -35,16 +41,34 @@ start_firn() {
 }
 start_firn
 "$work/trivial" -addr 127.0.0.1:18081 &
-path=/v1/snowflake/next
-rps() { wrk -t1 -c32 -d5s -H "Authorization: Bearer $secret" "$1$path" | awk '/Requests\/sec/ {print int($2)}'; }
-median() { sort -n | sed -n 3p; }
-firn=(); trivial=()
-for _ in 1 2 3 4 5; do
-  firn+=("$(rps http://127.0.0.1:18080)")
-  trivial+=("$(rps http://127.0.0.1:18081)")
+rounds=${ROUNDS:-5} duration=${DURATION:-5s}
+# rps BASE PATH AUTH: requests per second of one wrk run; a run with any
+# failed answer stops the script.
+rps() {
+  local hdr=()
+  [ "$3" = token ] && hdr=(-H "Authorization: Bearer $secret")
+  local out
+  out=$(wrk -t1 -c32 -d"$duration" "${hdr[@]}" "$1$2")
+  if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then echo "wrk $1$2: failed requests" >&2; echo "$out" >&2; exit 1; fi
+  awk '/Requests\/sec/ {print int($2)}' <<<"$out"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+t=0
+for route in "firn snowflake|/v1/snowflake/next|token" "firn segment|/v1/segments/order/next|token" \
+  "Leaf snowflake|/api/snowflake/get/order|token" "Leaf segment|/api/segment/get/order|token" \
+  "Tinyid nextId|/tinyid/id/nextId?bizType=order|token" "Tinyid nextIdSimple|/tinyid/id/nextIdSimple?bizType=order|token" \
+  "Leaf snowflake, anonymous|/api/snowflake/get/order|none"; do
+  IFS='|' read -r name path auth <<<"$route"
+  firn=(); trivial=(); ratios=()
+  for _ in $(seq "$rounds"); do
+    f=$(rps http://127.0.0.1:18080 "$path" "$auth"); tr=$(rps http://127.0.0.1:18081 "$path" "$auth")
+    firn+=("$f"); trivial+=("$tr"); ratios+=("$(awk -v f="$f" -v t="$tr" 'BEGIN {printf "%.3f", f / t}')")
+  done
+  tm=$(printf '%s\n' "${trivial[@]}" | median)
+  [ "$path" = /v1/snowflake/next ] && t=${tm%.*}
+  echo "HTTP single ID, $name ($path): firn ${firn[*]} req/s, trivial ${trivial[*]} req/s;" \
+    "ratios ${ratios[*]}; median $(printf '%s\n' "${ratios[@]}" | median)"
 done
-f=$(printf '%s\n' "${firn[@]}" | median); t=$(printf '%s\n' "${trivial[@]}" | median)
-echo "HTTP single ID: firn ${firn[*]} req/s, trivial ${trivial[*]} req/s; medians $f / $t = $(( 100 * f / t )) %"
 half=$(( t / 2 ))
 # Open loop at half the trivial rate: firn bench (raw keep-alive connections,
 # a per-worker schedule; vegeta, a net/http client, cannot hold this rate

@@ -166,7 +166,7 @@ type refusal struct {
 // whether an anonymous grant decided.
 func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 	need := sc.need(r)
-	if !a.Enabled() || need == "" {
+	if !a.Enabled() || need.open() {
 		return nil, false
 	}
 	h, present := r.Header["Authorization"]
@@ -174,21 +174,21 @@ func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 		if no, granted := a.anonymousGrant(sc, need, r); granted {
 			return no, true
 		}
-		return a.allow(need, "", false), false
+		return a.allowGrant(need, "", false), false
 	}
 	secret, ok := bearer(h[0])
 	if !ok {
 		return &refusal{status: http.StatusUnauthorized, message: "Authorization: want the scheme Bearer and a token (Authorization: Bearer …)"}, false
 	}
-	return a.allow(need, secret, true), false
+	return a.allowGrant(need, secret, true), false
 }
 
 // anonymousGrant reports whether an anonymous scope covers the route of
 // sc for r, which carries no credentials, and if so why it may not pass
 // (its client is over the rate), or nil. Only routes that issue IDs can
 // be covered; admin never is.
-func (a *Auth) anonymousGrant(sc scope, need string, r *http.Request) (*refusal, bool) {
-	if a == nil || !sc.ids || need == "admin" || !allows(a.anonymous, need) {
+func (a *Auth) anonymousGrant(sc scope, need grant, r *http.Request) (*refusal, bool) {
+	if a == nil || !sc.ids || sc.kind == scopeAdmin || !need.in(a.anonymous) {
 		return nil, false
 	}
 	if !a.clients.allow(r.RemoteAddr) {
@@ -198,15 +198,21 @@ func (a *Auth) anonymousGrant(sc scope, need string, r *http.Request) (*refusal,
 	return nil, true
 }
 
-// allow checks secret against the scope need, and the token's rate. A
-// request without credentials (present false) that no anonymous grant
+// allow checks secret against the scope need (such as "tag:order"), and
+// the token's rate: for gRPC, whose methods name their scopes as strings.
+func (a *Auth) allow(need, secret string, present bool) *refusal {
+	return a.allowGrant(grantOf(need), secret, present)
+}
+
+// allowGrant checks secret against the scope need, and the token's rate.
+// A request without credentials (present false) that no anonymous grant
 // covered is refused. Admin needs a token that holds it; with none
 // configured, admin is refused to everyone.
-func (a *Auth) allow(need, secret string, present bool) *refusal {
+func (a *Auth) allowGrant(need grant, secret string, present bool) *refusal {
 	if !a.Enabled() {
 		return nil
 	}
-	if need == "admin" && !a.admin {
+	if need.prefix == "admin" && !a.admin {
 		return &refusal{status: http.StatusForbidden, message: "admin is refused: no token of auth.tokens holds the scope admin"}
 	}
 	if !present {
@@ -216,7 +222,7 @@ func (a *Auth) allow(need, secret string, present bool) *refusal {
 		if subtle.ConstantTimeCompare([]byte(t.Secret), []byte(secret)) != 1 {
 			continue
 		}
-		if !allows(t.Scopes, need) {
+		if !need.in(t.Scopes) {
 			return &refusal{status: http.StatusForbidden, message: fmt.Sprintf("token %s lacks scope %s", t.Name, need)}
 		}
 		if t.Rate > 0 && !a.limiter(t).Allow() {
@@ -226,15 +232,6 @@ func (a *Auth) allow(need, secret string, present bool) *refusal {
 		return nil
 	}
 	return &refusal{status: http.StatusUnauthorized, message: "unknown token"}
-}
-
-func allows(scopes []string, need string) bool {
-	for _, s := range scopes {
-		if s == need || (s == "tag:*" && strings.HasPrefix(need, "tag:")) || (s == "range:*" && strings.HasPrefix(need, "range:")) {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *Auth) limiter(t Token) *rate.Limiter {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 // DefaultMaxBody is the largest request body the HTTP API reads, and the
@@ -56,6 +58,9 @@ const maxTinyidForm = 64 << 10
 // Anything else (multipart above all, which r.FormValue would spool to
 // disk) is refused before the token is checked.
 func parseTinyidForm(w http.ResponseWriter, r *http.Request) error {
+	if (r.Body == nil || r.Body == http.NoBody) && parseTinyidQuery(r) {
+		return nil
+	}
 	if r.Body != nil && r.Body != http.NoBody && r.Header.Get("Content-Type") != "" {
 		ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || ct != "application/x-www-form-urlencoded" {
@@ -71,4 +76,50 @@ func parseTinyidForm(w http.ResponseWriter, r *http.Request) error {
 		return badRequest(fmt.Sprintf("the parameters: %v", err))
 	}
 	return nil
+}
+
+// tinyidKeys are the parameters of Tinyid's routes; no other is read.
+var tinyidKeys = [...]string{"bizType", "token", "batchSize"}
+
+// parseTinyidQuery reads the parameters of a Tinyid request without a
+// body into r.Form, from the query string alone: the first value of each
+// of tinyidKeys, as url.ParseQuery and Form.Get would give it, in two
+// allocations rather than ParseForm's seven (a third of nextIdSimple's
+// time, BenchmarkRoutes). A query ParseQuery would refuse (a semicolon,
+// a bad escape) returns false, for ParseForm to say why.
+func parseTinyidQuery(r *http.Request) bool {
+	q := r.URL.RawQuery
+	if strings.IndexByte(q, ';') >= 0 {
+		return false
+	}
+	var vals [len(tinyidKeys)]string
+	var seen [len(tinyidKeys)]bool
+	for q != "" {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k, err := url.QueryUnescape(k)
+		if err != nil {
+			return false
+		}
+		if v, err = url.QueryUnescape(v); err != nil {
+			return false
+		}
+		for i, name := range tinyidKeys {
+			if k == name && !seen[i] {
+				vals[i], seen[i] = v, true
+			}
+		}
+	}
+	form := make(url.Values, len(tinyidKeys))
+	for i, name := range tinyidKeys {
+		if seen[i] {
+			form[name] = vals[i : i+1 : i+1]
+		}
+	}
+	r.Form = form
+	return true
 }

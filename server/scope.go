@@ -94,20 +94,53 @@ func (s scope) check(pattern string) error {
 	return nil
 }
 
-// need returns the scope string a token must hold for r, or "" when the
-// route is open.
-func (s scope) need(r *http.Request) string {
+// need returns the scope a token must hold for r; its zero value when
+// the route is open.
+func (s scope) need(r *http.Request) grant {
 	switch s.kind {
 	case scopeSnowflake:
-		return "snowflake"
+		return grant{prefix: "snowflake"}
 	case scopeAdmin:
-		return "admin"
+		return grant{prefix: "admin"}
 	case scopeTag:
-		return "tag:" + s.tag(r)
+		return grant{prefix: "tag:", name: s.tag(r)}
 	case scopeRange:
-		return "range:" + s.tag(r)
+		return grant{prefix: "range:", name: s.tag(r)}
 	}
-	return ""
+	return grant{}
+}
+
+// grant is a scope a request needs: snowflake or admin alone, or tag: and
+// range: with the name of a tag, kept apart so that checking it builds no
+// string.
+type grant struct{ prefix, name string }
+
+// grantOf reads a scope such as "tag:order".
+func grantOf(scope string) grant {
+	if i := strings.IndexByte(scope, ':'); i >= 0 {
+		return grant{prefix: scope[:i+1], name: scope[i+1:]}
+	}
+	return grant{prefix: scope}
+}
+
+func (g grant) String() string { return g.prefix + g.name }
+
+// open reports whether no scope is needed.
+func (g grant) open() bool { return g.prefix == "" }
+
+// in reports whether scopes hold g: the scope itself, or tag:* and
+// range:* for any name of their kind.
+func (g grant) in(scopes []string) bool {
+	wild := strings.HasSuffix(g.prefix, ":")
+	for _, s := range scopes {
+		if !strings.HasPrefix(s, g.prefix) {
+			continue
+		}
+		if rest := s[len(g.prefix):]; rest == g.name || (wild && rest == "*") {
+			return true
+		}
+	}
+	return false
 }
 
 // bearer returns the token of an Authorization header: the scheme
