@@ -119,7 +119,7 @@ func tinyidError(w http.ResponseWriter, err error) {
 // read before the token was checked (the token itself by
 // service.checkTinyid).
 func tinyidParams(r *http.Request) (tag string, batch int, err error) {
-	tag = r.Form.Get("bizType")
+	tag = tinyidParam(r, "bizType")
 	if tag == "" {
 		return "", 0, badRequest("bizType is required")
 	}
@@ -127,7 +127,7 @@ func tinyidParams(r *http.Request) (tag string, batch int, err error) {
 		return "", 0, err
 	}
 	batch = 1
-	if s := r.Form.Get("batchSize"); s != "" {
+	if s := tinyidParam(r, "batchSize"); s != "" {
 		batch, err = strconv.Atoi(s)
 		if err != nil || batch < 1 || batch > maxTinyidBatch {
 			return "", 0, badRequest(fmt.Sprintf("batchSize %q: want 1 to %d", s, maxTinyidBatch))

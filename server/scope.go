@@ -66,7 +66,7 @@ func tinyidRange() scope {
 	return scope{kind: scopeRange, ids: true, tinyid: true, tag: bizType}
 }
 
-func bizType(r *http.Request) string { return r.Form.Get("bizType") }
+func bizType(r *http.Request) string { return tinyidParam(r, "bizType") }
 
 // openRoutes are the routes anyone may call: health, readiness, metrics
 // and the API document. Nothing else is open.

@@ -30,7 +30,7 @@ func (s *service) checkTinyid(sc scope, r *http.Request) (*refusal, bool) {
 	if s.TinyidTokens == nil {
 		return s.Auth.check(sc, r)
 	}
-	bizType, token := r.Form.Get("bizType"), r.Form.Get("token")
+	bizType, token := tinyidParam(r, "bizType"), tinyidParam(r, "token")
 	ctx, cancel := context.WithTimeout(r.Context(), s.Timeout)
 	defer cancel()
 	allowed, known := s.TinyidTokens.Allows(ctx, bizType, token)
