@@ -403,13 +403,10 @@ func (h *handler) segmentIssued(tag string, n int) {
 		c.(prometheus.Counter).Add(float64(n))
 		return
 	}
-	c, err := h.metrics.issued.GetMetricWithLabelValues("segment", labelValue(tag))
-	if err != nil {
-		h.metrics.dropped.Add(1)
-		return
+	h.metrics.issuedAdd("segment", tag, n) // a label it cannot write is dropped and counted there
+	if c, err := h.metrics.issued.GetMetricWithLabelValues("segment", labelValue(tag)); err == nil {
+		h.tagIssued.Store(tag, c)
 	}
-	h.tagIssued.Store(tag, c)
-	c.Add(float64(n))
 }
 
 // one answers a request for one ID drawn by next, and counts it. With
