@@ -10,19 +10,23 @@
  * Faults, at most NF of them in any run: a process crashes (its requests
  * in flight still land later), a request or a reply is lost, a reply
  * arrives after the caller gave up, a holder's lease expires while it
- * still renews (a paused process), a wall clock steps backwards or
- * forwards. Between faults, requests are delayed and reordered at will:
- * the store serves the NSLOT slots of the network in any order. A lease
- * nobody renews any more expires by the store's clock at some point,
- * which is not a fault.
+ * still renews (a paused process). Between faults, requests are delayed
+ * and reordered at will: the store serves the NSLOT slots of the network
+ * in any order. A lease nobody renews any more expires by the store's
+ * clock at some point, which is not a fault. Wall clocks are not trusted
+ * at all: a generator starts from whatever its clock reads, stepped back
+ * or forward any distance, and extends the HWM to any target past its
+ * last tick (its clock catches up with a stepped wall clock in either
+ * direction).
  *
  * Safety: no tick is issued by two generators (the assertion in issue).
  * Liveness (ltl serves): once the faults are over, the store eventually
  * confirms a reservation to a holder, which then keeps it.
  *
  * Each MUT_ macro breaks one rule of the protocol; model_test.go checks
- * that Spin finds a duplicate tick for every one of them. docs/guarantees.md
- * maps every rule and mutant to the code.
+ * that Spin finds a duplicate tick for every one of them, and for
+ * MUT_NO_EXPIRY (leases that never expire) a run in which no holder
+ * serves. docs/guarantees.md maps every rule and mutant to the code.
  */
 
 #ifndef NF
@@ -31,7 +35,6 @@
 #define NP 2            /* processes competing for the node */
 #define MAXT 3          /* ticks 0..MAXT-1 */
 #define MAXH MAXT       /* HWMs 0..MAXH */
-#define W 2             /* the window the HWM is kept ahead by */
 #define NSLOT 2         /* requests in flight at once */
 
 #define MAX(a, b) ((a) > (b) -> (a) : (b))
@@ -159,8 +162,11 @@ proctype Store(byte i) {
 /* Env: the store's clock and the faults of the network and the clocks. */
 proctype Env() {
 	do
-	/* a lease nobody renews expires by the store's clock */
+	/* a lease nobody renews expires by the store's clock (MUT_NO_EXPIRY:
+	 * never, so a crashed holder keeps the node forever) */
+#ifndef MUT_NO_EXPIRY
 	:: atomic { owner != 0 && live && !HOLDS(owner) -> live = 0 }
+#endif
 	/* a holder paused past its TTL */
 	:: atomic { FAULT && owner != 0 && live && HOLDS(owner) -> live = 0; nf++ }
 	:: atomic { FAULT && net[0].used -> net[0].used = 0; net[0].want = 0; nf++ }
