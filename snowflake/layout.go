@@ -65,6 +65,14 @@ func (l Layout) NodeBits() int {
 // Bits returns the total width of the layout: time + node + sequence.
 func (l Layout) Bits() int { return l.TimeBits + l.NodeBits() + l.SequenceBits }
 
+// JavaScriptBits is the widest layout whose IDs JavaScript's Number holds
+// exactly: every ID is at most 2^53−1, Number.MAX_SAFE_INTEGER.
+const JavaScriptBits = 53
+
+// JavaScriptSafe reports whether every ID of the layout is an exact
+// JavaScript Number (at most JavaScriptBits bits), as the js53 preset is.
+func (l Layout) JavaScriptSafe() bool { return l.Bits() <= JavaScriptBits }
+
 // DecodeOnly reports whether the layout uses all 64 bits, so its IDs do not
 // fit a signed BIGINT: such layouts decode IDs of other systems (Discord,
 // Instagram) but firn does not generate them.

@@ -72,6 +72,9 @@ func TestPresets(t *testing.T) {
 		if l.DecodeOnly() != decodeOnly[name] {
 			t.Errorf("preset %s: DecodeOnly = %v", name, l.DecodeOnly())
 		}
+		if l.JavaScriptSafe() != (name == "js53") {
+			t.Errorf("preset %s: JavaScriptSafe = %v (%d bits)", name, l.JavaScriptSafe(), l.Bits())
+		}
 		if l.Name != name {
 			t.Errorf("preset %s has Name %q", name, l.Name)
 		}

@@ -136,8 +136,10 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	} else {
 		row("generates", "yes: %d bits, fits a signed BIGINT", l.Bits())
 	}
-	if l.Bits() > 53 {
-		row("JavaScript", "IDs above 2^53 lose precision as numbers: carry them as strings")
+	if l.JavaScriptSafe() {
+		row("JavaScript", "safe: every ID is below 2^53, an exact Number")
+	} else {
+		row("JavaScript", "IDs above 2^53 lose precision as numbers: carry them as strings (or use --layout js53)")
 	}
 }
 
