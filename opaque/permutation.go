@@ -1,10 +1,12 @@
 package opaque
 
 import (
+	"bytes"
 	"crypto/cipher"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 )
 
 // The sizes of a binary ID space New accepts: 2^20 is the smallest binary
@@ -29,6 +31,7 @@ type Permutation struct {
 	// big-endian words; the round number and NUM(B), left zero in that
 	// block, are XORed into lo per round.
 	hi, lo uint64
+	fp     string // Fingerprint
 }
 
 // New returns the permutation of [0, 2^bits) under key (16, 24 or 32 bytes)
@@ -63,10 +66,17 @@ func New(key, tweak []byte, bits int) (*Permutation, error) {
 			block.Encrypt(h[:], h[:])
 		}
 	}
+	p.fp = "ff1:" + KeyFingerprint(key) + ":" + hex.EncodeToString(tweak)
 	p.hi = binary.BigEndian.Uint64(h[:8])
 	p.lo = binary.BigEndian.Uint64(h[8:])
 	return p, nil
 }
+
+// Fingerprint names the permutation without revealing its key: the key's
+// fingerprint and the tweak, such as "ff1:3f2a…:74616773". Two permutations
+// with one fingerprint and one Bits are the same permutation. Record it with
+// the ID space it permutes.
+func (p *Permutation) Fingerprint() string { return p.fp }
 
 // Bits returns the size of the permutation's domain in bits.
 func (p *Permutation) Bits() int { return int(p.bits) }
@@ -116,6 +126,21 @@ func (p *Permutation) round(buf *[16]byte, i int, x uint64) uint64 {
 	binary.BigEndian.PutUint64(buf[8:], p.lo^uint64(i)<<(8*p.nb)^x)
 	p.block.Encrypt(buf[:], buf[:])
 	return binary.BigEndian.Uint64(buf[:8])
+}
+
+// ParseKey reads a key written in hex (32, 48 or 64 digits for AES-128,
+// -192 or -256), as in a key file: surrounding white space is ignored. The
+// error never repeats the text, which may be a key.
+func ParseKey(text []byte) ([]byte, error) {
+	t := bytes.TrimSpace(text)
+	key := make([]byte, hex.DecodedLen(len(t)))
+	if _, err := hex.Decode(key, t); err != nil {
+		return nil, fmt.Errorf("%w: want 32, 48 or 64 hex digits (such as the output of openssl rand -hex 32)", ErrKey)
+	}
+	if _, err := newBlock(key); err != nil {
+		return nil, fmt.Errorf("%w: %d hex digits, want 32, 48 or 64", ErrKey, len(t))
+	}
+	return key, nil
 }
 
 // KeyFingerprint names a key without revealing it: the first 8 bytes of

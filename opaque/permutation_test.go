@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/bits"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/firn-id/firn/opaque"
@@ -184,6 +185,44 @@ func TestPermutationRefuses(t *testing.T) {
 	}
 	if _, err := p.Decode(1 << 40); !errors.Is(err, opaque.ErrOutOfDomain) {
 		t.Errorf("Decode(2^40) on 40 bits: err = %v", err)
+	}
+}
+
+func TestParseKey(t *testing.T) {
+	const k32 = "000102030405060708090a0b0c0d0e0f"
+	for _, tc := range []struct {
+		in   string
+		size int
+	}{
+		{k32, 16}, {" " + k32 + "\n", 16}, {k32 + "1011121314151617", 24}, {k32 + k32, 32},
+	} {
+		key, err := opaque.ParseKey([]byte(tc.in))
+		if err != nil || len(key) != tc.size || key[1] != 1 {
+			t.Errorf("ParseKey(%q) = %x, %v; want %d bytes", tc.in, key, err, tc.size)
+		}
+	}
+	for _, bad := range []string{"", "00", k32[:30], k32 + "00", "zz" + k32[2:], "secret-key-in-plain-text!"} {
+		_, err := opaque.ParseKey([]byte(bad))
+		if !errors.Is(err, opaque.ErrKey) {
+			t.Errorf("ParseKey(%q): err = %v, want ErrKey", bad, err)
+		}
+		if err != nil && len(bad) > 4 && strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseKey's error repeats its input: %v", err)
+		}
+	}
+}
+
+func TestPermutationFingerprint(t *testing.T) {
+	key := make([]byte, 16)
+	a, _ := opaque.New(key, []byte("a"), 40)
+	b, _ := opaque.New(key, []byte("b"), 40)
+	key[0] = 1
+	c, _ := opaque.New(key, []byte("a"), 40)
+	if a.Fingerprint() == b.Fingerprint() || a.Fingerprint() == c.Fingerprint() {
+		t.Fatalf("fingerprints do not tell tweak or key apart: %s %s %s", a.Fingerprint(), b.Fingerprint(), c.Fingerprint())
+	}
+	if strings.Contains(a.Fingerprint(), "00000000000000000000000000000000") {
+		t.Fatalf("fingerprint %s shows the key", a.Fingerprint())
 	}
 }
 

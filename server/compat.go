@@ -67,7 +67,7 @@ func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	id, err := h.svc.generator().Next(ctx)
+	id, err := h.svc.nextSnowflake(ctx)
 	if err != nil {
 		leafError(w, err)
 		return
@@ -83,6 +83,10 @@ func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		leafError(w, badRequest(fmt.Sprintf("snowflakeId %q is not a non-negative decimal number", s)))
+		return
+	}
+	if h.svc.Opaque != nil {
+		leafError(w, ErrOpaqueIDs)
 		return
 	}
 	l := h.svc.generator().Layout()

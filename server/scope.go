@@ -28,6 +28,7 @@ const (
 	scopeOpen
 	scopeSnowflake
 	scopeAdmin
+	scopeReveal
 	scopeTag
 )
 
@@ -38,6 +39,9 @@ var (
 	needSnowflake = scope{kind: scopeSnowflake}
 	// needAdmin: segment administration.
 	needAdmin = scope{kind: scopeAdmin}
+	// needReveal: undoing opaque mode's permutation. Never anonymous, and
+	// refused while no token is configured.
+	needReveal = scope{kind: scopeReveal}
 )
 
 // tagInPath needs tag:NAME for the tag in the path value name.
@@ -93,6 +97,8 @@ func (s scope) need(r *http.Request) string {
 		return "snowflake"
 	case scopeAdmin:
 		return "admin"
+	case scopeReveal:
+		return "reveal"
 	case scopeTag:
 		return "tag:" + s.tag(r)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -24,7 +25,10 @@ before anything is printed.
   --json   one JSON object per line:
            {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
 
-` + layoutHelp() + `
+With the opaque flags, each ID is an opaque ID of that namespace: it is
+revealed with the key first, and id shows the plain ID it stands for.
+
+` + opaqueFlagsUsage + "\n" + layoutHelp() + `
 Example:
   firn parse --layout discord --json 175928847299117063
 `
@@ -35,6 +39,8 @@ func runParse(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
 	var lf layoutFlags
 	lf.register(fs)
+	var of opaqueFlags
+	of.register(fs)
 	asJSON := fs.Bool("json", false, "")
 	ids, err := parseFlags(fs, args)
 	if err != nil {
@@ -52,9 +58,13 @@ func runParse(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	p, err := of.permutation(l)
+	if err != nil {
+		return err
+	}
 	parts := make([]snowflake.Parts, len(ids))
 	for i, s := range ids {
-		if parts[i], err = decodeArg(l, s); err != nil {
+		if parts[i], err = decodeArg(l, p, s); err != nil {
 			return err
 		}
 	}
@@ -93,8 +103,9 @@ func readIDs(r io.Reader) ([]string, error) {
 	return ids, nil
 }
 
-// decodeArg parses one decimal ID and takes it apart.
-func decodeArg(l snowflake.Layout, s string) (snowflake.Parts, error) {
+// decodeArg parses one decimal ID and takes it apart; in opaque mode (p
+// set) it undoes the permutation first.
+func decodeArg(l snowflake.Layout, p *opaque.Permutation, s string) (snowflake.Parts, error) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
@@ -102,11 +113,14 @@ func decodeArg(l snowflake.Layout, s string) (snowflake.Parts, error) {
 		}
 		return snowflake.Parts{}, usagef("ID %q is not a non-negative decimal number", s)
 	}
-	p, err := l.Decompose(id)
-	if err != nil {
-		return p, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", id, l.Bits(), l.Name)
+	if id, err = reveal(p, id); err != nil {
+		return snowflake.Parts{}, err
 	}
-	return p, nil
+	parts, err := l.Decompose(id)
+	if err != nil {
+		return parts, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", id, l.Bits(), l.Name)
+	}
+	return parts, nil
 }
 
 func writeText(w *bufio.Writer, p snowflake.Parts) {

@@ -96,7 +96,10 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if err := checkGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
+	if o.opaque, err = permutationOf(cfg.Opaque, o.layout); err != nil {
+		return o, err
+	}
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: spaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
 	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
 		return o, err
 	}
