@@ -126,6 +126,8 @@ type serveOptions struct {
 	tls *tls.Config
 	// anonymous are the scopes open to requests without credentials.
 	anonymous []string
+	// maxID bounds the IDs of the tags listed in segments.javascript_safe.
+	maxID func(tag string) int64
 	// opaque, in opaque mode, permutes every snowflake ID served.
 	opaque *opaque.Permutation
 	// segmentsOff, when set, is why segment mode is refused.
@@ -216,7 +218,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{})
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -107,6 +108,10 @@ type Snowflake struct {
 	// it is an opaque ID of the namespace, revealed with the key before it
 	// is compared.
 	Floor uint64 `yaml:"floor" flag:"floor"`
+	// JavaScriptSafe refuses to start unless every snowflake ID is below
+	// 2^53, an exact JavaScript Number: a layout of at most 53 bits, such
+	// as the js53 preset.
+	JavaScriptSafe bool `yaml:"javascript_safe" flag:"javascript-safe"`
 }
 
 // HTTP is the listener.
@@ -176,6 +181,9 @@ type Segments struct {
 	// (default true): a table that cannot be read refuses to start.
 	// false leaves Tinyid's routes to auth.tokens and auth.anonymous.
 	CheckTokens bool `yaml:"check_tokens" flag:"check-tokens"`
+	// JavaScriptSafe lists the tags (or "*" for all) that never issue an
+	// ID above 2^53−1: past it they answer 503 tag_exhausted.
+	JavaScriptSafe []string `yaml:"javascript_safe" flag:"javascript-safe-tags"`
 	// Stores, two or more, serve every tag together in place of the
 	// registry's store: store i issues the IDs congruent to i modulo
 	// their number, so their order is part of the set. File only.
@@ -509,6 +517,14 @@ func (c *Config) Validate(kinds []string) error {
 		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
 	case !tableName.MatchString(sg.TokenTable):
 		return fail("segments.token_table", "%q: want lower-case letters, digits and underscores, at most 55, such as tiny_id_token", sg.TokenTable)
+	}
+	for i, tag := range c.Segments.JavaScriptSafe {
+		if tag == "*" {
+			continue
+		}
+		if err := segment.CheckTag(tag, segment.Limits{Tag: segment.LongestTag}); err != nil {
+			return &FieldError{Field: "segments.javascript_safe", Reason: fmt.Sprintf("entry %d: %s; or \"*\" for every tag", i, err)}
+		}
 	}
 	if err := c.Opaque.Validate(); err != nil {
 		return err
