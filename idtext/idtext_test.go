@@ -194,3 +194,27 @@ func BenchmarkAppendBase32(b *testing.B) {
 		id++
 	}
 }
+
+func TestEncodings(t *testing.T) {
+	for _, name := range []string{"decimal", "base62", "base32"} {
+		e, err := idtext.ParseEncoding(name)
+		if err != nil || e.String() != name {
+			t.Fatalf("ParseEncoding(%s) = %v, %v", name, e, err)
+		}
+		for _, id := range samples() {
+			s := string(e.Append(nil, id))
+			if back, err := e.Parse(s); err != nil || back != id {
+				t.Fatalf("%s: Parse(Append(%d)) = %d, %v", name, id, back, err)
+			}
+		}
+		if _, err := e.Parse("not an id!"); !errors.Is(err, idtext.ErrSyntax) {
+			t.Fatalf("%s: Parse of garbage: %v", name, err)
+		}
+	}
+	if e, err := idtext.ParseEncoding(""); err != nil || e != idtext.Decimal {
+		t.Fatalf(`ParseEncoding("") = %v, %v; want decimal`, e, err)
+	}
+	if _, err := idtext.ParseEncoding("base64"); !errors.Is(err, idtext.ErrEncoding) {
+		t.Fatalf("ParseEncoding(base64): %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -42,5 +43,49 @@ func TestMaxIDOf(t *testing.T) {
 	}
 	if all := maxIDOf([]string{"*"}); all("anything") != segment.JavaScriptSafe {
 		t.Fatal(`"*" leaves a tag unbounded`)
+	}
+}
+
+// TestEncodings: firn next prints each encoding at its fixed width, in
+// the order of the numbers, and firn parse reads each back to the same
+// parts as the decimal ID.
+func TestEncodings(t *testing.T) {
+	dir := t.TempDir()
+	for _, enc := range []struct {
+		name  string
+		width int
+	}{{"base62", 11}, {"base32", 13}} {
+		out, errOut, code := runCLI("next", "-n", "50", "--encoding", enc.name, "--data-dir", dir)
+		if code != 0 {
+			t.Fatalf("next --encoding %s: exit %d: %s", enc.name, code, errOut)
+		}
+		ids := strings.Fields(out)
+		for i, s := range ids {
+			if len(s) != enc.width || (i > 0 && s <= ids[i-1]) {
+				t.Fatalf("%s: %q after %q: want %d characters, increasing", enc.name, s, ids[max(i-1, 0)], enc.width)
+			}
+		}
+		input := ids[0]
+		if enc.name == "base32" {
+			input = strings.ToLower(input)
+		}
+		text, errOut, code := runCLI("parse", "--json", "--encoding", enc.name, input)
+		if code != 0 {
+			t.Fatalf("parse --encoding %s: exit %d: %s", enc.name, code, errOut)
+		}
+		var d struct{ ID string }
+		if err := json.Unmarshal([]byte(text), &d); err != nil {
+			t.Fatal(err)
+		}
+		plain, _, _ := runCLI("parse", "--json", d.ID)
+		if plain != text {
+			t.Fatalf("%s %s parses as %s; its decimal %s as %s", enc.name, input, text, d.ID, plain)
+		}
+	}
+	if _, errOut, code := runCLI("parse", "--encoding", "base64", "1"); code != 2 || !strings.Contains(errOut, "base62") {
+		t.Fatalf("unknown encoding: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runCLI("parse", "1TCKi1nFuNh"); code != 2 || !strings.Contains(errOut, "--encoding") {
+		t.Fatalf("base62 without --encoding: exit %d, %s", code, errOut)
 	}
 }

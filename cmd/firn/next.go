@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/firn-id/firn/idtext"
 	"io"
 	"strconv"
 	"strings"
@@ -36,7 +37,7 @@ layout, and a run with another layout in the same namespace is refused.
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
 
-` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
+` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
@@ -46,6 +47,7 @@ func runNext(args []string, stdout io.Writer) error {
 	lf.register(fs)
 	var of opaqueFlags
 	of.register(fs)
+	encoding := encodingFlag(fs)
 	n := fs.Int("n", 1, "")
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
@@ -83,6 +85,10 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	enc, err := encoding()
+	if err != nil {
+		return err
+	}
 	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: *startAhead, Window: nextWindow(l, *n)}
 	if cfg.Reserved, err = parseReserved(l, *reserved); err != nil {
 		return err
@@ -108,7 +114,7 @@ func runNext(args []string, stdout io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return printIDs(g, lease, perm, *n, stdout)
+			return printIDs(g, lease, perm, enc, *n, stdout)
 		})
 		if r, err = rf.beside(&sf, err); r == nil {
 			return err
@@ -117,7 +123,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), r, l, cfg.Node, *n, stdout)
+	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -168,7 +174,7 @@ func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
 // printIDs writes n IDs. When the generator reaches the HWM before the
 // lease's next extension lands it waits for it, for as long as the lease
 // holds.
-func printIDs(g *snowflake.Generator, lease *nodeid.Lease, perm *opaque.Permutation, n int, stdout io.Writer) error {
+func printIDs(g *snowflake.Generator, lease *nodeid.Lease, perm *opaque.Permutation, enc idtext.Encoding, n int, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	buf := make([]int64, min(n, 4096))
 	var line []byte
@@ -182,7 +188,7 @@ func printIDs(g *snowflake.Generator, lease *nodeid.Lease, perm *opaque.Permutat
 				}
 				id = int64(y)
 			}
-			line = strconv.AppendInt(line[:0], id, 10)
+			line = enc.Append(line[:0], uint64(id))
 			line = append(line, '\n')
 			w.Write(line)
 		}

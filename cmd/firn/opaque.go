@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/firn-id/firn/idtext"
 	"os"
 
 	"github.com/firn-id/firn/internal/config"
@@ -94,4 +95,38 @@ func reveal(p *opaque.Permutation, id uint64) (uint64, error) {
 		return 0, usagef("ID %d does not fit the %d-bit opaque space", id, p.Bits())
 	}
 	return x, nil
+}
+
+// encodingFlag registers --encoding, the text form of IDs a command
+// prints or reads (idtext: decimal, base62, base32).
+func encodingFlag(fs *flag.FlagSet) func() (idtext.Encoding, error) {
+	name := fs.String("encoding", "", "")
+	return func() (idtext.Encoding, error) {
+		e, err := idtext.ParseEncoding(*name)
+		if err != nil {
+			return e, usagef("--encoding %q: want %s", *name, idtext.EncodingNames)
+		}
+		return e, nil
+	}
+}
+
+const encodingUsage = `  --encoding E           decimal (default), base62 (11 characters, 0-9A-Za-z) or
+                         base32 (13 characters, Crockford's): fixed width, so the
+                         strings sort as the numbers do
+`
+
+// permutationName is p's fingerprint, or "" for plain IDs.
+func permutationName(p *opaque.Permutation) string {
+	if p == nil {
+		return ""
+	}
+	return p.Fingerprint()
+}
+
+// opaqueDesc says which IDs a permutation fingerprint stands for.
+func opaqueDesc(fp string) string {
+	if fp == "" {
+		return "plain IDs"
+	}
+	return "opaque IDs (" + fp + ")"
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/firn-id/firn/idtext"
 	"io"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ before anything is printed.
   --json   one JSON object per line:
            {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
 
+` + encodingUsage + `
 With the opaque flags, each ID is an opaque ID of that namespace: it is
 revealed with the key first, and id shows the plain ID it stands for.
 
@@ -41,6 +43,7 @@ func runParse(args []string, stdout io.Writer) error {
 	lf.register(fs)
 	var of opaqueFlags
 	of.register(fs)
+	encoding := encodingFlag(fs)
 	asJSON := fs.Bool("json", false, "")
 	ids, err := parseFlags(fs, args)
 	if err != nil {
@@ -62,9 +65,13 @@ func runParse(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	enc, err := encoding()
+	if err != nil {
+		return err
+	}
 	parts := make([]snowflake.Parts, len(ids))
 	for i, s := range ids {
-		if parts[i], err = decodeArg(l, p, s); err != nil {
+		if parts[i], err = decodeText(l, p, enc, s); err != nil {
 			return err
 		}
 	}
@@ -106,12 +113,23 @@ func readIDs(r io.Reader) ([]string, error) {
 // decodeArg parses one decimal ID and takes it apart; in opaque mode (p
 // set) it undoes the permutation first.
 func decodeArg(l snowflake.Layout, p *opaque.Permutation, s string) (snowflake.Parts, error) {
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
+	return decodeText(l, p, idtext.Decimal, s)
+}
+
+// decodeText is decodeArg for an ID written in enc.
+func decodeText(l snowflake.Layout, p *opaque.Permutation, enc idtext.Encoding, s string) (snowflake.Parts, error) {
+	var id uint64
+	var err error
+	if enc == idtext.Decimal {
+		id, err = strconv.ParseUint(s, 10, 64)
 		if errors.Is(err, strconv.ErrRange) {
 			return snowflake.Parts{}, usagef("ID %q is larger than 64 bits", s)
 		}
-		return snowflake.Parts{}, usagef("ID %q is not a non-negative decimal number", s)
+		if err != nil {
+			return snowflake.Parts{}, usagef("ID %q is not a non-negative decimal number (for base62 or base32, give --encoding)", s)
+		}
+	} else if id, err = enc.Parse(s); err != nil {
+		return snowflake.Parts{}, usagef("%s", strings.TrimPrefix(err.Error(), "idtext: "))
 	}
 	if id, err = reveal(p, id); err != nil {
 		return snowflake.Parts{}, err
