@@ -11,7 +11,7 @@ FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
 FIRN_TEST_ETCD ?= /usr/bin/etcd
 export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
-MODULES := . $(wildcard bench/peers)
+MODULES := . deploy $(wildcard bench/peers)
 
 .PHONY: help fmt vet lint test race integration fuzz bench build ci services proto
 
@@ -32,6 +32,7 @@ services: ## start PostgreSQL and MariaDB if stopped, install etcd if missing
 
 test: services vet ## THE test command: every test of every module, with -race and the real servers
 	$(GO) test -race -count=1 ./...
+	cd deploy && $(GO) test -count=1 ./...
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
 
 race: test ## alias of test, which always runs with -race

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +38,10 @@ Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
 stops accepting, finishes requests in flight, and releases its node (the
 HWM stays). SIGHUP is logged and ignored: nothing reloads in a running
 process (a reloaded layout, namespace, node or store could repeat IDs). A node whose lease is lost stops at its HWM, reports not ready,
-and is acquired again (perhaps another node). With no flags it needs no
+and is released and acquired again with a new claim (perhaps another
+node). While no node is free, or the one asked for is held, it waits, not
+ready (/readyz says why), trying again with back-off up to the lease TTL.
+With no flags it needs no
 outside service: the local data
 directory holds its node's HWM and its segment tags, and it listens on
 loopback only. Listening on another address needs a store named
@@ -164,7 +168,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// everything else 503 not_ready until the stores answer and a node is
 	// held; then the service's handler takes over.
 	var current atomic.Pointer[http.Handler]
-	starting := http.Handler(startingHandler{})
+	acq := &acquirer{o: o, log: log}
+	starting := http.Handler(startingHandler{why: acq.notReady})
 	current.Store(&starting)
 	// Each server gets its own copy of the TLS configuration: net/http
 	// adds its protocols to the one it is given.
@@ -202,21 +207,25 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// With snowflake mode off no node is taken and no node table used.
 	var lease *nodeid.Lease
 	var gen *snowflake.Generator
+	acq.nodes = nodes
 	if o.snowflake {
-		lease, err = acquireRetrying(ctx, nodes, o, log)
+		lease, gen, err = acq.acquire(ctx, false)
 		if errors.Is(err, nodeid.ErrLayoutMismatch) {
 			return usagef("%s (%s)", err, sf.describe())
 		}
 		if err != nil {
 			return stoppedOr(ctx, err)
 		}
-		defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
-		if gen, err = snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead}); err != nil {
-			return err
-		}
-		if err := checkFloor(gen, o.floor, o.opaque); err != nil {
-			return err
-		}
+		defer func() {
+			cerr := lease.Close(context.Background())
+			if cerr != nil && errors.Is(lease.Err(), nodeid.ErrLeaseLost) {
+				// A lost claim that could not be released expires by
+				// itself within its TTL: not a failure of this stop.
+				log.Warn("stopping: the lost claim was not released; it expires by itself", "node", lease.Node(), "err", cerr)
+				cerr = nil
+			}
+			err = errors.Join(err, cerr)
+		}()
 	}
 	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID})
 	if err != nil {
@@ -224,7 +233,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth := o.auth
-	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log, Opaque: o.opaque}
+	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log,
+		Ready: acq.notReady, Opaque: o.opaque}
 	if o.opaque != nil {
 		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
 			"permutation", o.opaque.Fingerprint())
@@ -279,10 +289,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		case err := <-done:
 			return err
 		case <-leaseDone(lease):
-			// The generator stops at its HWM and readiness fails; take a
-			// node again (perhaps another one) and serve on.
+			// The generator stops at its frozen HWM and readiness fails.
+			// The lost claim is released (or waited out), never revived;
+			// then a node is taken again with a new claim (perhaps
+			// another node) and the service serves on.
 			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "err", lease.Err())
-			next, g, err := reacquire(ctx, nodes, o, log)
+			acq.waiting(fmt.Sprintf("node %d: %s; acquiring a node again", lease.Node(), lease.Err()))
+			if err := lease.Retire(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("the lost claim was not released: waited for it to expire", "node", lease.Node(), "err", err)
+			}
+			next, g, err := acq.acquire(ctx, true)
 			if err != nil {
 				stop = true
 				break
@@ -323,17 +339,25 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 }
 
 // startingHandler answers while firn serve waits for its stores and its
-// node: /healthz 200 (the process is up), everything else 503 not_ready.
-type startingHandler struct{}
+// node: /healthz 200 (the process is up), everything else 503 not_ready,
+// saying what it waits for.
+type startingHandler struct {
+	why func() error // what it waits for; nil: the stores and a first claim
+}
 
-func (startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/healthz" {
 		_, _ = w.Write([]byte("ok " + buildinfo.Read().String() + " (starting)\n"))
 		return
 	}
+	msg := "starting: waiting for the store to answer and a node to be held"
+	if err := h.why(); err != nil {
+		msg = "starting: " + err.Error()
+	}
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "not_ready", "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write([]byte(`{"error":{"code":"not_ready","message":"starting: waiting for the store to answer and a node to be held"}}` + "\n"))
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // stoppedOr returns nil when ctx ended (a stop while starting is a
@@ -371,50 +395,6 @@ func openRetrying(ctx context.Context, sf *storeFlags, log *slog.Logger) (nodeid
 		case <-ctx.Done():
 			return nil, nil, nil, err
 		case <-time.After(retryEvery):
-		}
-	}
-}
-
-// acquireRetrying takes the first node. An attempt the store does not
-// answer within the dial timeout is logged and tried again until ctx
-// ends; any other error is returned.
-func acquireRetrying(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slog.Logger) (*nodeid.Lease, error) {
-	for {
-		actx, cancel := context.WithTimeout(ctx, 2*o.stores.dialTimeout)
-		lease, err := nodeid.Acquire(actx, nodes, o.lease)
-		cancel()
-		if err == nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			return lease, err
-		}
-		log.Error("store did not answer: not ready, retrying", "store", o.stores.describe(), "err", err, "retry", retryEvery.String())
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(retryEvery):
-		}
-	}
-}
-
-// reacquire takes a node again after a lost lease, retrying every second
-// until ctx ends, and returns the lease and a generator on it.
-func reacquire(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slog.Logger) (*nodeid.Lease, *snowflake.Generator, error) {
-	for {
-		lease, err := nodeid.Acquire(ctx, nodes, o.lease)
-		if err == nil {
-			g, gerr := snowflake.New(snowflake.Config{Layout: o.layout, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
-			if gerr == nil {
-				gerr = checkFloor(g, o.floor, o.opaque) // another node may start lower
-			}
-			if gerr == nil {
-				return lease, g, nil
-			}
-			err = errors.Join(gerr, lease.Close(ctx))
-		}
-		log.Error("acquire a node", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(time.Second):
 		}
 	}
 }
