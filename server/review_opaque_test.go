@@ -1,0 +1,27 @@
+package server_test
+
+import (
+	"net/http"
+	"regexp"
+	"testing"
+
+	"github.com/firn-id/firn/server"
+)
+
+// TestReviewOpaqueMetricsCountIDs: opaque mode exists so that a
+// competitor cannot count the orders of a day (issue 16), yet the open
+// /metrics route — no token needed, even with auth on — counts every
+// snowflake ID issued (firn_ids_issued_total), and firn_node and the
+// clock gauges beside it. Scraping it twice a day is the daily count the
+// permutation hides.
+func TestReviewOpaqueMetricsCountIDs(t *testing.T) {
+	cfg, _ := opaqueConfig(t, server.Token{Name: "app", Secret: "app-secret", Scopes: []string{"snowflake"}})
+	h := handlerOf(t, cfg)
+	if w := getAs(h, "/v1/snowflake/batch?count=1234", "app-secret"); w.Code != http.StatusOK {
+		t.Fatalf("batch: %d %s", w.Code, w.Body)
+	}
+	w := getAs(h, "/metrics", "")
+	if m := regexp.MustCompile(`(?m)^firn_ids_issued_total\{[^}]*\} 1234$`).FindString(w.Body.String()); w.Code == http.StatusOK && m != "" {
+		t.Fatalf("anonymous /metrics of an opaque server counts the IDs issued: %s", m)
+	}
+}
