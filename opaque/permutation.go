@@ -66,16 +66,18 @@ func New(key, tweak []byte, bits int) (*Permutation, error) {
 			block.Encrypt(h[:], h[:])
 		}
 	}
-	p.fp = "ff1:" + KeyFingerprint(key) + ":" + hex.EncodeToString(tweak)
+	tw := sha256.Sum256(append([]byte("firn opaque tweak v1\x00"), tweak...))
+	p.fp = "ff1:" + KeyFingerprint(key) + ":" + hex.EncodeToString(tw[:6])
 	p.hi = binary.BigEndian.Uint64(h[:8])
 	p.lo = binary.BigEndian.Uint64(h[8:])
 	return p, nil
 }
 
-// Fingerprint names the permutation without revealing its key: the key's
-// fingerprint and the tweak, such as "ff1:3f2a…:74616773". Two permutations
-// with one fingerprint and one Bits are the same permutation. Record it with
-// the ID space it permutes.
+// Fingerprint names the permutation without revealing its key, in 33
+// characters: the key's fingerprint and 6 bytes of SHA-256 over the tweak,
+// such as "ff1:a625aaf7abba7733:5d1f0c3e9a21". Two permutations with one
+// fingerprint and one Bits are, for any practical purpose, the same
+// permutation. Record it with the ID space it permutes.
 func (p *Permutation) Fingerprint() string { return p.fp }
 
 // Bits returns the size of the permutation's domain in bits.

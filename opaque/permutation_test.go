@@ -221,6 +221,12 @@ func TestPermutationFingerprint(t *testing.T) {
 	if a.Fingerprint() == b.Fingerprint() || a.Fingerprint() == c.Fingerprint() {
 		t.Fatalf("fingerprints do not tell tweak or key apart: %s %s %s", a.Fingerprint(), b.Fingerprint(), c.Fingerprint())
 	}
+	long, _ := opaque.New(key, make([]byte, opaque.MaxTweak), 40)
+	for _, p := range []*opaque.Permutation{a, b, c, long} {
+		if len(p.Fingerprint()) != 33 {
+			t.Fatalf("fingerprint %q: %d characters, want 33 whatever the tweak", p.Fingerprint(), len(p.Fingerprint()))
+		}
+	}
 	if strings.Contains(a.Fingerprint(), "00000000000000000000000000000000") {
 		t.Fatalf("fingerprint %s shows the key", a.Fingerprint())
 	}

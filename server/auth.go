@@ -62,8 +62,8 @@ func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
 		}
 	}
 	for _, s := range anonymous {
-		if !ValidScope(s) || s == "admin" || s == "reveal" {
-			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME or tag:* (admin and reveal are never anonymous)", s)}
+		if !ValidScope(s) || s == "admin" || s == "reveal" || s == "metrics" {
+			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME or tag:* (admin, reveal and metrics are never anonymous)", s)}
 		}
 	}
 	return &Auth{tokens: tokens, anonymous: anonymous, limiters: map[string]*rate.Limiter{}}, nil
@@ -84,12 +84,12 @@ func (e *TokenError) Error() string {
 }
 
 // ScopeNames describes the scopes a token may hold, for messages.
-const ScopeNames = "snowflake, admin, reveal, tag:NAME or tag:*"
+const ScopeNames = "snowflake, admin, reveal, metrics, tag:NAME or tag:*"
 
 // ValidScope reports whether s is a scope some route needs: the one rule
 // for scopes.
 func ValidScope(s string) bool {
-	return s == "snowflake" || s == "admin" || s == "reveal" || strings.HasPrefix(s, "tag:")
+	return s == "snowflake" || s == "admin" || s == "reveal" || s == "metrics" || strings.HasPrefix(s, "tag:")
 }
 
 // Enabled reports whether any token is configured.

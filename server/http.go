@@ -87,7 +87,13 @@ func newHandler(svc *service) (*handler, error) {
 	issued := h.metrics.issued.WithLabelValues("snowflake", "")
 	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
 	metrics := h.metrics.handler()
-	h.route("GET /metrics", open, metrics.ServeHTTP)
+	// In opaque mode the counters would tell what the IDs hide (how many
+	// were issued): /metrics then needs scope metrics.
+	metricsScope := open
+	if svc.Opaque != nil {
+		metricsScope = needMetrics
+	}
+	h.route("GET /metrics", metricsScope, metrics.ServeHTTP)
 	h.route("GET /v1/snowflake/next", needSnowflake, h.snowflakeNext)
 	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
@@ -129,7 +135,7 @@ func (h *handler) routeTinyid(pattern string, simple bool, fn http.HandlerFunc) 
 // needs for it ("open", "snowflake", "admin", "reveal" or "tag"), for the tests
 // that hold every route to its scope.
 func (h *handler) routeScopes() map[string]string {
-	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal", scopeTag: "tag"}
+	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal", scopeMetrics: "metrics", scopeTag: "tag"}
 	out := map[string]string{}
 	for _, rt := range h.routes {
 		out[rt.pattern] = names[rt.scope.kind]

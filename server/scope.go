@@ -29,6 +29,7 @@ const (
 	scopeSnowflake
 	scopeAdmin
 	scopeReveal
+	scopeMetrics
 	scopeTag
 )
 
@@ -42,6 +43,9 @@ var (
 	// needReveal: undoing opaque mode's permutation. Never anonymous, and
 	// refused while no token is configured.
 	needReveal = scope{kind: scopeReveal}
+	// needMetrics: /metrics in opaque mode, whose counters would tell how
+	// many IDs were issued. Never anonymous.
+	needMetrics = scope{kind: scopeMetrics}
 )
 
 // tagInPath needs tag:NAME for the tag in the path value name.
@@ -99,6 +103,8 @@ func (s scope) need(r *http.Request) string {
 		return "admin"
 	case scopeReveal:
 		return "reveal"
+	case scopeMetrics:
+		return "metrics"
 	case scopeTag:
 		return "tag:" + s.tag(r)
 	}

@@ -61,7 +61,10 @@ type Config struct {
 	// Timeout bounds one request's wait for IDs. Default DefaultTimeout.
 	Timeout time.Duration
 	// Opaque, if set, permutes every snowflake ID on the way out (opaque
-	// mode): its Bits must be the layout's. The decode routes then refuse
+	// mode): its Bits must be the layout's. Two permutations over one ID
+	// space collide: the caller records Opaque.Fingerprint with the
+	// namespace's layout (firn serve appends it to the fingerprint its
+	// node store checks) and refuses another. The decode routes then refuse
 	// (the IDs are opaque), and GET /v1/snowflake/reveal/{id}, scope
 	// reveal, undoes the permutation and decodes.
 	Opaque *opaque.Permutation

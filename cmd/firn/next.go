@@ -85,6 +85,9 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := of.cfg.CheckNode(*nodeArg); err != nil {
+		return usagef("%s", err)
+	}
 	enc, err := encoding()
 	if err != nil {
 		return err

@@ -25,12 +25,16 @@ const opaqueFlagsUsage = `Opaque flags (a namespace in opaque mode: serve's opaq
   --opaque               its IDs are opaque, a keyed permutation of the layout's IDs
   --opaque-key-file F    the file holding the key, in hex
   --opaque-tweak T       the tweak
+  --opaque-accept-unchecked-key
+                         with --node: promise every machine uses this key and
+                         tweak (each records only its own; two keys collide)
 `
 
 func (f *opaqueFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.cfg.Snowflake, "opaque", false, "")
 	fs.StringVar(&f.cfg.KeyFile, "opaque-key-file", "", "")
 	fs.StringVar(&f.cfg.Tweak, "opaque-tweak", "", "")
+	fs.BoolVar(&f.cfg.AcceptUncheckedKey, "opaque-accept-unchecked-key", false, "")
 }
 
 // permutation returns the permutation the flags name over l's IDs, or
@@ -53,6 +57,11 @@ func permutationOf(o config.Opaque, l snowflake.Layout) (*opaque.Permutation, er
 	if o.KeyFile != "" {
 		b, err := os.ReadFile(o.KeyFile)
 		if err != nil {
+			if _, kerr := opaque.ParseKey([]byte(o.KeyFile)); kerr == nil {
+				// The key itself was given where its file's name goes:
+				// never repeat it.
+				return nil, usagef("opaque.key_file: the value given is a key, not the name of a file: write the key to a file and name that")
+			}
 			return nil, usagef("opaque.key_file: %s", err)
 		}
 		text, where = b, "opaque.key_file "+o.KeyFile
@@ -79,7 +88,7 @@ func permutationOf(o config.Opaque, l snowflake.Layout) (*opaque.Permutation, er
 func spaceID(l snowflake.Layout, p *opaque.Permutation) nodeid.LayoutID {
 	id := nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
 	if p != nil {
-		id.Fingerprint += ";opaque=" + p.Fingerprint()
+		id.Fingerprint += ";" + p.Fingerprint() // 19 + 1 + 33 characters, within nodeid.MaxFingerprint
 		id.Description += fmt.Sprintf(", opaque IDs (%s; --opaque --opaque-key-file and --opaque-tweak name it)", p.Fingerprint())
 	}
 	return id

@@ -52,6 +52,8 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	to := fs.Int64("to", 0, "")
 	n := fs.Int("n", 1, "")
 	encoding := encodingFlag(fs)
+	var jsSafe tagList
+	fs.Var(&jsSafe, "javascript-safe-tags", "")
 	rest, err := withConfig(fs, args[1:])
 	if err != nil {
 		return err
@@ -140,7 +142,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), enc, w)
 		return errors.Join(tagErr(pos[0], err), w.Flush())
 	}
-	return drawTag(ctx, store.(segment.Store), pos[0], *n, enc, stdout)
+	return drawTag(ctx, store.(segment.Store), pos[0], *n, maxIDOf(jsSafe), enc, stdout)
 }
 
 // tagAdmin is what firn tag asks of a segment store, or of a running
@@ -182,11 +184,11 @@ func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 	return w.Flush()
 }
 
-func drawTag(ctx context.Context, store segment.Store, tag string, n int, enc idtext.Encoding, stdout io.Writer) (err error) {
+func drawTag(ctx context.Context, store segment.Store, tag string, n int, maxID func(string) int64, enc idtext.Encoding, stdout io.Writer) (err error) {
 	if n < 1 || n > maxNext {
 		return usagef("-n %d: want 1 to %d", n, maxNext)
 	}
-	a, err := segment.NewAllocator(store, segment.Config{MaxWait: 5 * time.Second})
+	a, err := segment.NewAllocator(store, segment.Config{MaxWait: 5 * time.Second, MaxID: maxID})
 	if err != nil {
 		return err
 	}
@@ -211,6 +213,20 @@ func drawTag(ctx context.Context, store segment.Store, tag string, n int, enc id
 			return err
 		}
 		n -= k
+	}
+	return nil
+}
+
+// tagList is a comma-separated list of tags as a flag, as serve's
+// segments.javascript_safe reaches firn tag through --config.
+type tagList []string
+
+func (l *tagList) String() string { return strings.Join(*l, ",") }
+
+func (l *tagList) Set(s string) error {
+	*l = nil
+	if s != "" {
+		*l = strings.Split(s, ",")
 	}
 	return nil
 }

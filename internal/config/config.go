@@ -62,6 +62,23 @@ type Opaque struct {
 	// Tweak is part of the permutation: IDs of one key under two tweaks
 	// differ. Recorded, in hex, with the layout.
 	Tweak string `yaml:"tweak" flag:"opaque-tweak"`
+	// AcceptUncheckedKey, with a static or derived node, promises that
+	// every machine uses the same key and tweak: each records only its
+	// own, so nothing can check it, and two keys over one space collide.
+	AcceptUncheckedKey bool `yaml:"accept_unchecked_key" flag:"opaque-accept-unchecked-key"`
+}
+
+// CheckNode refuses opaque mode with a node the operator names (a static
+// node, or derived) unless AcceptUncheckedKey: a shared registry records
+// the key's fingerprint for every machine, a machine's own data directory
+// only for itself.
+func (o Opaque) CheckNode(node string) error {
+	if o.Snowflake && node != "" && !o.AcceptUncheckedKey {
+		return &FieldError{Field: "opaque.accept_unchecked_key", Reason: "opaque mode with a static or derived node (registry.node " + node +
+			"): each machine records only its own key, so nothing checks that every machine uses the same key and tweak, and two keys collide; " +
+			"set it to true to promise they do, or take nodes from a shared registry (etcd, postgres, mysql)"}
+	}
+	return nil
 }
 
 // Log is how firn serve logs.
@@ -527,6 +544,9 @@ func (c *Config) Validate(kinds []string) error {
 		}
 	}
 	if err := c.Opaque.Validate(); err != nil {
+		return err
+	}
+	if err := c.Opaque.CheckNode(c.Registry.Node); err != nil {
 		return err
 	}
 	if c.Opaque.Snowflake && !c.Snowflake.Enabled {

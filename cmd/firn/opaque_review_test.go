@@ -9,12 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// TestReviewOpaqueLongTweakOnSQLStores: the spaceID fingerprint is the
+// TestOpaqueLongTweakOnSQLStores: the spaceID fingerprint is the
 // layout's (19 characters) + ";opaque=ff1:" + 16 hex + ":" + hex(tweak):
 // 48 + 2·len(tweak). The SQL namespace table's fingerprint column is
 // VARCHAR(64), so any tweak longer than 8 bytes ("orders-2026") is
@@ -22,7 +21,7 @@ import (
 // INSERT IGNORE, after which every claim compares the full fingerprint
 // against the truncated one and refuses: opaque mode with a tweak of 9+
 // bytes can never start on a SQL registry. config validation allows 1024.
-func TestReviewOpaqueLongTweakOnSQLStores(t *testing.T) {
+func TestOpaqueLongTweakOnSQLStores(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql"} {
 		t.Run(kind, func(t *testing.T) {
 			dsn := testenv.Endpoint(t, map[string]string{"postgres": "FIRN_TEST_POSTGRES", "mysql": "FIRN_TEST_MYSQL"}[kind])
@@ -40,11 +39,11 @@ func TestReviewOpaqueLongTweakOnSQLStores(t *testing.T) {
 	}
 }
 
-// TestReviewTagNextIgnoresJavaScriptSafe: segments.javascript_safe is
+// TestTagNextKeepsJavaScriptSafe: segments.javascript_safe is
 // read by firn serve only. firn tag next --config with the same file
 // silently drops it (withConfig skips settings the command has no flag
 // for) and draws the tag past 2^53−1, the bound the file asked for.
-func TestReviewTagNextIgnoresJavaScriptSafe(t *testing.T) {
+func TestTagNextKeepsJavaScriptSafe(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "firn.yaml")
 	doc := "registry:\n  data_dir: " + filepath.Join(dir, "data") + "\nsegments:\n  javascript_safe: [\"js\"]\n"
@@ -62,39 +61,28 @@ func TestReviewTagNextIgnoresJavaScriptSafe(t *testing.T) {
 	}
 }
 
-// TestReviewStaticNodesDifferentKeysCollide: static node IDs are "the
-// operator's promise", kept per machine in each machine's own data
-// directory. In plain mode distinct static nodes never collide; in opaque
-// mode two machines on distinct static nodes (1 and 2) configured with
-// different keys issue equal IDs at N1·N2/2^bits, and nothing records or
-// compares the key across machines (each local store records its own).
-// Shown on a 20-bit layout, the smallest opaque mode accepts, where the
-// rate is visible with a few thousand IDs. Nothing refuses or warns.
-func TestReviewStaticNodesDifferentKeysCollide(t *testing.T) {
-	layout := []string{"--epoch", strconv.FormatInt(time.Now().Add(-10*time.Second).UnixMilli(), 10),
-		"--time-bits", "8", "--node-bits", "2", "--sequence-bits", "10", "--tick", "1s"}
-	seen := map[string]string{}
-	for i, key := range []string{testKeyA, testKeyB} {
-		args := append([]string{"next", "-n", "4000", "--node", strconv.Itoa(i + 1), "--data-dir", t.TempDir(),
-			"--opaque", "--opaque-key-file", keyFile(t, key)}, layout...)
-		out, errOut, code := runCLI(args...)
-		if code != 0 {
-			t.Fatalf("machine %d: exit %d: %s", i+1, code, errOut)
-		}
-		for _, id := range strings.Fields(out) {
-			if prev, dup := seen[id]; dup && prev != strconv.Itoa(i+1) {
-				t.Fatalf("node %d (key B) issued %s, already issued by node %s (key A): static nodes under two keys collide and nothing refused", i+1, id, prev)
-			}
-			seen[id] = strconv.Itoa(i + 1)
-		}
+// TestOpaqueStaticNodesNeedThePromise: with a static node each machine's
+// data directory records only its own key, and two keys over one space
+// collide (at about N1·N2/2^bits), so opaque mode with --node is refused
+// until the operator promises every machine shares the key and tweak.
+func TestOpaqueStaticNodesNeedThePromise(t *testing.T) {
+	args := []string{"next", "-n", "3", "--node", "1", "--data-dir", t.TempDir(), "--opaque", "--opaque-key-file", keyFile(t, testKeyA)}
+	if _, errOut, code := runCLI(args...); code != 2 || !strings.Contains(errOut, "opaque.accept_unchecked_key") {
+		t.Fatalf("static node in opaque mode without the promise: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(append(args, "--opaque-accept-unchecked-key")...); code != 0 {
+		t.Fatalf("with the promise: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runCLI("config", "check", "--node", "1", "--opaque", "--opaque-key-file", keyFile(t, testKeyA)); code != 2 || !strings.Contains(errOut, "opaque.accept_unchecked_key") {
+		t.Fatalf("serve's configuration: exit %d, %s", code, errOut)
 	}
 }
 
-// TestReviewKeyGivenAsKeyFileIsPrinted: the easy mistake of passing the
+// TestKeyGivenAsKeyFileIsNotPrinted: the easy mistake of passing the
 // key where its file is expected (--opaque-key-file $(cat key), or
 // FIRN_OPAQUE_KEY_FILE set to the key) prints the key: the os.ReadFile
 // error names the "path". The issue: the key is never logged or printed.
-func TestReviewKeyGivenAsKeyFileIsPrinted(t *testing.T) {
+func TestKeyGivenAsKeyFileIsNotPrinted(t *testing.T) {
 	for _, args := range [][]string{
 		{"next", "--data-dir", t.TempDir(), "--opaque", "--opaque-key-file", testKeyA},
 		{"parse", "--opaque", "--opaque-key-file", testKeyA, "1"},
