@@ -87,9 +87,9 @@ func judge(l Layout, id uint64, now time.Time) Candidate {
 	latest := now.Add(GuessSkew)
 	switch {
 	case p.Tick == 0:
-		c.Reason = "its time part is zero: the layout's epoch itself, as small counters read"
+		c.Reason = "its time part is 0, the epoch itself, as in a small counter"
 	case p.Time.After(latest):
-		c.Reason = fmt.Sprintf("its time %s is %s after now", p.Time.Format("2006-01-02T15:04:05.000Z"), p.Time.Sub(now).Round(time.Second))
+		c.Reason = fmt.Sprintf("its time %s is %s after now", p.Time.Format("2006-01-02T15:04:05.000Z"), ahead(p.Time, now))
 	default:
 		c.Plausible = true
 		c.Chance = chance(l, p, latest)
@@ -110,4 +110,19 @@ func chance(l Layout, p Parts, latest time.Time) float64 {
 	}
 	ticks = min(math.Floor(ticks), float64(l.MaxTick()))
 	return fits * ticks / math.Ldexp(1, l.TimeBits)
+}
+
+// ahead says how far t lies after now, in seconds, hours, days or years,
+// without overflowing time.Duration.
+func ahead(t, now time.Time) string {
+	s := float64(t.Unix() - now.Unix())
+	switch {
+	case s < 2*3600:
+		return fmt.Sprintf("%.0f s", s)
+	case s < 2*86400:
+		return fmt.Sprintf("%.0f hours", s/3600)
+	case s < 2*365.25*86400:
+		return fmt.Sprintf("%.0f days", s/86400)
+	}
+	return fmt.Sprintf("%.0f years", s/(365.25*86400))
 }

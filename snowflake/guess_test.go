@@ -258,7 +258,7 @@ func TestGuessRules(t *testing.T) {
 		plausible bool
 		reason    string
 	}{
-		{name: "a small counter is no snowflake", id: 5, layout: "discord", reason: "time part is zero"},
+		{name: "a small counter is no snowflake", id: 5, layout: "discord", reason: "time part is 0"},
 		{name: "one tick after the epoch", id: 1 << 22, layout: "discord", plausible: true},
 		{name: "within the skew", id: at(snowflake.GuessSkew - time.Second), layout: "discord", plausible: true},
 		{name: "past the skew", id: at(snowflake.GuessSkew + time.Second), layout: "discord", reason: "after now"},

@@ -14,6 +14,7 @@ import (
 )
 
 var parseUsage = `Usage: firn parse [layout flags] [--json] ID...
+       firn parse --guess [--json] ID...
        firn next -n 3 | firn parse [layout flags] [--json]
 
 Takes each ID apart: its time, tick, node fields and sequence. With no ID
@@ -23,10 +24,22 @@ before anything is printed.
 
   --json   one JSON object per line:
            {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
+  --guess  for an ID of unknown origin: reads it with every preset below
+           instead of one layout (so it takes no layout flags). A layout
+           is plausible when the ID fits its width and its time lies after
+           the layout's epoch and at most a minute after now. Plausible
+           layouts come first, the most telling leading: the one a random
+           number would pass least often, counting small node and sequence
+           values as evidence. The ranking is a heuristic; two or more
+           plausible layouts make the ID ambiguous, and all are named
+           (a Mastodon ID also reads as a Discord ID of 2015). With --json:
+           {"id":"…","ambiguous":…,"candidates":[{"layout":"…","plausible":…,
+           "reason":"…","unix_ms":…,"time":"…","tick":…,"node":{…},"sequence":…},…]}
 
 ` + layoutHelp() + `
-Example:
+Examples:
   firn parse --layout discord --json 175928847299117063
+  firn parse --guess 103270115826048975
 `
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
@@ -36,9 +49,15 @@ func runParse(args []string, stdout io.Writer) error {
 	var lf layoutFlags
 	lf.register(fs)
 	asJSON := fs.Bool("json", false, "")
+	guess := fs.Bool("guess", false, "")
 	ids, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if *guess {
+		if set := setLayoutFlags(fs, &lf); len(set) > 0 {
+			return usagef("--guess reads every preset, so it takes no layout flags (got --%s)", strings.Join(set, ", --"))
+		}
 	}
 	if len(ids) == 0 && !isTerminal(stdin) {
 		if ids, err = readIDs(stdin); err != nil {
@@ -47,6 +66,9 @@ func runParse(args []string, stdout io.Writer) error {
 	}
 	if len(ids) == 0 {
 		return usagef("no ID given; usage: firn parse [layout flags] [--json] ID..., or IDs on standard input")
+	}
+	if *guess {
+		return runGuess(ids, *asJSON, stdout)
 	}
 	l, err := lf.layout()
 	if err != nil {
@@ -93,14 +115,23 @@ func readIDs(r io.Reader) ([]string, error) {
 	return ids, nil
 }
 
-// decodeArg parses one decimal ID and takes it apart.
-func decodeArg(l snowflake.Layout, s string) (snowflake.Parts, error) {
+// parseID reads one decimal ID.
+func parseID(s string) (uint64, error) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return snowflake.Parts{}, usagef("ID %q is larger than 64 bits", s)
+			return 0, usagef("ID %q is larger than 64 bits", s)
 		}
-		return snowflake.Parts{}, usagef("ID %q is not a non-negative decimal number", s)
+		return 0, usagef("ID %q is not a non-negative decimal number", s)
+	}
+	return id, nil
+}
+
+// decodeArg parses one decimal ID and takes it apart.
+func decodeArg(l snowflake.Layout, s string) (snowflake.Parts, error) {
+	id, err := parseID(s)
+	if err != nil {
+		return snowflake.Parts{}, err
 	}
 	p, err := l.Decompose(id)
 	if err != nil {
