@@ -40,15 +40,6 @@ func runGuess(args []string, asJSON bool, stdout io.Writer) error {
 	return w.Flush()
 }
 
-// guessTime formats a decoded time to the layout's precision: microseconds
-// for a tick shorter than a millisecond (CockroachDB), else milliseconds.
-func guessTime(l snowflake.Layout, t time.Time) string {
-	if l.Tick%time.Millisecond != 0 {
-		return t.Format("2006-01-02T15:04:05.000000Z")
-	}
-	return t.Format(timeFormat)
-}
-
 // partsText is "node=1 worker=2 sequence=7".
 func partsText(p snowflake.Parts) string {
 	var b strings.Builder
@@ -71,7 +62,7 @@ func writeGuessText(w *bufio.Writer, id uint64, ranked []snowflake.Candidate) {
 		fmt.Fprintf(w, "%-10s %d layouts, ambiguous; the most telling first (a heuristic)\n", "plausible", len(plausible))
 	}
 	for _, c := range plausible {
-		fmt.Fprintf(w, "  %-13s %s  %s\n", c.Layout.Name, guessTime(c.Layout, c.Parts.Time), partsText(c.Parts))
+		fmt.Fprintf(w, "  %-13s %s  %s\n", c.Layout.Name, c.Layout.FormatTime(c.Parts.Time), partsText(c.Parts))
 	}
 	if len(plausible) < len(ranked) {
 		w.WriteString("ruled out\n")
@@ -105,7 +96,7 @@ func writeGuessJSON(w *bufio.Writer, id uint64, ranked []snowflake.Candidate) {
 		}
 		p := c.Parts
 		ms := p.Time.UnixMilli()
-		j.UnixMS, j.Time, j.Tick, j.Sequence = &ms, guessTime(c.Layout, p.Time), &p.Tick, &p.Sequence
+		j.UnixMS, j.Time, j.Tick, j.Sequence = &ms, c.Layout.FormatTime(p.Time), &p.Tick, &p.Sequence
 		j.Node = map[string]uint64{}
 		for _, f := range p.Fields {
 			j.Node[f.Name] = f.Value
