@@ -98,6 +98,7 @@ func newHandler(svc *service) (*handler, error) {
 	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
 	h.route("GET /v1/snowflake/reveal/{id}", needReveal, h.reveal)
+	h.route("GET /v1/snowflake/guess/{id}", needSnowflake, h.guess)
 	h.route("GET /v1/snowflake/info", needSnowflake, h.info)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)

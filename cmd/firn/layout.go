@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -131,8 +132,9 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	}
 	row("nodes", "%s", group(c.Nodes))
 	row("per node", "%s IDs per tick, %s IDs/s", group(c.PerTick), group(uint64(c.PerSecond)))
-	if l.DecodeOnly() {
-		row("generates", "no: 64 bits, decode-only (generated IDs fit a signed BIGINT, 63 bits)")
+	var le *snowflake.LayoutError
+	if err := l.Generable(); errors.As(err, &le) {
+		row("generates", "no: %s", le.Reason)
 	} else {
 		row("generates", "yes: %d bits, fits a signed BIGINT", l.Bits())
 	}

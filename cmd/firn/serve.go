@@ -78,7 +78,8 @@ i issues the IDs congruent to i modulo their number).
                      as for firn next
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
-/v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
+/v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
+--guess), /v1/segments/{tag}/next,
 /v1/segments/{tag}/batch?count=N, /healthz, /readyz, and the OpenAPI
 document at /v1/openapi.json. IDs are JSON strings;
 ?format=number for numbers, Accept: text/plain for one per line. Leaf's
