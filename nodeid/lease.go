@@ -111,13 +111,18 @@ type Lease struct {
 	// at least a TTL past it.
 	confirmedAt time.Time
 
-	done    chan struct{}
-	stop    chan struct{}
-	errMu   sync.Mutex
-	err     error
-	wg      sync.WaitGroup
-	closing sync.Once
-	closed  error
+	done chan struct{}
+	stop chan struct{}
+	// stopCtx ends with stop: a renewal in flight is cut short by Close,
+	// rather than holding it for the renewal's whole deadline.
+	stopCtx    context.Context
+	cancelStop context.CancelFunc
+	halting    sync.Once
+	errMu      sync.Mutex
+	err        error
+	wg         sync.WaitGroup
+	closing    sync.Once
+	closed     error
 }
 
 // reserve checks the clock against the stored HWM and makes the first
@@ -214,7 +219,7 @@ var errStopped = errors.New("nodeid: lease closing")
 // then declared lost and frozen, so an answer that comes later cannot
 // raise its limit.
 func (l *Lease) renewOnce(every time.Duration, lostAt time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), every)
+	ctx, cancel := context.WithTimeout(l.stopCtx, every)
 	answer := make(chan error, 1)
 	l.wg.Add(1)
 	go func() {
@@ -296,9 +301,7 @@ func (l *Lease) Skipped() []*ClockBehindError { return slices.Clone(l.skipped) }
 // has expired anyway.
 func (l *Lease) Close(ctx context.Context) error {
 	l.closing.Do(func() {
-		close(l.stop)
-		l.wg.Wait()
-		l.fail(ErrClosed)
+		l.halt()
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, l.cfg.TTL)
@@ -307,4 +310,15 @@ func (l *Lease) Close(ctx context.Context) error {
 		l.closed = l.store.Release(ctx, l.claim)
 	})
 	return l.closed
+}
+
+// halt stops renewing, cutting short a renewal in flight, and waits for
+// the background loop: the limit is frozen from then on.
+func (l *Lease) halt() {
+	l.halting.Do(func() {
+		close(l.stop)
+		l.cancelStop()
+		l.wg.Wait()
+		l.fail(ErrClosed)
+	})
 }

@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/snowflake"
@@ -94,8 +97,8 @@ func newHandler(svc *service) (*handler, error) {
 		metricsScope = needMetrics
 	}
 	h.route("GET /metrics", metricsScope, metrics.ServeHTTP)
-	h.route("GET /v1/snowflake/next", needSnowflake, h.snowflakeNext)
-	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
+	h.route("GET /v1/snowflake/next", snowflakeIDs, h.snowflakeNext)
+	h.route("GET /v1/snowflake/batch", snowflakeIDs, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
 	h.route("GET /v1/snowflake/reveal/{id}", needReveal, h.reveal)
 	h.route("GET /v1/snowflake/guess/{id}", needSnowflake, h.guess)
@@ -124,19 +127,21 @@ func (h *handler) route(pattern string, sc scope, fn http.HandlerFunc) {
 	h.routeParsed(pattern, sc, nil, fn)
 }
 
-// routeTinyid registers a Tinyid route: bizType and token read from the
+// routeTinyid registers a Tinyid route of scope sc (tinyidBizType or
+// tinyidRange): bizType and token read from the
 // bounded form, Tinyid's token= checked with firn's credentials
 // (service.checkTinyid), refusals answered in Tinyid's shape (empty on
 // the Simple routes).
-func (h *handler) routeTinyid(pattern string, simple bool, fn http.HandlerFunc) {
-	h.routeParsed(pattern, tinyidBizType(), parseTinyidForm, fn).refused = refuseTinyid(simple)
+func (h *handler) routeTinyid(pattern string, sc scope, simple bool, fn http.HandlerFunc) {
+	h.routeParsed(pattern, sc, parseTinyidForm, fn).refused = refuseTinyid(simple)
 }
 
 // routeScopes returns every route the handler serves with the scope a token
-// needs for it ("open", "snowflake", "admin", "reveal" or "tag"), for the tests
-// that hold every route to its scope.
+// needs for it ("open", "snowflake", "admin", "reveal", "metrics", "tag"
+// or "range"), for the tests that hold every route to its scope.
 func (h *handler) routeScopes() map[string]string {
-	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal", scopeMetrics: "metrics", scopeTag: "tag"}
+	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal",
+		scopeMetrics: "metrics", scopeTag: "tag", scopeRange: "range"}
 	out := map[string]string{}
 	for _, rt := range h.routes {
 		out[rt.pattern] = names[rt.scope.kind]
@@ -153,7 +158,9 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		h.errs = append(h.errs, err)
 		return &routed{}
 	}
-	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse,
+		anonymous: h.metrics.anonymousOf(pattern)}
+	rt.serveFn = rt.serve
 	h.routes = append(h.routes, rt)
 	for _, name := range []string{"tag", "key"} {
 		if strings.Contains(pattern, "{"+name+"}") {
@@ -161,9 +168,7 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		}
 	}
 	h.mux.Handle(pattern, rt)
-	if pattern == "GET /v1/snowflake/next" {
-		h.hot = rt
-	}
+	h.fast.add(pattern, rt)
 	return rt
 }
 
@@ -176,13 +181,17 @@ type routed struct {
 	tags    []string // the path values that name a tag
 	fn      http.HandlerFunc
 	observe func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
+	// serveFn is serve, bound once rather than on every request.
+	serveFn http.HandlerFunc
 	// refused answers a refusal: refuse, or the route's own shape
 	// (Tinyid's).
 	refused func(w http.ResponseWriter, no *refusal)
+	// anonymous counts the requests an anonymous grant decided.
+	anonymous anonymousCounters
 }
 
 func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt.observe(w, r, rt.serve)
+	rt.observe(w, r, rt.serveFn)
 }
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
@@ -198,7 +207,11 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if no := rt.check(r); no != nil {
+	no, anon := rt.check(r)
+	if anon {
+		rt.anonymous.count(no)
+	}
+	if no != nil {
 		rt.refused(w, no)
 		return
 	}
@@ -206,15 +219,16 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	case rt.scope.kind == scopeSnowflake && rt.h.svc.generator() == nil:
 		writeError(w, ErrSnowflakeOff)
 		return
-	case rt.scope.kind == scopeTag && rt.h.svc.Segments == nil:
+	case (rt.scope.kind == scopeTag || rt.scope.kind == scopeRange) && rt.h.svc.Segments == nil:
 		writeError(w, ErrSegmentsOff)
 		return
 	}
 	rt.fn(w, r)
 }
 
-// check returns why r may not use the route, or nil.
-func (rt *routed) check(r *http.Request) *refusal {
+// check returns why r may not use the route, or nil, and whether an
+// anonymous grant decided.
+func (rt *routed) check(r *http.Request) (*refusal, bool) {
 	if rt.scope.tinyid {
 		return rt.h.svc.checkTinyid(rt.scope, r)
 	}
@@ -234,12 +248,15 @@ func refuse(w http.ResponseWriter, no *refusal) {
 type handler struct {
 	svc     *service
 	mux     *http.ServeMux
-	hot     *routed // GET /v1/snowflake/next, the route most requests take
+	fast    fastRoutes // the routes most requests take, without the mux's matching
 	routes  []*routed
 	errs    []error // of routes registered without a valid scope
 	metrics *metrics
 	// snowflakeIssued counts snowflake IDs, its counter resolved once.
 	snowflakeIssued func(n int)
+	// tagIssued holds the issued-IDs counter of each tag that issued IDs
+	// (segmentIssued).
+	tagIssued sync.Map
 }
 
 // ServeHTTP routes r; unknown paths and wrong methods get the JSON error
@@ -250,8 +267,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !limitBody(w, r, h.svc.maxBody()) {
 		return
 	}
-	if r.URL.Path == "/v1/snowflake/next" && r.Method == http.MethodGet && h.hot != nil {
-		h.hot.ServeHTTP(w, r) // the mux would find the same route, at some cost
+	if rt := h.fast.find(r); rt != nil {
+		rt.ServeHTTP(w, r) // the route the mux would find, at a fraction of its cost
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -322,7 +339,7 @@ var (
 func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 	if f == "text" {
 		w.Header()["Content-Type"] = textType
-		var b []byte
+		b := make([]byte, 0, 21*len(ids))
 		for _, id := range ids {
 			b = strconv.AppendInt(b, id, 10)
 			b = append(b, '\n')
@@ -331,7 +348,7 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 		return
 	}
 	w.Header()["Content-Type"] = jsonType
-	var b []byte
+	b := make([]byte, 0, 12+23*len(ids))
 	if one {
 		b = append(b, `{"id":`...)
 	} else {
@@ -383,7 +400,22 @@ func (h *handler) counter(mode, tag string) func(n int) {
 	if mode == "snowflake" {
 		return h.snowflakeIssued
 	}
-	return func(n int) { h.metrics.issuedAdd(mode, tag, n) }
+	return func(n int) { h.segmentIssued(tag, n) }
+}
+
+// segmentIssued counts n IDs of a segment tag, the tag's counter resolved
+// once: a label lookup on every request cost a third of a segment
+// route's time (BenchmarkRoutes). Only tags that issued IDs are kept, so
+// the cache holds no more than the allocator does.
+func (h *handler) segmentIssued(tag string, n int) {
+	if c, ok := h.tagIssued.Load(tag); ok {
+		c.(prometheus.Counter).Add(float64(n))
+		return
+	}
+	h.metrics.issuedAdd("segment", tag, n) // a label it cannot write is dropped and counted there
+	if c, err := h.metrics.issued.GetMetricWithLabelValues("segment", labelValue(tag)); err == nil {
+		h.tagIssued.Store(tag, c)
+	}
 }
 
 // one answers a request for one ID drawn by next, and counts it. With
@@ -396,9 +428,9 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, coun
 	}
 	ctx := r.Context()
 	if bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = h.ctx(r)
-		defer cancel()
+		d := h.bounded(r)
+		defer d.release()
+		ctx = d
 	}
 	id, err := next(ctx)
 	if err != nil {
@@ -423,9 +455,9 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	}
 	ctx := r.Context()
 	if bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = h.ctx(r)
-		defer cancel()
+		d := h.bounded(r)
+		defer d.release()
+		ctx = d
 	}
 	ids := make([]int64, n)
 	if _, err := fill(ctx, ids); err != nil {

@@ -67,10 +67,16 @@ default would issue the same IDs.
   --log-level L      debug, info (default), warn or error
   --log-format F     auto (default: text on a terminal, JSON otherwise),
                      text or json
-Tokens and scopes (auth.tokens) come from the configuration file; without
-them every request is allowed, so firn serve stays on loopback. So does a
-set of segment databases serving every tag together (segments.stores: store
-i issues the IDs congruent to i modulo their number).
+Tokens and scopes (auth.tokens) come from the configuration file, as
+does a set of segment databases serving every tag together
+(segments.stores: store i issues the IDs congruent to i modulo their
+number). Without tokens every request is allowed, so firn serve stays on
+loopback, unless auth.anonymous opens the HTTP ID routes of chosen
+scopes (snowflake, tag:NAME, tag:*, range:NAME for Tinyid's
+nextSegmentId) to clients that send no credentials, such as Leaf's and
+Tinyid's, at auth.anonymous_rate requests per second per client address
+(logged at start); admin then needs a token that holds it (403
+otherwise), and gRPC off loopback still needs tokens.
   --local-segments   off loopback on the local store, serve segment tags from
                      the data directory anyway: this machine alone serves
                      them (without it, segments are off there)
@@ -259,8 +265,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", node,
 		"layout", l.String(), "version", buildinfo.Read().String())
-	if auth.Enabled() && len(o.anonymous) > 0 {
-		log.Warn("anonymous access: requests without credentials may use these scopes", "scopes", strings.Join(o.anonymous, ","))
+	if len(o.anonymous) > 0 {
+		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
+			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+ln.Addr().String(),
+			"admin", adminState(auth))
 	}
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
@@ -319,6 +327,14 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// adminState says who may use the admin routes, for the log.
+func adminState(auth *server.Auth) string {
+	if !auth.Enabled() {
+		return "anyone on loopback"
+	}
+	return "tokens with the scope admin only (403 when none is configured)"
 }
 
 // startTinyidTokens reads Tinyid's token table of the segment store just
@@ -442,17 +458,21 @@ func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) 
 }
 
 // checkListen keeps the implicit local default, and a service without
-// tokens, on loopback. flag names the listener in messages. The address
-// is host:port (config.Validate checked it).
-func checkListen(flag, addr string, explicitStore, tokens bool) error {
+// tokens, on loopback: off it, HTTP needs tokens or anonymous grants
+// (auth.anonymous lifts this rule and no other), gRPC tokens (anonymous
+// grants cover HTTP only). flag names the listener in messages. The
+// address is host:port (config.Validate checked it).
+func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error {
 	if loopback(addr) {
 		return nil
 	}
 	switch {
 	case !explicitStore:
 		return usagef("--%s %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", flag, addr)
-	case !tokens:
-		return usagef("--%s %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", flag, addr)
+	case flag == "grpc" && !auth.HasTokens():
+		return usagef("--grpc %s is not loopback: configure auth.tokens (docs/config.md), or --grpc off; auth.anonymous opens HTTP routes only", addr)
+	case !auth.Enabled():
+		return usagef("--%s %s is not loopback: configure auth.tokens, or auth.anonymous for chosen ID routes (docs/config.md); without either firn serve serves loopback only", flag, addr)
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// or be the operator's: a local store picking "the lowest free node"
 	// gives node 0 on every machine, explicit or not.
 	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
-	if err := checkListen("http", o.addr, explicitStore, o.auth.Enabled()); err != nil {
+	if err := checkListen("http", o.addr, explicitStore, o.auth); err != nil {
 		return o, err
 	}
 	// Segments from the local directory serve one machine: off loopback,
@@ -76,7 +76,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 			"or --local-segments if this machine alone serves its tags"
 	}
 	if o.grpcAddr != "off" {
-		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth.Enabled()); err != nil {
+		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth); err != nil {
 			return o, err
 		}
 	}

@@ -87,23 +87,29 @@ type Log struct {
 	Format string `yaml:"format" flag:"log-format"` // auto (default: text on a terminal, else JSON), text, json
 }
 
-// Auth lists the bearer tokens. With none, firn serve answers every
-// request, and only on loopback. Tokens come from the file only.
+// Auth lists the bearer tokens and the anonymous grants. With neither,
+// firn serve answers every request, and only on loopback. From the file
+// only.
 type Auth struct {
 	Tokens []Token `yaml:"tokens" flag:"-"`
-	// Anonymous lists the scopes a request without credentials may use
-	// while tokens are configured (snowflake, tag:NAME, tag:*; never
-	// admin): Leaf's and Tinyid's clients send none. Logged at start.
+	// Anonymous lists the scopes whose HTTP ID routes a request without
+	// credentials may use (snowflake, tag:NAME, tag:*, range:NAME,
+	// range:*; never admin): Leaf's and Tinyid's clients send none. It
+	// lets firn serve listen off loopback without tokens; logged at
+	// start.
 	Anonymous []string `yaml:"anonymous" flag:"-"`
+	// AnonymousRate bounds the anonymous requests of one client address
+	// per second: above 0, default server.DefaultAnonymousRate.
+	AnonymousRate float64 `yaml:"anonymous_rate" flag:"-"`
 }
 
-// New returns the server's checker of these tokens and anonymous scopes.
+// New returns the server's checker of these tokens and anonymous grants.
 func (a Auth) New() (*server.Auth, error) {
 	tokens := make([]server.Token, len(a.Tokens))
 	for i, t := range a.Tokens {
 		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
 	}
-	return server.NewAuth(tokens, a.Anonymous...)
+	return server.NewAuthWith(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate})
 }
 
 // Token is one bearer token.
@@ -271,6 +277,7 @@ func Default() Config {
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
 		Snowflake: Snowflake{Enabled: true},
+		Auth:      Auth{AnonymousRate: server.DefaultAnonymousRate},
 		Log:       Log{Level: "info", Format: "auto"},
 	}
 }
@@ -584,10 +591,15 @@ func (o Opaque) Validate() error {
 	return nil
 }
 
-// validateAuth checks the tokens and anonymous scopes with the server's
-// own rules (server.NewAuth), naming the field at fault; a token without
-// a scope, which the server would take, is refused here as a mistake.
+// validateAuth checks the tokens and anonymous grants with the server's
+// own rules (server.NewAuthWith), naming the field at fault; a token
+// without a scope, which the server would take, and an anonymous rate of
+// 0, which the server reads as its default, are refused here as
+// mistakes.
 func (c *Config) validateAuth() error {
+	if c.Auth.AnonymousRate == 0 {
+		return &FieldError{Field: "auth.anonymous_rate", Reason: fmt.Sprintf("0: want requests per second per client address above 0 (default %d)", server.DefaultAnonymousRate)}
+	}
 	for i, t := range c.Auth.Tokens {
 		if len(t.Scopes) == 0 {
 			return &FieldError{Field: fmt.Sprintf("auth.tokens[%d].scopes", i), Reason: "none: a token needs at least one scope"}
@@ -597,7 +609,7 @@ func (c *Config) validateAuth() error {
 	var te *server.TokenError
 	switch {
 	case errors.As(err, &te) && te.Index < 0:
-		return &FieldError{Field: "auth.anonymous", Reason: te.Reason}
+		return &FieldError{Field: "auth." + te.Field, Reason: te.Reason}
 	case errors.As(err, &te):
 		return &FieldError{Field: fmt.Sprintf("auth.tokens[%d].%s", te.Index, te.Field), Reason: te.Reason}
 	}
