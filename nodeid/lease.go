@@ -51,6 +51,13 @@ const (
 	MaxTTL     = 10 * time.Minute
 )
 
+// The longest layout fingerprint and description a store records (the
+// SQL stores' columns): a longer one is refused, never cut short.
+const (
+	MaxFingerprint = 64
+	MaxDescription = 512
+)
+
 func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
@@ -79,6 +86,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
 	case c.Layout.Fingerprint == "":
 		return errors.New("nodeid: no layout fingerprint")
+	case len(c.Layout.Fingerprint) > MaxFingerprint || len(c.Layout.Description) > MaxDescription:
+		return fmt.Errorf("nodeid: layout fingerprint of %d bytes or description of %d: want at most %d and %d (what stores record)",
+			len(c.Layout.Fingerprint), len(c.Layout.Description), MaxFingerprint, MaxDescription)
 	}
 	return nil
 }

@@ -92,8 +92,8 @@ func NewAuthWith(tokens []Token, anon Anonymous) (*Auth, error) {
 		}
 	}
 	for _, s := range anon.Scopes {
-		if !ValidScope(s) || s == "admin" {
-			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME, tag:*, range:NAME or range:* (admin is never anonymous)", s)}
+		if !ValidScope(s) || s == "admin" || s == "reveal" || s == "metrics" {
+			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME, tag:*, range:NAME or range:* (admin, reveal and metrics are never anonymous)", s)}
 		}
 	}
 	if anon.Rate < 0 || math.IsNaN(anon.Rate) || math.IsInf(anon.Rate, 0) {
@@ -122,12 +122,12 @@ func (e *TokenError) Error() string {
 }
 
 // ScopeNames describes the scopes a token may hold, for messages.
-const ScopeNames = "snowflake, admin, tag:NAME, tag:*, range:NAME or range:*"
+const ScopeNames = "snowflake, admin, reveal, metrics, tag:NAME, tag:*, range:NAME or range:*"
 
 // ValidScope reports whether s is a scope some route needs: the one rule
 // for scopes.
 func ValidScope(s string) bool {
-	return s == "snowflake" || s == "admin" || strings.HasPrefix(s, "tag:") || strings.HasPrefix(s, "range:")
+	return s == "snowflake" || s == "admin" || s == "reveal" || s == "metrics" || strings.HasPrefix(s, "tag:") || strings.HasPrefix(s, "range:")
 }
 
 // Enabled reports whether requests are checked: some token or anonymous
@@ -166,6 +166,9 @@ type refusal struct {
 // whether an anonymous grant decided.
 func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 	need := sc.need(r)
+	if need.prefix == "reveal" && !a.HasTokens() {
+		return &refusal{status: http.StatusForbidden, message: "revealing opaque IDs needs a token with scope reveal: configure auth.tokens"}, false
+	}
 	if !a.Enabled() || need.open() {
 		return nil, false
 	}

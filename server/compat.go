@@ -65,7 +65,7 @@ func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 // leafSnowflake ignores its key, as Leaf does. Like firn's own snowflake
 // routes it waits at most the generator's MaxWait, never on a store.
 func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
-	id, err := h.svc.generator().Next(r.Context())
+	id, err := h.svc.nextSnowflake(r.Context())
 	if err != nil {
 		leafError(w, err)
 		return
@@ -81,6 +81,10 @@ func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		leafError(w, badRequest(fmt.Sprintf("snowflakeId %q is not a non-negative decimal number", s)))
+		return
+	}
+	if h.svc.Opaque != nil {
+		leafError(w, ErrOpaqueIDs)
 		return
 	}
 	l := h.svc.generator().Layout()

@@ -90,10 +90,18 @@ func newHandler(svc *service) (*handler, error) {
 	issued := h.metrics.issued.WithLabelValues("snowflake", "")
 	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
 	metrics := h.metrics.handler()
-	h.route("GET /metrics", open, metrics.ServeHTTP)
+	// In opaque mode the counters would tell what the IDs hide (how many
+	// were issued): /metrics then needs scope metrics.
+	metricsScope := open
+	if svc.Opaque != nil {
+		metricsScope = needMetrics
+	}
+	h.route("GET /metrics", metricsScope, metrics.ServeHTTP)
 	h.route("GET /v1/snowflake/next", snowflakeIDs, h.snowflakeNext)
 	h.route("GET /v1/snowflake/batch", snowflakeIDs, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
+	h.route("GET /v1/snowflake/reveal/{id}", needReveal, h.reveal)
+	h.route("GET /v1/snowflake/guess/{id}", needSnowflake, h.guess)
 	h.route("GET /v1/snowflake/info", needSnowflake, h.info)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
@@ -129,10 +137,11 @@ func (h *handler) routeTinyid(pattern string, sc scope, simple bool, fn http.Han
 }
 
 // routeScopes returns every route the handler serves with the scope a token
-// needs for it ("open", "snowflake", "admin", "tag" or "range"), for the tests
-// that hold every route to its scope.
+// needs for it ("open", "snowflake", "admin", "reveal", "metrics", "tag"
+// or "range"), for the tests that hold every route to its scope.
 func (h *handler) routeScopes() map[string]string {
-	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeTag: "tag", scopeRange: "range"}
+	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal",
+		scopeMetrics: "metrics", scopeTag: "tag", scopeRange: "range"}
 	out := map[string]string{}
 	for _, rt := range h.routes {
 		out[rt.pattern] = names[rt.scope.kind]
@@ -367,11 +376,11 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 // Snowflake calls wait at most the generator's MaxWait, never on a store:
 // they take the request's own context.
 func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
-	h.one(w, r, false, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.generator().Next(ctx) })
+	h.one(w, r, false, h.counter("snowflake", ""), h.svc.nextSnowflake)
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	h.batch(w, r, false, h.counter("snowflake", ""), h.svc.generator().NextN)
+	h.batch(w, r, false, h.counter("snowflake", ""), h.svc.nextSnowflakeN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
@@ -467,15 +476,26 @@ type decoded struct {
 	Tick     uint64            `json:"tick"`
 	Node     map[string]uint64 `json:"node"`
 	Sequence uint64            `json:"sequence"`
+	OpaqueID string            `json:"opaque_id,omitempty"` // the ID revealed, in opaque mode
 }
 
 func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
+	if h.svc.Opaque != nil {
+		writeError(w, ErrOpaqueIDs)
+		return
+	}
 	s := r.PathValue("id")
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
 		return
 	}
+	h.writeDecoded(w, id, "")
+}
+
+// writeDecoded answers with the parts of a plain ID, and the opaque ID it
+// was revealed from, if any.
+func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string) {
 	l := h.svc.generator().Layout()
 	p, err := l.Decompose(id)
 	if err != nil {
@@ -483,7 +503,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := decoded{ID: strconv.FormatUint(id, 10), UnixMS: p.Time.UnixMilli(), Time: p.Time.Format("2006-01-02T15:04:05.000Z"),
-		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence}
+		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence, OpaqueID: opaqueID}
 	for _, f := range p.Fields {
 		d.Node[f.Name] = f.Value
 	}
@@ -495,7 +515,11 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 	g := h.svc.generator()
 	l := g.Layout()
-	writeJSON(w, http.StatusOK, map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch})
+	info := map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch}
+	if h.svc.Opaque != nil {
+		info["opaque"] = h.svc.Opaque.Fingerprint()
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 func (h *handler) ready(w http.ResponseWriter, r *http.Request) {

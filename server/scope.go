@@ -31,6 +31,8 @@ const (
 	scopeOpen
 	scopeSnowflake
 	scopeAdmin
+	scopeReveal
+	scopeMetrics
 	scopeTag
 	// scopeRange: Tinyid's nextSegmentId routes, which reserve a whole
 	// range of a tag in the store on every call.
@@ -46,6 +48,12 @@ var (
 	snowflakeIDs = scope{kind: scopeSnowflake, ids: true}
 	// needAdmin: segment administration.
 	needAdmin = scope{kind: scopeAdmin}
+	// needReveal: undoing opaque mode's permutation. Never anonymous, and
+	// refused while no token is configured.
+	needReveal = scope{kind: scopeReveal}
+	// needMetrics: /metrics in opaque mode, whose counters would tell how
+	// many IDs were issued. Never anonymous.
+	needMetrics = scope{kind: scopeMetrics}
 )
 
 // tagInPath needs tag:NAME for the IDs of the tag in the path value name.
@@ -102,6 +110,10 @@ func (s scope) need(r *http.Request) grant {
 		return grant{prefix: "snowflake"}
 	case scopeAdmin:
 		return grant{prefix: "admin"}
+	case scopeReveal:
+		return grant{prefix: "reveal"}
+	case scopeMetrics:
+		return grant{prefix: "metrics"}
 	case scopeTag:
 		return grant{prefix: "tag:", name: s.tag(r)}
 	case scopeRange:

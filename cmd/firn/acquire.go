@@ -78,7 +78,7 @@ func (a *acquirer) once(ctx context.Context) (*nodeid.Lease, *snowflake.Generato
 	}
 	g, err := snowflake.New(snowflake.Config{Layout: a.o.layout, Node: lease.Node(), Reservation: lease, StartAhead: a.o.lease.StartAhead})
 	if err == nil {
-		err = checkFloor(g, a.o.floor) // another node may start lower
+		err = checkFloor(g, a.o.floor, a.o.opaque) // another node may start lower
 	}
 	if err != nil {
 		return nil, nil, errors.Join(err, lease.Close(ctx))

@@ -3,6 +3,7 @@
 //	firn serve [--http ADDR] [flags]              serve IDs over HTTP
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
 //	firn parse [layout flags] [--json] [ID...]    take IDs apart (or from stdin)
+//	firn parse --guess [--json] [ID...]           which presets an ID may belong to
 //	firn layout [layout flags]                    draw a layout and its capacity
 //	firn tag list|create|step|advance|next        segment mode's tags
 //	firn schema --dialect postgres|mysql          print the SQL tables
@@ -38,7 +39,7 @@ func commands() []command {
 		{"serve", "serve IDs over HTTP", serveUsage, runServe},
 		{"config", "check or print firn serve's configuration", configUsage, runConfig},
 		{"next", "print new IDs, one per line", nextUsage, runNext},
-		{"parse", "take IDs apart: time, node fields, sequence", parseUsage, runParse},
+		{"parse", "take IDs apart: time, node fields, sequence (--guess: by every preset)", parseUsage, runParse},
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},
 		{"tag", "segment mode: create, list and draw from tags", tagUsage, runTag},
 		{"schema", "print the SQL tables", schemaUsage, runSchema},

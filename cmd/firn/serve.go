@@ -25,6 +25,7 @@ import (
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
@@ -83,7 +84,8 @@ otherwise), and gRPC off loopback still needs tokens.
                      as for firn next
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
-/v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
+/v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
+--guess), /v1/segments/{tag}/next,
 /v1/segments/{tag}/batch?count=N, /healthz, /readyz, and the OpenAPI
 document at /v1/openapi.json. IDs are JSON strings;
 ?format=number for numbers, Accept: text/plain for one per line. Leaf's
@@ -135,6 +137,10 @@ type serveOptions struct {
 	tls *tls.Config
 	// anonymous are the scopes open to requests without credentials.
 	anonymous []string
+	// maxID bounds the IDs of the tags listed in segments.javascript_safe.
+	maxID func(tag string) int64
+	// opaque, in opaque mode, permutes every snowflake ID served.
+	opaque *opaque.Permutation
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
 	// cfg is the configuration the options came from: defaults, file,
@@ -228,14 +234,18 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			err = errors.Join(err, cerr)
 		}()
 	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{})
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth := o.auth
 	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log,
-		Ready: acq.notReady}
+		Ready: acq.notReady, Opaque: o.opaque}
+	if o.opaque != nil {
+		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
+			"permutation", o.opaque.Fingerprint())
+	}
 	if tokens != nil {
 		scfg.TinyidTokens = tokens
 	}
@@ -468,19 +478,29 @@ func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error
 }
 
 // checkFloor refuses to start when the first ID would not exceed floor,
-// the largest ID a previous system issued.
-func checkFloor(g *snowflake.Generator, floor uint64) error {
+// the largest ID a previous system issued. In opaque mode (perm set) the
+// floor is an opaque ID of the namespace, revealed before it is compared:
+// opaque IDs are not ordered.
+func checkFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) error {
 	if floor == 0 {
 		return nil
+	}
+	plain, err := reveal(perm, floor)
+	if err != nil {
+		return usagef("snowflake.floor: %s", err)
 	}
 	l := g.Layout()
 	tick := uint64(g.Now().Sub(l.Epoch) / l.Tick)
 	first, err := l.Compose(min(tick, l.MaxTick()), g.Node(), 0)
-	if err != nil || first <= floor {
-		return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
-			"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
+	if err == nil && first > plain {
+		return nil
 	}
-	return nil
+	if perm != nil {
+		return fmt.Errorf("snowflake floor %d (opaque; revealed, %d): the first ID would be about %d before the permutation, not above it; "+
+			"move the node past it with firn admin advance --node %d --past-id %d and the opaque flags, or check the layout and epoch", floor, plain, first, g.Node(), floor)
+	}
+	return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
+		"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
 }
 
 // logOutput is where firn serve logs; tests replace it.
