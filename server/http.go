@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -310,22 +311,40 @@ func (h *handler) count(r *http.Request) (int, error) {
 	return n, nil
 }
 
-// format is how IDs are written: "string" (default), "number" or "text".
-func format(r *http.Request) (string, error) {
-	f := ""
+// idFormat is how IDs are written: kind "string" (default), "number" or
+// "text", and their encoding (idtext: decimal by default, base62 or
+// base32), which numbers cannot have.
+type idFormat struct {
+	kind string
+	enc  idtext.Encoding
+}
+
+// format reads ?format= and ?encoding=.
+func format(r *http.Request) (idFormat, error) {
+	var f, e string
 	if r.URL.RawQuery != "" { // parsing an empty query still allocates
-		f = r.URL.Query().Get("format")
+		q := r.URL.Query()
+		f, e = q.Get("format"), q.Get("encoding")
+	}
+	enc, err := idtext.ParseEncoding(e)
+	if err != nil {
+		return idFormat{}, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames))
 	}
 	switch f {
 	case "", "string":
 		if strings.HasPrefix(r.Header.Get("Accept"), "text/plain") {
-			return "text", nil
+			return idFormat{"text", enc}, nil
 		}
-		return "string", nil
-	case "number", "text":
-		return f, nil
+		return idFormat{"string", enc}, nil
+	case "text":
+		return idFormat{f, enc}, nil
+	case "number":
+		if enc != idtext.Decimal {
+			return idFormat{}, badRequest(fmt.Sprintf("format number with encoding %s: numbers are decimal; use format string or text", enc))
+		}
+		return idFormat{f, enc}, nil
 	default:
-		return "", badRequest(fmt.Sprintf("format %q: want string, number or text", f))
+		return idFormat{}, badRequest(fmt.Sprintf("format %q: want string, number or text", f))
 	}
 }
 
@@ -336,12 +355,12 @@ var (
 	textType = []string{"text/plain; charset=utf-8"}
 )
 
-func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
-	if f == "text" {
+func writeIDs(w http.ResponseWriter, f idFormat, one bool, ids []int64) {
+	if f.kind == "text" {
 		w.Header()["Content-Type"] = textType
 		b := make([]byte, 0, 21*len(ids))
 		for _, id := range ids {
-			b = strconv.AppendInt(b, id, 10)
+			b = f.enc.Append(b, uint64(id))
 			b = append(b, '\n')
 		}
 		_, _ = w.Write(b)
@@ -358,11 +377,11 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if f == "string" {
+		if f.kind == "string" {
 			b = append(b, '"')
 		}
-		b = strconv.AppendInt(b, id, 10)
-		if f == "string" {
+		b = f.enc.Append(b, uint64(id))
+		if f.kind == "string" {
 			b = append(b, '"')
 		}
 	}
