@@ -80,6 +80,8 @@ type Use struct {
 	// the administrative commands (firn tag, firn admin) and for CREATE
 	// TABLE, which runs only while the table does not exist.
 	Serve bool
+	// column is a column of the table, for a probe that changes nothing.
+	column string
 }
 
 // use is a row of the table below, with {t} for the table's name.
@@ -140,6 +142,13 @@ var uses = map[Mode][]use{
 	ModeSet: segmentUses(setTable, "biz_type"),
 }
 
+// probeColumns name a column of each mode's tables (of the namespace
+// table: true), for the probes of CheckPrivileges.
+var probeColumns = map[Mode]map[bool]string{
+	ModeNodes: {false: "hwm", true: "layout"}, ModeLeaf: {false: "max_id"},
+	ModeTinyid: {false: "max_id"}, ModeSet: {false: "max_id"},
+}
+
 // Uses returns the statements mode m runs on tables t, in order.
 func Uses(m Mode, t Tables) ([]Use, error) {
 	t, err := t.withDefaults()
@@ -154,7 +163,7 @@ func Uses(m Mode, t Tables) ([]Use, error) {
 	for i, r := range rows {
 		name := r.table(t)
 		out[i] = Use{Table: name, Verb: r.verb, Statement: strings.ReplaceAll(r.stmt, "{t}", name),
-			Privileges: r.privs, By: r.by, Serve: r.serve}
+			Privileges: r.privs, By: r.by, Serve: r.serve, column: probeColumns[m][name == namespacesTable(t)]}
 	}
 	return out, nil
 }

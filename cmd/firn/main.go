@@ -7,6 +7,7 @@
 //	firn tag list|create|step|advance|next        segment mode's tags
 //	firn schema --dialect postgres|mysql          print the SQL tables and GRANTs
 //	firn admin advance --node N --to TIME         move a node's HWM forward
+//	firn migrate check --from SYSTEM --dsn DSN    the plan to switch from Leaf, Tinyid, uid-generator
 //	firn bench [--protocol P] [--mode M] [flags]  load a server, check the IDs
 //
 // Run "firn help COMMAND" for a command's flags. Bad input exits with
@@ -44,6 +45,7 @@ func commands() []command {
 		{"schema", "print the SQL tables and the GRANTs each mode needs", schemaUsage, runSchema},
 		{"bench", "load a firn (or Leaf, Tinyid) server and check what it returns", benchUsage, runBench},
 		{"admin", "administer a store: advance a node's HWM after a restore", adminUsage, runAdmin},
+		{"migrate", "check a Leaf, Tinyid or uid-generator database and print the plan to switch", migrateUsage, runMigrate},
 		{"version", "print the version, commit and Go version of this binary", versionUsage, runVersion},
 	}
 }
