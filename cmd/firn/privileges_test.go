@@ -218,6 +218,9 @@ func TestMissingPrivilegeIsOneLine(t *testing.T) {
 			a := newAccount(t, kind)
 			a.run(t, leaftest.Table(kind, "leaf_alloc")...)
 			a.run(t, "GRANT SELECT ON leaf_alloc TO "+a.user) // Leaf needs UPDATE too
+			a.run(t, tinyidtest.InfoTable(kind, "tiny_id_info")...)
+			a.run(t, tinyidtest.TokenTable(kind, "tiny_id_token")...)
+			a.run(t, "GRANT SELECT, UPDATE ON tiny_id_info TO "+a.user) // and none on tiny_id_token
 			tests := []struct {
 				name      string
 				args      []string
@@ -231,6 +234,9 @@ func TestMissingPrivilegeIsOneLine(t *testing.T) {
 						"mysql":    "GRANT SELECT, INSERT, UPDATE ON " + a.where + ".firn_nodes_namespaces TO " + a.user + ";",
 						"postgres": "GRANT CREATE ON SCHEMA " + a.where + " TO " + a.user + ";", // PostgreSQL: the table is missing, and may not be created
 					}[kind]},
+				{"Tinyid's tokens at the start of firn serve", []string{"serve", "--http", freePort(t), "--grpc", "off", "--snowflake=false",
+					"--store", kind, "--dsn", a.dsn, "--segments", "tinyid"},
+					"SELECT token, biz_type FROM tiny_id_token", "GRANT SELECT ON " + a.where + ".tiny_id_token TO " + a.user + ";"},
 			}
 			for _, tt := range tests {
 				_, errOut, code := runCLI(tt.args...)
@@ -239,8 +245,8 @@ func TestMissingPrivilegeIsOneLine(t *testing.T) {
 					t.Errorf("%s: exit %d, stderr %q; want one line naming %q and %q", tt.name, code, errOut, tt.statement, tt.grant)
 				}
 			}
-			if got := a.tables(t); strings.Join(got, ",") != "leaf_alloc" {
-				t.Errorf("tables: %v; want leaf_alloc alone", got)
+			if got := a.tables(t); strings.Join(got, ",") != "leaf_alloc,tiny_id_info,tiny_id_token" {
+				t.Errorf("tables: %v; want Leaf's and Tinyid's alone", got)
 			}
 		})
 	}
