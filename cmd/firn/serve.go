@@ -348,6 +348,9 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 	sctx, cancel := context.WithTimeout(ctx, sf.dialTimeout)
 	defer cancel()
 	if err := sf.tokens.Start(sctx); err != nil {
+		if errors.Is(err, sqlstore.ErrDenied) { // the table is there; the account may not read it
+			return nil, usagef("segments.token_table %s: %s", sf.tokens.Table(), err)
+		}
 		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
 			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
 			sf.tokens.Table(), err)
