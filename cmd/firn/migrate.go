@@ -61,6 +61,9 @@ its state in ZooKeeper and uid-generator its bits in its Spring
 configuration, so neither is read from the database; the floor is decoded
 with them to check that they fit.
 
+Opaque IDs (--opaque) are refused: spread over the whole ID space, they
+cannot follow the old system's IDs in one column whatever the floor.
+
 ` + layoutHelp()
 
 // migrateFlags are firn migrate check's settings.
@@ -72,6 +75,7 @@ type migrateFlags struct {
 	nodes                                    int
 	stores                                   storeFlags
 	layout                                   layoutFlags
+	opaque                                   opaqueFlags
 	explicit                                 map[string]bool // flags given on the command line
 }
 
@@ -122,6 +126,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	f.stores.register(fs)
 	f.layout.register(fs)
+	f.opaque.register(fs)
 	fs.StringVar(&f.from, "from", "", "")
 	fs.StringVar(&f.dialect, "dialect", "mysql", "")
 	fs.StringVar(&f.oldTable, "old-table", "", "")
@@ -148,6 +153,11 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("--dialect %q: want mysql or postgres", f.dialect)
 	case f.nodes < 0:
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
+	case f.opaque.cfg.Snowflake:
+		// Opaque IDs are spread over the whole space: no floor keeps
+		// them from the old system's IDs in one column.
+		return nil, usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
+			"give firn's opaque IDs a column or table of their own, or migrate with plain IDs", f.from)
 	}
 	f.dsn = f.stores.dsn
 	if f.oldTable == "" {
@@ -391,7 +401,7 @@ func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
 func advancePast(store nodeid.Store, l snowflake.Layout, node uint64, hwm int64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
 	defer cancel()
-	req := nodeid.AdvanceRequest{Node: node, HWM: hwm, Layout: layoutID(l), Pool: l.MaxNode() + 1}
+	req := nodeid.AdvanceRequest{Node: node, HWM: hwm, Layout: spaceID(l, nil), Pool: l.MaxNode() + 1}
 	_, err := store.Advance(ctx, req)
 	if errors.Is(err, nodeid.ErrUnknownNamespace) {
 		c, cerr := store.Claim(ctx, nodeid.ClaimRequest{Node: node, Pool: req.Pool, Layout: req.Layout, TTL: time.Second})

@@ -187,3 +187,12 @@ func mustKey(t *testing.T, hexKey string) []byte {
 	}
 	return k
 }
+
+// TestMigrateRefusesOpaque: opaque IDs are spread over the whole space,
+// so no floor keeps them from an old system's IDs in one column.
+func TestMigrateRefusesOpaque(t *testing.T) {
+	_, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dsn", "root@tcp(127.0.0.1:1)/x", "--opaque", "--opaque-key-file", keyFile(t, testKeyA))
+	if code != 2 || !strings.Contains(errOut, "whatever the floor") {
+		t.Fatalf("exit %d, %s", code, errOut)
+	}
+}
