@@ -255,6 +255,16 @@ func (l *Lease) Node() uint64 { return l.claim.Node }
 // Token returns the token that fences this acquisition's writes.
 func (l *Lease) Token() string { return l.claim.Token }
 
+// TTL returns how long the claim lives without a renewal as the store
+// granted it: etcd may grant more than was asked (about 1.5 times its
+// election timeout at least).
+func (l *Lease) TTL() time.Duration {
+	if l.claim.TTL > 0 {
+		return l.claim.TTL
+	}
+	return l.cfg.TTL
+}
+
 // Done is closed when the lease is lost or closed.
 func (l *Lease) Done() <-chan struct{} { return l.done }
 

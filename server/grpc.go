@@ -29,21 +29,41 @@ func newGRPC(svc *service, opts ...grpc.ServerOption) *grpc.Server {
 
 // health is the standard gRPC health service (grpc.health.v1): SERVING
 // exactly when /readyz would answer 200, for the service "" and
-// "firn.v1.Firn". Clients probe it to find servers that answer again.
+// "firn.v1.Firn"; per mode for HealthSnowflake and HealthSegments.
+// Clients probe it to find servers that answer again.
 type health struct {
 	healthpb.UnimplementedHealthServer
 	svc *service
 }
 
 func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	if req.Service != "" && req.Service != firnpb.Firn_ServiceDesc.ServiceName {
-		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\" or %q", req.Service, firnpb.Firn_ServiceDesc.ServiceName)
+	var serving bool
+	switch req.Service {
+	case "", firnpb.Firn_ServiceDesc.ServiceName:
+		serving = h.svc.ready() == nil
+	case HealthSnowflake:
+		serving = h.svc.generator() != nil && h.svc.ready() == nil
+	case HealthSegments:
+		// Segments serve from their buffers whatever the node's lease;
+		// a tag whose store is down shows per tag, as 503 once dry.
+		serving = h.svc.Segments != nil
+	default:
+		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\", %q, %q or %q",
+			req.Service, firnpb.Firn_ServiceDesc.ServiceName, HealthSnowflake, HealthSegments)
 	}
-	if err := h.svc.ready(); err != nil {
+	if !serving {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
 	}
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }
+
+// The gRPC health service names of each mode, beside "" and
+// "firn.v1.Firn" (the whole server, as /readyz): a client of one mode
+// probes that mode alone.
+const (
+	HealthSnowflake = "firn.v1.Firn/snowflake"
+	HealthSegments  = "firn.v1.Firn/segments"
+)
 
 type grpcService struct {
 	firnpb.UnimplementedFirnServer

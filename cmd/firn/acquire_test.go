@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +146,29 @@ func TestWaitReasons(t *testing.T) {
 		why, wait := a.reason(tc.err)
 		if wait != tc.wait || !strings.HasSuffix(why, "retrying") && tc.wait {
 			t.Errorf("%s: reason = %q, %v; want wait %v", tc.name, why, wait, tc.wait)
+		}
+	}
+}
+
+// TestStartingMetrics: while serve waits for its first node, /metrics
+// answers with the build and firn_lease_held 0, and ID routes 503.
+func TestStartingMetrics(t *testing.T) {
+	h := startingHandler{why: func() error { return errors.New("no free node") }}
+	for _, tc := range []struct {
+		path   string
+		status int
+		want   string
+	}{
+		{"/metrics", http.StatusOK, "firn_lease_held 0"},
+		{"/metrics", http.StatusOK, "firn_build_info{"},
+		{"/healthz", http.StatusOK, "(starting)"},
+		{"/readyz", http.StatusServiceUnavailable, "no free node"},
+		{"/v1/snowflake/next", http.StatusServiceUnavailable, "not_ready"},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.want) {
+			t.Errorf("%s: %d, want %d with %q", tc.path, w.Code, tc.status, tc.want)
 		}
 	}
 }

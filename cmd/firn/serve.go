@@ -263,8 +263,12 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if o.tls != nil {
 		scheme = "https"
 	}
-	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", node,
-		"layout", l.String(), "version", buildinfo.Read().String())
+	attrs := []any{"url", scheme + "://" + ln.Addr().String(), "store", sf.describe(), "node", node,
+		"layout", l.String(), "version", buildinfo.Read().String()}
+	if lease != nil {
+		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
+	}
+	log.Info("serving", attrs...)
 	if len(o.anonymous) > 0 {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
 			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+ln.Addr().String(),
@@ -302,8 +306,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			// The lost claim is released (or waited out), never revived;
 			// then a node is taken again with a new claim (perhaps
 			// another node) and the service serves on.
-			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "err", lease.Err())
-			acq.waiting(fmt.Sprintf("node %d: %s; acquiring a node again", lease.Node(), lease.Err()))
+			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "lease", lease.Token(), "err", lease.Err())
+			acq.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lease.Node(), lease.Token(), lease.Err()))
 			if err := lease.Retire(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("the lost claim was not released: waited for it to expire", "node", lease.Node(), "err", err)
 			}
@@ -359,15 +363,20 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 }
 
 // startingHandler answers while firn serve waits for its stores and its
-// node: /healthz 200 (the process is up), everything else 503 not_ready,
-// saying what it waits for.
+// node: /healthz 200 (the process is up), /metrics (the build, the
+// runtime, firn_lease_held 0), everything else 503 not_ready, saying what
+// it waits for.
 type startingHandler struct {
 	why func() error // what it waits for; nil: the stores and a first claim
 }
 
 func (h startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/healthz" {
+	switch r.URL.Path {
+	case "/healthz":
 		_, _ = w.Write([]byte("ok " + buildinfo.Read().String() + " (starting)\n"))
+		return
+	case "/metrics":
+		startingMetrics.ServeHTTP(w, r)
 		return
 	}
 	msg := "starting: waiting for the store to answer and a node to be held"
@@ -526,3 +535,6 @@ func newLogger(level, format string) *slog.Logger {
 	}
 	return slog.New(slog.NewJSONHandler(logOutput, opts))
 }
+
+// startingMetrics is /metrics while firn serve starts.
+var startingMetrics = server.StartingMetrics()
