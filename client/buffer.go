@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,20 +251,15 @@ func (b *buffer) measure() {
 	b.size = min(b.c.cfg.MaxBuffer, max(b.c.cfg.Buffer, int(b.rate*b.c.cfg.Ahead.Seconds())))
 }
 
-// fetch runs one refill request of n IDs.
+// fetch runs one refill of n IDs.
 func (b *buffer) fetch(n int) {
 	defer b.c.wg.Done()
-	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n)
-	if age := time.Since(sent); err == nil && b.tag == "" && age >= b.c.cfg.MaxAge {
-		err = &Error{Kind: ErrUnavailable, Code: "too_slow",
-			Message: fmt.Sprintf("the answer took %s, at least MaxAge (%s): its snowflake IDs are too old to serve", age.Round(time.Millisecond), b.c.cfg.MaxAge)}
-	}
+	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n, b.late)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inflight--
 	b.inflightIDs -= n
-	close(b.changed)
-	b.changed = make(chan struct{})
+	b.wake()
 	if b.closed {
 		return
 	}
@@ -280,16 +274,41 @@ func (b *buffer) fetch(n int) {
 	}
 	b.wait = b.c.cfg.Backoff
 	b.err = nil
+	b.add(ids, sent)
+	b.refillLocked()
+	b.rearm()
+}
+
+// late queues the IDs of a request that answered after another request of
+// its refill won (a hedge): the server issued them for this client alone.
+func (b *buffer) late(ids []int64, sent time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.add(ids, sent)
+	b.wake()
+	b.rearm()
+}
+
+// add queues a fetched batch; a snowflake batch goes stale MaxAge after
+// its request was sent.
+func (b *buffer) add(ids []int64, sent time.Time) {
 	b.refills++
-	b.fetched += uint64(n)
+	b.fetched += uint64(len(ids))
 	c := newChunk(ids)
 	if b.tag == "" {
 		c.timer = time.AfterFunc(b.c.cfg.MaxAge-time.Since(sent), func() { b.expire(c) })
 	}
 	b.queue = append(b.queue, c)
-	b.queued += n
-	b.refillLocked()
-	b.rearm()
+	b.queued += len(ids)
+}
+
+// wake lets the callers waiting on the buffer look again.
+func (b *buffer) wake() {
+	close(b.changed)
+	b.changed = make(chan struct{})
 }
 
 // expire marks a snowflake chunk stale and, if IDs are still being taken,
@@ -334,8 +353,7 @@ func (b *buffer) close() {
 		}
 	}
 	b.queue, b.queued = nil, 0
-	close(b.changed)
-	b.changed = make(chan struct{})
+	b.wake()
 }
 
 // BufferStats describes one buffer.

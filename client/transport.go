@@ -95,9 +95,12 @@ func (t *grpcTransport) check(ctx context.Context) error {
 		return err
 	}
 	// A server that was down leaves the connection in gRPC's reconnect
-	// backoff, which grows with the outage: a check dials again at once.
+	// backoff, which grows with the outage: a check dials again at once,
+	// and waits for that dial (within ctx) rather than failing at once
+	// with the error of the last one.
 	t.conn.ResetConnectBackoff()
-	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName})
+	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName},
+		grpc.WaitForReady(true))
 	if err != nil {
 		return t.error(err)
 	}
