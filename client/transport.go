@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -73,6 +74,7 @@ func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 	if err := t.dial(); err != nil {
 		return nil, err
 	}
+	t.redial(ctx)
 	var resp *firnpb.BatchResponse
 	var err error
 	if tag == "" {
@@ -88,6 +90,28 @@ func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(resp.Ids))}
 	}
 	return resp.Ids, nil
+}
+
+// redial makes a connection in gRPC's reconnect backoff dial again now,
+// and waits (within ctx) for that dial to end. A request on such a
+// connection fails at once with the error of the last dial, made perhaps
+// before the server came back; after redial it fails only if the server
+// refuses now.
+func (t *grpcTransport) redial(ctx context.Context) {
+	s := t.conn.GetState()
+	if s != connectivity.TransientFailure {
+		return
+	}
+	t.conn.ResetConnectBackoff()
+	for t.conn.WaitForStateChange(ctx, s) {
+		switch s = t.conn.GetState(); s {
+		case connectivity.Idle:
+			t.conn.Connect()
+		case connectivity.Connecting:
+		default: // Ready, a fresh failure, or closed
+			return
+		}
+	}
 }
 
 func (t *grpcTransport) check(ctx context.Context) error {
