@@ -24,7 +24,7 @@ type cluster struct {
 	procs []*servetest.Process
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	e := etcdtest.Start(t, 1)
 	c := &cluster{args: []string{"--store", "etcd", "--endpoints", strings.Join(e.Endpoints(), ","),
@@ -44,7 +44,7 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
-func (c *cluster) start(t *testing.T, i int) {
+func (c *cluster) start(t testing.TB, i int) {
 	t.Helper()
 	p := servetest.Start(t, c.http[i], c.grpc[i], c.args...)
 	if i < len(c.procs) {

@@ -101,6 +101,13 @@ func (p *Process) Kill() {
 	}
 }
 
+// Pause stops the process (SIGSTOP): its sockets stay open and nothing
+// answers, as a server stalled by the OS, a debugger or a long pause.
+func (p *Process) Pause() error { return p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused process run again (SIGCONT).
+func (p *Process) Resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Stop sends SIGTERM and returns the process's exit error.
 func (p *Process) Stop() error {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
