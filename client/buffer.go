@@ -63,12 +63,25 @@ func newBuffer(c *Client, tag string) *buffer {
 	return b
 }
 
-// next takes one ID, from memory unless the buffer is empty.
+// next takes one ID, from memory unless the buffer is empty: when the ID
+// is in memory and takes no refill mark, an atomic load, an atomic add
+// and two compares; slow does the rest. An index inside the current
+// chunk is the caller's alone to serve, stale or not: expire ends a
+// chunk by moving its position past the end.
 func (b *buffer) next(ctx context.Context) (int64, error) {
+	c := b.cur.Load()
+	i := c.pos.Add(1) - 1
+	if uint64(i) < uint64(len(c.ids)) && i != c.mark.Load() {
+		return c.ids[i], nil
+	}
+	return b.slow(ctx, c, i)
+}
+
+// slow finishes a next whose index i of c is past its end or the
+// refill mark.
+func (b *buffer) slow(ctx context.Context, c *chunk, i int64) (int64, error) {
 	for {
-		c := b.cur.Load()
-		i := c.pos.Add(1) - 1
-		if i < int64(len(c.ids)) && !c.stale.Load() {
+		if uint64(i) < uint64(len(c.ids)) {
 			if i == c.mark.Load() {
 				b.kick()
 			}
@@ -77,6 +90,8 @@ func (b *buffer) next(ctx context.Context) (int64, error) {
 		if err := b.advance(ctx); err != nil {
 			return 0, err
 		}
+		c = b.cur.Load()
+		i = c.pos.Add(1) - 1
 	}
 }
 
@@ -88,7 +103,7 @@ func (b *buffer) nextN(ctx context.Context, dst []int64) (int, error) {
 		want := int64(len(dst) - n)
 		end := c.pos.Add(want)
 		i := end - want
-		if i < int64(len(c.ids)) && !c.stale.Load() {
+		if i < int64(len(c.ids)) {
 			j := min(end, int64(len(c.ids)))
 			copy(dst[n:], c.ids[i:j])
 			if m := c.mark.Load(); i <= m && m < j {
@@ -319,8 +334,10 @@ func (b *buffer) expire(c *chunk) {
 	if b.closed {
 		return
 	}
-	// A taker sees stale after its position was counted, or takes the ID
-	// before: left() counts exactly the IDs no one took.
+	// Moving the position past the end is the one step that stops
+	// takers: an index reserved before it is served (it was fresh a
+	// moment ago), none after it is inside the chunk, and the swap's old
+	// value counts exactly the IDs no one reserved.
 	c.stale.Store(true)
 	for i, q := range b.queue {
 		if q == c {
@@ -329,8 +346,7 @@ func (b *buffer) expire(c *chunk) {
 			break
 		}
 	}
-	b.dropped += uint64(c.left())
-	c.pos.Store(int64(len(c.ids)))
+	b.dropped += uint64(max(0, int64(len(c.ids))-c.pos.Swap(int64(len(c.ids)))))
 	b.measure()
 	if b.rate > 0 {
 		b.refillLocked()
