@@ -117,16 +117,18 @@ type EndpointStats struct {
 	// Slow counts its requests that were hedged past their budget, and
 	// its answers too late to serve.
 	Slow uint64
-	// Latency is its answers' smoothed time; 0 until one is measured.
+	// Latency is its answers' smoothed time, halving every second it
+	// goes without an answer; 0 until one is measured.
 	Latency time.Duration
 }
 
 // Stats returns the client's current figures.
 func (c *Client) Stats() Stats {
 	s := Stats{Failovers: c.pool.failovers.Load(), Hedges: c.pool.hedges.Load(), Buffers: []BufferStats{c.snow.stats()}}
+	now := time.Now().UnixNano()
 	for _, e := range c.pool.eps {
 		s.Endpoints = append(s.Endpoints, EndpointStats{Endpoint: e.name, Healthy: !e.down.Load(),
-			Failures: e.failures.Load(), Slow: e.slow.Load(), Latency: time.Duration(e.latency.Load())})
+			Failures: e.failures.Load(), Slow: e.slow.Load(), Latency: time.Duration(e.smoothed(now))})
 	}
 	c.mu.Lock()
 	tags := make([]*Tag, 0, len(c.tags))

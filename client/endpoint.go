@@ -17,6 +17,7 @@ type endpoint struct {
 	failures atomic.Uint64
 	slow     atomic.Uint64 // answers too old to serve, and hedges it caused
 	latency  atomic.Int64  // smoothed time of its answers, ns; 0: none yet
+	measured atomic.Int64  // when latency last took a sample, Unix ns
 	inflight atomic.Int32  // requests to it not answered yet
 	stalled  atomic.Int32  // of those, the ones past their hedge budget
 	probing  atomic.Bool   // a health check loop runs for it
@@ -36,7 +37,9 @@ func (e *endpoint) isWarm(tag string) bool {
 // observe folds the time of one answer into e's latency, weighing the
 // new sample by 1/4.
 func (e *endpoint) observe(d time.Duration) {
-	old := e.latency.Load()
+	now := time.Now().UnixNano()
+	old := e.smoothed(now)
+	e.measured.Store(now)
 	if old == 0 {
 		e.latency.Store(int64(d))
 		return
@@ -44,11 +47,22 @@ func (e *endpoint) observe(d time.Duration) {
 	e.latency.Store(old + (int64(d)-old)/4)
 }
 
+// smoothed is e's latency at now: a latency not sampled for a while
+// halves every second, so a server that was slow is tried again and
+// measured anew.
+func (e *endpoint) smoothed(now int64) int64 {
+	l := e.latency.Load()
+	if idle := (now - e.measured.Load()) / int64(time.Second); idle > 0 {
+		l >>= min(idle, 62)
+	}
+	return l
+}
+
 // score orders endpoints for the next request: the lower the sooner. A
 // server's latency counts once per request it has in flight, so the load
 // spreads by observed latency; a server not measured yet scores 0 and is
 // tried first.
-func (e *endpoint) score() int64 { return e.latency.Load() * int64(1+e.inflight.Load()) }
+func (e *endpoint) score(now int64) int64 { return e.smoothed(now) * int64(1+e.inflight.Load()) }
 
 // pool spreads requests over the servers by observed latency, hedges a
 // request that has not answered within its budget, and fails over. A server
@@ -105,7 +119,7 @@ func (p *pool) spawn(f func()) bool {
 // budget is how long a request of tag to e may go unanswered before it
 // is hedged: four times e's latency, within [hedgeMin, hedgeMax].
 func (p *pool) budget(e *endpoint, tag string) time.Duration {
-	l := time.Duration(e.latency.Load())
+	l := time.Duration(e.smoothed(time.Now().UnixNano()))
 	if l == 0 || !e.isWarm(tag) {
 		return p.hedgeMax
 	}
@@ -162,7 +176,8 @@ func (p *pool) best(ok func(*endpoint) bool) *endpoint {
 	if j >= i {
 		j++
 	}
-	if c[j].score() < c[i].score() {
+	now := time.Now().UnixNano()
+	if c[j].score(now) < c[i].score(now) {
 		return c[j]
 	}
 	return c[i]

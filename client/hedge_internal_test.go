@@ -317,3 +317,32 @@ func noIDTwice(t *testing.T, seed uint64) {
 		t.Fatalf("%d snowflake and %d segment IDs served: the faults stopped every caller", snow.Len(), seg.Len())
 	}
 }
+
+// TestRecoveredServerGetsRefillsAgain: a server that was slow is not
+// starved for good: its old latency fades, it is tried, measured anew,
+// and takes its share again.
+func TestRecoveredServerGetsRefillsAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 2, Config{Buffer: 100, MaxBuffer: 100, MaxBatch: 20})
+		fakes[0].set(func(f *fakeServer) { f.delay = constant(time.Millisecond) })
+		fakes[1].set(func(f *fakeServer) { f.delay = constant(200 * time.Millisecond) })
+		rec := idtest.NewRecorder(t)
+		if _, err := steady(c, "order", rec, 20_000, 100*time.Microsecond); err != nil {
+			t.Fatal(err)
+		}
+		var before int
+		fakes[1].set(func(f *fakeServer) { f.delay, before = constant(time.Millisecond), f.batches })
+		if _, err := steady(c, "order", rec, 100_000, 100*time.Microsecond); err != nil {
+			t.Fatal(err)
+		}
+		var after, fast int
+		fakes[1].set(func(f *fakeServer) { after = f.batches - before })
+		fakes[0].set(func(f *fakeServer) { fast = f.batches })
+		if after*10 < fast {
+			t.Fatalf("after it recovered, the once-slow server got %d refills, the other %d in all", after, fast)
+		}
+		if l := c.Stats().Endpoints[1].Latency; l > 10*time.Millisecond {
+			t.Fatalf("the recovered server's latency is still %s", l)
+		}
+	})
+}
