@@ -34,7 +34,7 @@ type pacedCallers struct {
 	snow, seg *idtest.Recorder
 
 	mu    sync.Mutex
-	hist  *hdrhistogram.Histogram // waits, µs
+	hist  *hdrhistogram.Histogram // waits, ns
 	all   *hdrhistogram.Histogram
 	errs  []error
 	stop  chan struct{}
@@ -43,7 +43,7 @@ type pacedCallers struct {
 }
 
 func newHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+	return hdrhistogram.New(1, int64(time.Minute), 3)
 }
 
 func startCallers(cl *client.Client, snow, seg *idtest.Recorder) *pacedCallers {
@@ -74,7 +74,7 @@ func (p *pacedCallers) run(g int) {
 			start := time.Now()
 			var id int64
 			id, err = next(ctx)
-			waits = append(waits, int64(time.Since(start)/time.Microsecond))
+			waits = append(waits, int64(time.Since(start)))
 			if err != nil {
 				break
 			}
@@ -143,8 +143,8 @@ func faultRun(t *testing.T) faultFigures {
 	if err := c.procs[0].Resume(); err != nil {
 		t.Fatal(err)
 	}
-	f.PauseP999 = time.Duration(paused.ValueAtQuantile(99.9)) * time.Microsecond
-	f.PauseMax = time.Duration(paused.Max()) * time.Microsecond
+	f.PauseP999 = time.Duration(paused.ValueAtQuantile(99.9))
+	f.PauseMax = time.Duration(paused.Max())
 
 	slow.Delay(300 * time.Millisecond)
 	time.Sleep(1500 * time.Millisecond)
@@ -167,7 +167,7 @@ func faultRun(t *testing.T) faultFigures {
 	time.Sleep(500 * time.Millisecond)
 
 	errs := p.end()
-	f.Longest = time.Duration(p.all.Max()) * time.Microsecond
+	f.Longest = time.Duration(p.all.Max())
 	f.IDs = p.count
 	if len(errs) > 0 {
 		t.Errorf("callers saw %d errors with one server paused, one slowed, one restarted; the first: %v", len(errs), errs[0])
