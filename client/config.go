@@ -48,22 +48,27 @@ type Config struct {
 	// Default 2.
 	Parallel int
 	// MaxAge is how long a fetched snowflake ID may wait in the buffer,
-	// counted from when its request was sent; older ones are dropped.
-	// Default 1 s.
+	// counted from when its request was sent; older ones are dropped. A
+	// snowflake answer that arrives this old counts against its server
+	// as a failure. Default 1 s.
 	MaxAge time.Duration
 
-	// Timeout bounds one request to one server. Default 2 s.
+	// Timeout bounds one request to one server. Default 2 s. A request
+	// is hedged long before: past 4 times its server's latency, from
+	// 5 ms up to min(Timeout/8, MaxAge/4).
 	Timeout time.Duration
-	// Attempts bounds the servers tried for one refill, a failed server
-	// counting once per try. Default the number of endpoints plus one,
-	// at least 3.
+	// Attempts bounds the requests of one refill, hedges included, a
+	// failed server counting once per try. Default the number of
+	// endpoints plus one, at least 3.
 	Attempts int
 	// Backoff is the pause after every server failed once in a refill,
 	// and after a refill failed, doubling up to MaxBackoff. Defaults 50 ms
 	// and 1 s.
 	Backoff, MaxBackoff time.Duration
 	// HealthInterval is how often a server that failed is checked
-	// (gRPC health, or /readyz) until it is ready again. Default 500 ms.
+	// (gRPC health, dialling anew, or /readyz) until it is ready again;
+	// each check is bounded by it, so a server is back in rotation
+	// within one interval of being ready. Default 500 ms.
 	HealthInterval time.Duration
 }
 

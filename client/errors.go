@@ -9,8 +9,10 @@ import (
 var (
 	// ErrUnavailable is returned when the buffer is empty and no server
 	// could refill it within the retry bound: every server down, not
-	// ready, or over its rate. Calls succeed again by themselves once a
-	// server answers.
+	// ready, over its rate, or too slow (snowflake answers as old as
+	// Config.MaxAge). Its *Error names each server tried and why
+	// (Error.Tried). Calls succeed again by themselves once a server
+	// answers.
 	ErrUnavailable = errors.New("client: no firn server could serve")
 
 	// ErrUnknownTag is returned for a tag no server knows.
