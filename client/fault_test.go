@@ -117,14 +117,23 @@ func (p *pacedCallers) end() []error {
 // faultRun runs three `firn serve` processes and a client under steady
 // load while one server is paused (SIGSTOP) for 1.5 s, another's answers
 // are held 300 ms by a proxy for 1.5 s, and the third is killed, left
-// down 1 s and restarted. It fails t on any error a caller saw and on any
-// ID handed out twice, and returns the figures.
-func faultRun(t *testing.T) faultFigures {
+// down 1 s and restarted, over gRPC or over HTTP. It fails t on any error
+// a caller saw and on any ID handed out twice, and returns the figures.
+func faultRun(t *testing.T, useHTTP bool) faultFigures {
 	c := startCluster(t)
-	slow := faultproxy.New(t, c.grpc[1])
-	eps := []string{c.grpc[0], slow.Addr(), c.grpc[2]}
+	addrs := c.grpc
+	if useHTTP {
+		addrs = c.http
+	}
+	slow := faultproxy.New(t, addrs[1])
+	eps := []string{addrs[0], slow.Addr(), addrs[2]}
+	if useHTTP {
+		for i := range eps {
+			eps[i] = "http://" + eps[i]
+		}
+	}
 	const health = 200 * time.Millisecond
-	cl, err := client.New(client.Config{Endpoints: eps, HealthInterval: health, Timeout: time.Second})
+	cl, err := client.New(client.Config{Endpoints: eps, HTTP: useHTTP, HealthInterval: health, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,10 +195,19 @@ var faultRuns = flag.Int("faults.runs", 1, "runs of TestFaults' scenario; with m
 //
 //	go test ./client/ -run TestFaults -faults.runs 6 -v
 func TestFaults(t *testing.T) {
-	var runs []faultFigures
-	for range *faultRuns {
-		t.Run("run", func(t *testing.T) { runs = append(runs, faultRun(t)) })
+	for _, protocol := range []string{"grpc", "http"} {
+		t.Run(protocol, func(t *testing.T) {
+			var runs []faultFigures
+			for range *faultRuns {
+				t.Run("run", func(t *testing.T) { runs = append(runs, faultRun(t, protocol == "http")) })
+			}
+			logFigures(t, runs)
+		})
 	}
+}
+
+// logFigures logs the median and p99 of each figure over runs.
+func logFigures(t *testing.T, runs []faultFigures) {
 	if len(runs) < 2 {
 		return
 	}
