@@ -29,10 +29,8 @@ func startCluster(t testing.TB) *cluster {
 	e := etcdtest.Start(t, 1)
 	c := &cluster{args: []string{"--store", "etcd", "--endpoints", strings.Join(e.Endpoints(), ","),
 		"--namespace", "/client-e2e/", "--lease-ttl", "2s"}}
-	for range 3 {
-		c.http = append(c.http, servetest.Addr(t))
-		c.grpc = append(c.grpc, servetest.Addr(t))
-	}
+	addrs := servetest.Addrs(t, 6)
+	c.http, c.grpc = addrs[:3], addrs[3:]
 	for i := range 3 {
 		c.start(t, i)
 	}
