@@ -11,9 +11,9 @@ FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
 FIRN_TEST_ETCD ?= /usr/bin/etcd
 export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
-MODULES := . $(wildcard bench/peers)
+MODULES := . deploy $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration fuzz bench chaos build ci services proto
+.PHONY: help fmt vet lint test race integration model fuzz bench chaos build ci services proto
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -27,17 +27,22 @@ vet: ## go vet every module
 lint: ## golangci-lint v2, pinned in tools/go.mod
 	$(GO) run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run ./...
 
-services: ## start PostgreSQL and MariaDB if stopped, install etcd if missing
+services: ## start PostgreSQL and MariaDB if stopped, install etcd and spin if missing
 	@scripts/services.sh
 
 test: services vet ## THE test command: every test of every module, with -race and the real servers
 	$(GO) test -race -count=1 ./...
+	cd deploy && $(GO) test -count=1 ./...
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
 
 race: test ## alias of test, which always runs with -race
 
 integration: services ## only the tests against real etcd, PostgreSQL and MariaDB
 	$(GO) test -race -count=1 ./sqlstore/... ./etcdstore/... ./cmd/firn/...
+
+# The model checks are the Go test in model/, so `make test` runs them too.
+model: services ## model-check the uniqueness protocol and its mutants with Spin (model/)
+	$(GO) test -count=1 -v -run '^TestModels$$' ./model/
 
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	@for pkg in $$($(GO) list ./...); do \
@@ -47,7 +52,7 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	done
 
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/
 	$(GO) test -run '^$$' -bench 'AtomicAdd|Next' -benchmem -count $(COUNT) ./client/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -57,7 +58,7 @@ func leaseOf(c nodeid.Claim) clientv3.LeaseID {
 
 // Claim implements nodeid.Store. The claim's token is a new etcd lease of
 // req.TTL (etcd rounds it up to its minimum, about 1.5 × its election
-// timeout). The node key is created on that lease and the HWM read in the
+// timeout; the claim's TTL is the one granted). The node key is created on that lease and the HWM read in the
 // same transaction, so no write of a previous owner can land between them.
 func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
 	if err := s.checkLayout(ctx, req.Layout); err != nil {
@@ -71,9 +72,14 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	c, err := s.take(ctx, req, grant.ID)
 	if err != nil {
 		// The lease holds nothing; revoke it rather than wait for its TTL.
-		_, _ = s.cli.Revoke(context.WithoutCancel(ctx), grant.ID)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(req.TTL, time.Second))
+		_, _ = s.cli.Revoke(rctx, grant.ID)
+		cancel()
 		return nodeid.Claim{}, err
 	}
+	// The claim lives as long as etcd granted, which may be longer than
+	// asked: a holder that cannot release it waits that long.
+	c.TTL = max(req.TTL, time.Duration(grant.TTL)*time.Second)
 	return c, nil
 }
 

@@ -138,3 +138,38 @@ func (e *NodeRangeError) Error() string {
 
 // Is makes errors.Is(err, ErrNodeOutOfRange) true.
 func (e *NodeRangeError) Is(target error) bool { return target == ErrNodeOutOfRange }
+
+// AheadError reports that every free node of the pool has a stored HWM
+// further ahead of the clock than Config.MaxBehind allows: a clock set
+// back, or nodes advanced past it. Acquire passed each over; errors.As
+// finds their *ClockBehindError.
+type AheadError struct {
+	Nodes []*ClockBehindError // the free nodes, in the order tried
+	Held  int                 // nodes held by live leases
+	Pool  uint64              // node values in the layout
+}
+
+func (e *AheadError) Error() string {
+	const most = 10
+	s := fmt.Sprintf("nodeid: no node to serve from: %d of %d held, and every free node's stored HWM is ahead of the clock:", e.Held, e.Pool)
+	for i, n := range e.Nodes {
+		if i == most {
+			s += fmt.Sprintf(" and %d more", len(e.Nodes)-most)
+			break
+		}
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf(" node %d by %s", n.Node, n.HWM.Sub(n.Now))
+	}
+	return s + "; fix the clock, or allow starting at the HWM (start_ahead, firn next --start-ahead)"
+}
+
+// Unwrap returns the nodes' *ClockBehindError.
+func (e *AheadError) Unwrap() []error {
+	errs := make([]error, len(e.Nodes))
+	for i, n := range e.Nodes {
+		errs[i] = n
+	}
+	return errs
+}

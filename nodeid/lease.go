@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,13 @@ const (
 	MaxTTL     = 10 * time.Minute
 )
 
+// The longest layout fingerprint and description a store records (the
+// SQL stores' columns): a longer one is refused, never cut short.
+const (
+	MaxFingerprint = 64
+	MaxDescription = 512
+)
+
 func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
@@ -78,6 +86,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
 	case c.Layout.Fingerprint == "":
 		return errors.New("nodeid: no layout fingerprint")
+	case len(c.Layout.Fingerprint) > MaxFingerprint || len(c.Layout.Description) > MaxDescription:
+		return fmt.Errorf("nodeid: layout fingerprint of %d bytes or description of %d: want at most %d and %d (what stores record)",
+			len(c.Layout.Fingerprint), len(c.Layout.Description), MaxFingerprint, MaxDescription)
 	}
 	return nil
 }
@@ -90,56 +101,35 @@ type Lease struct {
 	claim Claim
 
 	limit    atomic.Int64 // confirmed HWM, Unix ms
+	limitMu  sync.Mutex   // serializes raises of limit with freezing it
+	frozen   bool         // the lease ended: limit never rises again
 	start    int64        // the HWM stored when the node was taken
 	genNow   atomic.Pointer[func() int64]
 	renewals atomic.Int64
+	skipped  []*ClockBehindError
+	// confirmedAt is when the first extension was sent: the claim lives
+	// at least a TTL past it.
+	confirmedAt time.Time
 
-	done    chan struct{}
-	stop    chan struct{}
-	errMu   sync.Mutex
-	err     error
-	wg      sync.WaitGroup
-	closing sync.Once
-	closed  error
-}
-
-// wallMS reads the wall clock; a variable so tests can set it back.
-var wallMS = func() int64 { return time.Now().UnixMilli() }
-
-// Acquire claims a node ID, reserves its HWM ahead of the clock, and keeps
-// both alive in the background until Close or until the lease is lost.
-func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
-	cfg = cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	req := ClaimRequest{Pool: 1 << uint(cfg.NodeBits), Reserved: cfg.Reserved, Layout: cfg.Layout, TTL: cfg.TTL}
-	if cfg.Node != nil {
-		req.Node = *cfg.Node
-	} else {
-		req.AnyNode = true
-	}
-	claim, err := store.Claim(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("claim node: %w", err)
-	}
-	l := &Lease{store: store, cfg: cfg, claim: claim, start: claim.HWM,
-		done: make(chan struct{}), stop: make(chan struct{})}
-	if err := l.reserve(ctx); err != nil {
-		// A fresh context: the caller's may be what failed.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TTL/3)
-		defer cancel()
-		return nil, errors.Join(err, store.Release(rctx, claim))
-	}
-	l.wg.Add(1)
-	go l.run()
-	return l, nil
+	done chan struct{}
+	stop chan struct{}
+	// stopCtx ends with stop: a renewal in flight is cut short by Close,
+	// rather than holding it for the renewal's whole deadline.
+	stopCtx    context.Context
+	cancelStop context.CancelFunc
+	halting    sync.Once
+	errMu      sync.Mutex
+	err        error
+	wg         sync.WaitGroup
+	closing    sync.Once
+	closed     error
 }
 
 // reserve checks the clock against the stored HWM and makes the first
 // extension, so a new lease is ready to serve.
 func (l *Lease) reserve(ctx context.Context) error {
 	wall := wallMS()
+	l.confirmedAt = time.Now()
 	if behind := time.Duration(l.start-wall) * time.Millisecond; behind > l.cfg.MaxBehind && !l.cfg.StartAhead {
 		return &ClockBehindError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
 	}
@@ -156,7 +146,8 @@ func (l *Lease) now() int64 {
 }
 
 // extend renews the claim and raises the HWM to the generator's time plus
-// the window. The limit moves only to what the store confirmed.
+// the window. The limit moves only to what the store confirmed, and not
+// at all once the lease has ended.
 func (l *Lease) extend(ctx context.Context) error {
 	target := l.now() + l.cfg.Window.Milliseconds()
 	stored, err := l.store.Renew(ctx, l.claim, target)
@@ -164,12 +155,23 @@ func (l *Lease) extend(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("renew node %d: %w", l.claim.Node, err)
 	}
-	for {
-		cur := l.limit.Load()
-		if stored <= cur || l.limit.CompareAndSwap(cur, stored) {
-			return nil
-		}
+	l.limitMu.Lock()
+	defer l.limitMu.Unlock()
+	if l.frozen {
+		return fmt.Errorf("renew node %d: %w: the answer came after the lease ended", l.claim.Node, ErrLeaseLost)
 	}
+	if stored > l.limit.Load() {
+		l.limit.Store(stored)
+	}
+	return nil
+}
+
+// freeze fixes the limit where it is: whatever answer arrives later, the
+// generator never issues past it.
+func (l *Lease) freeze() {
+	l.limitMu.Lock()
+	l.frozen = true
+	l.limitMu.Unlock()
 }
 
 // interval is how often the lease renews: often enough that the HWM stays
@@ -177,24 +179,28 @@ func (l *Lease) extend(ctx context.Context) error {
 // times per TTL.
 func (l *Lease) interval() time.Duration { return min(l.cfg.TTL/3, l.cfg.Window/3) }
 
-func (l *Lease) run() {
+// run extends the lease every interval until Close, or until it is lost:
+// the store says another owner holds the node, or no renewal sent in the
+// last TTL was confirmed. Loss is declared on time even while a renewal
+// is still waiting for its answer.
+func (l *Lease) run(lastOK time.Time) {
 	defer l.wg.Done()
 	every := l.interval()
 	t := time.NewTicker(every)
 	defer t.Stop()
-	lastOK := time.Now()
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		err := l.extend(ctx)
-		cancel()
+		sent := time.Now()
+		err := l.renewOnce(every, lastOK.Add(l.cfg.TTL))
 		switch {
 		case err == nil:
-			lastOK = time.Now()
+			lastOK = sent
+		case errors.Is(err, errStopped):
+			return
 		case errors.Is(err, ErrLeaseLost):
 			l.fail(err)
 			return
@@ -205,7 +211,36 @@ func (l *Lease) run() {
 	}
 }
 
+// errStopped ends a renewal that Close interrupted.
+var errStopped = errors.New("nodeid: lease closing")
+
+// renewOnce extends the lease with a deadline of every, and stops waiting
+// for the answer at lostAt, when the claim may have expired: the lease is
+// then declared lost and frozen, so an answer that comes later cannot
+// raise its limit.
+func (l *Lease) renewOnce(every time.Duration, lostAt time.Time) error {
+	ctx, cancel := context.WithTimeout(l.stopCtx, every)
+	answer := make(chan error, 1)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		defer cancel()
+		answer <- l.extend(ctx)
+	}()
+	expiry := time.NewTimer(time.Until(lostAt))
+	defer expiry.Stop()
+	select {
+	case err := <-answer:
+		return err
+	case <-expiry.C:
+		return errors.New("no answer before the claim's TTL ran out")
+	case <-l.stop:
+		return errStopped
+	}
+}
+
 func (l *Lease) fail(err error) {
+	l.freeze()
 	l.errMu.Lock()
 	if l.err == nil {
 		l.err = err
@@ -251,19 +286,22 @@ func (l *Lease) Start() int64 { return l.start }
 // Limit returns the HWM the store last confirmed (Unix ms, exclusive).
 func (l *Lease) Limit() int64 { return l.limit.Load() }
 
+// Skipped returns the free nodes Acquire passed over, in the order it
+// tried them, because their stored HWM was further ahead of the clock
+// than Config.MaxBehind.
+func (l *Lease) Skipped() []*ClockBehindError { return slices.Clone(l.skipped) }
+
 // Close stops renewing and releases the node; the HWM stays. It is
-// idempotent and waits for the background loop. A lost lease has nothing
-// to release. Release waits at most one TTL even if ctx has no deadline:
-// by then the claim has expired anyway.
+// idempotent and waits for the background loop. A lost lease is released
+// too, by its own token: the store may still hold a claim this process
+// gave up (etcd restores every lease to a full TTL when it elects a new
+// leader), and the release frees it for the next acquisition; if another
+// owner took the node meanwhile, the release changes nothing. Release
+// waits at most one TTL even if ctx has no deadline: by then the claim
+// has expired anyway.
 func (l *Lease) Close(ctx context.Context) error {
 	l.closing.Do(func() {
-		close(l.stop)
-		l.wg.Wait()
-		lost := l.Err() != nil
-		l.fail(ErrClosed)
-		if lost {
-			return
-		}
+		l.halt()
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, l.cfg.TTL)
@@ -272,4 +310,15 @@ func (l *Lease) Close(ctx context.Context) error {
 		l.closed = l.store.Release(ctx, l.claim)
 	})
 	return l.closed
+}
+
+// halt stops renewing, cutting short a renewal in flight, and waits for
+// the background loop: the limit is frozen from then on.
+func (l *Lease) halt() {
+	l.halting.Do(func() {
+		close(l.stop)
+		l.cancelStop()
+		l.wg.Wait()
+		l.fail(ErrClosed)
+	})
 }

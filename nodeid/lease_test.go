@@ -198,6 +198,8 @@ func TestClockBehindStoredHWM(t *testing.T) {
 				hwm := time.Now().Add(tt.behind).UnixMilli()
 				s.SetHWM(0, hwm)
 				cfg := config(lay)
+				zero := uint64(0)
+				cfg.Node = &zero // a free node ahead is passed over (TestAcquireSkipsNodesAhead)
 				cfg.StartAhead = tt.startAhead
 				lease, err := nodeid.Acquire(context.Background(), s, cfg)
 				if tt.wantErr {

@@ -97,5 +97,7 @@ type Claim struct {
 	Node  uint64
 	Token string // unique to this acquisition; fences every write
 	HWM   int64  // the stored HWM when the node was taken
-	TTL   time.Duration
+	// TTL is how long the claim lives without a Renew, as the store
+	// granted it: at least the request's TTL.
+	TTL time.Duration
 }

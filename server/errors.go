@@ -36,6 +36,10 @@ var (
 	// segment store: 503.
 	ErrSegmentsOff = errors.New("server: segment mode is off on this server")
 
+	// ErrOpaqueIDs is returned by the decode routes of a server in opaque
+	// mode: its IDs decode only through the reveal route. 400.
+	ErrOpaqueIDs = errors.New("server: this server's IDs are opaque: decode them with GET /v1/snowflake/reveal/{id} (scope reveal) or firn parse with the key")
+
 	// ErrTagTooLong is returned for a tag longer than MaxTagBytes, before
 	// it reaches the allocator or a store: 400.
 	ErrTagTooLong = errors.New("server: tag too long")
@@ -76,6 +80,8 @@ func status(err error) (int, string) {
 		return http.StatusUnsupportedMediaType, "unsupported_body"
 	case errors.Is(err, ErrTagTooLong):
 		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, ErrOpaqueIDs):
+		return http.StatusBadRequest, "opaque_ids"
 	case errors.Is(err, segment.ErrUnknownTag):
 		return http.StatusNotFound, "unknown_tag"
 	case errors.Is(err, segment.ErrExhausted):

@@ -60,7 +60,7 @@ func (g *grpcService) count(n int32) (int, error) {
 }
 
 func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.NextResponse, error) {
-	id, err := g.svc.generator().Next(ctx)
+	id, err := g.svc.nextSnowflake(ctx)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -74,7 +74,7 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 		return nil, grpcError(err)
 	}
 	ids := make([]int64, n)
-	if _, err := g.svc.generator().NextN(ctx, ids); err != nil {
+	if _, err := g.svc.nextSnowflakeN(ctx, ids); err != nil {
 		return nil, grpcError(err)
 	}
 	g.metrics.issued("", n)
@@ -82,6 +82,9 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 }
 
 func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*firnpb.DecodeResponse, error) {
+	if g.svc.Opaque != nil {
+		return nil, grpcError(ErrOpaqueIDs)
+	}
 	l := g.svc.generator().Layout()
 	p, err := l.Decompose(req.Id)
 	if err != nil {
@@ -140,7 +143,7 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	}
 	var fill func(context.Context, []int64) (int, error)
 	if req.Tag == "" {
-		fill = g.svc.generator().NextN
+		fill = g.svc.nextSnowflakeN
 	} else {
 		h, err := g.svc.Segments.Tag(ctx, req.Tag)
 		if err != nil {

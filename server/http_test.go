@@ -69,6 +69,9 @@ func TestRoutes(t *testing.T) {
 		{"decode junk", "GET", "/v1/snowflake/decode/12ab", nil, 400, "not a non-negative decimal"},
 		{"decode negative", "GET", "/v1/snowflake/decode/-1", nil, 400, "not a non-negative decimal"},
 		{"decode outside the layout", "GET", "/v1/snowflake/decode/18446744073709551615", nil, 400, "does not fit"},
+		{"guess", "GET", "/v1/snowflake/guess/103270115826048975", nil, 200, `"ambiguous":true,"candidates":[{"layout":"mastodon","plausible":true`},
+		{"guess junk", "GET", "/v1/snowflake/guess/0x5", nil, 400, "not a non-negative decimal"},
+		{"guess over 64 bits", "GET", "/v1/snowflake/guess/18446744073709551616", nil, 400, "at most 64 bits"},
 		{"segment next", "GET", "/v1/segments/order/next", nil, 200, `{"id":"1"}`},
 		{"segment batch", "GET", "/v1/segments/order/batch?count=2&format=number", nil, 200, `{"ids":[`},
 		{"unknown tag", "GET", "/v1/segments/nope/next", nil, 404, `"code":"unknown_tag"`},
@@ -223,6 +226,7 @@ func TestOneModeOff(t *testing.T) {
 	}{
 		{"segments only: snowflake", segsOnly, "/v1/snowflake/next", 503, "snowflake_off"},
 		{"segments only: decode", segsOnly, "/v1/snowflake/decode/1", 503, "snowflake_off"},
+		{"segments only: guess", segsOnly, "/v1/snowflake/guess/1", 503, "snowflake_off"},
 		{"segments only: Leaf's snowflake", segsOnly, "/api/snowflake/get/x", 503, ""},
 		{"segments only: a tag", segsOnly, "/v1/segments/order/next", 200, ""},
 		{"segments only: ready", segsOnly, "/readyz", 200, ""},

@@ -38,6 +38,8 @@ type metrics struct {
 	// written (see labelValue).
 	dropped atomic.Int64
 	log     *slog.Logger
+	// anonymous counts requests anonymous grants decided (anonymous.go).
+	anonymous anonymousMetrics
 }
 
 func newMetrics(svc *service) *metrics {

@@ -39,6 +39,16 @@ func (l Layout) Decompose(id uint64) (Parts, error) {
 	return p, nil
 }
 
+// FormatTime writes t, a decoded time, in RFC 3339 UTC to the layout's
+// precision: microseconds for a tick shorter than a millisecond
+// (CockroachDB's 10 µs), milliseconds otherwise.
+func (l Layout) FormatTime(t time.Time) string {
+	if !l.wholeMS() {
+		return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
 // Capacity is what a layout can hold.
 type Capacity struct {
 	// Last is the start of the last representable tick; an ID can be

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/firn-id/firn/idtext"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -35,7 +37,7 @@ layout, and a run with another layout in the same namespace is refused.
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
 
-` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + layoutHelp()
+` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
@@ -43,6 +45,9 @@ func runNext(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("next", flag.ContinueOnError)
 	var lf layoutFlags
 	lf.register(fs)
+	var of opaqueFlags
+	of.register(fs)
+	encoding := encodingFlag(fs)
 	n := fs.Int("n", 1, "")
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
@@ -76,7 +81,18 @@ func runNext(args []string, stdout io.Writer) error {
 	if l.Epoch.After(time.Now()) {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
 	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l), StartAhead: *startAhead, Window: nextWindow(l, *n)}
+	perm, err := of.permutation(l)
+	if err != nil {
+		return err
+	}
+	if err := of.cfg.CheckNode(*nodeArg); err != nil {
+		return usagef("%s", err)
+	}
+	enc, err := encoding()
+	if err != nil {
+		return err
+	}
+	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: *startAhead, Window: nextWindow(l, *n)}
 	if cfg.Reserved, err = parseReserved(l, *reserved); err != nil {
 		return err
 	}
@@ -101,7 +117,7 @@ func runNext(args []string, stdout io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return printIDs(g, lease, *n, stdout)
+			return printIDs(g, lease, perm, enc, *n, stdout)
 		})
 		if r, err = rf.beside(&sf, err); r == nil {
 			return err
@@ -110,12 +126,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), r, l, cfg.Node, *n, stdout)
-}
-
-// layoutID is how stores record a layout.
-func layoutID(l snowflake.Layout) nodeid.LayoutID {
-	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
+	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -166,14 +177,21 @@ func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
 // printIDs writes n IDs. When the generator reaches the HWM before the
 // lease's next extension lands it waits for it, for as long as the lease
 // holds.
-func printIDs(g *snowflake.Generator, lease *nodeid.Lease, n int, stdout io.Writer) error {
+func printIDs(g *snowflake.Generator, lease *nodeid.Lease, perm *opaque.Permutation, enc idtext.Encoding, n int, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	buf := make([]int64, min(n, 4096))
 	var line []byte
 	for n > 0 {
 		k, err := g.NextN(context.Background(), buf[:min(n, len(buf))])
 		for _, id := range buf[:k] {
-			line = strconv.AppendInt(line[:0], id, 10)
+			if perm != nil {
+				y, err := perm.Encode(uint64(id))
+				if err != nil {
+					return errors.Join(err, w.Flush())
+				}
+				id = int64(y)
+			}
+			line = enc.Append(line[:0], uint64(id))
 			line = append(line, '\n')
 			w.Write(line)
 		}

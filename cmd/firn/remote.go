@@ -9,6 +9,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/opaque"
 	"io"
 	"net/http"
 	"net/url"
@@ -230,14 +232,14 @@ func (r *remote) Advance(ctx context.Context, tag string, to int64) (int64, erro
 
 // draw writes n IDs from path (a batch route), one per line, asking for
 // at most max per request.
-func (r *remote) draw(ctx context.Context, path string, n, max int, w io.Writer) error {
+func (r *remote) draw(ctx context.Context, path string, n, max int, enc idtext.Encoding, w io.Writer) error {
 	for n > 0 {
 		k := min(n, max)
 		resp, err := r.send(ctx, http.MethodGet, path+"?format=text&count="+strconv.Itoa(k), nil, "text/plain")
 		if err != nil {
 			return err
 		}
-		got, err := copyIDs(w, resp.Body, k)
+		got, err := copyIDs(w, resp.Body, k, enc)
 		resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("firn serve at %s: %w", r.base, err)
@@ -247,8 +249,9 @@ func (r *remote) draw(ctx context.Context, path string, n, max int, w io.Writer)
 	return nil
 }
 
-// copyIDs copies want lines of decimal IDs from r to w, checking each.
-func copyIDs(w io.Writer, r io.Reader, want int) (int, error) {
+// copyIDs copies want lines of decimal IDs from r to w, checking each and
+// writing it in enc.
+func copyIDs(w io.Writer, r io.Reader, want int, enc idtext.Encoding) (int, error) {
 	sc := bufio.NewScanner(io.LimitReader(r, int64(want)*21))
 	got := 0
 	var out []byte
@@ -257,7 +260,7 @@ func copyIDs(w io.Writer, r io.Reader, want int) (int, error) {
 		if err != nil || id < 0 {
 			return got, fmt.Errorf("not an ID: %q", sc.Text())
 		}
-		out = append(strconv.AppendInt(out, id, 10), '\n')
+		out = append(enc.Append(out, uint64(id)), '\n')
 		got++
 	}
 	if err := sc.Err(); err != nil {
@@ -276,6 +279,7 @@ type serverInfo struct {
 	Fingerprint string `json:"fingerprint"`
 	Node        uint64 `json:"node"`
 	MaxBatch    int    `json:"max_batch"`
+	Opaque      string `json:"opaque"` // the permutation's fingerprint in opaque mode
 }
 
 func (r *remote) info(ctx context.Context) (serverInfo, error) {
@@ -335,7 +339,7 @@ func (f *remoteFlags) beside(sf *storeFlags, err error) (*remote, error) {
 
 // nextRemote prints n snowflake IDs from a running server, refusing when
 // the layout or the node asked for differ from the server's.
-func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, node *uint64, n int, stdout io.Writer) error {
+func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, node *uint64, n int, stdout io.Writer) error {
 	info, err := r.info(ctx)
 	if err != nil {
 		return err
@@ -343,11 +347,14 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, node *uint64
 	if info.Fingerprint != l.Fingerprint() {
 		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none", r.base, info.Layout, l.String())
 	}
+	if want := permutationName(perm); info.Opaque != want {
+		return usagef("firn serve at %s issues %s; this command asked for %s: give the server's opaque flags, or its --config", r.base, opaqueDesc(info.Opaque), opaqueDesc(want))
+	}
 	if node != nil && *node != info.Node {
 		return usagef("firn serve at %s holds node %d; this command asked for node %d", r.base, info.Node, *node)
 	}
 	w := bufio.NewWriter(stdout)
-	if err := r.draw(ctx, "/v1/snowflake/batch", n, max(1, info.MaxBatch), w); err != nil {
+	if err := r.draw(ctx, "/v1/snowflake/batch", n, max(1, info.MaxBatch), enc, w); err != nil {
 		return errors.Join(err, w.Flush())
 	}
 	return w.Flush()

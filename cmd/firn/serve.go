@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
@@ -36,7 +38,10 @@ Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
 stops accepting, finishes requests in flight, and releases its node (the
 HWM stays). SIGHUP is logged and ignored: nothing reloads in a running
 process (a reloaded layout, namespace, node or store could repeat IDs). A node whose lease is lost stops at its HWM, reports not ready,
-and is acquired again (perhaps another node). With no flags it needs no
+and is released and acquired again with a new claim (perhaps another
+node). While no node is free, or the one asked for is held, it waits, not
+ready (/readyz says why), trying again with back-off up to the lease TTL.
+With no flags it needs no
 outside service: the local data
 directory holds its node's HWM and its segment tags, and it listens on
 loopback only. Listening on another address needs a store named
@@ -62,10 +67,16 @@ default would issue the same IDs.
   --log-level L      debug, info (default), warn or error
   --log-format F     auto (default: text on a terminal, JSON otherwise),
                      text or json
-Tokens and scopes (auth.tokens) come from the configuration file; without
-them every request is allowed, so firn serve stays on loopback. So does a
-set of segment databases serving every tag together (segments.stores: store
-i issues the IDs congruent to i modulo their number).
+Tokens and scopes (auth.tokens) come from the configuration file, as
+does a set of segment databases serving every tag together
+(segments.stores: store i issues the IDs congruent to i modulo their
+number). Without tokens every request is allowed, so firn serve stays on
+loopback, unless auth.anonymous opens the HTTP ID routes of chosen
+scopes (snowflake, tag:NAME, tag:*, range:NAME for Tinyid's
+nextSegmentId) to clients that send no credentials, such as Leaf's and
+Tinyid's, at auth.anonymous_rate requests per second per client address
+(logged at start); admin then needs a token that holds it (403
+otherwise), and gRPC off loopback still needs tokens.
   --local-segments   off loopback on the local store, serve segment tags from
                      the data directory anyway: this machine alone serves
                      them (without it, segments are off there)
@@ -73,7 +84,8 @@ i issues the IDs congruent to i modulo their number).
                      as for firn next
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
-/v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
+/v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
+--guess), /v1/segments/{tag}/next,
 /v1/segments/{tag}/batch?count=N, /healthz, /readyz, and the OpenAPI
 document at /v1/openapi.json. IDs are JSON strings;
 ?format=number for numbers, Accept: text/plain for one per line. Leaf's
@@ -125,6 +137,10 @@ type serveOptions struct {
 	tls *tls.Config
 	// anonymous are the scopes open to requests without credentials.
 	anonymous []string
+	// maxID bounds the IDs of the tags listed in segments.javascript_safe.
+	maxID func(tag string) int64
+	// opaque, in opaque mode, permutes every snowflake ID served.
+	opaque *opaque.Permutation
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
 	// cfg is the configuration the options came from: defaults, file,
@@ -159,7 +175,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// everything else 503 not_ready until the stores answer and a node is
 	// held; then the service's handler takes over.
 	var current atomic.Pointer[http.Handler]
-	starting := http.Handler(startingHandler{})
+	acq := &acquirer{o: o, log: log}
+	starting := http.Handler(startingHandler{why: acq.notReady})
 	current.Store(&starting)
 	// Each server gets its own copy of the TLS configuration: net/http
 	// adds its protocols to the one it is given.
@@ -197,29 +214,38 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// With snowflake mode off no node is taken and no node table used.
 	var lease *nodeid.Lease
 	var gen *snowflake.Generator
+	acq.nodes = nodes
 	if o.snowflake {
-		lease, err = acquireRetrying(ctx, nodes, o, log)
+		lease, gen, err = acq.acquire(ctx, false)
 		if errors.Is(err, nodeid.ErrLayoutMismatch) {
 			return usagef("%s (%s)", err, sf.describe())
 		}
 		if err != nil {
 			return stoppedOr(ctx, err)
 		}
-		defer func() { err = errors.Join(err, lease.Close(context.Background())) }()
-		if gen, err = snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead}); err != nil {
-			return err
-		}
-		if err := checkFloor(gen, o.floor); err != nil {
-			return err
-		}
+		defer func() {
+			cerr := lease.Close(context.Background())
+			if cerr != nil && errors.Is(lease.Err(), nodeid.ErrLeaseLost) {
+				// A lost claim that could not be released expires by
+				// itself within its TTL: not a failure of this stop.
+				log.Warn("stopping: the lost claim was not released; it expires by itself", "node", lease.Node(), "err", cerr)
+				cerr = nil
+			}
+			err = errors.Join(err, cerr)
+		}()
 	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{})
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth := o.auth
-	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log}
+	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log,
+		Ready: acq.notReady, Opaque: o.opaque}
+	if o.opaque != nil {
+		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
+			"permutation", o.opaque.Fingerprint())
+	}
 	if tokens != nil {
 		scfg.TinyidTokens = tokens
 	}
@@ -239,8 +265,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", node,
 		"layout", l.String(), "version", buildinfo.Read().String())
-	if auth.Enabled() && len(o.anonymous) > 0 {
-		log.Warn("anonymous access: requests without credentials may use these scopes", "scopes", strings.Join(o.anonymous, ","))
+	if len(o.anonymous) > 0 {
+		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
+			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+ln.Addr().String(),
+			"admin", adminState(auth))
 	}
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
@@ -270,10 +298,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		case err := <-done:
 			return err
 		case <-leaseDone(lease):
-			// The generator stops at its HWM and readiness fails; take a
-			// node again (perhaps another one) and serve on.
+			// The generator stops at its frozen HWM and readiness fails.
+			// The lost claim is released (or waited out), never revived;
+			// then a node is taken again with a new claim (perhaps
+			// another node) and the service serves on.
 			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "err", lease.Err())
-			next, g, err := reacquire(ctx, nodes, o, log)
+			acq.waiting(fmt.Sprintf("node %d: %s; acquiring a node again", lease.Node(), lease.Err()))
+			if err := lease.Retire(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("the lost claim was not released: waited for it to expire", "node", lease.Node(), "err", err)
+			}
+			next, g, err := acq.acquire(ctx, true)
 			if err != nil {
 				stop = true
 				break
@@ -295,6 +329,14 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	return srv.Shutdown(sctx)
 }
 
+// adminState says who may use the admin routes, for the log.
+func adminState(auth *server.Auth) string {
+	if !auth.Enabled() {
+		return "anyone on loopback"
+	}
+	return "tokens with the scope admin only (403 when none is configured)"
+}
+
 // startTinyidTokens reads Tinyid's token table of the segment store just
 // opened, if it is checked, and keeps it fresh until Close. A table that
 // cannot be read refuses to start: serving without it would let every
@@ -306,6 +348,9 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 	sctx, cancel := context.WithTimeout(ctx, sf.dialTimeout)
 	defer cancel()
 	if err := sf.tokens.Start(sctx); err != nil {
+		if errors.Is(err, sqlstore.ErrDenied) { // the table is there; the account may not read it
+			return nil, usagef("segments.token_table %s: %s", sf.tokens.Table(), err)
+		}
 		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
 			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
 			sf.tokens.Table(), err)
@@ -314,17 +359,25 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 }
 
 // startingHandler answers while firn serve waits for its stores and its
-// node: /healthz 200 (the process is up), everything else 503 not_ready.
-type startingHandler struct{}
+// node: /healthz 200 (the process is up), everything else 503 not_ready,
+// saying what it waits for.
+type startingHandler struct {
+	why func() error // what it waits for; nil: the stores and a first claim
+}
 
-func (startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/healthz" {
 		_, _ = w.Write([]byte("ok " + buildinfo.Read().String() + " (starting)\n"))
 		return
 	}
+	msg := "starting: waiting for the store to answer and a node to be held"
+	if err := h.why(); err != nil {
+		msg = "starting: " + err.Error()
+	}
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "not_ready", "message": msg}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write([]byte(`{"error":{"code":"not_ready","message":"starting: waiting for the store to answer and a node to be held"}}` + "\n"))
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // stoppedOr returns nil when ctx ended (a stop while starting is a
@@ -362,50 +415,6 @@ func openRetrying(ctx context.Context, sf *storeFlags, log *slog.Logger) (nodeid
 		case <-ctx.Done():
 			return nil, nil, nil, err
 		case <-time.After(retryEvery):
-		}
-	}
-}
-
-// acquireRetrying takes the first node. An attempt the store does not
-// answer within the dial timeout is logged and tried again until ctx
-// ends; any other error is returned.
-func acquireRetrying(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slog.Logger) (*nodeid.Lease, error) {
-	for {
-		actx, cancel := context.WithTimeout(ctx, 2*o.stores.dialTimeout)
-		lease, err := nodeid.Acquire(actx, nodes, o.lease)
-		cancel()
-		if err == nil || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
-			return lease, err
-		}
-		log.Error("store did not answer: not ready, retrying", "store", o.stores.describe(), "err", err, "retry", retryEvery.String())
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(retryEvery):
-		}
-	}
-}
-
-// reacquire takes a node again after a lost lease, retrying every second
-// until ctx ends, and returns the lease and a generator on it.
-func reacquire(ctx context.Context, nodes nodeid.Store, o serveOptions, log *slog.Logger) (*nodeid.Lease, *snowflake.Generator, error) {
-	for {
-		lease, err := nodeid.Acquire(ctx, nodes, o.lease)
-		if err == nil {
-			g, gerr := snowflake.New(snowflake.Config{Layout: o.layout, Node: lease.Node(), Reservation: lease, StartAhead: o.lease.StartAhead})
-			if gerr == nil {
-				gerr = checkFloor(g, o.floor) // another node may start lower
-			}
-			if gerr == nil {
-				return lease, g, nil
-			}
-			err = errors.Join(gerr, lease.Close(ctx))
-		}
-		log.Error("acquire a node", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(time.Second):
 		}
 	}
 }
@@ -452,35 +461,49 @@ func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) 
 }
 
 // checkListen keeps the implicit local default, and a service without
-// tokens, on loopback. flag names the listener in messages. The address
-// is host:port (config.Validate checked it).
-func checkListen(flag, addr string, explicitStore, tokens bool) error {
+// tokens, on loopback: off it, HTTP needs tokens or anonymous grants
+// (auth.anonymous lifts this rule and no other), gRPC tokens (anonymous
+// grants cover HTTP only). flag names the listener in messages. The
+// address is host:port (config.Validate checked it).
+func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error {
 	if loopback(addr) {
 		return nil
 	}
 	switch {
 	case !explicitStore:
 		return usagef("--%s %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", flag, addr)
-	case !tokens:
-		return usagef("--%s %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", flag, addr)
+	case flag == "grpc" && !auth.HasTokens():
+		return usagef("--grpc %s is not loopback: configure auth.tokens (docs/config.md), or --grpc off; auth.anonymous opens HTTP routes only", addr)
+	case !auth.Enabled():
+		return usagef("--%s %s is not loopback: configure auth.tokens, or auth.anonymous for chosen ID routes (docs/config.md); without either firn serve serves loopback only", flag, addr)
 	}
 	return nil
 }
 
 // checkFloor refuses to start when the first ID would not exceed floor,
-// the largest ID a previous system issued.
-func checkFloor(g *snowflake.Generator, floor uint64) error {
+// the largest ID a previous system issued. In opaque mode (perm set) the
+// floor is an opaque ID of the namespace, revealed before it is compared:
+// opaque IDs are not ordered.
+func checkFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) error {
 	if floor == 0 {
 		return nil
+	}
+	plain, err := reveal(perm, floor)
+	if err != nil {
+		return usagef("snowflake.floor: %s", err)
 	}
 	l := g.Layout()
 	tick := uint64(g.Now().Sub(l.Epoch) / l.Tick)
 	first, err := l.Compose(min(tick, l.MaxTick()), g.Node(), 0)
-	if err != nil || first <= floor {
-		return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
-			"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
+	if err == nil && first > plain {
+		return nil
 	}
-	return nil
+	if perm != nil {
+		return fmt.Errorf("snowflake floor %d (opaque; revealed, %d): the first ID would be about %d before the permutation, not above it; "+
+			"move the node past it with firn admin advance --node %d --past-id %d and the opaque flags, or check the layout and epoch", floor, plain, first, g.Node(), floor)
+	}
+	return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
+		"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
 }
 
 // logOutput is where firn serve logs; tests replace it.

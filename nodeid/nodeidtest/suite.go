@@ -218,6 +218,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 	}
 	t.Run("advance", func(t *testing.T) { runAdvanceTests(t, newStore) })
 	t.Run("advance refuses a node outside the layout", func(t *testing.T) { runAdvanceRangeTests(t, newStore) })
+	runLeaseTests(t, newStore)
 }
 
 // runAdvanceTests checks what Advance refuses: a node a live lease holds,

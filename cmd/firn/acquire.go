@@ -1,0 +1,112 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// acquirer takes firn serve's node, at start and after a lost lease, and
+// while it cannot says why: /readyz answers 503 with the reason, and the
+// process waits rather than exits, so a supervisor's back-off (systemd,
+// Kubernetes) does not stretch the time to serve past the moment a node
+// frees.
+type acquirer struct {
+	nodes nodeid.Store
+	o     serveOptions
+	log   *slog.Logger
+	why   atomic.Pointer[string] // nil while not waiting
+}
+
+// notReady returns why no node is held, or nil. It does no I/O.
+func (a *acquirer) notReady() error {
+	if why := a.why.Load(); why != nil {
+		return errors.New(*why)
+	}
+	return nil
+}
+
+func (a *acquirer) waiting(why string) { a.why.Store(&why) }
+
+// acquire takes a node and a generator on it. While the store does not
+// answer, no node is free, or the node asked for is held, it waits, not
+// ready, and tries again with back-off up to the lease TTL; after a lost
+// lease (again) it tries again whatever the error. Otherwise it returns
+// the error, as it does when ctx ends.
+func (a *acquirer) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowflake.Generator, error) {
+	b := newBackoff(cmp.Or(a.o.lease.TTL, nodeid.DefaultTTL))
+	for {
+		lease, g, err := a.once(ctx)
+		if err == nil {
+			a.why.Store(nil)
+			return lease, g, nil
+		}
+		why, wait := a.reason(err)
+		if ctx.Err() != nil || (!wait && !again) {
+			return nil, nil, err
+		}
+		a.waiting(why)
+		d := b.next()
+		a.log.Warn("not ready: no node held", "why", why, "retry", d.String())
+		select {
+		case <-ctx.Done():
+			return nil, nil, err
+		case <-time.After(d):
+		}
+	}
+}
+
+// once makes one attempt, which the store must answer within twice the
+// dial timeout.
+func (a *acquirer) once(ctx context.Context) (*nodeid.Lease, *snowflake.Generator, error) {
+	actx, cancel := context.WithTimeout(ctx, 2*a.o.stores.dialTimeout)
+	defer cancel()
+	lease, err := nodeid.Acquire(actx, a.nodes, a.o.lease)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, cb := range lease.Skipped() {
+		a.log.Warn("passed over a free node whose HWM is ahead of the clock", "node", cb.Node,
+			"ahead", cb.HWM.Sub(cb.Now).String(), "hwm", cb.HWM.UTC(), "took", lease.Node())
+	}
+	g, err := snowflake.New(snowflake.Config{Layout: a.o.layout, Node: lease.Node(), Reservation: lease, StartAhead: a.o.lease.StartAhead})
+	if err == nil {
+		err = checkFloor(g, a.o.floor, a.o.opaque) // another node may start lower
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, lease.Close(ctx))
+	}
+	return lease, g, nil
+}
+
+// reason says why an attempt failed, for /readyz and the log, and
+// whether waiting can cure it.
+func (a *acquirer) reason(err error) (string, bool) {
+	var pf *nodeid.PoolFullError
+	var ce *nodeid.ConflictError
+	var ae *nodeid.AheadError
+	switch {
+	case errors.As(err, &ae):
+		// The clock catches up with every node in time; restarting
+		// under a supervisor's back-off would only serve later.
+		return fmt.Sprintf("%s; waiting for the clock (or fix it, or --start-ahead); retrying", err), true
+	case errors.As(err, &pf):
+		reserved := ""
+		if pf.Reserved > 0 {
+			reserved = fmt.Sprintf(" (%d more reserved)", pf.Reserved)
+		}
+		return fmt.Sprintf("no free node in %s: %d of %d held%s; retrying", a.o.stores.describe(), pf.Held, pf.Pool-uint64(pf.Reserved), reserved), true
+	case errors.As(err, &ce):
+		return fmt.Sprintf("node %d is held by another owner in %s; retrying", ce.Node, a.o.stores.describe()), true
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s did not answer: %s; retrying", a.o.stores.describe(), err), true
+	}
+	return err.Error() + "; retrying", false
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/etcdtest"
+	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/nodeid"
+)
+
+// TestServeWaitsForAFreeNode fills a pool of two nodes on each real store,
+// then starts firn serve on it: it waits, not ready, /readyz saying why,
+// rather than exit; once a node is released it takes that node and
+// serves.
+func TestServeWaitsForAFreeNode(t *testing.T) {
+	stores := []struct {
+		name, ns string
+		args     func(t *testing.T) []string
+	}{
+		{"etcd", `etcd namespace "/full-`, func(t *testing.T) []string {
+			c := etcdtest.Start(t, 1)
+			return []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/full-" + suffix() + "/"}
+		}},
+		{"postgres", `postgres namespace "default"`, func(t *testing.T) []string {
+			dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+			table, seg := "firn_nodes_full_"+suffix(), "leaf_alloc_full_"+suffix()
+			t.Cleanup(func() { dropTables(t, "postgres", dsn, table); dropTables(t, "postgres", dsn, seg) })
+			return []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--segment-table", seg}
+		}},
+		{"mysql", `mysql namespace "default"`, func(t *testing.T) []string {
+			dsn := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
+			table, seg := "firn_nodes_full_"+suffix(), "leaf_alloc_full_"+suffix()
+			t.Cleanup(func() { dropTables(t, "mysql", dsn, table); dropTables(t, "mysql", dsn, seg) })
+			return []string{"--store", "mysql", "--dsn", dsn, "--table", table, "--segment-table", seg}
+		}},
+	}
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			addr := freePort(t)
+			args := append(st.args(t), "--http", addr, "--grpc", "off", "--node-bits", "1", "--lease-ttl", "2s")
+			o, err := parseServe(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes, _, closeStores, err := o.stores.openBoth()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = closeStores() })
+			var held []*nodeid.Lease
+			for range 2 {
+				l, err := nodeid.Acquire(context.Background(), nodes, o.lease)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = l.Close(context.Background()) })
+				held = append(held, l)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- serve(ctx, args, io.Discard) }()
+			t.Cleanup(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("serve returned %v", err)
+				}
+			})
+			base := "http://" + addr
+			want := "no free node in " + st.ns
+			waitReadiness(t, base, done, func(code int, msg string) bool {
+				return code == 503 && strings.Contains(msg, want) && strings.Contains(msg, "2 of 2 held; retrying")
+			})
+			if err := held[1].Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			freed := time.Now()
+			waitReadiness(t, base, done, func(code int, _ string) bool { return code == 200 })
+			t.Logf("ready %s after a node was freed (retries back off up to the 2 s TTL)", time.Since(freed).Round(time.Millisecond))
+			id := batch(t, base+"/v1/snowflake/batch?count=1")[0]
+			if p, err := o.layout.Decompose(uint64(id)); err != nil || p.Node != held[1].Node() {
+				t.Fatalf("ID %d decodes to %+v, %v; want the freed node %d", id, p, err, held[1].Node())
+			}
+		})
+	}
+}
+
+// waitReadiness polls /readyz until ok accepts its status and message,
+// failing if serve returns first or within a minute (a bound on the
+// test, not a speed claim).
+func waitReadiness(t *testing.T, base string, done chan error, ok func(code int, msg string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	last := ""
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			t.Fatalf("serve returned %v while waiting for a node; last /readyz: %s", err, last)
+		default:
+		}
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e struct{ Error struct{ Message string } }
+			_ = json.Unmarshal(body, &e)
+			last = resp.Status + " " + string(body)
+			if ok(resp.StatusCode, e.Error.Message) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never answered as wanted; last: %s", last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWaitReasons: serve waits, not ready, for every reason a node may
+// come free or usable in time — a full pool, a held node, a store that
+// does not answer, every free node ahead of the clock — and gives up on
+// anything else.
+func TestWaitReasons(t *testing.T) {
+	a := &acquirer{}
+	ahead := &nodeid.AheadError{Nodes: []*nodeid.ClockBehindError{{Node: 3, HWM: time.Now().Add(time.Hour), Now: time.Now()}}, Held: 1, Pool: 2}
+	tests := []struct {
+		name string
+		err  error
+		wait bool
+	}{
+		{"pool full", fmt.Errorf("claim node: %w", &nodeid.PoolFullError{Held: 2, Pool: 2}), true},
+		{"node held", fmt.Errorf("claim node: %w", &nodeid.ConflictError{Node: 1}), true},
+		{"store silent", context.DeadlineExceeded, true},
+		{"every free node ahead", fmt.Errorf("claim node: %w", ahead), true},
+		{"layout mismatch", nodeid.ErrLayoutMismatch, false},
+	}
+	for _, tc := range tests {
+		why, wait := a.reason(tc.err)
+		if wait != tc.wait || !strings.HasSuffix(why, "retrying") && tc.wait {
+			t.Errorf("%s: reason = %q, %v; want wait %v", tc.name, why, wait, tc.wait)
+		}
+	}
+}

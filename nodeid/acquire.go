@@ -1,0 +1,80 @@
+package nodeid
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// wallMS reads the wall clock; a variable so tests can set it back.
+var wallMS = func() int64 { return time.Now().UnixMilli() }
+
+// Acquire claims a node ID, reserves its HWM ahead of the clock, and keeps
+// both alive in the background until Close or until the lease is lost.
+//
+// Without Config.Node it takes the lowest free node whose stored HWM is
+// within Config.MaxBehind of the clock: a free node further ahead is
+// released again and passed over (Lease.Skipped names it), so one node
+// left far ahead by a bad clock does not block the pool. If every free
+// node is ahead, Acquire returns an *AheadError naming them. A requested
+// node that is ahead gives a *ClockBehindError, unless Config.StartAhead.
+func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	req := ClaimRequest{Pool: 1 << uint(cfg.NodeBits), Reserved: cfg.Reserved, Layout: cfg.Layout, TTL: cfg.TTL}
+	if cfg.Node != nil {
+		req.Node = *cfg.Node
+	} else {
+		req.AnyNode = true
+	}
+	var ahead []*ClockBehindError
+	for {
+		l, err := acquireOnce(ctx, store, cfg, req)
+		// Only a bare *ClockBehindError says the node was released: one
+		// joined with a failed release is returned as it is.
+		cb, behind := err.(*ClockBehindError)
+		switch {
+		case err == nil:
+			l.skipped = ahead
+			l.wg.Add(1)
+			go l.run(l.confirmedAt)
+			return l, nil
+		case len(ahead) > 0 && errors.Is(err, ErrPoolFull):
+			var pf *PoolFullError
+			errors.As(err, &pf)
+			return nil, &AheadError{Nodes: ahead, Held: pf.Held, Pool: req.Pool}
+		case req.AnyNode && behind:
+			// The node is released: set it aside and take the next.
+			ahead = append(ahead, cb)
+			req.Reserved = append(slices.Clip(req.Reserved), cb.Node)
+		default:
+			return nil, err
+		}
+	}
+}
+
+// acquireOnce claims one node and makes its first extension; a node it
+// cannot serve from is released before it returns.
+func acquireOnce(ctx context.Context, store Store, cfg Config, req ClaimRequest) (*Lease, error) {
+	claim, err := store.Claim(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("claim node: %w", err)
+	}
+	l := &Lease{store: store, cfg: cfg, claim: claim, start: claim.HWM,
+		done: make(chan struct{}), stop: make(chan struct{})}
+	l.stopCtx, l.cancelStop = context.WithCancel(context.Background())
+	if err := l.reserve(ctx); err != nil {
+		// A fresh context: the caller's may be what failed.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TTL/3)
+		defer cancel()
+		if rerr := store.Release(rctx, claim); rerr != nil {
+			return nil, errors.Join(err, rerr)
+		}
+		return nil, err
+	}
+	return l, nil
+}
