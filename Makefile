@@ -13,7 +13,7 @@ export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
 MODULES := . deploy $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration model fuzz bench build ci services proto
+.PHONY: help fmt vet lint test race integration model fuzz bench chaos build ci services proto
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -53,7 +53,11 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/
+	$(GO) test -run '^$$' -bench 'AtomicAdd|Next' -benchmem -count $(COUNT) ./client/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
+
+chaos: ## the client against three firn serve, one paused, one slowed, one restarted (COUNT runs): medians and p99
+	$(GO) test -count=1 -run TestFaults -faults.runs $(COUNT) -v ./client/
 
 proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is committed)
 	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.34.2

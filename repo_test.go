@@ -115,6 +115,9 @@ func TestImportRules(t *testing.T) {
 				d := rel(dep)
 				return d == "server" || slices.Contains(backends, d) || strings.HasPrefix(dep, "go.etcd.io/") || dep == "database/sql"
 			}},
+		{name: "client imports no Prometheus (client/clientprom does, for those who want it)",
+			applys: func(p string) bool { return p == "client" },
+			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/prometheus/") }},
 		{name: "only cmd/firn imports SQL drivers",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			bad: func(_, dep string, _ bool) bool {

@@ -24,15 +24,13 @@ type cluster struct {
 	procs []*servetest.Process
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	e := etcdtest.Start(t, 1)
 	c := &cluster{args: []string{"--store", "etcd", "--endpoints", strings.Join(e.Endpoints(), ","),
 		"--namespace", "/client-e2e/", "--lease-ttl", "2s"}}
-	for range 3 {
-		c.http = append(c.http, servetest.Addr(t))
-		c.grpc = append(c.grpc, servetest.Addr(t))
-	}
+	addrs := servetest.Addrs(t, 6)
+	c.http, c.grpc = addrs[:3], addrs[3:]
 	for i := range 3 {
 		c.start(t, i)
 	}
@@ -44,7 +42,7 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
-func (c *cluster) start(t *testing.T, i int) {
+func (c *cluster) start(t testing.TB, i int) {
 	t.Helper()
 	p := servetest.Start(t, c.http[i], c.grpc[i], c.args...)
 	if i < len(c.procs) {

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -73,6 +74,7 @@ func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 	if err := t.dial(); err != nil {
 		return nil, err
 	}
+	t.redial(ctx)
 	var resp *firnpb.BatchResponse
 	var err error
 	if tag == "" {
@@ -90,14 +92,39 @@ func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 	return resp.Ids, nil
 }
 
+// redial makes a connection in gRPC's reconnect backoff dial again now,
+// and waits (within ctx) for that dial to end. A request on such a
+// connection fails at once with the error of the last dial, made perhaps
+// before the server came back; after redial it fails only if the server
+// refuses now.
+func (t *grpcTransport) redial(ctx context.Context) {
+	s := t.conn.GetState()
+	if s != connectivity.TransientFailure {
+		return
+	}
+	t.conn.ResetConnectBackoff()
+	for t.conn.WaitForStateChange(ctx, s) {
+		switch s = t.conn.GetState(); s {
+		case connectivity.Idle:
+			t.conn.Connect()
+		case connectivity.Connecting:
+		default: // Ready, a fresh failure, or closed
+			return
+		}
+	}
+}
+
 func (t *grpcTransport) check(ctx context.Context) error {
 	if err := t.dial(); err != nil {
 		return err
 	}
 	// A server that was down leaves the connection in gRPC's reconnect
-	// backoff, which grows with the outage: a check dials again at once.
+	// backoff, which grows with the outage: a check dials again at once,
+	// and waits for that dial (within ctx) rather than failing at once
+	// with the error of the last one.
 	t.conn.ResetConnectBackoff()
-	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName})
+	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName},
+		grpc.WaitForReady(true))
 	if err != nil {
 		return t.error(err)
 	}

@@ -15,11 +15,12 @@ import (
 	"github.com/firn-id/firn/firnpb"
 )
 
-// newGRPC returns the gRPC server of svc (see Server.GRPC).
-func newGRPC(svc *service, opts ...grpc.ServerOption) *grpc.Server {
-	g := &grpcService{svc: svc}
+// newGRPC returns the gRPC server of svc (see Server.GRPC), counted in m.
+func newGRPC(svc *service, m *metrics, opts ...grpc.ServerOption) *grpc.Server {
+	g := &grpcService{svc: svc, metrics: newGRPCMetrics(m)}
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(svc.maxBody())),
-		grpc.ChainUnaryInterceptor(g.unaryRecover, g.unaryAuth), grpc.ChainStreamInterceptor(g.streamRecover, g.streamAuth)}, opts...)
+		grpc.ChainUnaryInterceptor(g.metrics.unary, g.unaryRecover, g.unaryAuth),
+		grpc.ChainStreamInterceptor(g.metrics.stream, g.streamRecover, g.streamAuth)}, opts...)
 	s := grpc.NewServer(opts...)
 	firnpb.RegisterFirnServer(s, g)
 	healthpb.RegisterHealthServer(s, &health{svc: svc})
@@ -67,7 +68,8 @@ const (
 
 type grpcService struct {
 	firnpb.UnimplementedFirnServer
-	svc *service
+	svc     *service
+	metrics *grpcMetrics
 }
 
 func (g *grpcService) count(n int32) (int, error) {
@@ -82,6 +84,7 @@ func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.
 	if err != nil {
 		return nil, grpcError(err)
 	}
+	g.metrics.issued("", 1)
 	return &firnpb.NextResponse{Id: id}, nil
 }
 
@@ -94,6 +97,7 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 	if _, err := g.svc.nextSnowflakeN(ctx, ids); err != nil {
 		return nil, grpcError(err)
 	}
+	g.metrics.issued("", n)
 	return &firnpb.BatchResponse{Ids: ids}, nil
 }
 
@@ -121,6 +125,7 @@ func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentReques
 	if err != nil {
 		return nil, grpcError(err)
 	}
+	g.metrics.issued(req.Tag, 1)
 	return &firnpb.NextResponse{Id: id}, nil
 }
 
@@ -136,6 +141,7 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 	if _, err := g.svc.Segments.NextN(ctx, req.Tag, ids); err != nil {
 		return nil, grpcError(err)
 	}
+	g.metrics.issued(req.Tag, n)
 	return &firnpb.BatchResponse{Ids: ids}, nil
 }
 
@@ -176,6 +182,7 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 		if err := stream.Send(&firnpb.BatchResponse{Ids: ids}); err != nil {
 			return nil // the client went away; the IDs are dropped, never reissued
 		}
+		g.metrics.issued(req.Tag, n)
 	}
 	return nil
 }

@@ -139,11 +139,14 @@ func (s *Server) Handler() http.Handler { return s.http }
 
 // GRPC returns a gRPC server of the firn.v1.Firn service and the standard
 // health service, with the same tokens and scopes as HTTP (metadata
-// "authorization: Bearer …"). A received message is at most MaxBody; a
+// "authorization: Bearer …"), counted in the same metrics as HTTP
+// (GET /metrics on Handler). A received message is at most MaxBody; a
 // panicking handler answers Internal and is logged with its stack. opts
 // come after these (a grpc.MaxRecvMsgSize among them wins); interceptors
 // chained in opts run inside the recovery and the token check.
-func (s *Server) GRPC(opts ...grpc.ServerOption) *grpc.Server { return newGRPC(s.svc, opts...) }
+func (s *Server) GRPC(opts ...grpc.ServerOption) *grpc.Server {
+	return newGRPC(s.svc, s.http.metrics, opts...)
+}
 
 // Replace installs a generator and its lease in place of the current ones,
 // after the node's lease was lost and a node acquired again. Requests in
