@@ -11,6 +11,7 @@ import (
 
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
 )
 
 var (
@@ -84,7 +85,9 @@ func status(err error) (int, string) {
 		return http.StatusConflict, "tag_exists"
 	case errors.Is(err, snowflake.ErrNotServing):
 		return http.StatusServiceUnavailable, "not_serving"
-	case errors.Is(err, snowflake.ErrLayoutExhausted):
+	case errors.Is(err, wide.ErrUnknownForm):
+		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, snowflake.ErrLayoutExhausted), errors.Is(err, wide.ErrTimeRange):
 		return http.StatusServiceUnavailable, "layout_exhausted"
 	case errors.As(err, &cb):
 		return http.StatusServiceUnavailable, "clock_behind"

@@ -101,6 +101,7 @@ func newHandler(svc *service) (*handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
+	h.wideRoutes()
 	h.compatRoutes()
 	h.adminRoutes()
 	h.mux.HandleFunc("/", h.unrouted)

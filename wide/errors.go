@@ -17,6 +17,7 @@ var (
 	// of the RFC 9562 variant.
 	ErrNotV7 = errors.New("wide: not a version 7 UUID")
 
-	// ErrUnknownForm is returned by Parse for a string of no form it knows.
+	// ErrUnknownForm is returned by Parse for a string that is none of the
+	// forms it reads, or of a form's length but not valid in it.
 	ErrUnknownForm = errors.New("wide: not a UUID, ULID, ObjectId, KSUID or xid")
 )

@@ -17,7 +17,7 @@ import (
 func parseUUID(s string) (ID, error) {
 	u, err := uuid.Parse(s)
 	if err != nil {
-		return ID{}, fmt.Errorf("UUID %q: %w", s, err)
+		return ID{}, fmt.Errorf("UUID %q: %w: %w", s, err, ErrUnknownForm)
 	}
 	id := ID{Form: FormUUID, Bytes: u[:], Fields: []Field{
 		{"version", strconv.Itoa(int(u.Version()))},
@@ -58,7 +58,7 @@ func gregorian(u uuid.UUID) time.Time {
 func parseULID(s string) (ID, error) {
 	u, err := ulid.ParseStrict(s)
 	if err != nil {
-		return ID{}, fmt.Errorf("ULID %q: %w", s, err)
+		return ID{}, fmt.Errorf("ULID %q: %w: %w", s, err, ErrUnknownForm)
 	}
 	return ID{Form: FormULID, Bytes: u[:], Time: ulid.Time(u.Time()).UTC(),
 		Fields: []Field{{"randomness", hex.EncodeToString(u[6:])}}}, nil
@@ -67,7 +67,7 @@ func parseULID(s string) (ID, error) {
 func parseObjectID(s string) (ID, error) {
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		return ID{}, fmt.Errorf("ObjectId %q: %w", s, err)
+		return ID{}, fmt.Errorf("ObjectId %q: %w: %w", s, err, ErrUnknownForm)
 	}
 	return ID{Form: FormObjectID, Bytes: b, Time: time.Unix(int64(binary.BigEndian.Uint32(b)), 0).UTC(), Fields: []Field{
 		{"random", hex.EncodeToString(b[4:9])},

@@ -47,9 +47,8 @@ type ID struct {
 
 // Parse reads a UUID, ULID, ObjectId, KSUID or xid, telling them apart by
 // form: length first (36/32/38/45, 26, 24, 27, 20), then alphabet. A
-// string of another form, or of a form's length with a character outside
-// its alphabet, gets an error that wraps ErrUnknownForm or names the
-// form.
+// string of no form, or of a form's length but not valid in it, gets an
+// error that wraps ErrUnknownForm and, where one fits, names the form.
 func Parse(s string) (ID, error) {
 	switch n := len(s); {
 	case n == 36 || n == 32 || n == 38 || n == 45:
