@@ -23,33 +23,35 @@ func unsaturated() snowflake.Layout {
 
 var sinkUUID uuid.UUID
 
-// BenchmarkNextUUID and BenchmarkNewV7 run in one process so that their
-// ratio, not their absolute figures, is the result: the bar is NextUUID
-// within 1.5× of google/uuid's own NewV7.
+// BenchmarkUUIDv7 runs NextUUID and google/uuid's own NewV7 one after the
+// other in each run, so that with -count each pair shares the machine's
+// state: their ratio, not their absolute figures, is the result. The bar
+// is NextUUID within 1.5× of NewV7.
 //
-//	go test -run '^$' -bench 'NextUUID$|NewV7' -count 6 ./wide/
-func BenchmarkNextUUID(b *testing.B) {
-	w, _ := newWide(b, unsaturated(), 0)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		u, err := w.NextUUID(ctx)
-		if err != nil {
-			b.Fatal(err)
+//	go test -run '^$' -bench 'UUIDv7|ULID$' -count 6 ./wide/
+func BenchmarkUUIDv7(b *testing.B) {
+	b.Run("firn", func(b *testing.B) {
+		w, _ := newWide(b, unsaturated(), 0)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			u, err := w.NextUUID(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkUUID = u
 		}
-		sinkUUID = u
-	}
-}
-
-func BenchmarkNewV7(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		u, err := uuid.NewV7()
-		if err != nil {
-			b.Fatal(err)
+	})
+	b.Run("google", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			u, err := uuid.NewV7()
+			if err != nil {
+				b.Fatal(err)
+			}
+			sinkUUID = u
 		}
-		sinkUUID = u
-	}
+	})
 }
 
 // BenchmarkNextUUIDs is the cost per UUID of a batch of 1,000.
@@ -66,27 +68,29 @@ func BenchmarkNextUUIDs(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(dst)), "ns/uuid")
 }
 
-func BenchmarkNextULID(b *testing.B) {
-	w, _ := newWide(b, unsaturated(), 0)
-	ctx := context.Background()
-	var last ulid.ULID
-	b.ReportAllocs()
-	for b.Loop() {
-		u, err := w.NextULID(ctx)
-		if err != nil {
-			b.Fatal(err)
+// BenchmarkULID runs NextULID and oklog/ulid's own Make one after the
+// other, as BenchmarkUUIDv7 does.
+func BenchmarkULID(b *testing.B) {
+	b.Run("firn", func(b *testing.B) {
+		w, _ := newWide(b, unsaturated(), 0)
+		ctx := context.Background()
+		var last ulid.ULID
+		b.ReportAllocs()
+		for b.Loop() {
+			u, err := w.NextULID(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = u
 		}
-		last = u
-	}
-	sinkUUID = uuid.UUID(last)
-}
-
-// BenchmarkULIDMake is oklog/ulid's own generator, for comparison.
-func BenchmarkULIDMake(b *testing.B) {
-	var last ulid.ULID
-	b.ReportAllocs()
-	for b.Loop() {
-		last = ulid.Make()
-	}
-	sinkUUID = uuid.UUID(last)
+		sinkUUID = uuid.UUID(last)
+	})
+	b.Run("oklog", func(b *testing.B) {
+		var last ulid.ULID
+		b.ReportAllocs()
+		for b.Loop() {
+			last = ulid.Make()
+		}
+		sinkUUID = uuid.UUID(last)
+	})
 }
