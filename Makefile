@@ -47,7 +47,7 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	done
 
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./wide/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
 
 proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is committed)
