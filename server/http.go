@@ -27,6 +27,7 @@ type service struct {
 	Config
 
 	node   atomic.Pointer[nodeState] // set by Replace
+	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
 	panics atomic.Int64              // handlers that panicked
 }
 

@@ -22,39 +22,39 @@ import (
 // never the slot of an int64 ID), and the decoder of UUIDs, ULIDs,
 // ObjectIds, KSUIDs and xids. All need the snowflake scope.
 func (h *handler) wideRoutes() {
-	c := &wideGen{svc: h.svc}
 	h.route("GET /v1/uuid/next", needSnowflake, func(w http.ResponseWriter, r *http.Request) {
-		wideOne(h, w, r, c, (*wide.Generator).NextUUID)
+		wideOne(h, w, r, (*wide.Generator).NextUUID)
 	})
 	h.route("GET /v1/uuid/batch", needSnowflake, func(w http.ResponseWriter, r *http.Request) {
-		wideBatch(h, w, r, c, (*wide.Generator).NextUUIDs)
+		wideBatch(h, w, r, (*wide.Generator).NextUUIDs)
 	})
 	h.route("GET /v1/ulid/next", needSnowflake, func(w http.ResponseWriter, r *http.Request) {
-		wideOne(h, w, r, c, (*wide.Generator).NextULID)
+		wideOne(h, w, r, (*wide.Generator).NextULID)
 	})
 	h.route("GET /v1/ulid/batch", needSnowflake, func(w http.ResponseWriter, r *http.Request) {
-		wideBatch(h, w, r, c, (*wide.Generator).NextULIDs)
+		wideBatch(h, w, r, (*wide.Generator).NextULIDs)
 	})
 	h.route("GET /v1/wide/decode/{id}", needSnowflake, h.wideDecode)
 }
 
-// wideGen is the wide generator over the node's current snowflake
-// generator, made again after Replace installs another.
+// wideGen holds the wide generator over the node's current snowflake
+// generator, for HTTP and gRPC alike.
 type wideGen struct {
-	svc *service
 	cur atomic.Pointer[wide.Generator]
 }
 
-func (c *wideGen) get() (*wide.Generator, error) {
-	g := c.svc.generator()
-	if w := c.cur.Load(); w != nil && w.Snowflake() == g {
+// wideGenerator returns the wide generator over the current snowflake
+// generator, made again after Replace installs another.
+func (s *service) wideGenerator() (*wide.Generator, error) {
+	g := s.generator()
+	if w := s.wide.cur.Load(); w != nil && w.Snowflake() == g {
 		return w, nil
 	}
 	w, err := wide.New(g)
 	if err != nil {
 		return nil, err
 	}
-	c.cur.Store(w)
+	s.wide.cur.Store(w)
 	return w, nil
 }
 
@@ -67,13 +67,13 @@ func wideFormat(r *http.Request) (string, error) {
 	return f, err
 }
 
-func wideOne[T fmt.Stringer](h *handler, w http.ResponseWriter, r *http.Request, c *wideGen, next func(*wide.Generator, context.Context) (T, error)) {
+func wideOne[T fmt.Stringer](h *handler, w http.ResponseWriter, r *http.Request, next func(*wide.Generator, context.Context) (T, error)) {
 	f, err := wideFormat(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	g, err := c.get()
+	g, err := h.svc.wideGenerator()
 	if err != nil {
 		writeError(w, err)
 		return
@@ -87,7 +87,7 @@ func wideOne[T fmt.Stringer](h *handler, w http.ResponseWriter, r *http.Request,
 	writeStrings(w, f, true, []T{id})
 }
 
-func wideBatch[T fmt.Stringer](h *handler, w http.ResponseWriter, r *http.Request, c *wideGen, fill func(*wide.Generator, context.Context, []T) (int, error)) {
+func wideBatch[T fmt.Stringer](h *handler, w http.ResponseWriter, r *http.Request, fill func(*wide.Generator, context.Context, []T) (int, error)) {
 	f, err := wideFormat(r)
 	if err != nil {
 		writeError(w, err)
@@ -98,7 +98,7 @@ func wideBatch[T fmt.Stringer](h *handler, w http.ResponseWriter, r *http.Reques
 		writeError(w, err)
 		return
 	}
-	g, err := c.get()
+	g, err := h.svc.wideGenerator()
 	if err != nil {
 		writeError(w, err)
 		return

@@ -10,7 +10,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
@@ -155,6 +158,57 @@ func TestWideSnowflakeOff(t *testing.T) {
 	for _, target := range []string{"/v1/uuid/next", "/v1/ulid/batch?count=2", "/v1/wide/decode/9m4e2mr0ui3e8a215n4g"} {
 		if w := get(h, "GET", target); w.Code != 503 || !strings.Contains(w.Body.String(), "snowflake_off") {
 			t.Errorf("%s on a server of segments only: %d %s", target, w.Code, w.Body.String())
+		}
+	}
+	conn := serveGRPC(t, &server.Config{Segments: a, SegmentStore: s})
+	_, err = firnpb.NewFirnClient(conn).WideBatch(context.Background(), &firnpb.WideBatchRequest{Form: firnpb.WideForm_WIDE_FORM_UUID, Count: 1})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("gRPC WideBatch on a server of segments only: %v, want Unavailable", err)
+	}
+}
+
+// TestWideBatchGRPC: WideBatch answers the node's UUIDs and ULIDs,
+// increasing across calls and forms sharing one generator, and refuses a
+// request without a form or count.
+func TestWideBatchGRPC(t *testing.T) {
+	g, err := snowflake.New(snowflake.Config{Node: 7, Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := firnpb.NewFirnClient(serveGRPC(t, &server.Config{Snowflake: g, MaxBatch: 100}))
+	ctx := context.Background()
+	l := snowflake.DefaultLayout()
+	var uuids []string
+	for range 3 {
+		resp, err := fc.WideBatch(ctx, &firnpb.WideBatchRequest{Form: firnpb.WideForm_WIDE_FORM_UUID, Count: 40})
+		if err != nil || len(resp.Ids) != 40 {
+			t.Fatalf("WideBatch uuid: %v", err)
+		}
+		uuids = append(uuids, resp.Ids...)
+	}
+	if !slices.IsSorted(uuids) || len(slices.Compact(slices.Clone(uuids))) != len(uuids) {
+		t.Fatalf("UUIDs not unique and increasing: %v", uuids)
+	}
+	for _, s := range uuids {
+		if p, err := wide.DecodeUUID(l, uuid.MustParse(s)); err != nil || p.Node != 7 || len(s) != 36 {
+			t.Fatalf("UUID %s: node %d, %v", s, p.Node, err)
+		}
+	}
+	resp, err := fc.WideBatch(ctx, &firnpb.WideBatchRequest{Form: firnpb.WideForm_WIDE_FORM_ULID, Count: 2})
+	if err != nil || len(resp.Ids) != 2 {
+		t.Fatalf("WideBatch ulid: %v", err)
+	}
+	if p, err := wide.DecodeULID(l, ulid.MustParse(resp.Ids[0])); err != nil || p.Node != 7 {
+		t.Fatalf("ULID %s: node %d, %v", resp.Ids[0], p.Node, err)
+	}
+	for _, req := range []*firnpb.WideBatchRequest{
+		{Count: 2},
+		{Form: firnpb.WideForm_WIDE_FORM_UUID},
+		{Form: firnpb.WideForm_WIDE_FORM_ULID, Count: 101},
+		{Form: 9, Count: 1},
+	} {
+		if _, err := fc.WideBatch(ctx, req); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("WideBatch(%v): %v, want InvalidArgument", req, err)
 		}
 	}
 }
