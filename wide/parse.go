@@ -78,7 +78,9 @@ func Forms() string {
 
 func isHex(s string) bool {
 	for i := range len(s) {
-		if c := s[i] | 0x20; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+		switch c := s[i] | 0x20; { // lower case; digits have the bit already
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f':
+		default:
 			return false
 		}
 	}
