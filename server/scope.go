@@ -34,7 +34,8 @@ const (
 var (
 	// open: no token needed. Only the routes of openRoutes may have it.
 	open = scope{kind: scopeOpen}
-	// needSnowflake: snowflake IDs and decoding.
+	// needSnowflake: snowflake IDs in every form (int64, UUIDv7, ULID)
+	// and decoding.
 	needSnowflake = scope{kind: scopeSnowflake}
 	// needAdmin: segment administration.
 	needAdmin = scope{kind: scopeAdmin}
