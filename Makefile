@@ -52,7 +52,7 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	done
 
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/ ./wide/
 	$(GO) test -run '^$$' -bench 'AtomicAdd|Next' -benchmem -count $(COUNT) ./client/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
 

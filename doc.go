@@ -14,6 +14,8 @@
 //   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
+//   - wide: UUIDv7 and ULID from a generator's slots, and the decoder of
+//     UUIDs, ULIDs, ObjectIds, KSUIDs and xids.
 //   - server: the HTTP and gRPC adapters over a generator and an allocator.
 //   - firnpb: the gRPC service definition and its generated code.
 //   - cmd/firn: the firn command.

@@ -97,6 +97,11 @@ func TestImportRules(t *testing.T) {
 		{name: "domain packages import only the standard library",
 			applys: func(p string) bool { return p == "snowflake" || p == "segment" || p == "opaque" || p == "idtext" },
 			bad:    func(_, dep string, std bool) bool { return !std }},
+		{name: "wide imports the standard library, snowflake, google/uuid and oklog/ulid only",
+			applys: func(p string) bool { return p == "wide" },
+			bad: func(_, dep string, std bool) bool {
+				return !std && rel(dep) != "snowflake" && dep != "github.com/google/uuid" && dep != "github.com/oklog/ulid/v2"
+			}},
 		{name: "nodeid does not import snowflake",
 			applys: func(p string) bool { return p == "nodeid" },
 			bad:    func(_, dep string, _ bool) bool { return rel(dep) == "snowflake" }},

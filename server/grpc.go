@@ -205,6 +205,7 @@ var grpcScopes = map[string]grpcScope{
 	"/firn.v1.Firn/Next":         {need: snowflakeScope},
 	"/firn.v1.Firn/Batch":        {need: snowflakeScope},
 	"/firn.v1.Firn/Decode":       {need: snowflakeScope},
+	"/firn.v1.Firn/WideBatch":    {need: snowflakeScope},
 	"/firn.v1.Firn/SegmentNext":  {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentRequest).GetTag() }},
 	"/firn.v1.Firn/SegmentBatch": {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentBatchRequest).GetTag() }},
 	"/firn.v1.Firn/Stream": {fromMessage: true, need: func(req any) string {

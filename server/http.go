@@ -31,6 +31,7 @@ type service struct {
 	Config
 
 	node   atomic.Pointer[nodeState] // set by Replace
+	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
 	panics atomic.Int64              // handlers that panicked
 }
 
@@ -113,6 +114,7 @@ func newHandler(svc *service) (*handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
+	h.wideRoutes()
 	h.compatRoutes()
 	h.adminRoutes()
 	h.mux.HandleFunc("/", h.unrouted)

@@ -34,3 +34,15 @@ func TestOpaqueMetricsNeedAScope(t *testing.T) {
 		t.Fatalf("/metrics with scope metrics: %d", w.Code)
 	}
 }
+
+// TestOpaqueRefusesWideForms: a UUIDv7 or ULID carries its time and
+// sequence in plain, which opaque mode hides.
+func TestOpaqueRefusesWideForms(t *testing.T) {
+	cfg, _ := opaqueConfig(t)
+	h := handlerOf(t, cfg)
+	for _, route := range []string{"/v1/uuid/next", "/v1/ulid/batch?count=3"} {
+		if w := getAs(h, route, ""); w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "opaque") {
+			t.Errorf("%s in opaque mode: %d %s, want 400 naming opaque mode", route, w.Code, w.Body)
+		}
+	}
+}

@@ -5,18 +5,16 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"github.com/firn-id/firn/idtext"
 	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 )
 
-var nextUsage = `Usage: firn next [-n N] [--node N|derived] [store flags] [layout flags]
+var nextUsage = `Usage: firn next [-n N] [--format F] [--node N|derived] [store flags] [layout flags]
 
 Prints N new IDs, one per line, from a generator for one node. The node's
 high-water mark (HWM) lives in the store, written ahead of use, so a later
@@ -25,6 +23,12 @@ is a data directory, locked while firn runs; every store records the
 layout, and a run with another layout in the same namespace is refused.
 
   -n N                     how many IDs (default 1, at most 10000000)
+  --format F               snowflake (default): the 64-bit ID in decimal;
+                           uuid: a UUIDv7 (RFC 9562); ulid: a ULID. A UUID or
+                           ULID takes one slot of the same generator: its
+                           time is the tick's start, then the sequence and
+                           node, then random bits; it is as unique as the
+                           64-bit ID of that slot, which is never issued
   --node N                 the node: one number, or one per node field, most
                            significant first (twitter: --node 3,17). Default:
                            the lowest node free in the store.
@@ -49,6 +53,7 @@ func runNext(args []string, stdout io.Writer) error {
 	of.register(fs)
 	encoding := encodingFlag(fs)
 	n := fs.Int("n", 1, "")
+	formatName := fs.String("format", "snowflake", "")
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
 	startAhead := fs.Bool("start-ahead", false, "")
@@ -71,6 +76,10 @@ func runNext(args []string, stdout io.Writer) error {
 	if *n < 1 || *n > maxNext {
 		return usagef("-n %d: want 1 to %d", *n, maxNext)
 	}
+	f, err := parseIDFormat(*formatName)
+	if err != nil {
+		return err
+	}
 	l, err := lf.layout()
 	if err != nil {
 		return err
@@ -90,6 +99,9 @@ func runNext(args []string, stdout io.Writer) error {
 	}
 	enc, err := encoding()
 	if err != nil {
+		return err
+	}
+	if err := f.check(perm, enc); err != nil {
 		return err
 	}
 	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: *startAhead, Window: nextWindow(l, *n)}
@@ -117,7 +129,11 @@ func runNext(args []string, stdout io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return printIDs(g, lease, perm, enc, *n, stdout)
+			draw, err := f.drawer(g, perm, enc)
+			if err != nil {
+				return err
+			}
+			return printIDs(draw, lease, *n, stdout)
 		})
 		if r, err = rf.beside(&sf, err); r == nil {
 			return err
@@ -126,7 +142,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, stdout)
+	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, f, stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -174,27 +190,17 @@ func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
 	return node, nil
 }
 
-// printIDs writes n IDs. When the generator reaches the HWM before the
-// lease's next extension lands it waits for it, for as long as the lease
-// holds.
-func printIDs(g *snowflake.Generator, lease *nodeid.Lease, perm *opaque.Permutation, enc idtext.Encoding, n int, stdout io.Writer) error {
+// printIDs writes n IDs that draw makes. When the generator reaches the
+// HWM before the lease's next extension lands it waits for it, for as
+// long as the lease holds.
+func printIDs(draw drawer, lease *nodeid.Lease, n int, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
-	buf := make([]int64, min(n, 4096))
-	var line []byte
+	var lines []byte
 	for n > 0 {
-		k, err := g.NextN(context.Background(), buf[:min(n, len(buf))])
-		for _, id := range buf[:k] {
-			if perm != nil {
-				y, err := perm.Encode(uint64(id))
-				if err != nil {
-					return errors.Join(err, w.Flush())
-				}
-				id = int64(y)
-			}
-			line = enc.Append(line[:0], uint64(id))
-			line = append(line, '\n')
-			w.Write(line)
-		}
+		var k int
+		var err error
+		lines, k, err = draw(context.Background(), min(n, 4096), lines[:0])
+		w.Write(lines)
 		n -= k
 		if errors.Is(err, snowflake.ErrNotServing) && lease.Err() == nil {
 			time.Sleep(time.Millisecond)

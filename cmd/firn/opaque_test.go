@@ -196,3 +196,15 @@ func TestMigrateRefusesOpaque(t *testing.T) {
 		t.Fatalf("exit %d, %s", code, errOut)
 	}
 }
+
+func TestOpaqueRefusesWideForms(t *testing.T) {
+	for _, f := range []string{"uuid", "ulid"} {
+		_, errOut, code := runCLI("next", "--format", f, "--data-dir", t.TempDir(), "--opaque", "--opaque-key-file", keyFile(t, testKeyA))
+		if code != 2 || !strings.Contains(errOut, "opaque mode hides") {
+			t.Errorf("--format %s --opaque: exit %d, %s", f, code, errOut)
+		}
+	}
+	if _, errOut, code := runCLI("next", "--format", "uuid", "--encoding", "base62", "--data-dir", t.TempDir()); code != 2 || !strings.Contains(errOut, "own text form") {
+		t.Errorf("--format uuid --encoding base62: exit %d, %s", code, errOut)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
 )
 
 var parseUsage = `Usage: firn parse [layout flags] [--json] ID...
@@ -24,8 +25,18 @@ argument, reads the IDs from standard input (one per line, or separated by
 spaces; at most 1,000,000) unless it is a terminal. All IDs are checked
 before anything is printed.
 
+A decimal ID is read with the layout. Other systems' IDs are told apart by
+their form and printed in their own parts:
+` + indent(wide.Forms()) + `
+A UUIDv7 or ULID that firn next --format uuid|ulid made also shows its
+firn slot (firn.tick, firn.<node field>, firn.sequence, and firn.id, the
+64-bit ID of the same slot) when layout flags are given and the layout
+can have made it.
+
   --json   one JSON object per line:
            {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
+           and for other forms
+           {"id":"…","form":"uuid","hex":"…","unix_ms":…,"time":"…","fields":{…},"firn":{…}}
   --guess  for an ID of unknown origin: reads it with every preset below
            instead of one layout (so it takes no layout flags). A layout
            is plausible when the ID fits its width and its time lies after
@@ -91,22 +102,31 @@ func runParse(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	parts := make([]snowflake.Parts, len(ids))
+	withLayout := false
+	fs.Visit(func(f *flag.Flag) { withLayout = withLayout || lf.flags()[f.Name] != nil })
+	parts := make([]parsed, len(ids))
 	for i, s := range ids {
-		if parts[i], err = decodeText(l, p, enc, s); err != nil {
+		if parts[i], err = parseArg(l, p, enc, withLayout, s); err != nil {
 			return err
 		}
 	}
 	w := bufio.NewWriter(stdout)
 	for i, p := range parts {
-		if *asJSON {
-			writeJSON(w, p)
-			continue
+		switch {
+		case *asJSON && p.wide != nil:
+			writeWideJSON(w, p)
+		case *asJSON:
+			writeJSON(w, p.Parts)
+		default:
+			if i > 0 {
+				w.WriteString("\n")
+			}
+			if p.wide != nil {
+				writeWideText(w, p)
+			} else {
+				writeText(w, p.Parts)
+			}
 		}
-		if i > 0 {
-			w.WriteString("\n")
-		}
-		writeText(w, p)
 	}
 	return w.Flush()
 }
