@@ -66,6 +66,15 @@ func (c *Client) Next(ctx context.Context) (int64, error) { return c.snow.next(c
 // dst, or fewer with the error that stopped it.
 func (c *Client) NextN(ctx context.Context, dst []int64) (int, error) { return c.snow.nextN(ctx, dst) }
 
+// NextText returns a snowflake ID as Config.Encoding writes it.
+func (c *Client) NextText(ctx context.Context) (string, error) {
+	id, err := c.Next(ctx)
+	if err != nil {
+		return "", err
+	}
+	return string(c.cfg.Encoding.Append(nil, uint64(id))), nil
+}
+
 // Tag returns the handle of a segment tag. It does no I/O; hold on to it
 // for the fastest calls. The calls of a handle whose name no store can
 // hold — empty, not UTF-8, or longer than segment.LongestTag — return
@@ -187,6 +196,15 @@ func (t *Tag) Name() string { return t.name }
 
 // Next returns a segment ID of the tag.
 func (t *Tag) Next(ctx context.Context) (int64, error) { return t.b.next(ctx) }
+
+// NextText returns an ID of the tag as Config.Encoding writes it.
+func (t *Tag) NextText(ctx context.Context) (string, error) {
+	id, err := t.Next(ctx)
+	if err != nil {
+		return "", err
+	}
+	return string(t.b.c.cfg.Encoding.Append(nil, uint64(id))), nil
+}
 
 // NextN fills dst with segment IDs of the tag and returns how many it
 // wrote: all of dst, or fewer with the error that stopped it.

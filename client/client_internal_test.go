@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"github.com/firn-id/firn/idtext"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -495,4 +496,33 @@ func TestErrorClearedBySuccess(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNextText: NextText writes the next ID in Config.Encoding, which
+// reads back to an ID that follows the previous one.
+func TestNextText(t *testing.T) {
+	for _, enc := range []idtext.Encoding{idtext.Decimal, idtext.Base62, idtext.Base32} {
+		c, _ := fakeClient(t, 1, Config{Encoding: enc})
+		ctx := context.Background()
+		prev, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, next := range []func(context.Context) (string, error){c.NextText, c.Tag("order").NextText} {
+			s, err := next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := enc.Parse(s)
+			if err != nil || int64(id) <= 0 {
+				t.Fatalf("%s: NextText = %q: %v", enc, s, err)
+			}
+			if enc != idtext.Decimal && len(s) < 11 {
+				t.Fatalf("%s: %q is not fixed width", enc, s)
+			}
+		}
+		if prev <= 0 {
+			t.Fatalf("Next = %d", prev)
+		}
+	}
 }

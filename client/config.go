@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -29,6 +30,10 @@ type Config struct {
 	// Layout is the servers' layout, for Decompose. Default: the firn
 	// preset.
 	Layout snowflake.Layout
+	// Encoding is the text form of NextText and Tag.NextText: decimal (the
+	// default), base62 or base32, fixed width so the strings sort as the
+	// numbers do (package idtext).
+	Encoding idtext.Encoding
 
 	// Buffer is the least a buffer aims to hold, in IDs. Default 1,000.
 	Buffer int
@@ -127,6 +132,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		{"Backoff", cfg.Backoff < 0, "positive"},
 		{"MaxBackoff", cfg.MaxBackoff < cfg.Backoff, "at least Backoff"},
 		{"HealthInterval", cfg.HealthInterval < 0, "positive"},
+		{"Encoding", !cfg.Encoding.Valid(), idtext.EncodingNames},
 	} {
 		if c.bad {
 			return cfg, fmt.Errorf("client: Config.%s: want %s", c.name, c.want)

@@ -81,6 +81,7 @@ func TestNewRefusesABadConfig(t *testing.T) {
 		{name: "max buffer", cfg: client.Config{Endpoints: []string{"a:1"}, Buffer: 10, MaxBuffer: 5}, wantErr: "Config.MaxBuffer: want at least Buffer (10)"},
 		{name: "ahead", cfg: client.Config{Endpoints: []string{"a:1"}, MaxAge: time.Second, Ahead: time.Second}, wantErr: "Config.Ahead"},
 		{name: "batch", cfg: client.Config{Endpoints: []string{"a:1"}, MaxBatch: -1}, wantErr: "Config.MaxBatch"},
+		{name: "encoding", cfg: client.Config{Endpoints: []string{"a:1"}, Encoding: 7}, wantErr: "Config.Encoding: want decimal, base62 or base32"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := client.New(tc.cfg)

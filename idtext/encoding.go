@@ -37,6 +37,9 @@ func ParseEncoding(name string) (Encoding, error) {
 	return 0, fmt.Errorf("%w %q: want %s", ErrEncoding, name, EncodingNames)
 }
 
+// Valid reports whether e is one of Decimal, Base62 and Base32.
+func (e Encoding) Valid() bool { return e >= Decimal && e <= Base32 }
+
 // String returns the encoding's name.
 func (e Encoding) String() string {
 	switch e {

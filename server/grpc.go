@@ -13,6 +13,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/firnpb"
+	"github.com/firn-id/firn/idtext"
 )
 
 // newGRPC returns the gRPC server of svc (see Server.GRPC), counted in m.
@@ -79,17 +80,25 @@ func (g *grpcService) count(n int32) (int, error) {
 	return int(n), nil
 }
 
-func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.NextResponse, error) {
+func (g *grpcService) Next(ctx context.Context, req *firnpb.NextRequest) (*firnpb.NextResponse, error) {
+	enc, err := encodingOf(req.Encoding)
+	if err != nil {
+		return nil, grpcError(err)
+	}
 	id, err := g.svc.nextSnowflake(ctx)
 	if err != nil {
 		return nil, grpcError(err)
 	}
 	g.metrics.issued("", 1)
-	return &firnpb.NextResponse{Id: id}, nil
+	return &firnpb.NextResponse{Id: id, Text: text(enc, id)}, nil
 }
 
 func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*firnpb.BatchResponse, error) {
 	n, err := g.count(req.Count)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	enc, err := encodingOf(req.Encoding)
 	if err != nil {
 		return nil, grpcError(err)
 	}
@@ -98,7 +107,7 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 		return nil, grpcError(err)
 	}
 	g.metrics.issued("", n)
-	return &firnpb.BatchResponse{Ids: ids}, nil
+	return &firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}, nil
 }
 
 func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*firnpb.DecodeResponse, error) {
@@ -121,12 +130,16 @@ func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentReques
 	if err := checkTag(req.Tag); err != nil {
 		return nil, grpcError(err)
 	}
+	enc, err := encodingOf(req.Encoding)
+	if err != nil {
+		return nil, grpcError(err)
+	}
 	id, err := g.svc.Segments.Next(ctx, req.Tag)
 	if err != nil {
 		return nil, grpcError(err)
 	}
 	g.metrics.issued(req.Tag, 1)
-	return &firnpb.NextResponse{Id: id}, nil
+	return &firnpb.NextResponse{Id: id, Text: text(enc, id)}, nil
 }
 
 func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatchRequest) (*firnpb.BatchResponse, error) {
@@ -137,12 +150,16 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 	if err != nil {
 		return nil, grpcError(err)
 	}
+	enc, err := encodingOf(req.Encoding)
+	if err != nil {
+		return nil, grpcError(err)
+	}
 	ids := make([]int64, n)
 	if _, err := g.svc.Segments.NextN(ctx, req.Tag, ids); err != nil {
 		return nil, grpcError(err)
 	}
 	g.metrics.issued(req.Tag, n)
-	return &firnpb.BatchResponse{Ids: ids}, nil
+	return &firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}, nil
 }
 
 // Stream sends batches until the client cancels or an error stops it.
@@ -150,6 +167,10 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	n, err := g.count(req.Batch)
 	if err == nil {
 		err = checkTag(req.Tag)
+	}
+	var enc idtext.Encoding
+	if err == nil {
+		enc, err = encodingOf(req.Encoding)
 	}
 	if err != nil {
 		return grpcError(err)
@@ -179,7 +200,7 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 			}
 			return grpcError(err)
 		}
-		if err := stream.Send(&firnpb.BatchResponse{Ids: ids}); err != nil {
+		if err := stream.Send(&firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}); err != nil {
 			return nil // the client went away; the IDs are dropped, never reissued
 		}
 		g.metrics.issued(req.Tag, n)
@@ -306,4 +327,39 @@ func (s *authStream) RecvMsg(m any) error {
 		return s.g.authorize(s.Context(), s.need(m))
 	}
 	return nil
+}
+
+// encodingOf reads a request's encoding: an unknown value is refused
+// rather than answered in decimal.
+func encodingOf(e firnpb.Encoding) (idtext.Encoding, error) {
+	switch e {
+	case firnpb.Encoding_ENCODING_DECIMAL:
+		return idtext.Decimal, nil
+	case firnpb.Encoding_ENCODING_BASE62:
+		return idtext.Base62, nil
+	case firnpb.Encoding_ENCODING_BASE32:
+		return idtext.Base32, nil
+	}
+	return 0, badRequest(fmt.Sprintf("encoding %d: want ENCODING_DECIMAL, ENCODING_BASE62 or ENCODING_BASE32", e))
+}
+
+// text is id in enc, or "" for decimal (the number says it).
+func text(enc idtext.Encoding, id int64) string {
+	if enc == idtext.Decimal {
+		return ""
+	}
+	return string(enc.Append(nil, uint64(id)))
+}
+
+// texts are ids in enc, or nil for decimal.
+func texts(enc idtext.Encoding, ids []int64) []string {
+	if enc == idtext.Decimal {
+		return nil
+	}
+	out := make([]string, len(ids))
+	var buf [idtext.Base32Width]byte
+	for i, id := range ids {
+		out[i] = string(enc.Append(buf[:0], uint64(id)))
+	}
+	return out
 }
