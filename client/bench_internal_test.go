@@ -102,6 +102,10 @@ func (r *replayServer) batch(_ context.Context, _ string, n int) ([]int64, error
 func (*replayServer) check(context.Context) error { return nil }
 func (*replayServer) close() error                { return nil }
 
+func (*replayServer) wide(context.Context, string, int) ([]string, error) {
+	return nil, &Error{Kind: ErrInvalid, Code: "unsupported", Message: "no 128-bit IDs"}
+}
+
 // BenchmarkNextWarm is BenchmarkNext with refills that cost the server
 // nothing: the client's own cost of an ID from a warm buffer, for the
 // bar of 1.5× BenchmarkAtomicAdd with no allocation:

@@ -106,6 +106,11 @@ func (f *fakeServer) check(ctx context.Context) error {
 
 func (f *fakeServer) close() error { return nil }
 
+// wide makes no 128-bit IDs: the fake serves int64 batches only.
+func (f *fakeServer) wide(context.Context, string, int) ([]string, error) {
+	return nil, &Error{Kind: ErrInvalid, Code: "unsupported", Message: "the fake server makes no 128-bit IDs"}
+}
+
 // fakeClient returns a client of n fake servers.
 func fakeClient(t testing.TB, n int, cfg Config) (*Client, []*fakeServer) {
 	t.Helper()

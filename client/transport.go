@@ -29,6 +29,9 @@ import (
 type transport interface {
 	// batch returns n IDs: snowflake when tag is empty, else of the tag.
 	batch(ctx context.Context, tag string, n int) ([]int64, error)
+	// wide returns n UUIDv7s ("uuid") or ULIDs ("ulid") in their text
+	// form, made by the server from its generator's slots.
+	wide(ctx context.Context, form string, n int) ([]string, error)
 	// check returns nil when the server is ready to serve.
 	check(ctx context.Context) error
 	close() error
@@ -252,4 +255,46 @@ func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, er
 func (t *httpTransport) close() error {
 	t.hc.CloseIdleConnections()
 	return nil
+}
+
+func (t *grpcTransport) wide(ctx context.Context, form string, n int) ([]string, error) {
+	if err := t.dial(); err != nil {
+		return nil, err
+	}
+	t.redial(ctx)
+	f := firnpb.WideForm_WIDE_FORM_UUID
+	if form == "ulid" {
+		f = firnpb.WideForm_WIDE_FORM_ULID
+	}
+	resp, err := t.firn.WideBatch(t.ctx(ctx), &firnpb.WideBatchRequest{Form: f, Count: int32(n)})
+	if err != nil {
+		return nil, t.error(err)
+	}
+	if len(resp.Ids) != n {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
+			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(resp.Ids))}
+	}
+	return resp.Ids, nil
+}
+
+func (t *httpTransport) wide(ctx context.Context, form string, n int) ([]string, error) {
+	body, err := t.get(ctx, "/v1/"+form+"/batch?format=text&count="+strconv.Itoa(n))
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	// At most 36 characters and a newline an ID (a UUID).
+	b, err := io.ReadAll(io.LimitReader(body, int64(n)*37+1))
+	if err != nil {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: "the answer does not end with a newline: cut short"}
+	}
+	ids := strings.Split(string(b[:len(b)-1]), "\n")
+	if len(ids) != n {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "short_batch",
+			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(ids))}
+	}
+	return ids, nil
 }
