@@ -25,10 +25,8 @@ func (s *service) nextSnowflakeN(ctx context.Context, dst []int64) (int, error) 
 	if s.Opaque == nil {
 		return n, err
 	}
-	for i := range dst[:n] {
-		if dst[i], err = s.conceal(dst[i]); err != nil {
-			return 0, err
-		}
+	if perr := s.Opaque.EncodeN(dst[:n]); perr != nil {
+		return 0, fmt.Errorf("server: opaque IDs: %w", perr)
 	}
 	return n, err
 }
