@@ -11,7 +11,7 @@ FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
 FIRN_TEST_ETCD ?= /usr/bin/etcd
 export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
-MODULES := . deploy $(wildcard bench/peers)
+MODULES := . deploy test/cluster $(wildcard bench/peers)
 
 .PHONY: help fmt vet lint test race integration fuzz bench build ci services proto
 
