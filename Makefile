@@ -13,10 +13,10 @@ export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
 MODULES := . deploy test/cluster $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration fuzz bench build ci services proto
+.PHONY: help fmt vet lint test race integration fuzz bench build ci services proto chaos chaos-short
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 fmt: ## fail if any Go file is not gofmt-formatted
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -34,6 +34,14 @@ test: services vet ## THE test command: every test of every module, with -race a
 	$(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
+	$(MAKE) chaos-short
+
+chaos-short: ## the fault harness's short run (safety only, >= 2 million IDs): its own step of make test
+	cd test/cluster && $(GO) test -count=1 -race ./history/ && \
+	  $(GO) test -count=1 -timeout 10m -v -run 'TestClockHook|TestChaos' .
+
+chaos: ## the fault harness's long run (>= 50 million IDs): safety and the availability goals
+	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 30m -v -run TestChaos .
 
 race: test ## alias of test, which always runs with -race
 

@@ -33,6 +33,9 @@ var plans = map[string]plan{
 // (not_ready), holds no node (not_serving) or cannot reach its store
 // (unavailable). Anything else —
 // internal, clock_behind, a bad or empty answer — fails the run.
+// clockOffset is how far ahead the clock fault sets a process's clock.
+const clockOffset = 3 * time.Second
+
 var allowed = map[string]bool{"transport": true, "timeout": true, "not_ready": true, "not_serving": true, "unavailable": true}
 
 func TestChaos(t *testing.T) {
@@ -55,7 +58,7 @@ func TestChaos(t *testing.T) {
 		time.Sleep(time.Second)
 		results = append(results,
 			f.Kill9(round), f.Pause(round+1, false), f.Pause(round+2, true),
-			f.Partition(round), f.EtcdLeader(), f.Rolling())
+			f.Partition(round), f.EtcdLeader(), f.Clock(round+1, clockOffset), f.Rolling())
 		t.Logf("round %d: %d IDs after %s", round, load.IDs(), time.Since(began).Round(time.Millisecond))
 	}
 	load.Stop()
@@ -72,6 +75,9 @@ func TestChaos(t *testing.T) {
 	t.Logf("%s run: %d IDs in %s", pl.name, rep.IDs, time.Since(began).Round(time.Millisecond))
 	if rep.IDs < int(pl.ids) {
 		t.Errorf("%d IDs checked, want at least %d", rep.IDs, pl.ids)
+	}
+	if rep.MaxLead < clockOffset/2 {
+		t.Errorf("no ID ahead by more than %s: the clock fault (%s ahead) did not take effect", rep.MaxLead, clockOffset)
 	}
 	for kind, n := range rep.Errors {
 		if !allowed[kind] {
@@ -91,7 +97,9 @@ func check(t *testing.T, path string) *history.Report {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := history.Check(f, history.Options{Layout: cluster.Layout()})
+	// The lead allowed: firn's start-ahead bound (10 s) plus the clock
+	// offset injected; the exhaustion policy is Wait, which borrows none.
+	rep, err := history.Check(f, history.Options{Layout: cluster.Layout(), Lead: 10*time.Second + clockOffset})
 	if err != nil {
 		t.Fatal(err)
 	}

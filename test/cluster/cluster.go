@@ -74,11 +74,11 @@ type Cluster struct {
 	cfg       Config
 	Dir       string // the artifacts: history.jsonl and one log per process
 	bin       string
+	clockBin  string // built with the firn_clockhook tag
 	Etcd      *etcdtest.Cluster
 	Namespace string
 	Procs     []*Proc
 
-	env      []string // extra environment of every process
 	cli      *clientv3.Client
 	histFile *os.File
 	hist     *history.Writer
@@ -98,7 +98,8 @@ func Start(t *testing.T, cfg Config) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{t: t, cfg: cfg, Dir: dir, ports: map[string]bool{}, Namespace: "/firn-chaos-" + suffix() + "/"}
-	c.bin = build(t, dir)
+	c.bin = build(t, dir, "firn")
+	c.clockBin = build(t, dir, "firn-clockhook", ClockTag)
 	c.histFile, err = os.Create(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -149,10 +150,19 @@ func suffix() string {
 	return hex.EncodeToString(b)
 }
 
-// build builds cmd/firn from this tree into dir.
-func build(t *testing.T, dir string, tags ...string) string {
+// ClockTag is the build tag of the clock hook (cmd/firn/clockhook_on.go).
+const ClockTag = "firn_clockhook"
+
+// Build builds cmd/firn from this tree into dir/name, with the build tag
+// if one is given.
+func Build(t *testing.T, dir, name string, tags ...string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "firn")
+	return build(t, dir, name, tags...)
+}
+
+func build(t *testing.T, dir, name string, tags ...string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
 	args := []string{"build", "-o", bin}
 	if len(tags) > 0 {
 		args = append(args, "-tags", tags[0])

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
@@ -244,4 +245,33 @@ func (f *Faults) Rolling() Result {
 	}
 	f.end(&r, nil)
 	return r
+}
+
+// Clock restarts a process holding a node on the clock-hook build with its
+// wall clock d ahead, and leaves it so: its IDs, and those of whoever
+// takes its node later, carry times up to d ahead. The waiting process, if
+// any, is stopped meanwhile, so the restarted one takes the node back.
+func (f *Faults) Clock(i int, d time.Duration) Result {
+	p := f.holder(i)
+	r, live, _ := f.begin("clock+"+d.String(), p)
+	var spare *Proc
+	for _, q := range f.c.Procs {
+		if q != p && q.Node() < 0 {
+			spare = q
+		}
+	}
+	p.SetClock(d)
+	r.Err = errors.Join(p.Stop(15*time.Second), stop(spare), p.Start(), p.WaitReady(3*f.c.cfg.TTL+5*time.Second))
+	if spare != nil {
+		r.Err = errors.Join(r.Err, spare.Start())
+	}
+	f.end(&r, live)
+	return r
+}
+
+func stop(p *Proc) error {
+	if p == nil {
+		return nil
+	}
+	return p.Stop(15 * time.Second)
 }

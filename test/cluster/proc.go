@@ -32,6 +32,7 @@ type Proc struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	node   int64 // the node held, -1 while none
+	clock  time.Duration
 }
 
 func (c *Cluster) newProc(name string) *Proc {
@@ -80,8 +81,15 @@ func (p *Proc) Start() error {
 		"--namespace", p.c.Namespace, "--http", addr, "--grpc", "off",
 		"--lease-ttl", p.c.cfg.TTL.String(), "--dial-timeout", "1s",
 		"--max-batch", "100000", "--log-format", "json"}, layoutFlags...)
-	cmd := exec.Command(p.c.bin, args...)
-	cmd.Env = append(environ(), p.c.env...)
+	p.lock()
+	bin, env := p.c.bin, environ()
+	if p.clock != 0 {
+		bin = p.c.clockBin
+		env = append(env, "FIRN_TEST_CLOCK_HOOK=1", "FIRN_TEST_CLOCK_OFFSET="+p.clock.String())
+	}
+	p.unlock()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -146,6 +154,14 @@ func (p *Proc) setNode(life string, n int64) {
 	if fmt.Sprintf("%s#%d", p.Name, p.life) == life {
 		p.node = n
 	}
+}
+
+// SetClock makes every later life run the clock-hook build with its wall
+// clock offset by d (0: the production build again).
+func (p *Proc) SetClock(d time.Duration) {
+	p.lock()
+	defer p.unlock()
+	p.clock = d
 }
 
 // Signal sends sig to the current life.
@@ -229,8 +245,10 @@ func (p *Proc) Restore() {
 	}
 }
 
-// environ is the harness's environment without its FIRN_ variables:
+// Environ is the harness's environment without its FIRN_ variables:
 // firn serve refuses a FIRN_ variable it does not know.
+func Environ() []string { return environ() }
+
 func environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {

@@ -71,6 +71,9 @@ type Report struct {
 	Counts     map[string]int
 	Violations []Violation
 	Phases     []*Phase
+	// MaxLead is how far the time of the ID most ahead lay past its
+	// request's completion: the lead actually seen, against Options.Lead.
+	MaxLead time.Duration
 }
 
 // OK reports whether the history broke no rule.
@@ -222,6 +225,7 @@ func (c *Checker) request(r Record) {
 				fmtID(id), r.Proc, parts.Time.Format(time.RFC3339Nano),
 				time.Unix(0, lo).UTC().Format(time.RFC3339Nano), time.Unix(0, hi).UTC().Format(time.RFC3339Nano))
 		}
+		c.rep.MaxLead = max(c.rep.MaxLead, time.Duration(parts.Time.UnixNano()-r.Complete))
 		k := orderKey{caller: r.Caller, proc: r.Proc, node: parts.Node}
 		if prev, ok := c.last[k]; ok && id <= prev {
 			c.violate(CheckOrder, "caller %s got %s from %s (node %d) after %s", r.Caller, fmtID(id), r.Proc, parts.Node, fmtID(prev))

@@ -152,11 +152,14 @@ func TestCheckCountsErrorsAndGapsPerPhase(t *testing.T) {
 		{Kind: history.KindRequest, Caller: "c1", Proc: "a#1", Invoke: at(103), Complete: at(104), Err: "transport"},
 		acquire("a#2", 2, 1500),
 		req("c1", "a#2", 1600, 1601, id(t, 1600, 2, 0)),
-		req("c1", "a#2", 1900, 1901, id(t, 1900, 2, 0)),
+		req("c1", "a#2", 1900, 1901, id(t, 2400, 2, 0)),
 	}
 	rep := check(t, recs)
 	if !rep.OK() {
 		t.Fatalf("violations: %v", rep.Violations)
+	}
+	if rep.MaxLead != 499*time.Millisecond {
+		t.Errorf("MaxLead = %s, want 499ms (the last ID's time past its completion)", rep.MaxLead)
 	}
 	if rep.Errors["transport"] != 2 || rep.IDs != 3 || rep.Requests != 5 {
 		t.Fatalf("errors %v, IDs %d, requests %d; want transport=2, 3 IDs, 5 requests", rep.Errors, rep.IDs, rep.Requests)

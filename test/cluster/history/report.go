@@ -10,7 +10,8 @@ import (
 
 // Write prints the report: the totals, each phase, and the violations.
 func (r *Report) Write(w io.Writer) {
-	fmt.Fprintf(w, "%d requests, %d IDs checked, errors %s\n", r.Requests, r.IDs, kinds(r.Errors))
+	fmt.Fprintf(w, "%d requests, %d IDs checked, errors %s, largest lead of an ID's time over its answer %s\n",
+		r.Requests, r.IDs, kinds(r.Errors), r.MaxLead.Round(1e6))
 	fmt.Fprintf(w, "%-28s %9s %11s %9s %9s  %s\n", "phase", "requests", "IDs", "gap", "proc gap", "errors")
 	for _, p := range r.Phases {
 		if p.Requests == 0 {
