@@ -184,3 +184,25 @@ func TestScanRefusesAnUnknownKind(t *testing.T) {
 		t.Fatalf("Scan = %v, want an error naming the kind", err)
 	}
 }
+
+func TestWriteSumsTheRoundsOfOneFault(t *testing.T) {
+	recs := []history.Record{acquire("a#1", 1, 0)}
+	for round := range int64(2) {
+		recs = append(recs,
+			history.Record{Kind: history.KindPhase, Phase: "kill", At: at(round * 1000)},
+			req("c1", "a#1", round*1000+1, round*1000+2, id(t, round*1000+1, 1, 0), id(t, round*1000+1, 1, 1)),
+			history.Record{Kind: history.KindPhase, Phase: "settle", At: at(round*1000 + 500)},
+			req("c1", "a#1", round*1000+501, round*1000+502, id(t, round*1000+501, 1, 0)))
+	}
+	var out bytes.Buffer
+	check(t, recs).Write(&out)
+	var rows []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && (f[0] == "kill" || f[0] == "settle") {
+			rows = append(rows, f[0]+" "+f[1]+" "+f[2])
+		}
+	}
+	if got := strings.Join(rows, ", "); got != "kill 2 4, settle 2 2" {
+		t.Fatalf("rows %q, want kill 2 4, settle 2 2 (name, requests, IDs)\n%s", got, out.String())
+	}
+}
