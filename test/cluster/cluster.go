@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -85,6 +86,7 @@ type Cluster struct {
 
 	mu    sync.Mutex
 	ports map[string]bool
+	alone []string // lives that exited without being stopped
 }
 
 // Start builds firn, starts etcd and the processes, and waits until every
@@ -238,3 +240,19 @@ func (c *Cluster) Client() *clientv3.Client { return c.cli }
 // HWMKey and NodeKey are etcdstore's keys for node n in this namespace.
 func (c *Cluster) HWMKey(n uint64) string  { return c.Namespace + "hwm/" + strconv.FormatUint(n, 10) }
 func (c *Cluster) NodeKey(n uint64) string { return c.Namespace + "nodes/" + strconv.FormatUint(n, 10) }
+
+// exitedAlone notes a life that exited without the harness stopping it:
+// for firn serve, which waits rather than exits, an availability failure.
+func (c *Cluster) exitedAlone(life string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alone = append(c.alone, fmt.Sprintf("%s (%v)", life, err))
+}
+
+// ExitedAlone lists the lives that exited without being stopped, with
+// their exit status; their last lines are in their process's log.
+func (c *Cluster) ExitedAlone() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.alone)
+}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,6 +34,9 @@ type Proc struct {
 	exited chan struct{}
 	node   int64 // the node held, -1 while none
 	clock  time.Duration
+	// stopping is set once the harness stops the current life, so an
+	// exit it did not ask for can be told apart.
+	stopping bool
 }
 
 func (c *Cluster) newProc(name string) *Proc {
@@ -106,12 +110,17 @@ func (p *Proc) Start() error {
 		return fmt.Errorf("start %s: %w", life, err)
 	}
 	w.Close()
-	p.cmd, p.addr, p.node, p.exited = cmd, addr, -1, make(chan struct{})
+	p.cmd, p.addr, p.node, p.exited, p.stopping = cmd, addr, -1, make(chan struct{}), false
 	logged := make(chan struct{})
 	go p.readLog(life, r, logged)
 	go func(exited chan struct{}) {
 		<-logged
-		_ = cmd.Wait()
+		err := cmd.Wait()
+		p.lock()
+		if !p.stopping && p.cmd == cmd {
+			p.c.exitedAlone(life, err)
+		}
+		p.unlock()
 		close(exited)
 	}(p.exited)
 	return nil
@@ -171,13 +180,16 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 	if p.cmd == nil {
 		return fmt.Errorf("%s: not running", p.Name)
 	}
+	if sig == syscall.SIGTERM || sig == syscall.SIGKILL {
+		p.stopping = true
+	}
 	return p.cmd.Process.Signal(sig)
 }
 
 // Kill kills the current life with SIGKILL and waits for it.
 func (p *Proc) Kill() {
 	_ = p.Signal(syscall.SIGCONT)
-	if p.Signal(syscall.SIGKILL) == nil {
+	if err := p.Signal(syscall.SIGKILL); err == nil || errors.Is(err, os.ErrProcessDone) {
 		p.waitExit(10 * time.Second)
 	}
 }
@@ -185,7 +197,13 @@ func (p *Proc) Kill() {
 // Stop stops the current life with SIGTERM (it releases its node) and
 // waits for it to exit.
 func (p *Proc) Stop(timeout time.Duration) error {
-	if err := p.Signal(syscall.SIGTERM); err != nil {
+	err := p.Signal(syscall.SIGTERM)
+	if errors.Is(err, os.ErrProcessDone) {
+		// It exited by itself (reported by ExitedAlone): reap it.
+		p.waitExit(timeout)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	if !p.waitExit(timeout) {
