@@ -26,6 +26,7 @@ vet: ## go vet every module
 
 lint: ## golangci-lint v2, pinned in tools/go.mod
 	$(GO) run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run ./...
+	cd test/cluster && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
 
 services: ## start PostgreSQL and MariaDB if stopped, install etcd if missing
 	@scripts/services.sh

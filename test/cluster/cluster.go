@@ -185,7 +185,9 @@ func (c *Cluster) keepOrRemove() {
 			c.Dir, filepath.Join(c.Dir, "history.jsonl"))
 		return
 	}
-	os.RemoveAll(c.Dir)
+	if err := os.RemoveAll(c.Dir); err != nil {
+		c.t.Logf("remove the artifacts: %v", err)
+	}
 }
 
 func (c *Cluster) stopAll() {
@@ -237,8 +239,10 @@ func (c *Cluster) freeAddr() (string, error) {
 // Client returns an etcd client of every member.
 func (c *Cluster) Client() *clientv3.Client { return c.cli }
 
-// HWMKey and NodeKey are etcdstore's keys for node n in this namespace.
-func (c *Cluster) HWMKey(n uint64) string  { return c.Namespace + "hwm/" + strconv.FormatUint(n, 10) }
+// HWMKey is etcdstore's key of node n's HWM in this namespace.
+func (c *Cluster) HWMKey(n uint64) string { return c.Namespace + "hwm/" + strconv.FormatUint(n, 10) }
+
+// NodeKey is etcdstore's key of node n's claim in this namespace.
 func (c *Cluster) NodeKey(n uint64) string { return c.Namespace + "nodes/" + strconv.FormatUint(n, 10) }
 
 // exitedAlone notes a life that exited without the harness stopping it:

@@ -142,7 +142,9 @@ func (p *Proc) readLog(life string, r io.ReadCloser, done chan struct{}) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		p.log.Write(append(line, '\n'))
+		if _, err := p.log.Write(append(line, '\n')); err != nil {
+			p.c.t.Errorf("%s: write its log: %v", life, err)
+		}
 		var l logLine
 		if json.Unmarshal(line, &l) != nil || l.Node == nil {
 			continue

@@ -107,7 +107,6 @@ type Checker struct {
 	phase    *Phase
 	lastDone map[string]int64
 	procGap  map[string]time.Duration
-	doneAt   []int64
 }
 
 // NewChecker returns a checker for opts.
