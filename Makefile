@@ -13,7 +13,7 @@ export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
 MODULES := . deploy test/cluster $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration fuzz bench build ci services proto chaos chaos-short
+.PHONY: help fmt vet lint test race integration model fuzz bench chaos chaos-short build ci services proto
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -28,7 +28,7 @@ lint: ## golangci-lint v2, pinned in tools/go.mod
 	$(GO) run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run ./...
 	cd test/cluster && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
 
-services: ## start PostgreSQL and MariaDB if stopped, install etcd if missing
+services: ## start PostgreSQL and MariaDB if stopped, install etcd and spin if missing
 	@scripts/services.sh
 
 test: services vet ## THE test command: every test of every module, with -race and the real servers
@@ -40,13 +40,18 @@ test: services vet ## THE test command: every test of every module, with -race a
 chaos-short: ## the fault harness's short run (safety only, >= 2 million IDs): its own step of make test
 	cd test/cluster && $(GO) test -count=1 -race -timeout 10m -v ./...
 
-chaos: ## the fault harness's long run (>= 50 million IDs): safety and the availability goals
+chaos: ## the client against three firn serve (COUNT runs), then the fault harness's long run (>= 50 million IDs, the availability goals): medians and p99
+	$(GO) test -count=1 -run TestFaults -faults.runs $(COUNT) -v ./client/
 	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 30m -v -run TestChaos .
 
 race: test ## alias of test, which always runs with -race
 
 integration: services ## only the tests against real etcd, PostgreSQL and MariaDB
 	$(GO) test -race -count=1 ./sqlstore/... ./etcdstore/... ./cmd/firn/...
+
+# The model checks are the Go test in model/, so `make test` runs them too.
+model: services ## model-check the uniqueness protocol and its mutants with Spin (model/)
+	$(GO) test -count=1 -v -run '^TestModels$$' ./model/
 
 fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	@for pkg in $$($(GO) list ./...); do \
@@ -56,7 +61,8 @@ fuzz: ## run every fuzz target for FUZZTIME (default 10s)
 	done
 
 bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/
+	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/ ./wide/
+	$(GO) test -run '^$$' -bench 'AtomicAdd|Next' -benchmem -count $(COUNT) ./client/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
 
 proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is committed)

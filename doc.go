@@ -3,8 +3,8 @@
 // repository's own tests; the code lives in its packages:
 //
 //   - snowflake: layouts as data (presets for Twitter, Discord, Instagram,
-//     Sonyflake, Baidu's uid-generator and firn's own), the generator, and
-//     decoding.
+//     Sonyflake, Baidu's uid-generator, firn's own and more to decode), the
+//     generator, decoding, and guessing the layout of an ID in the wild.
 //   - nodeid: node-ID leases that keep each node's high-water mark (HWM)
 //     ahead of its generator, and the Store interface they run on; its
 //     nodeidtest package holds the stores' conformance suite.
@@ -14,6 +14,13 @@
 //   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
+//   - wide: UUIDv7 and ULID from a generator's slots, and the decoder of
+//     UUIDs, ULIDs, ObjectIds, KSUIDs and xids.
+//   - opaque: NIST SP 800-38G FF1 and the 64-bit permutation behind opaque
+//     IDs, which show neither time nor count without the key.
+//   - idtext: fixed-width base62 and Crockford base32 forms of an ID.
+//   - client: the Go client, with its local buffer, hedging and failover;
+//     client/clientprom exports its counters to Prometheus.
 //   - server: the HTTP and gRPC adapters over a generator and an allocator.
 //   - firnpb: the gRPC service definition and its generated code.
 //   - cmd/firn: the firn command.

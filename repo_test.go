@@ -95,8 +95,13 @@ func TestImportRules(t *testing.T) {
 		bad    func(p, dep string, std bool) bool
 	}{
 		{name: "domain packages import only the standard library",
-			applys: func(p string) bool { return p == "snowflake" || p == "segment" },
+			applys: func(p string) bool { return p == "snowflake" || p == "segment" || p == "opaque" || p == "idtext" },
 			bad:    func(_, dep string, std bool) bool { return !std }},
+		{name: "wide imports the standard library, snowflake, google/uuid and oklog/ulid only",
+			applys: func(p string) bool { return p == "wide" },
+			bad: func(_, dep string, std bool) bool {
+				return !std && rel(dep) != "snowflake" && dep != "github.com/google/uuid" && dep != "github.com/oklog/ulid/v2"
+			}},
 		{name: "nodeid does not import snowflake",
 			applys: func(p string) bool { return p == "nodeid" },
 			bad:    func(_, dep string, _ bool) bool { return rel(dep) == "snowflake" }},
@@ -115,6 +120,9 @@ func TestImportRules(t *testing.T) {
 				d := rel(dep)
 				return d == "server" || slices.Contains(backends, d) || strings.HasPrefix(dep, "go.etcd.io/") || dep == "database/sql"
 			}},
+		{name: "client imports no Prometheus (client/clientprom does, for those who want it)",
+			applys: func(p string) bool { return p == "client" },
+			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/prometheus/") }},
 		{name: "only cmd/firn imports SQL drivers",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			bad: func(_, dep string, _ bool) bool {

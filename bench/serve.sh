@@ -2,9 +2,16 @@
 # Measures firn serve as its own process, as a user would run it (a token
 # checked on every request, metrics and JSON logs on), against the bars of
 # docs/performance.md:
-#   1. single ID over HTTP/1.1 keep-alive: wrk, three rounds alternating with
-#      a trivial net/http handler (bench/trivial) sent the same path and
-#      headers; the ratio of medians;
+#   1. single ID over HTTP/1.1 keep-alive from every route that serves from
+#      memory (firn's /v1 snowflake and segment routes, Leaf's two, Tinyid's
+#      nextId and nextIdSimple; a token checked, and Leaf's snowflake route
+#      once more without credentials, on an anonymous grant): wrk, ROUNDS
+#      rounds (default 5) of DURATION (default 5s) alternating with a
+#      trivial net/http handler (bench/trivial) sent the same path and
+#      headers; per route the median of the rounds' ratios of requests per
+#      second, and of requests served per second of the server's own CPU
+#      time (/proc/PID/stat), which other loads of a shared machine
+#      disturb far less;
 #   2. p99 at half the trivial handler's rate, open loop (firn bench), with the
 #      trivial handler's own p99 at that rate as the machine's floor;
 #   3. gRPC streaming of segment batches of 1,000 (firn bench --protocol
@@ -23,6 +30,8 @@ grpc: {listen: 127.0.0.1:19090}
 auth:
   tokens:
     - {name: bench, secret: $secret, scopes: [snowflake, "tag:*", admin]}
+  anonymous: [snowflake]
+  anonymous_rate: 1000000000   # wrk is one client: measure the check, not the limit
 YAML
 # start_firn starts a fresh firn serve (each load measured on its own).
 start_firn() {
@@ -35,16 +44,45 @@ start_firn() {
 }
 start_firn
 "$work/trivial" -addr 127.0.0.1:18081 &
-path=/v1/snowflake/next
-rps() { wrk -t1 -c32 -d5s -H "Authorization: Bearer $secret" "$1$path" | awk '/Requests\/sec/ {print int($2)}'; }
-median() { sort -n | sed -n 3p; }
-firn=(); trivial=()
-for _ in 1 2 3 4 5; do
-  firn+=("$(rps http://127.0.0.1:18080)")
-  trivial+=("$(rps http://127.0.0.1:18081)")
+trivial_pid=$!
+rounds=${ROUNDS:-5} duration=${DURATION:-5s}
+# cputicks PID: the CPU time the process has used, user and system, in
+# clock ticks.
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+# load BASE PATH AUTH PID: one wrk run; prints its requests per second and
+# the requests the server (PID) served per second of its own CPU time, a
+# figure the other loads of a shared machine disturb far less. A run with
+# any failed answer stops the script.
+load() {
+  local hdr=() out c0 c1
+  [ "$3" = token ] && hdr=(-H "Authorization: Bearer $secret")
+  c0=$(cputicks "$4")
+  out=$(wrk -t1 -c32 -d"$duration" "${hdr[@]}" "$1$2")
+  c1=$(cputicks "$4")
+  if grep -q 'Non-2xx\|Socket errors' <<<"$out"; then echo "wrk $1$2: failed requests" >&2; echo "$out" >&2; exit 1; fi
+  awk -v c=$((c1 - c0)) -v hz="$hz" '/requests in/ {n = $1} /Requests\/sec/ {r = int($2)} END {printf "%d %d\n", r, c ? n * hz / c : 0}' <<<"$out"
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+t=0
+for route in "firn snowflake|/v1/snowflake/next|token" "firn segment|/v1/segments/order/next|token" \
+  "Leaf snowflake|/api/snowflake/get/order|token" "Leaf segment|/api/segment/get/order|token" \
+  "Tinyid nextId|/tinyid/id/nextId?bizType=order|token" "Tinyid nextIdSimple|/tinyid/id/nextIdSimple?bizType=order|token" \
+  "Leaf snowflake, anonymous|/api/snowflake/get/order|none"; do
+  IFS='|' read -r name path auth <<<"$route"
+  firn=(); trivial=(); ratios=(); cpu=()
+  for _ in $(seq "$rounds"); do
+    out=$(load http://127.0.0.1:18080 "$path" "$auth" "$firn_pid"); read -r f fc <<<"$out"
+    out=$(load http://127.0.0.1:18081 "$path" "$auth" "$trivial_pid"); read -r tr tc <<<"$out"
+    firn+=("$f"); trivial+=("$tr"); ratios+=("$(ratio "$f" "$tr")"); cpu+=("$(ratio "$fc" "$tc")")
+  done
+  tm=$(printf '%s\n' "${trivial[@]}" | median)
+  [ "$path" = /v1/snowflake/next ] && t=${tm%.*}
+  echo "HTTP single ID, $name ($path): firn ${firn[*]} req/s, trivial ${trivial[*]} req/s;" \
+    "ratios ${ratios[*]}, median $(printf '%s\n' "${ratios[@]}" | median);" \
+    "per CPU second ${cpu[*]}, median $(printf '%s\n' "${cpu[@]}" | median)"
 done
-f=$(printf '%s\n' "${firn[@]}" | median); t=$(printf '%s\n' "${trivial[@]}" | median)
-echo "HTTP single ID: firn ${firn[*]} req/s, trivial ${trivial[*]} req/s; medians $f / $t = $(( 100 * f / t )) %"
 half=$(( t / 2 ))
 # Open loop at half the trivial rate: firn bench (raw keep-alive connections,
 # a per-worker schedule; vegeta, a net/http client, cannot hold this rate

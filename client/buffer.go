@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,12 +63,25 @@ func newBuffer(c *Client, tag string) *buffer {
 	return b
 }
 
-// next takes one ID, from memory unless the buffer is empty.
+// next takes one ID, from memory unless the buffer is empty: when the ID
+// is in memory and takes no refill mark, an atomic load, an atomic add
+// and two compares; slow does the rest. An index inside the current
+// chunk is the caller's alone to serve, stale or not: expire ends a
+// chunk by moving its position past the end.
 func (b *buffer) next(ctx context.Context) (int64, error) {
+	c := b.cur.Load()
+	i := c.pos.Add(1) - 1
+	if uint64(i) < uint64(len(c.ids)) && i != c.mark.Load() {
+		return c.ids[i], nil
+	}
+	return b.slow(ctx, c, i)
+}
+
+// slow finishes a next whose index i of c is past its end or the
+// refill mark.
+func (b *buffer) slow(ctx context.Context, c *chunk, i int64) (int64, error) {
 	for {
-		c := b.cur.Load()
-		i := c.pos.Add(1) - 1
-		if i < int64(len(c.ids)) && !c.stale.Load() {
+		if uint64(i) < uint64(len(c.ids)) {
 			if i == c.mark.Load() {
 				b.kick()
 			}
@@ -78,6 +90,8 @@ func (b *buffer) next(ctx context.Context) (int64, error) {
 		if err := b.advance(ctx); err != nil {
 			return 0, err
 		}
+		c = b.cur.Load()
+		i = c.pos.Add(1) - 1
 	}
 }
 
@@ -89,7 +103,7 @@ func (b *buffer) nextN(ctx context.Context, dst []int64) (int, error) {
 		want := int64(len(dst) - n)
 		end := c.pos.Add(want)
 		i := end - want
-		if i < int64(len(c.ids)) && !c.stale.Load() {
+		if i < int64(len(c.ids)) {
 			j := min(end, int64(len(c.ids)))
 			copy(dst[n:], c.ids[i:j])
 			if m := c.mark.Load(); i <= m && m < j {
@@ -252,20 +266,15 @@ func (b *buffer) measure() {
 	b.size = min(b.c.cfg.MaxBuffer, max(b.c.cfg.Buffer, int(b.rate*b.c.cfg.Ahead.Seconds())))
 }
 
-// fetch runs one refill request of n IDs.
+// fetch runs one refill of n IDs.
 func (b *buffer) fetch(n int) {
 	defer b.c.wg.Done()
-	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n)
-	if age := time.Since(sent); err == nil && b.tag == "" && age >= b.c.cfg.MaxAge {
-		err = &Error{Kind: ErrUnavailable, Code: "too_slow",
-			Message: fmt.Sprintf("the answer took %s, at least MaxAge (%s): its snowflake IDs are too old to serve", age.Round(time.Millisecond), b.c.cfg.MaxAge)}
-	}
+	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n, b.late)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inflight--
 	b.inflightIDs -= n
-	close(b.changed)
-	b.changed = make(chan struct{})
+	b.wake()
 	if b.closed {
 		return
 	}
@@ -280,16 +289,41 @@ func (b *buffer) fetch(n int) {
 	}
 	b.wait = b.c.cfg.Backoff
 	b.err = nil
+	b.add(ids, sent)
+	b.refillLocked()
+	b.rearm()
+}
+
+// late queues the IDs of a request that answered after another request of
+// its refill won (a hedge): the server issued them for this client alone.
+func (b *buffer) late(ids []int64, sent time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.add(ids, sent)
+	b.wake()
+	b.rearm()
+}
+
+// add queues a fetched batch; a snowflake batch goes stale MaxAge after
+// its request was sent.
+func (b *buffer) add(ids []int64, sent time.Time) {
 	b.refills++
-	b.fetched += uint64(n)
+	b.fetched += uint64(len(ids))
 	c := newChunk(ids)
 	if b.tag == "" {
 		c.timer = time.AfterFunc(b.c.cfg.MaxAge-time.Since(sent), func() { b.expire(c) })
 	}
 	b.queue = append(b.queue, c)
-	b.queued += n
-	b.refillLocked()
-	b.rearm()
+	b.queued += len(ids)
+}
+
+// wake lets the callers waiting on the buffer look again.
+func (b *buffer) wake() {
+	close(b.changed)
+	b.changed = make(chan struct{})
 }
 
 // expire marks a snowflake chunk stale and, if IDs are still being taken,
@@ -300,8 +334,10 @@ func (b *buffer) expire(c *chunk) {
 	if b.closed {
 		return
 	}
-	// A taker sees stale after its position was counted, or takes the ID
-	// before: left() counts exactly the IDs no one took.
+	// Moving the position past the end is the one step that stops
+	// takers: an index reserved before it is served (it was fresh a
+	// moment ago), none after it is inside the chunk, and the swap's old
+	// value counts exactly the IDs no one reserved.
 	c.stale.Store(true)
 	for i, q := range b.queue {
 		if q == c {
@@ -310,8 +346,7 @@ func (b *buffer) expire(c *chunk) {
 			break
 		}
 	}
-	b.dropped += uint64(c.left())
-	c.pos.Store(int64(len(c.ids)))
+	b.dropped += uint64(max(0, int64(len(c.ids))-c.pos.Swap(int64(len(c.ids)))))
 	b.measure()
 	if b.rate > 0 {
 		b.refillLocked()
@@ -334,8 +369,7 @@ func (b *buffer) close() {
 		}
 	}
 	b.queue, b.queued = nil, 0
-	close(b.changed)
-	b.changed = make(chan struct{})
+	b.wake()
 }
 
 // BufferStats describes one buffer.

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"github.com/firn-id/firn/idtext"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,11 +18,13 @@ import (
 type fakeServer struct {
 	counter *atomic.Int64
 	name    string
+	issued  *sync.Map // ID → time.Time it was issued, when set
 
 	mu      sync.Mutex
 	down    bool          // batch and check fail as a dead server
-	gate    chan struct{} // when set, batch waits for it to close
-	kind    error         // when set, batch fails with this kind
+	gate    chan struct{} // when set, batch and check wait for it to close (a paused server)
+	delay   func() time.Duration
+	kind    error // when set, batch fails with this kind
 	batches int
 }
 
@@ -37,31 +40,64 @@ func (f *fakeServer) set(fn func(f *fakeServer)) {
 	fn(f)
 }
 
-func (f *fakeServer) batch(ctx context.Context, tag string, n int) ([]int64, error) {
-	down, gate, kind := f.state()
-	if gate != nil {
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: ctx.Err().Error()}
-		}
+// wait blocks while the server is paused (its gate is set and open).
+func (f *fakeServer) wait(ctx context.Context) error {
+	_, gate, _ := f.state()
+	if gate == nil {
+		return nil
 	}
+	select {
+	case <-gate:
+		return nil
+	case <-ctx.Done():
+		return &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: ctx.Err().Error()}
+	}
+}
+
+// batch issues IDs at once, then takes delay (a slow link) to answer.
+func (f *fakeServer) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+	if err := f.wait(ctx); err != nil {
+		return nil, err
+	}
+	down, _, kind := f.state()
 	if down {
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: "connection refused"}
 	}
 	if kind != nil {
 		return nil, &Error{Kind: kind, Endpoint: f.name, Code: "refused", Message: "refused"}
 	}
-	f.set(func(f *fakeServer) { f.batches++ })
+	var delay time.Duration
+	f.set(func(f *fakeServer) {
+		f.batches++
+		if f.delay != nil {
+			delay = f.delay()
+		}
+	})
 	end := f.counter.Add(int64(n))
 	ids := make([]int64, n)
+	now := time.Now()
 	for i := range ids {
 		ids[i] = end - int64(n) + int64(i) + 1
+		if f.issued != nil {
+			f.issued.Store(ids[i], now)
+		}
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: ctx.Err().Error()}
+		}
 	}
 	return ids, nil
 }
 
-func (f *fakeServer) check(context.Context) error {
+func (f *fakeServer) check(ctx context.Context) error {
+	if err := f.wait(ctx); err != nil {
+		return err
+	}
 	if down, _, _ := f.state(); down {
 		return &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: "connection refused"}
 	}
@@ -70,26 +106,30 @@ func (f *fakeServer) check(context.Context) error {
 
 func (f *fakeServer) close() error { return nil }
 
+// wide makes no 128-bit IDs: the fake serves int64 batches only.
+func (f *fakeServer) wide(context.Context, string, int) ([]string, error) {
+	return nil, &Error{Kind: ErrInvalid, Code: "unsupported", Message: "the fake server makes no 128-bit IDs"}
+}
+
 // fakeClient returns a client of n fake servers.
 func fakeClient(t testing.TB, n int, cfg Config) (*Client, []*fakeServer) {
 	t.Helper()
 	for i := range n {
-		cfg.Endpoints = append(cfg.Endpoints, "fake:"+string(rune('a'+i)))
+		cfg.Endpoints = append(cfg.Endpoints, "fake-"+string(rune('a'+i))+":1")
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pool{timeout: cfg.Timeout, attempts: cfg.Attempts, backoff: cfg.Backoff, maxWait: cfg.MaxBackoff,
-		every: cfg.HealthInterval, done: make(chan struct{})}
 	var counter atomic.Int64
 	var fakes []*fakeServer
+	var ts []transport
 	for _, e := range cfg.Endpoints {
 		f := &fakeServer{counter: &counter, name: e}
 		fakes = append(fakes, f)
-		p.eps = append(p.eps, &endpoint{name: e, t: f})
+		ts = append(ts, f)
 	}
-	c := newClient(cfg, p)
+	c := newClient(cfg, newPool(cfg, ts))
 	t.Cleanup(func() {
 		if err := c.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)
@@ -461,4 +501,33 @@ func TestErrorClearedBySuccess(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNextText: NextText writes the next ID in Config.Encoding, which
+// reads back to an ID that follows the previous one.
+func TestNextText(t *testing.T) {
+	for _, enc := range []idtext.Encoding{idtext.Decimal, idtext.Base62, idtext.Base32} {
+		c, _ := fakeClient(t, 1, Config{Encoding: enc})
+		ctx := context.Background()
+		prev, err := c.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, next := range []func(context.Context) (string, error){c.NextText, c.Tag("order").NextText} {
+			s, err := next(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := enc.Parse(s)
+			if err != nil || int64(id) <= 0 {
+				t.Fatalf("%s: NextText = %q: %v", enc, s, err)
+			}
+			if enc != idtext.Decimal && len(s) < 11 {
+				t.Fatalf("%s: %q is not fixed width", enc, s)
+			}
+		}
+		if prev <= 0 {
+			t.Fatalf("Next = %d", prev)
+		}
+	}
 }

@@ -1,17 +1,38 @@
 // Package client is the Go SDK of a firn service: it fetches snowflake and
 // segment IDs from one or more `firn serve` processes, keeps a local buffer
 // of them per mode and tag, refills it in the background before it runs
-// dry, and fails over between servers.
+// dry, and hides a server that is down, paused or slow.
 //
 //	c, err := client.New(client.Config{Endpoints: []string{"10.0.0.1:9090", "10.0.0.2:9090"}})
 //	id, err := c.Next(ctx)                    // a snowflake ID
 //	order, err := c.Tag("order").Next(ctx)    // a segment ID of the tag "order"
 //
-// New does no I/O: the first call of a mode or tag dials and fills its
-// buffer. Afterwards callers take IDs from memory and never wait on the
-// network while the buffer holds IDs; a refill runs in the background once
-// what is left falls below Config.Refill of the buffer's size, and the size
-// follows the observed rate.
+// New checks every endpoint (a host, a port from 1 to 65535; with HTTP an
+// http or https base URL with no path, query, fragment or credentials; no
+// server twice) and does no I/O: the first call of a mode or tag dials and
+// fills its buffer. Afterwards callers take IDs from memory and never wait
+// on the network while the buffer holds IDs; a refill runs in the
+// background once what is left falls below Config.Refill of the buffer's
+// size, and the size follows the observed rate.
+//
+// A refill goes to the server with the better score of two picked at
+// random, its score being its smoothed latency times its requests in
+// flight, so the load follows observed latency. A request not answered
+// within a budget — four times that server's latency, from 5 ms up to
+// min(Timeout/8, MaxAge/4) — is hedged: an independent request goes to
+// another healthy server, and the first good answer wins. The other
+// request's IDs, when they come, are kept if fresh (a snowflake answer
+// younger than MaxAge, counted from that request's own sending) or
+// dropped; a server issues every ID for one request only, so neither way
+// repeats an ID. A failed request, or a snowflake answer as old as
+// MaxAge, counts against its server: it is marked down and the refill
+// moves on to another at once. A server's first answer for a tag, which
+// may wait for its store's first range, is not counted as slowness. A
+// down server is checked every HealthInterval (gRPC health, or /readyz),
+// each check dialling anew and bounded by the interval, so a server that
+// is ready again is back within one interval however long it was away.
+// Callers see ErrUnavailable only when no server answers in time; the
+// *Error then names every server tried and why each failed (Error.Tried).
 //
 // Every ID the client hands out was issued by a server for this client
 // alone, so IDs are unique across clients and servers. They are not
@@ -26,4 +47,6 @@
 //
 // Errors callers branch on are the sentinels in errors.go, wrapped in an
 // *Error that names the server and its answer; never a raw gRPC status.
+// Stats gives the client's figures; package client/clientprom exposes them
+// as Prometheus metrics without making this package import Prometheus.
 package client

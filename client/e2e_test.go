@@ -3,6 +3,8 @@ package client_test
 import (
 	"context"
 	"errors"
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -24,15 +26,13 @@ type cluster struct {
 	procs []*servetest.Process
 }
 
-func startCluster(t *testing.T) *cluster {
+func startCluster(t testing.TB) *cluster {
 	t.Helper()
 	e := etcdtest.Start(t, 1)
 	c := &cluster{args: []string{"--store", "etcd", "--endpoints", strings.Join(e.Endpoints(), ","),
 		"--namespace", "/client-e2e/", "--lease-ttl", "2s"}}
-	for range 3 {
-		c.http = append(c.http, servetest.Addr(t))
-		c.grpc = append(c.grpc, servetest.Addr(t))
-	}
+	addrs := servetest.Addrs(t, 6)
+	c.http, c.grpc = addrs[:3], addrs[3:]
 	for i := range 3 {
 		c.start(t, i)
 	}
@@ -44,7 +44,7 @@ func startCluster(t *testing.T) *cluster {
 	return c
 }
 
-func (c *cluster) start(t *testing.T, i int) {
+func (c *cluster) start(t testing.TB, i int) {
 	t.Helper()
 	p := servetest.Start(t, c.http[i], c.grpc[i], c.args...)
 	if i < len(c.procs) {
@@ -189,5 +189,31 @@ func TestAgainstServeProcesses(t *testing.T) {
 	t.Cleanup(func() { _ = hc.Close(context.Background()) })
 	if errs := loadWhile(hc, snow, seg, func() { time.Sleep(500 * time.Millisecond) }); len(errs) > 0 {
 		t.Fatalf("over HTTP with one server down, callers saw %v", errs)
+	}
+
+	// 128-bit IDs over both protocols, one server down: unique, and each
+	// client's increasing (one server's answer at a time).
+	seen := map[string]bool{}
+	for _, x := range []*client.Client{cl, hc} {
+		u := make([]uuid.UUID, 300)
+		if n, err := x.NextUUIDs(context.Background(), u); err != nil || n != len(u) {
+			t.Fatalf("NextUUIDs: %d, %v", n, err)
+		}
+		l := make([]ulid.ULID, 300)
+		if n, err := x.NextULIDs(context.Background(), l); err != nil || n != len(l) {
+			t.Fatalf("NextULIDs: %d, %v", n, err)
+		}
+		for _, id := range u {
+			if seen[id.String()] || id.Version() != 7 {
+				t.Fatalf("UUID %s: a duplicate, or not version 7", id)
+			}
+			seen[id.String()] = true
+		}
+		for _, id := range l {
+			if seen[id.String()] {
+				t.Fatalf("ULID %s twice", id)
+			}
+			seen[id.String()] = true
+		}
 	}
 }

@@ -2,146 +2,234 @@ package client
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// endpoint is one server and what the client knows of its health.
+// endpoint is one server and what the client knows of it: whether it is
+// down, how fast it answers, and what it has in flight.
 type endpoint struct {
 	name     string
 	t        transport
 	down     atomic.Bool
 	failures atomic.Uint64
+	slow     atomic.Uint64 // answers too old to serve, and hedges it caused
+	latency  atomic.Int64  // smoothed time of its answers, ns; 0: none yet
+	measured atomic.Int64  // when latency last took a sample, Unix ns
+	inflight atomic.Int32  // requests to it not answered yet
+	stalled  atomic.Int32  // of those, the ones past their hedge budget
+	probing  atomic.Bool   // a health check loop runs for it
+	warm     sync.Map      // tag → struct{}: tags it has answered once
 }
 
-// pool spreads calls over the healthy endpoints and fails over between
-// them. An endpoint whose call failed is down: skipped until a health
-// check in the background finds it ready again.
+// isWarm reports whether e has answered a request of tag. Snowflake
+// requests are always warm: a server is ready only once its generator is.
+func (e *endpoint) isWarm(tag string) bool {
+	if tag == "" {
+		return true
+	}
+	_, ok := e.warm.Load(tag)
+	return ok
+}
+
+// observe folds the time of one answer into e's latency, weighing the
+// new sample by 1/4.
+func (e *endpoint) observe(d time.Duration) {
+	now := time.Now().UnixNano()
+	old := e.smoothed(now)
+	e.measured.Store(now)
+	if old == 0 {
+		e.latency.Store(int64(d))
+		return
+	}
+	e.latency.Store(old + (int64(d)-old)/4)
+}
+
+// smoothed is e's latency at now: a latency not sampled for a while
+// halves every second, so a server that was slow is tried again and
+// measured anew.
+func (e *endpoint) smoothed(now int64) int64 {
+	l := e.latency.Load()
+	if idle := (now - e.measured.Load()) / int64(time.Second); idle > 0 {
+		l >>= min(idle, 62)
+	}
+	return l
+}
+
+// score orders endpoints for the next request: the lower the sooner. A
+// server's latency counts once per request it has in flight, so the load
+// spreads by observed latency; a server not measured yet scores 0 and is
+// tried first.
+func (e *endpoint) score(now int64) int64 { return e.smoothed(now) * int64(1+e.inflight.Load()) }
+
+// pool spreads requests over the servers by observed latency, hedges a
+// request that has not answered within its budget, and fails over. A server
+// whose request failed, or whose answer was too old to serve, is down:
+// skipped until its health check finds it ready again.
 type pool struct {
 	eps      []*endpoint
-	timeout  time.Duration // one attempt
-	attempts int           // per call, across endpoints
+	timeout  time.Duration // one request
+	attempts int           // requests per refill, hedges included
 	backoff  time.Duration // before each round after the first, doubling
 	maxWait  time.Duration // cap of the backoff
 	every    time.Duration // health checks of down endpoints
+	maxAge   time.Duration // of a snowflake answer, from its request's sending
+	hedgeMin time.Duration // the least budget of a request before a hedge
+	hedgeMax time.Duration // the most, and the budget of a server not measured yet
 
-	rr        atomic.Uint32
 	failovers atomic.Uint64
-	probing   atomic.Bool
-	wg        sync.WaitGroup
-	done      chan struct{} // closed by close
+	hedges    atomic.Uint64
+
+	mu     sync.Mutex // guards closed and adding to wg
+	closed bool
+	wg     sync.WaitGroup // requests and health checks
+	done   chan struct{}  // closed by close
 }
 
-// pick returns the endpoint for attempt: the healthy ones in turn, or when
-// none is healthy, every one in turn (one of them may be back before its
-// health check says so).
-func (p *pool) pick(start uint32, attempt int) *endpoint {
-	n := uint32(len(p.eps))
-	for i := range n {
-		e := p.eps[(start+uint32(attempt)+i)%n]
-		if !e.down.Load() {
+// newPool returns the pool of cfg's endpoints, each over its transport.
+func newPool(cfg Config, transports []transport) *pool {
+	p := &pool{timeout: cfg.Timeout, attempts: cfg.Attempts, backoff: cfg.Backoff, maxWait: cfg.MaxBackoff,
+		every: cfg.HealthInterval, maxAge: cfg.MaxAge, done: make(chan struct{})}
+	p.hedgeMax = min(cfg.Timeout/8, cfg.MaxAge/4)
+	p.hedgeMin = min(5*time.Millisecond, p.hedgeMax)
+	for i, e := range cfg.Endpoints {
+		p.eps = append(p.eps, &endpoint{name: e, t: transports[i]})
+	}
+	return p
+}
+
+// spawn runs f on a goroutine that close waits for, unless the pool is
+// closed.
+func (p *pool) spawn(f func()) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// budget is how long a request of tag to e may go unanswered before it
+// is hedged: four times e's latency, within [hedgeMin, hedgeMax].
+func (p *pool) budget(e *endpoint, tag string) time.Duration {
+	l := time.Duration(e.smoothed(time.Now().UnixNano()))
+	if l == 0 || !e.isWarm(tag) {
+		return p.hedgeMax
+	}
+	return min(p.hedgeMax, max(p.hedgeMin, 4*l))
+}
+
+// pick returns the endpoint for the next request of a refill, by the
+// first rule that leaves a candidate: not used by this refill yet, up and
+// not stalled; then up; then any not used yet; then any not running this
+// refill's request, up first; then any. Among the candidates of a rule,
+// the better score of two chosen at random wins. A hedge takes only the
+// first rule, or a server up and not stalled that the refill tried
+// before: it must be another healthy server, or none.
+func (p *pool) pick(used, running func(*endpoint) bool, hedge bool) *endpoint {
+	up := func(e *endpoint) bool { return !e.down.Load() }
+	fresh := func(e *endpoint) bool { return up(e) && e.stalled.Load() == 0 }
+	rules := []func(*endpoint) bool{
+		func(e *endpoint) bool { return !used(e) && fresh(e) },
+		func(e *endpoint) bool { return !running(e) && fresh(e) },
+	}
+	if !hedge {
+		rules = append(rules[:1],
+			func(e *endpoint) bool { return !used(e) && up(e) },
+			func(e *endpoint) bool { return !used(e) },
+			func(e *endpoint) bool { return !running(e) && up(e) },
+			func(e *endpoint) bool { return !running(e) },
+			func(*endpoint) bool { return true })
+	}
+	for _, ok := range rules {
+		if e := p.best(ok); e != nil {
 			return e
 		}
 	}
-	return p.eps[(start+uint32(attempt))%n]
+	return nil
 }
 
-// batch fetches n IDs (snowflake if tag is empty) from a healthy server,
-// retrying on another after a failure the service caused, up to attempts,
-// with a growing pause after every round of all servers. It returns when
-// the request that succeeded was sent.
-func (p *pool) batch(ctx context.Context, tag string, n int) (ids []int64, sent time.Time, err error) {
-	start := p.rr.Add(1)
-	var last error
-	wait := p.backoff
-	for attempt := range p.attempts {
-		if attempt > 0 {
-			p.failovers.Add(1)
-			if attempt%len(p.eps) == 0 {
-				if err := sleep(ctx, p.done, wait); err != nil {
-					return nil, sent, err
-				}
-				wait = min(2*wait, p.maxWait)
-			}
+// best returns the better scored of two endpoints chosen at random among
+// those ok accepts, or nil.
+func (p *pool) best(ok func(*endpoint) bool) *endpoint {
+	var c []*endpoint
+	for _, e := range p.eps {
+		if ok(e) {
+			c = append(c, e)
 		}
-		e := p.pick(start, attempt)
-		sent = time.Now()
-		actx, cancel := context.WithTimeout(ctx, p.timeout)
-		ids, err := e.t.batch(actx, tag, n)
-		cancel()
-		if err == nil {
-			return ids, sent, nil
-		}
-		if ctx.Err() != nil {
-			return nil, sent, ctx.Err()
-		}
-		if !retryable(err) {
-			return nil, sent, err
-		}
-		e.failures.Add(1)
-		p.markDown(e)
-		last = err
 	}
-	return nil, sent, last
+	switch len(c) {
+	case 0:
+		return nil
+	case 1:
+		return c[0]
+	}
+	i := rand.IntN(len(c))
+	j := rand.IntN(len(c) - 1)
+	if j >= i {
+		j++
+	}
+	now := time.Now().UnixNano()
+	if c[j].score(now) < c[i].score(now) {
+		return c[j]
+	}
+	return c[i]
 }
 
-// markDown takes e out of rotation and makes sure a health check runs.
+// markDown takes e out of rotation and makes sure its health check runs.
 func (p *pool) markDown(e *endpoint) {
 	e.down.Store(true)
-	if p.probing.CompareAndSwap(false, true) {
-		p.wg.Add(1)
-		go p.probe()
+	if e.probing.CompareAndSwap(false, true) {
+		if !p.spawn(func() { p.probe(e) }) {
+			e.probing.Store(false)
+		}
 	}
 }
 
-// probe checks the down endpoints every p.every until none is down.
-func (p *pool) probe() {
-	defer p.wg.Done()
+// probe checks a down endpoint every p.every until it is ready again.
+// Each check has a deadline of one interval, so a server that became
+// ready is back in rotation within one interval of it, whatever the
+// length of its outage.
+func (p *pool) probe(e *endpoint) {
 	t := time.NewTicker(p.every)
 	defer t.Stop()
 	for {
 		select {
 		case <-p.done:
+			e.probing.Store(false)
 			return
 		case <-t.C:
 		}
-		anyDown := false
-		for _, e := range p.eps {
-			if !e.down.Load() {
-				continue
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
-			err := e.t.check(ctx)
-			cancel()
-			if err == nil {
-				e.down.Store(false)
-			} else {
-				anyDown = true
-			}
+		ctx, cancel := context.WithTimeout(context.Background(), min(p.every, p.timeout))
+		err := e.t.check(ctx)
+		cancel()
+		if err != nil {
+			continue
 		}
-		if !anyDown {
-			p.probing.Store(false)
-			// An endpoint marked down after the scan and before the flag
-			// was cleared would have found probing set: look once more.
-			if !p.anyDown() || !p.probing.CompareAndSwap(false, true) {
-				return
-			}
+		e.down.Store(false)
+		e.probing.Store(false)
+		// Marked down again after the check and before the flag was
+		// cleared: that caller found probing set, so go on.
+		if !e.down.Load() || !e.probing.CompareAndSwap(false, true) {
+			return
 		}
 	}
-}
-
-func (p *pool) anyDown() bool {
-	for _, e := range p.eps {
-		if e.down.Load() {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *pool) close() error {
-	close(p.done)
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
+	p.mu.Unlock()
 	p.wg.Wait()
 	var first error
 	for _, e := range p.eps {

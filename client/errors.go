@@ -3,13 +3,16 @@ package client
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
 	// ErrUnavailable is returned when the buffer is empty and no server
 	// could refill it within the retry bound: every server down, not
-	// ready, or over its rate. Calls succeed again by themselves once a
-	// server answers.
+	// ready, over its rate, or too slow (snowflake answers as old as
+	// Config.MaxAge). Its *Error names each server tried and why
+	// (Error.Tried). Calls succeed again by themselves once a server
+	// answers.
 	ErrUnavailable = errors.New("client: no firn server could serve")
 
 	// ErrUnknownTag is returned for a tag no server knows.
@@ -36,15 +39,32 @@ type Error struct {
 	Kind error
 	// Endpoint is the server that answered, or the last one tried.
 	Endpoint string
-	// Code is the server's error code ("unknown_tag", "not_serving"…), or
-	// "transport" when no answer came.
+	// Code is the server's error code ("unknown_tag", "not_serving"…),
+	// "transport" when no answer came, or "too_slow" for snowflake IDs
+	// that arrived as old as Config.MaxAge.
 	Code string
 	// Message is the server's message, or the transport's error.
 	Message string
+	// Tried is, when every server failed a refill, each server's failure
+	// in the order they were tried (this error's own fields are the
+	// last); nil otherwise.
+	Tried []*Error
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("%v: %s: %s: %s", e.Kind, e.Endpoint, e.Code, e.Message)
+	s := fmt.Sprintf("%v: %s: %s: %s", e.Kind, e.Endpoint, e.Code, e.Message)
+	if len(e.Tried) < 2 {
+		return s
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: %d requests failed:", e.Kind, len(e.Tried))
+	for i, t := range e.Tried {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		fmt.Fprintf(&b, " %s: %s: %s", t.Endpoint, t.Code, t.Message)
+	}
+	return b.String()
 }
 
 // Unwrap returns Kind.

@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -28,6 +29,9 @@ import (
 type transport interface {
 	// batch returns n IDs: snowflake when tag is empty, else of the tag.
 	batch(ctx context.Context, tag string, n int) ([]int64, error)
+	// wide returns n UUIDv7s ("uuid") or ULIDs ("ulid") in their text
+	// form, made by the server from its generator's slots.
+	wide(ctx context.Context, form string, n int) ([]string, error)
 	// check returns nil when the server is ready to serve.
 	check(ctx context.Context) error
 	close() error
@@ -73,6 +77,7 @@ func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 	if err := t.dial(); err != nil {
 		return nil, err
 	}
+	t.redial(ctx)
 	var resp *firnpb.BatchResponse
 	var err error
 	if tag == "" {
@@ -90,14 +95,39 @@ func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 	return resp.Ids, nil
 }
 
+// redial makes a connection in gRPC's reconnect backoff dial again now,
+// and waits (within ctx) for that dial to end. A request on such a
+// connection fails at once with the error of the last dial, made perhaps
+// before the server came back; after redial it fails only if the server
+// refuses now.
+func (t *grpcTransport) redial(ctx context.Context) {
+	s := t.conn.GetState()
+	if s != connectivity.TransientFailure {
+		return
+	}
+	t.conn.ResetConnectBackoff()
+	for t.conn.WaitForStateChange(ctx, s) {
+		switch s = t.conn.GetState(); s {
+		case connectivity.Idle:
+			t.conn.Connect()
+		case connectivity.Connecting:
+		default: // Ready, a fresh failure, or closed
+			return
+		}
+	}
+}
+
 func (t *grpcTransport) check(ctx context.Context) error {
 	if err := t.dial(); err != nil {
 		return err
 	}
 	// A server that was down leaves the connection in gRPC's reconnect
-	// backoff, which grows with the outage: a check dials again at once.
+	// backoff, which grows with the outage: a check dials again at once,
+	// and waits for that dial (within ctx) rather than failing at once
+	// with the error of the last one.
 	t.conn.ResetConnectBackoff()
-	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName})
+	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName},
+		grpc.WaitForReady(true))
 	if err != nil {
 		return t.error(err)
 	}
@@ -225,4 +255,46 @@ func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, er
 func (t *httpTransport) close() error {
 	t.hc.CloseIdleConnections()
 	return nil
+}
+
+func (t *grpcTransport) wide(ctx context.Context, form string, n int) ([]string, error) {
+	if err := t.dial(); err != nil {
+		return nil, err
+	}
+	t.redial(ctx)
+	f := firnpb.WideForm_WIDE_FORM_UUID
+	if form == "ulid" {
+		f = firnpb.WideForm_WIDE_FORM_ULID
+	}
+	resp, err := t.firn.WideBatch(t.ctx(ctx), &firnpb.WideBatchRequest{Form: f, Count: int32(n)})
+	if err != nil {
+		return nil, t.error(err)
+	}
+	if len(resp.Ids) != n {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
+			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(resp.Ids))}
+	}
+	return resp.Ids, nil
+}
+
+func (t *httpTransport) wide(ctx context.Context, form string, n int) ([]string, error) {
+	body, err := t.get(ctx, "/v1/"+form+"/batch?format=text&count="+strconv.Itoa(n))
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	// At most 36 characters and a newline an ID (a UUID).
+	b, err := io.ReadAll(io.LimitReader(body, int64(n)*37+1))
+	if err != nil {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+	}
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: "the answer does not end with a newline: cut short"}
+	}
+	ids := strings.Split(string(b[:len(b)-1]), "\n")
+	if len(ids) != n {
+		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "short_batch",
+			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(ids))}
+	}
+	return ids, nil
 }

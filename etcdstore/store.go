@@ -72,7 +72,9 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	c, err := s.take(ctx, req, grant.ID)
 	if err != nil {
 		// The lease holds nothing; revoke it rather than wait for its TTL.
-		_, _ = s.cli.Revoke(context.WithoutCancel(ctx), grant.ID)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(req.TTL, time.Second))
+		_, _ = s.cli.Revoke(rctx, grant.ID)
+		cancel()
 		return nodeid.Claim{}, err
 	}
 	// The claim lives as long as etcd granted, which may be longer than

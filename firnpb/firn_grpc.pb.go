@@ -27,6 +27,7 @@ const (
 	Firn_SegmentNext_FullMethodName  = "/firn.v1.Firn/SegmentNext"
 	Firn_SegmentBatch_FullMethodName = "/firn.v1.Firn/SegmentBatch"
 	Firn_Stream_FullMethodName       = "/firn.v1.Firn/Stream"
+	Firn_WideBatch_FullMethodName    = "/firn.v1.Firn/WideBatch"
 )
 
 // FirnClient is the client API for Firn service.
@@ -46,6 +47,10 @@ type FirnClient interface {
 	// Stream sends batches of real IDs — snowflake, or of a tag — until the
 	// client stops.
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (Firn_StreamClient, error)
+	// WideBatch returns count UUIDv7s or ULIDs from the server's snowflake
+	// generator, increasing: each takes one slot of it, as a snowflake ID
+	// does, so it is unique under the same HWM and node.
+	WideBatch(ctx context.Context, in *WideBatchRequest, opts ...grpc.CallOption) (*WideBatchResponse, error)
 }
 
 type firnClient struct {
@@ -133,6 +138,15 @@ func (x *firnStreamClient) Recv() (*BatchResponse, error) {
 	return m, nil
 }
 
+func (c *firnClient) WideBatch(ctx context.Context, in *WideBatchRequest, opts ...grpc.CallOption) (*WideBatchResponse, error) {
+	out := new(WideBatchResponse)
+	err := c.cc.Invoke(ctx, Firn_WideBatch_FullMethodName, in, out, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FirnServer is the server API for Firn service.
 // All implementations must embed UnimplementedFirnServer
 // for forward compatibility
@@ -150,6 +164,10 @@ type FirnServer interface {
 	// Stream sends batches of real IDs — snowflake, or of a tag — until the
 	// client stops.
 	Stream(*StreamRequest, Firn_StreamServer) error
+	// WideBatch returns count UUIDv7s or ULIDs from the server's snowflake
+	// generator, increasing: each takes one slot of it, as a snowflake ID
+	// does, so it is unique under the same HWM and node.
+	WideBatch(context.Context, *WideBatchRequest) (*WideBatchResponse, error)
 	mustEmbedUnimplementedFirnServer()
 }
 
@@ -174,6 +192,9 @@ func (UnimplementedFirnServer) SegmentBatch(context.Context, *SegmentBatchReques
 }
 func (UnimplementedFirnServer) Stream(*StreamRequest, Firn_StreamServer) error {
 	return status.Errorf(codes.Unimplemented, "method Stream not implemented")
+}
+func (UnimplementedFirnServer) WideBatch(context.Context, *WideBatchRequest) (*WideBatchResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method WideBatch not implemented")
 }
 func (UnimplementedFirnServer) mustEmbedUnimplementedFirnServer() {}
 
@@ -299,6 +320,24 @@ func (x *firnStreamServer) Send(m *BatchResponse) error {
 	return x.ServerStream.SendMsg(m)
 }
 
+func _Firn_WideBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WideBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FirnServer).WideBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Firn_WideBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FirnServer).WideBatch(ctx, req.(*WideBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Firn_ServiceDesc is the grpc.ServiceDesc for Firn service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -325,6 +364,10 @@ var Firn_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SegmentBatch",
 			Handler:    _Firn_SegmentBatch_Handler,
+		},
+		{
+			MethodName: "WideBatch",
+			Handler:    _Firn_WideBatch_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -66,6 +66,7 @@ func acquireOnce(ctx context.Context, store Store, cfg Config, req ClaimRequest)
 	}
 	l := &Lease{store: store, cfg: cfg, claim: claim, start: claim.HWM,
 		done: make(chan struct{}), stop: make(chan struct{})}
+	l.stopCtx, l.cancelStop = context.WithCancel(context.Background())
 	if err := l.reserve(ctx); err != nil {
 		// A fresh context: the caller's may be what failed.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TTL/3)

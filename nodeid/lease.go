@@ -51,6 +51,13 @@ const (
 	MaxTTL     = 10 * time.Minute
 )
 
+// The longest layout fingerprint and description a store records (the
+// SQL stores' columns): a longer one is refused, never cut short.
+const (
+	MaxFingerprint = 64
+	MaxDescription = 512
+)
+
 func (c Config) withDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
@@ -79,6 +86,9 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
 	case c.Layout.Fingerprint == "":
 		return errors.New("nodeid: no layout fingerprint")
+	case len(c.Layout.Fingerprint) > MaxFingerprint || len(c.Layout.Description) > MaxDescription:
+		return fmt.Errorf("nodeid: layout fingerprint of %d bytes or description of %d: want at most %d and %d (what stores record)",
+			len(c.Layout.Fingerprint), len(c.Layout.Description), MaxFingerprint, MaxDescription)
 	}
 	return nil
 }
@@ -101,13 +111,18 @@ type Lease struct {
 	// at least a TTL past it.
 	confirmedAt time.Time
 
-	done    chan struct{}
-	stop    chan struct{}
-	errMu   sync.Mutex
-	err     error
-	wg      sync.WaitGroup
-	closing sync.Once
-	closed  error
+	done chan struct{}
+	stop chan struct{}
+	// stopCtx ends with stop: a renewal in flight is cut short by Close,
+	// rather than holding it for the renewal's whole deadline.
+	stopCtx    context.Context
+	cancelStop context.CancelFunc
+	halting    sync.Once
+	errMu      sync.Mutex
+	err        error
+	wg         sync.WaitGroup
+	closing    sync.Once
+	closed     error
 }
 
 // reserve checks the clock against the stored HWM and makes the first
@@ -204,7 +219,7 @@ var errStopped = errors.New("nodeid: lease closing")
 // then declared lost and frozen, so an answer that comes later cannot
 // raise its limit.
 func (l *Lease) renewOnce(every time.Duration, lostAt time.Time) error {
-	ctx, cancel := context.WithTimeout(context.Background(), every)
+	ctx, cancel := context.WithTimeout(l.stopCtx, every)
 	answer := make(chan error, 1)
 	l.wg.Add(1)
 	go func() {
@@ -239,6 +254,16 @@ func (l *Lease) Node() uint64 { return l.claim.Node }
 
 // Token returns the token that fences this acquisition's writes.
 func (l *Lease) Token() string { return l.claim.Token }
+
+// TTL returns how long the claim lives without a renewal as the store
+// granted it: etcd may grant more than was asked (about 1.5 times its
+// election timeout at least).
+func (l *Lease) TTL() time.Duration {
+	if l.claim.TTL > 0 {
+		return l.claim.TTL
+	}
+	return l.cfg.TTL
+}
 
 // Done is closed when the lease is lost or closed.
 func (l *Lease) Done() <-chan struct{} { return l.done }
@@ -286,9 +311,7 @@ func (l *Lease) Skipped() []*ClockBehindError { return slices.Clone(l.skipped) }
 // has expired anyway.
 func (l *Lease) Close(ctx context.Context) error {
 	l.closing.Do(func() {
-		close(l.stop)
-		l.wg.Wait()
-		l.fail(ErrClosed)
+		l.halt()
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, l.cfg.TTL)
@@ -297,4 +320,15 @@ func (l *Lease) Close(ctx context.Context) error {
 		l.closed = l.store.Release(ctx, l.claim)
 	})
 	return l.closed
+}
+
+// halt stops renewing, cutting short a renewal in flight, and waits for
+// the background loop: the limit is frozen from then on.
+func (l *Lease) halt() {
+	l.halting.Do(func() {
+		close(l.stop)
+		l.cancelStop()
+		l.wg.Wait()
+		l.fail(ErrClosed)
+	})
 }

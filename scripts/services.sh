@@ -2,6 +2,7 @@
 # Brings up what the integration tests need on this machine: PostgreSQL and
 # MariaDB on loopback (started if stopped), and an etcd binary from which the
 # tests start their own clusters (installed from Debian's etcd-server if
+# missing), and Spin for the model checks in model/ (Debian's spin, if
 # missing). Idempotent; prints one line per service.
 set -uo pipefail
 
@@ -35,4 +36,11 @@ if ! command -v etcd >/dev/null 2>&1; then
   fi
 fi
 command -v etcd >/dev/null 2>&1 && say "etcd $(etcd --version | head -n 1 | awk '{print $3}') at $(command -v etcd)" || say "etcd NOT installed"
+if ! command -v spin >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -q >/dev/null 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q spin >/dev/null 2>&1
+  fi
+fi
+command -v spin >/dev/null 2>&1 && say "spin $(spin -V | awk '{print $3}') at $(command -v spin)" || say "spin NOT installed"
 exit 0

@@ -39,7 +39,16 @@ type Config struct {
 	MaxStep int64
 	// FetchTimeout bounds one store round trip. Default 5 s.
 	FetchTimeout time.Duration
+	// MaxID, if set, returns the largest ID the allocator may issue for a
+	// tag, or 0 for no bound below the store's own: a range reaching past
+	// it is cut short, and a range starting past it answers ErrExhausted.
+	// JavaScriptSafe is the bound of IDs JavaScript holds exactly.
+	MaxID func(tag string) int64
 }
+
+// JavaScriptSafe is the largest ID JavaScript's Number holds exactly,
+// 2^53−1 (Number.MAX_SAFE_INTEGER), as a Config.MaxID bound.
+const JavaScriptSafe int64 = 1<<53 - 1
 
 func (c Config) withDefaults() Config {
 	if c.MaxWait == 0 {

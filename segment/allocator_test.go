@@ -424,6 +424,62 @@ func TestExhaustedCounter(t *testing.T) {
 	})
 }
 
+// TestMaxIDBoundsEveryTag: a tag bounded at 2^53−1 issues every ID up to
+// it, in order, whatever the step and whether drawn one by one or in
+// batches, and then only ErrExhausted; an unbounded tag goes on past it.
+func TestMaxIDBoundsEveryTag(t *testing.T) {
+	for _, step := range []int64{1, 3, 7, 1000} {
+		synctest.Test(t, func(t *testing.T) {
+			const bound = segment.JavaScriptSafe
+			s := segmenttest.NewMemStore()
+			ctx := context.Background()
+			for _, tag := range []string{"js", "js-batch", "free"} {
+				if err := s.CreateTag(ctx, tag, bound-20, step, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := segment.NewAllocator(s, segment.Config{MaxID: func(tag string) int64 {
+				if strings.HasPrefix(tag, "js") {
+					return bound
+				}
+				return 0
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close(ctx)
+			for want := int64(bound - 20); want <= bound; want++ {
+				if id, err := a.Next(ctx, "js"); err != nil || id != want {
+					t.Fatalf("step %d: Next = %d, %v; want %d", step, id, err, want)
+				}
+			}
+			if id, err := a.Next(ctx, "js"); !errors.Is(err, segment.ErrExhausted) {
+				t.Fatalf("step %d: past the bound Next = %d, %v; want ErrExhausted", step, id, err)
+			}
+			var got []int64
+			buf := make([]int64, 6)
+			for {
+				n, err := a.NextN(ctx, "js-batch", buf)
+				got = append(got, buf[:n]...)
+				if err != nil {
+					if !errors.Is(err, segment.ErrExhausted) {
+						t.Fatalf("step %d: NextN: %v", step, err)
+					}
+					break
+				}
+			}
+			if len(got) != 21 || got[0] != bound-20 || got[20] != bound {
+				t.Fatalf("step %d: batches gave %d IDs, %v…%v; want %d to %d", step, len(got), got[:1], got[len(got)-1:], bound-20, bound)
+			}
+			for i := range 30 {
+				if id, err := a.Next(ctx, "free"); err != nil || id != bound-20+int64(i) {
+					t.Fatalf("unbounded tag: Next = %d, %v", id, err)
+				}
+			}
+		})
+	}
+}
+
 // TestCloseWhileDrawing: Close with callers still drawing, their
 // prefetches crossing it, never panics (a fetch added to the wait group
 // while Close waited on it did) and leaves no fetch running.

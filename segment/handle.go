@@ -340,6 +340,9 @@ func (h *Handle) fetch(step int64) {
 			err = fmt.Errorf("store returned %w", cerr)
 		}
 	}
+	if err == nil {
+		r, err = h.bound(r)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.fetching = false
@@ -368,6 +371,22 @@ func (h *Handle) fetch(step int64) {
 	nb.pos.Store(r.Start)
 	nb.trigger = h.triggerFor(nb, 0)
 	h.next = nb
+}
+
+// bound cuts r at the tag's Config.MaxID: a range past it issues nothing.
+func (h *Handle) bound(r Range) (Range, error) {
+	if h.a.cfg.MaxID == nil {
+		return r, nil
+	}
+	max := h.a.cfg.MaxID(h.tag)
+	switch {
+	case max <= 0 || r.End-1 <= max: // End > Start >= 0: no overflow
+		return r, nil
+	case r.Start > max:
+		return r, fmt.Errorf("%w: the next range starts at %d, past %d, the largest ID this tag may issue", ErrExhausted, r.Start, max)
+	}
+	r.End = max + 1 // max < End-1: no overflow
+	return r, nil
 }
 
 // Stats returns the tag's buffer state.

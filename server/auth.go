@@ -22,24 +22,53 @@ type Token struct {
 
 // Auth checks bearer tokens: firn's own secrets, accepted only in the
 // Authorization header (never in a URL, where logs and proxies keep
-// them). With no tokens every request is allowed: the command permits
-// that only on loopback. Anonymous scopes let callers without any
-// credentials (Leaf's and Tinyid's clients) use chosen scopes; never
-// admin.
+// them). With no tokens and no anonymous scopes every request is
+// allowed: the command permits that only on loopback. Anonymous scopes
+// let callers without any credentials (Leaf's and Tinyid's clients) use
+// the HTTP ID routes of chosen scopes, at a rate per client address;
+// never admin, decoding or gRPC. Admin needs a token that holds it: with
+// none configured, admin is refused to everyone (403).
 type Auth struct {
 	tokens    []Token
 	anonymous []string
-	mu        sync.Mutex
-	limiters  map[string]*rate.Limiter
+	// admin: some token holds the scope admin.
+	admin bool
+	// clients limits the anonymous requests of each client address.
+	clients  *clientLimits
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
 }
 
-// NewAuth returns the checker of tokens; it refuses a token without a
-// name of its own, a secret or a known scope, a negative rate, and an
-// anonymous scope that is unknown or admin, with a *TokenError. anonymous
-// lists the scopes a request without an Authorization header may use
-// (snowflake, tag:NAME, tag:*; never admin).
+// Anonymous is what callers without credentials may do.
+type Anonymous struct {
+	// Scopes are the scopes whose ID routes a request without an
+	// Authorization header may use: snowflake, tag:NAME, tag:*,
+	// range:NAME, range:* (never admin).
+	Scopes []string
+	// Rate bounds the anonymous requests of one client address (an IPv4
+	// address, an IPv6 /64) per second, with a burst of one second's
+	// worth; above it they get 429 with Retry-After. 0 means
+	// DefaultAnonymousRate; it cannot be turned off.
+	Rate float64
+}
+
+// DefaultAnonymousRate is the anonymous requests per second one client
+// address may make unless Anonymous.Rate says otherwise.
+const DefaultAnonymousRate = 5000
+
+// NewAuth returns the checker of tokens, with anonymous scopes at the
+// default rate (see NewAuthWith).
 func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
+	return NewAuthWith(tokens, Anonymous{Scopes: anonymous})
+}
+
+// NewAuthWith returns the checker of tokens and anonymous grants; it
+// refuses a token without a name of its own, a secret or a known scope, a
+// negative rate, an anonymous scope that is unknown or admin, and a
+// negative anonymous rate, with a *TokenError.
+func NewAuthWith(tokens []Token, anon Anonymous) (*Auth, error) {
 	names := map[string]bool{}
+	admin := false
 	for i, t := range tokens {
 		fail := func(field, format string, args ...any) error {
 			return &TokenError{Index: i, Field: field, Reason: fmt.Sprintf(format, args...)}
@@ -59,41 +88,54 @@ func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
 			if !ValidScope(s) {
 				return nil, fail("scopes", "%q: want %s", s, ScopeNames)
 			}
+			admin = admin || s == "admin"
 		}
 	}
-	for _, s := range anonymous {
-		if !ValidScope(s) || s == "admin" {
-			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME or tag:* (admin is never anonymous)", s)}
+	for _, s := range anon.Scopes {
+		if !ValidScope(s) || s == "admin" || s == "reveal" || s == "metrics" {
+			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME, tag:*, range:NAME or range:* (admin, reveal and metrics are never anonymous)", s)}
 		}
 	}
-	return &Auth{tokens: tokens, anonymous: anonymous, limiters: map[string]*rate.Limiter{}}, nil
+	if anon.Rate < 0 || math.IsNaN(anon.Rate) || math.IsInf(anon.Rate, 0) {
+		return nil, &TokenError{Index: -1, Field: "anonymous_rate", Reason: fmt.Sprintf("%g: want requests per second per client above 0 (0: the default, %d)", anon.Rate, DefaultAnonymousRate)}
+	}
+	if anon.Rate == 0 {
+		anon.Rate = DefaultAnonymousRate
+	}
+	return &Auth{tokens: tokens, anonymous: anon.Scopes, admin: admin, clients: newClientLimits(anon.Rate),
+		limiters: map[string]*rate.Limiter{}}, nil
 }
 
-// TokenError is a token, or an anonymous scope, that NewAuth refuses.
+// TokenError is a token, or an anonymous setting, that NewAuthWith
+// refuses.
 type TokenError struct {
-	Index  int    // the token's position; -1 for an anonymous scope
-	Field  string // name, secret, rate, scopes or anonymous
+	Index  int    // the token's position; -1 for an anonymous setting
+	Field  string // name, secret, rate, scopes; anonymous or anonymous_rate
 	Reason string
 }
 
 func (e *TokenError) Error() string {
 	if e.Index < 0 {
-		return "server: anonymous scopes: " + e.Reason
+		return fmt.Sprintf("server: %s: %s", e.Field, e.Reason)
 	}
 	return fmt.Sprintf("server: token %d: %s: %s", e.Index, e.Field, e.Reason)
 }
 
 // ScopeNames describes the scopes a token may hold, for messages.
-const ScopeNames = "snowflake, admin, tag:NAME or tag:*"
+const ScopeNames = "snowflake, admin, reveal, metrics, tag:NAME, tag:*, range:NAME or range:*"
 
 // ValidScope reports whether s is a scope some route needs: the one rule
 // for scopes.
 func ValidScope(s string) bool {
-	return s == "snowflake" || s == "admin" || strings.HasPrefix(s, "tag:")
+	return s == "snowflake" || s == "admin" || s == "reveal" || s == "metrics" || strings.HasPrefix(s, "tag:") || strings.HasPrefix(s, "range:")
 }
 
-// Enabled reports whether any token is configured.
-func (a *Auth) Enabled() bool { return a != nil && len(a.tokens) > 0 }
+// Enabled reports whether requests are checked: some token or anonymous
+// scope is configured.
+func (a *Auth) Enabled() bool { return a != nil && (len(a.tokens) > 0 || len(a.anonymous) > 0) }
+
+// HasTokens reports whether any token is configured.
+func (a *Auth) HasTokens() bool { return a != nil && len(a.tokens) > 0 }
 
 // Anonymous returns the scopes open to requests without credentials.
 func (a *Auth) Anonymous() []string {
@@ -101,6 +143,15 @@ func (a *Auth) Anonymous() []string {
 		return nil
 	}
 	return a.anonymous
+}
+
+// AnonymousRate returns the anonymous requests per second one client
+// address may make.
+func (a *Auth) AnonymousRate() float64 {
+	if a == nil {
+		return DefaultAnonymousRate
+	}
+	return a.clients.rate
 }
 
 // refusal is why a request was not allowed: its HTTP status, a message,
@@ -111,41 +162,70 @@ type refusal struct {
 	retryAfter int
 }
 
-// check returns why r may not use a route of scope sc, or nil.
-func (a *Auth) check(sc scope, r *http.Request) *refusal {
+// check returns why r may not use a route of scope sc, or nil, and
+// whether an anonymous grant decided.
+func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 	need := sc.need(r)
-	if !a.Enabled() || need == "" {
-		return nil
+	if need.prefix == "reveal" && !a.HasTokens() {
+		return &refusal{status: http.StatusForbidden, message: "revealing opaque IDs needs a token with scope reveal: configure auth.tokens"}, false
+	}
+	if !a.Enabled() || need.open() {
+		return nil, false
 	}
 	h, present := r.Header["Authorization"]
 	if !present || len(h) == 0 {
-		return a.allow(need, "", false)
+		if no, granted := a.anonymousGrant(sc, need, r); granted {
+			return no, true
+		}
+		return a.allowGrant(need, "", false), false
 	}
 	secret, ok := bearer(h[0])
 	if !ok {
-		return &refusal{status: http.StatusUnauthorized, message: "Authorization: want the scheme Bearer and a token (Authorization: Bearer …)"}
+		return &refusal{status: http.StatusUnauthorized, message: "Authorization: want the scheme Bearer and a token (Authorization: Bearer …)"}, false
 	}
-	return a.allow(need, secret, true)
+	return a.allowGrant(need, secret, true), false
 }
 
-// allow checks secret against the scope need, and the token's rate. A
-// request without credentials (present false) may use the anonymous
-// scopes.
+// anonymousGrant reports whether an anonymous scope covers the route of
+// sc for r, which carries no credentials, and if so why it may not pass
+// (its client is over the rate), or nil. Only routes that issue IDs can
+// be covered; admin never is.
+func (a *Auth) anonymousGrant(sc scope, need grant, r *http.Request) (*refusal, bool) {
+	if a == nil || !sc.ids || sc.kind == scopeAdmin || !need.in(a.anonymous) {
+		return nil, false
+	}
+	if !a.clients.allow(r.RemoteAddr) {
+		return &refusal{status: http.StatusTooManyRequests, retryAfter: int(math.Ceil(1 / a.clients.rate)),
+			message: fmt.Sprintf("this client is over the anonymous rate of %g requests per second (auth.anonymous_rate)", a.clients.rate)}, true
+	}
+	return nil, true
+}
+
+// allow checks secret against the scope need (such as "tag:order"), and
+// the token's rate: for gRPC, whose methods name their scopes as strings.
 func (a *Auth) allow(need, secret string, present bool) *refusal {
+	return a.allowGrant(grantOf(need), secret, present)
+}
+
+// allowGrant checks secret against the scope need, and the token's rate.
+// A request without credentials (present false) that no anonymous grant
+// covered is refused. Admin needs a token that holds it; with none
+// configured, admin is refused to everyone.
+func (a *Auth) allowGrant(need grant, secret string, present bool) *refusal {
 	if !a.Enabled() {
 		return nil
 	}
+	if need.prefix == "admin" && !a.admin {
+		return &refusal{status: http.StatusForbidden, message: "admin is refused: no token of auth.tokens holds the scope admin"}
+	}
 	if !present {
-		if allows(a.anonymous, need) {
-			return nil
-		}
 		return &refusal{status: http.StatusUnauthorized, message: "a bearer token is required (Authorization: Bearer …)"}
 	}
 	for _, t := range a.tokens {
 		if subtle.ConstantTimeCompare([]byte(t.Secret), []byte(secret)) != 1 {
 			continue
 		}
-		if !allows(t.Scopes, need) {
+		if !need.in(t.Scopes) {
 			return &refusal{status: http.StatusForbidden, message: fmt.Sprintf("token %s lacks scope %s", t.Name, need)}
 		}
 		if t.Rate > 0 && !a.limiter(t).Allow() {
@@ -155,15 +235,6 @@ func (a *Auth) allow(need, secret string, present bool) *refusal {
 		return nil
 	}
 	return &refusal{status: http.StatusUnauthorized, message: "unknown token"}
-}
-
-func allows(scopes []string, need string) bool {
-	for _, s := range scopes {
-		if s == need || (s == "tag:*" && strings.HasPrefix(need, "tag:")) {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *Auth) limiter(t Token) *rate.Limiter {

@@ -49,6 +49,69 @@ func BenchmarkHandler(b *testing.B) {
 	}
 }
 
+// BenchmarkRoutes serves one ID from each route that answers from memory
+// — firn's own, Leaf's and Tinyid's — with a token checked and metrics
+// on, beside a trivial handler returning a counter: the figures
+// bench/serve.sh measures over the network, without it.
+func BenchmarkRoutes(b *testing.B) {
+	var n atomic.Int64
+	trivial := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header()["Content-Type"] = []string{"text/plain; charset=utf-8"}
+		_, _ = w.Write(strconv.AppendInt(nil, n.Add(1), 10))
+	})
+	s := segmenttest.NewMemStore()
+	if err := s.CreateTag(context.Background(), "order", 1, 1_000_000, ""); err != nil {
+		b.Fatal(err)
+	}
+	a, _ := segment.NewAllocator(s, segment.Config{MaxStep: 1 << 30})
+	defer a.Close(context.Background())
+	// The twitter layout's 4,096 IDs a millisecond keep the generator
+	// from waiting on its clock, which would hide the handler's cost.
+	twitter, _ := snowflake.Preset("twitter")
+	g, _ := snowflake.New(snowflake.Config{Layout: twitter, Reservation: snowflake.Unreserved()})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake", "tag:*"}}})
+	firn := handlerOf(b, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
+	for _, c := range []struct {
+		name, target string
+		h            http.Handler
+	}{
+		{"trivial", "/v1/snowflake/next", trivial},
+		{"snowflake", "/v1/snowflake/next", firn},
+		{"segment", "/v1/segments/order/next", firn},
+		{"leaf-snowflake", "/api/snowflake/get/order", firn},
+		{"leaf-segment", "/api/segment/get/order", firn},
+		{"tinyid-nextId", "/tinyid/id/nextId?bizType=order", firn},
+		{"tinyid-nextIdSimple", "/tinyid/id/nextIdSimple?bizType=order", firn},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := httptest.NewRequest("GET", c.target, nil)
+			r.Header.Set("Authorization", "Bearer s")
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.code = 0
+				r.Form, r.PostForm = nil, nil // Tinyid's routes parse it anew
+				c.h.ServeHTTP(w, r)
+				if w.code != 0 && w.code != 200 {
+					b.Fatal(w.code)
+				}
+			}
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps the status only, so that
+// the benchmark measures the handler rather than a recorder.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(code int)        { w.code = code }
+
 // BenchmarkGRPCStream receives segment batches of 1,000 from Stream over
 // loopback TCP for one second per iteration and reports the int64 IDs the
 // client received per second.

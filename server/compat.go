@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/firn-id/firn/segment"
 )
@@ -27,14 +26,14 @@ func (h *handler) compatRoutes() {
 	// lines 25 and 30, LeafMonitorController line 82): any method.
 	for _, m := range leafMethods {
 		h.route(m+" /api/segment/get/{key}", tagInPath("key"), h.leafSegment)
-		h.route(m+" /api/snowflake/get/{key}", needSnowflake, h.leafSnowflake)
+		h.route(m+" /api/snowflake/get/{key}", snowflakeIDs, h.leafSnowflake)
 		h.route(m+" /decodeSnowflakeId", needSnowflake, h.leafDecode)
 	}
 	for _, m := range []string{"GET", "POST"} {
-		h.routeTinyid(m+" /tinyid/id/nextId", false, h.tinyidNextID)
-		h.routeTinyid(m+" /tinyid/id/nextIdSimple", true, h.tinyidNextIDSimple)
-		h.routeTinyid(m+" /tinyid/id/nextSegmentId", false, h.tinyidNextSegment)
-		h.routeTinyid(m+" /tinyid/id/nextSegmentIdSimple", true, h.tinyidNextSegmentSimple)
+		h.routeTinyid(m+" /tinyid/id/nextId", tinyidBizType(), false, h.tinyidNextID)
+		h.routeTinyid(m+" /tinyid/id/nextIdSimple", tinyidBizType(), true, h.tinyidNextIDSimple)
+		h.routeTinyid(m+" /tinyid/id/nextSegmentId", tinyidRange(), false, h.tinyidNextSegment)
+		h.routeTinyid(m+" /tinyid/id/nextSegmentIdSimple", tinyidRange(), true, h.tinyidNextSegmentSimple)
 	}
 }
 
@@ -48,13 +47,13 @@ func leafError(w http.ResponseWriter, err error) {
 }
 
 func leafID(w http.ResponseWriter, id int64) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte(strconv.FormatInt(id, 10)))
+	w.Header()["Content-Type"] = textType
+	_, _ = w.Write(strconv.AppendInt(make([]byte, 0, 20), id, 10))
 }
 
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.ctx(r)
-	defer cancel()
+	ctx := h.bounded(r)
+	defer ctx.release()
 	id, err := h.svc.Segments.Next(ctx, r.PathValue("key"))
 	if err != nil {
 		leafError(w, err)
@@ -63,11 +62,10 @@ func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 	leafID(w, id)
 }
 
-// leafSnowflake ignores its key, as Leaf does.
+// leafSnowflake ignores its key, as Leaf does. Like firn's own snowflake
+// routes it waits at most the generator's MaxWait, never on a store.
 func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.ctx(r)
-	defer cancel()
-	id, err := h.svc.generator().Next(ctx)
+	id, err := h.svc.nextSnowflake(r.Context())
 	if err != nil {
 		leafError(w, err)
 		return
@@ -83,6 +81,10 @@ func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		leafError(w, badRequest(fmt.Sprintf("snowflakeId %q is not a non-negative decimal number", s)))
+		return
+	}
+	if h.svc.Opaque != nil {
+		leafError(w, ErrOpaqueIDs)
 		return
 	}
 	l := h.svc.generator().Layout()
@@ -121,7 +123,7 @@ func tinyidError(w http.ResponseWriter, err error) {
 // read before the token was checked (the token itself by
 // service.checkTinyid).
 func tinyidParams(r *http.Request) (tag string, batch int, err error) {
-	tag = r.Form.Get("bizType")
+	tag = tinyidParam(r, "bizType")
 	if tag == "" {
 		return "", 0, badRequest("bizType is required")
 	}
@@ -129,7 +131,7 @@ func tinyidParams(r *http.Request) (tag string, batch int, err error) {
 		return "", 0, err
 	}
 	batch = 1
-	if s := r.Form.Get("batchSize"); s != "" {
+	if s := tinyidParam(r, "batchSize"); s != "" {
 		batch, err = strconv.Atoi(s)
 		if err != nil || batch < 1 || batch > maxTinyidBatch {
 			return "", 0, badRequest(fmt.Sprintf("batchSize %q: want 1 to %d", s, maxTinyidBatch))
@@ -143,8 +145,8 @@ func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
+	ctx := h.bounded(r)
+	defer ctx.release()
 	ids := make([]int64, batch)
 	if _, err := h.svc.Segments.NextN(ctx, tag, ids); err != nil {
 		return nil, err
@@ -152,14 +154,19 @@ func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
 	return ids, nil
 }
 
+// tinyidNextID answers Tinyid's envelope {"data":[IDs],"code":200,
+// "message":""}, written as encoding/json writes tinyidResponse, without
+// its reflection.
 func (h *handler) tinyidNextID(w http.ResponseWriter, r *http.Request) {
 	ids, err := h.tinyidIDs(r)
 	if err != nil {
 		tinyidError(w, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(tinyidResponse{Data: ids, Code: 200})
+	w.Header()["Content-Type"] = jsonType
+	b := append(make([]byte, 0, 40+21*len(ids)), `{"data":`...)
+	b = appendIDList(append(b, '['), ids)
+	_, _ = w.Write(append(b, `],"code":200,"message":""}`+"\n"...))
 }
 
 func (h *handler) tinyidNextIDSimple(w http.ResponseWriter, r *http.Request) {
@@ -168,12 +175,19 @@ func (h *handler) tinyidNextIDSimple(w http.ResponseWriter, r *http.Request) {
 		leafError(w, err)
 		return
 	}
-	parts := make([]string, len(ids))
+	w.Header()["Content-Type"] = textType
+	_, _ = w.Write(appendIDList(make([]byte, 0, 21*len(ids)), ids))
+}
+
+// appendIDList appends ids to b, separated by commas.
+func appendIDList(b []byte, ids []int64) []byte {
 	for i, id := range ids {
-		parts[i] = strconv.FormatInt(id, 10)
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = w.Write([]byte(strings.Join(parts, ",")))
+	return b
 }
 
 // tinyidSegment is Tinyid's SegmentId as its client reads it: the client
@@ -197,7 +211,7 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 	if h.svc.SegmentStore == nil {
 		return tinyidSegment{}, badRequest("this server hands out no segments")
 	}
-	ctx, cancel := h.ctx(r)
+	ctx, cancel := h.ctx(r) // a store read and write on every call
 	defer cancel()
 	info, err := h.svc.SegmentStore.Tag(ctx, tag)
 	if err != nil {

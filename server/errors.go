@@ -11,6 +11,7 @@ import (
 
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
 )
 
 var (
@@ -35,6 +36,15 @@ var (
 	// ErrSegmentsOff is returned for a segment request to a server with no
 	// segment store: 503.
 	ErrSegmentsOff = errors.New("server: segment mode is off on this server")
+
+	// ErrOpaqueIDs is returned by the decode routes of a server in opaque
+	// mode: its IDs decode only through the reveal route. 400.
+	ErrOpaqueIDs = errors.New("server: this server's IDs are opaque: decode them with GET /v1/snowflake/reveal/{id} (scope reveal) or firn parse with the key")
+
+	// ErrOpaqueWide is returned by the UUIDv7 and ULID routes of a server
+	// in opaque mode: those forms carry their time and sequence in plain,
+	// which opaque mode hides. 400.
+	ErrOpaqueWide = errors.New("server: this server's IDs are opaque: a UUIDv7 or ULID would carry its time and sequence in plain; draw snowflake IDs")
 
 	// ErrTagTooLong is returned for a tag longer than MaxTagBytes, before
 	// it reaches the allocator or a store: 400.
@@ -76,6 +86,8 @@ func status(err error) (int, string) {
 		return http.StatusUnsupportedMediaType, "unsupported_body"
 	case errors.Is(err, ErrTagTooLong):
 		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, ErrOpaqueIDs), errors.Is(err, ErrOpaqueWide):
+		return http.StatusBadRequest, "opaque_ids"
 	case errors.Is(err, segment.ErrUnknownTag):
 		return http.StatusNotFound, "unknown_tag"
 	case errors.Is(err, segment.ErrExhausted):
@@ -84,7 +96,9 @@ func status(err error) (int, string) {
 		return http.StatusConflict, "tag_exists"
 	case errors.Is(err, snowflake.ErrNotServing):
 		return http.StatusServiceUnavailable, "not_serving"
-	case errors.Is(err, snowflake.ErrLayoutExhausted):
+	case errors.Is(err, wide.ErrUnknownForm):
+		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, snowflake.ErrLayoutExhausted), errors.Is(err, wide.ErrTimeRange):
 		return http.StatusServiceUnavailable, "layout_exhausted"
 	case errors.As(err, &cb):
 		return http.StatusServiceUnavailable, "clock_behind"

@@ -13,13 +13,15 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/firnpb"
+	"github.com/firn-id/firn/idtext"
 )
 
-// newGRPC returns the gRPC server of svc (see Server.GRPC).
-func newGRPC(svc *service, opts ...grpc.ServerOption) *grpc.Server {
-	g := &grpcService{svc: svc}
+// newGRPC returns the gRPC server of svc (see Server.GRPC), counted in m.
+func newGRPC(svc *service, m *metrics, opts ...grpc.ServerOption) *grpc.Server {
+	g := &grpcService{svc: svc, metrics: newGRPCMetrics(m)}
 	opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(int(svc.maxBody())),
-		grpc.ChainUnaryInterceptor(g.unaryRecover, g.unaryAuth), grpc.ChainStreamInterceptor(g.streamRecover, g.streamAuth)}, opts...)
+		grpc.ChainUnaryInterceptor(g.metrics.unary, g.unaryRecover, g.unaryAuth),
+		grpc.ChainStreamInterceptor(g.metrics.stream, g.streamRecover, g.streamAuth)}, opts...)
 	s := grpc.NewServer(opts...)
 	firnpb.RegisterFirnServer(s, g)
 	healthpb.RegisterHealthServer(s, &health{svc: svc})
@@ -29,25 +31,46 @@ func newGRPC(svc *service, opts ...grpc.ServerOption) *grpc.Server {
 
 // health is the standard gRPC health service (grpc.health.v1): SERVING
 // exactly when /readyz would answer 200, for the service "" and
-// "firn.v1.Firn". Clients probe it to find servers that answer again.
+// "firn.v1.Firn"; per mode for HealthSnowflake and HealthSegments.
+// Clients probe it to find servers that answer again.
 type health struct {
 	healthpb.UnimplementedHealthServer
 	svc *service
 }
 
 func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	if req.Service != "" && req.Service != firnpb.Firn_ServiceDesc.ServiceName {
-		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\" or %q", req.Service, firnpb.Firn_ServiceDesc.ServiceName)
+	var serving bool
+	switch req.Service {
+	case "", firnpb.Firn_ServiceDesc.ServiceName:
+		serving = h.svc.ready() == nil
+	case HealthSnowflake:
+		serving = h.svc.generator() != nil && h.svc.ready() == nil
+	case HealthSegments:
+		// Segments serve from their buffers whatever the node's lease;
+		// a tag whose store is down shows per tag, as 503 once dry.
+		serving = h.svc.Segments != nil
+	default:
+		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\", %q, %q or %q",
+			req.Service, firnpb.Firn_ServiceDesc.ServiceName, HealthSnowflake, HealthSegments)
 	}
-	if err := h.svc.ready(); err != nil {
+	if !serving {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
 	}
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
 }
 
+// The gRPC health service names of each mode, beside "" and
+// "firn.v1.Firn" (the whole server, as /readyz): a client of one mode
+// probes that mode alone.
+const (
+	HealthSnowflake = "firn.v1.Firn/snowflake"
+	HealthSegments  = "firn.v1.Firn/segments"
+)
+
 type grpcService struct {
 	firnpb.UnimplementedFirnServer
-	svc *service
+	svc     *service
+	metrics *grpcMetrics
 }
 
 func (g *grpcService) count(n int32) (int, error) {
@@ -57,12 +80,17 @@ func (g *grpcService) count(n int32) (int, error) {
 	return int(n), nil
 }
 
-func (g *grpcService) Next(ctx context.Context, _ *firnpb.NextRequest) (*firnpb.NextResponse, error) {
-	id, err := g.svc.generator().Next(ctx)
+func (g *grpcService) Next(ctx context.Context, req *firnpb.NextRequest) (*firnpb.NextResponse, error) {
+	enc, err := encodingOf(req.Encoding)
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &firnpb.NextResponse{Id: id}, nil
+	id, err := g.svc.nextSnowflake(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	g.metrics.issued("", 1)
+	return &firnpb.NextResponse{Id: id, Text: text(enc, id)}, nil
 }
 
 func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*firnpb.BatchResponse, error) {
@@ -70,14 +98,22 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	ids := make([]int64, n)
-	if _, err := g.svc.generator().NextN(ctx, ids); err != nil {
+	enc, err := encodingOf(req.Encoding)
+	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &firnpb.BatchResponse{Ids: ids}, nil
+	ids := make([]int64, n)
+	if _, err := g.svc.nextSnowflakeN(ctx, ids); err != nil {
+		return nil, grpcError(err)
+	}
+	g.metrics.issued("", n)
+	return &firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}, nil
 }
 
 func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*firnpb.DecodeResponse, error) {
+	if g.svc.Opaque != nil {
+		return nil, grpcError(ErrOpaqueIDs)
+	}
 	l := g.svc.generator().Layout()
 	p, err := l.Decompose(req.Id)
 	if err != nil {
@@ -94,11 +130,16 @@ func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentReques
 	if err := checkTag(req.Tag); err != nil {
 		return nil, grpcError(err)
 	}
+	enc, err := encodingOf(req.Encoding)
+	if err != nil {
+		return nil, grpcError(err)
+	}
 	id, err := g.svc.Segments.Next(ctx, req.Tag)
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &firnpb.NextResponse{Id: id}, nil
+	g.metrics.issued(req.Tag, 1)
+	return &firnpb.NextResponse{Id: id, Text: text(enc, id)}, nil
 }
 
 func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatchRequest) (*firnpb.BatchResponse, error) {
@@ -109,11 +150,16 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 	if err != nil {
 		return nil, grpcError(err)
 	}
+	enc, err := encodingOf(req.Encoding)
+	if err != nil {
+		return nil, grpcError(err)
+	}
 	ids := make([]int64, n)
 	if _, err := g.svc.Segments.NextN(ctx, req.Tag, ids); err != nil {
 		return nil, grpcError(err)
 	}
-	return &firnpb.BatchResponse{Ids: ids}, nil
+	g.metrics.issued(req.Tag, n)
+	return &firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}, nil
 }
 
 // Stream sends batches until the client cancels or an error stops it.
@@ -121,6 +167,10 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	n, err := g.count(req.Batch)
 	if err == nil {
 		err = checkTag(req.Tag)
+	}
+	var enc idtext.Encoding
+	if err == nil {
+		enc, err = encodingOf(req.Encoding)
 	}
 	if err != nil {
 		return grpcError(err)
@@ -134,7 +184,7 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	}
 	var fill func(context.Context, []int64) (int, error)
 	if req.Tag == "" {
-		fill = g.svc.generator().NextN
+		fill = g.svc.nextSnowflakeN
 	} else {
 		h, err := g.svc.Segments.Tag(ctx, req.Tag)
 		if err != nil {
@@ -150,9 +200,10 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 			}
 			return grpcError(err)
 		}
-		if err := stream.Send(&firnpb.BatchResponse{Ids: ids}); err != nil {
+		if err := stream.Send(&firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}); err != nil {
 			return nil // the client went away; the IDs are dropped, never reissued
 		}
+		g.metrics.issued(req.Tag, n)
 	}
 	return nil
 }
@@ -175,6 +226,7 @@ var grpcScopes = map[string]grpcScope{
 	"/firn.v1.Firn/Next":         {need: snowflakeScope},
 	"/firn.v1.Firn/Batch":        {need: snowflakeScope},
 	"/firn.v1.Firn/Decode":       {need: snowflakeScope},
+	"/firn.v1.Firn/WideBatch":    {need: snowflakeScope},
 	"/firn.v1.Firn/SegmentNext":  {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentRequest).GetTag() }},
 	"/firn.v1.Firn/SegmentBatch": {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentBatchRequest).GetTag() }},
 	"/firn.v1.Firn/Stream": {fromMessage: true, need: func(req any) string {
@@ -275,4 +327,39 @@ func (s *authStream) RecvMsg(m any) error {
 		return s.g.authorize(s.Context(), s.need(m))
 	}
 	return nil
+}
+
+// encodingOf reads a request's encoding: an unknown value is refused
+// rather than answered in decimal.
+func encodingOf(e firnpb.Encoding) (idtext.Encoding, error) {
+	switch e {
+	case firnpb.Encoding_ENCODING_DECIMAL:
+		return idtext.Decimal, nil
+	case firnpb.Encoding_ENCODING_BASE62:
+		return idtext.Base62, nil
+	case firnpb.Encoding_ENCODING_BASE32:
+		return idtext.Base32, nil
+	}
+	return 0, badRequest(fmt.Sprintf("encoding %d: want ENCODING_DECIMAL, ENCODING_BASE62 or ENCODING_BASE32", e))
+}
+
+// text is id in enc, or "" for decimal (the number says it).
+func text(enc idtext.Encoding, id int64) string {
+	if enc == idtext.Decimal {
+		return ""
+	}
+	return string(enc.Append(nil, uint64(id)))
+}
+
+// texts are ids in enc, or nil for decimal.
+func texts(enc idtext.Encoding, ids []int64) []string {
+	if enc == idtext.Decimal {
+		return nil
+	}
+	out := make([]string, len(ids))
+	var buf [idtext.Base32Width]byte
+	for i, id := range ids {
+		out[i] = string(enc.Append(buf[:0], uint64(id)))
+	}
+	return out
 }

@@ -162,6 +162,9 @@ func TestGRPCHealth(t *testing.T) {
 		{name: "ready", service: "firn.v1.Firn", want: healthpb.HealthCheckResponse_SERVING},
 		{name: "ready, whole server", service: "", want: healthpb.HealthCheckResponse_SERVING},
 		{name: "not ready", notReady: true, service: "firn.v1.Firn", want: healthpb.HealthCheckResponse_NOT_SERVING},
+		{name: "snowflake ready", service: server.HealthSnowflake, want: healthpb.HealthCheckResponse_SERVING},
+		{name: "snowflake not ready", notReady: true, service: server.HealthSnowflake, want: healthpb.HealthCheckResponse_NOT_SERVING},
+		{name: "segments off on this server", service: server.HealthSegments, want: healthpb.HealthCheckResponse_NOT_SERVING},
 		{name: "unknown service", service: "other.v1.X", code: codes.NotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

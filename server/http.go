@@ -9,8 +9,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -27,6 +31,7 @@ type service struct {
 	Config
 
 	node   atomic.Pointer[nodeState] // set by Replace
+	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
 	panics atomic.Int64              // handlers that panicked
 }
 
@@ -87,10 +92,18 @@ func newHandler(svc *service) (*handler, error) {
 	issued := h.metrics.issued.WithLabelValues("snowflake", "")
 	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
 	metrics := h.metrics.handler()
-	h.route("GET /metrics", open, metrics.ServeHTTP)
-	h.route("GET /v1/snowflake/next", needSnowflake, h.snowflakeNext)
-	h.route("GET /v1/snowflake/batch", needSnowflake, h.snowflakeBatch)
+	// In opaque mode the counters would tell what the IDs hide (how many
+	// were issued): /metrics then needs scope metrics.
+	metricsScope := open
+	if svc.Opaque != nil {
+		metricsScope = needMetrics
+	}
+	h.route("GET /metrics", metricsScope, metrics.ServeHTTP)
+	h.route("GET /v1/snowflake/next", snowflakeIDs, h.snowflakeNext)
+	h.route("GET /v1/snowflake/batch", snowflakeIDs, h.snowflakeBatch)
 	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
+	h.route("GET /v1/snowflake/reveal/{id}", needReveal, h.reveal)
+	h.route("GET /v1/snowflake/guess/{id}", needSnowflake, h.guess)
 	h.route("GET /v1/snowflake/info", needSnowflake, h.info)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
@@ -101,6 +114,7 @@ func newHandler(svc *service) (*handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(OpenAPI)
 	})
+	h.wideRoutes()
 	h.compatRoutes()
 	h.adminRoutes()
 	h.mux.HandleFunc("/", h.unrouted)
@@ -116,19 +130,21 @@ func (h *handler) route(pattern string, sc scope, fn http.HandlerFunc) {
 	h.routeParsed(pattern, sc, nil, fn)
 }
 
-// routeTinyid registers a Tinyid route: bizType and token read from the
+// routeTinyid registers a Tinyid route of scope sc (tinyidBizType or
+// tinyidRange): bizType and token read from the
 // bounded form, Tinyid's token= checked with firn's credentials
 // (service.checkTinyid), refusals answered in Tinyid's shape (empty on
 // the Simple routes).
-func (h *handler) routeTinyid(pattern string, simple bool, fn http.HandlerFunc) {
-	h.routeParsed(pattern, tinyidBizType(), parseTinyidForm, fn).refused = refuseTinyid(simple)
+func (h *handler) routeTinyid(pattern string, sc scope, simple bool, fn http.HandlerFunc) {
+	h.routeParsed(pattern, sc, parseTinyidForm, fn).refused = refuseTinyid(simple)
 }
 
 // routeScopes returns every route the handler serves with the scope a token
-// needs for it ("open", "snowflake", "admin" or "tag"), for the tests
-// that hold every route to its scope.
+// needs for it ("open", "snowflake", "admin", "reveal", "metrics", "tag"
+// or "range"), for the tests that hold every route to its scope.
 func (h *handler) routeScopes() map[string]string {
-	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeTag: "tag"}
+	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal",
+		scopeMetrics: "metrics", scopeTag: "tag", scopeRange: "range"}
 	out := map[string]string{}
 	for _, rt := range h.routes {
 		out[rt.pattern] = names[rt.scope.kind]
@@ -145,7 +161,9 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		h.errs = append(h.errs, err)
 		return &routed{}
 	}
-	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse,
+		anonymous: h.metrics.anonymousOf(pattern)}
+	rt.serveFn = rt.serve
 	h.routes = append(h.routes, rt)
 	for _, name := range []string{"tag", "key"} {
 		if strings.Contains(pattern, "{"+name+"}") {
@@ -153,9 +171,7 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		}
 	}
 	h.mux.Handle(pattern, rt)
-	if pattern == "GET /v1/snowflake/next" {
-		h.hot = rt
-	}
+	h.fast.add(pattern, rt)
 	return rt
 }
 
@@ -168,13 +184,17 @@ type routed struct {
 	tags    []string // the path values that name a tag
 	fn      http.HandlerFunc
 	observe func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc)
+	// serveFn is serve, bound once rather than on every request.
+	serveFn http.HandlerFunc
 	// refused answers a refusal: refuse, or the route's own shape
 	// (Tinyid's).
 	refused func(w http.ResponseWriter, no *refusal)
+	// anonymous counts the requests an anonymous grant decided.
+	anonymous anonymousCounters
 }
 
 func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt.observe(w, r, rt.serve)
+	rt.observe(w, r, rt.serveFn)
 }
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +210,11 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if no := rt.check(r); no != nil {
+	no, anon := rt.check(r)
+	if anon {
+		rt.anonymous.count(no)
+	}
+	if no != nil {
 		rt.refused(w, no)
 		return
 	}
@@ -198,15 +222,16 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	case rt.scope.kind == scopeSnowflake && rt.h.svc.generator() == nil:
 		writeError(w, ErrSnowflakeOff)
 		return
-	case rt.scope.kind == scopeTag && rt.h.svc.Segments == nil:
+	case (rt.scope.kind == scopeTag || rt.scope.kind == scopeRange) && rt.h.svc.Segments == nil:
 		writeError(w, ErrSegmentsOff)
 		return
 	}
 	rt.fn(w, r)
 }
 
-// check returns why r may not use the route, or nil.
-func (rt *routed) check(r *http.Request) *refusal {
+// check returns why r may not use the route, or nil, and whether an
+// anonymous grant decided.
+func (rt *routed) check(r *http.Request) (*refusal, bool) {
 	if rt.scope.tinyid {
 		return rt.h.svc.checkTinyid(rt.scope, r)
 	}
@@ -226,12 +251,15 @@ func refuse(w http.ResponseWriter, no *refusal) {
 type handler struct {
 	svc     *service
 	mux     *http.ServeMux
-	hot     *routed // GET /v1/snowflake/next, the route most requests take
+	fast    fastRoutes // the routes most requests take, without the mux's matching
 	routes  []*routed
 	errs    []error // of routes registered without a valid scope
 	metrics *metrics
 	// snowflakeIssued counts snowflake IDs, its counter resolved once.
 	snowflakeIssued func(n int)
+	// tagIssued holds the issued-IDs counter of each tag that issued IDs
+	// (segmentIssued).
+	tagIssued sync.Map
 }
 
 // ServeHTTP routes r; unknown paths and wrong methods get the JSON error
@@ -242,8 +270,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !limitBody(w, r, h.svc.maxBody()) {
 		return
 	}
-	if r.URL.Path == "/v1/snowflake/next" && r.Method == http.MethodGet && h.hot != nil {
-		h.hot.ServeHTTP(w, r) // the mux would find the same route, at some cost
+	if rt := h.fast.find(r); rt != nil {
+		rt.ServeHTTP(w, r) // the route the mux would find, at a fraction of its cost
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -285,22 +313,40 @@ func (h *handler) count(r *http.Request) (int, error) {
 	return n, nil
 }
 
-// format is how IDs are written: "string" (default), "number" or "text".
-func format(r *http.Request) (string, error) {
-	f := ""
+// idFormat is how IDs are written: kind "string" (default), "number" or
+// "text", and their encoding (idtext: decimal by default, base62 or
+// base32), which numbers cannot have.
+type idFormat struct {
+	kind string
+	enc  idtext.Encoding
+}
+
+// format reads ?format= and ?encoding=.
+func format(r *http.Request) (idFormat, error) {
+	var f, e string
 	if r.URL.RawQuery != "" { // parsing an empty query still allocates
-		f = r.URL.Query().Get("format")
+		q := r.URL.Query()
+		f, e = q.Get("format"), q.Get("encoding")
+	}
+	enc, err := idtext.ParseEncoding(e)
+	if err != nil {
+		return idFormat{}, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames))
 	}
 	switch f {
 	case "", "string":
 		if strings.HasPrefix(r.Header.Get("Accept"), "text/plain") {
-			return "text", nil
+			return idFormat{"text", enc}, nil
 		}
-		return "string", nil
-	case "number", "text":
-		return f, nil
+		return idFormat{"string", enc}, nil
+	case "text":
+		return idFormat{f, enc}, nil
+	case "number":
+		if enc != idtext.Decimal {
+			return idFormat{}, badRequest(fmt.Sprintf("format number with encoding %s: numbers are decimal; use format string or text", enc))
+		}
+		return idFormat{f, enc}, nil
 	default:
-		return "", badRequest(fmt.Sprintf("format %q: want string, number or text", f))
+		return idFormat{}, badRequest(fmt.Sprintf("format %q: want string, number or text", f))
 	}
 }
 
@@ -311,19 +357,19 @@ var (
 	textType = []string{"text/plain; charset=utf-8"}
 )
 
-func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
-	if f == "text" {
+func writeIDs(w http.ResponseWriter, f idFormat, one bool, ids []int64) {
+	if f.kind == "text" {
 		w.Header()["Content-Type"] = textType
-		var b []byte
+		b := make([]byte, 0, 21*len(ids))
 		for _, id := range ids {
-			b = strconv.AppendInt(b, id, 10)
+			b = f.enc.Append(b, uint64(id))
 			b = append(b, '\n')
 		}
 		_, _ = w.Write(b)
 		return
 	}
 	w.Header()["Content-Type"] = jsonType
-	var b []byte
+	b := make([]byte, 0, 12+23*len(ids))
 	if one {
 		b = append(b, `{"id":`...)
 	} else {
@@ -333,11 +379,11 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if f == "string" {
+		if f.kind == "string" {
 			b = append(b, '"')
 		}
-		b = strconv.AppendInt(b, id, 10)
-		if f == "string" {
+		b = f.enc.Append(b, uint64(id))
+		if f.kind == "string" {
 			b = append(b, '"')
 		}
 	}
@@ -351,11 +397,11 @@ func writeIDs(w http.ResponseWriter, f string, one bool, ids []int64) {
 // Snowflake calls wait at most the generator's MaxWait, never on a store:
 // they take the request's own context.
 func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
-	h.one(w, r, false, h.counter("snowflake", ""), func(ctx context.Context) (int64, error) { return h.svc.generator().Next(ctx) })
+	h.one(w, r, false, h.counter("snowflake", ""), h.svc.nextSnowflake)
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	h.batch(w, r, false, h.counter("snowflake", ""), h.svc.generator().NextN)
+	h.batch(w, r, false, h.counter("snowflake", ""), h.svc.nextSnowflakeN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
@@ -375,7 +421,22 @@ func (h *handler) counter(mode, tag string) func(n int) {
 	if mode == "snowflake" {
 		return h.snowflakeIssued
 	}
-	return func(n int) { h.metrics.issuedAdd(mode, tag, n) }
+	return func(n int) { h.segmentIssued(tag, n) }
+}
+
+// segmentIssued counts n IDs of a segment tag, the tag's counter resolved
+// once: a label lookup on every request cost a third of a segment
+// route's time (BenchmarkRoutes). Only tags that issued IDs are kept, so
+// the cache holds no more than the allocator does.
+func (h *handler) segmentIssued(tag string, n int) {
+	if c, ok := h.tagIssued.Load(tag); ok {
+		c.(prometheus.Counter).Add(float64(n))
+		return
+	}
+	h.metrics.issuedAdd("segment", tag, n) // a label it cannot write is dropped and counted there
+	if c, err := h.metrics.issued.GetMetricWithLabelValues("segment", labelValue(tag)); err == nil {
+		h.tagIssued.Store(tag, c)
+	}
 }
 
 // one answers a request for one ID drawn by next, and counts it. With
@@ -388,9 +449,9 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, coun
 	}
 	ctx := r.Context()
 	if bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = h.ctx(r)
-		defer cancel()
+		d := h.bounded(r)
+		defer d.release()
+		ctx = d
 	}
 	id, err := next(ctx)
 	if err != nil {
@@ -415,9 +476,9 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	}
 	ctx := r.Context()
 	if bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = h.ctx(r)
-		defer cancel()
+		d := h.bounded(r)
+		defer d.release()
+		ctx = d
 	}
 	ids := make([]int64, n)
 	if _, err := fill(ctx, ids); err != nil {
@@ -436,15 +497,26 @@ type decoded struct {
 	Tick     uint64            `json:"tick"`
 	Node     map[string]uint64 `json:"node"`
 	Sequence uint64            `json:"sequence"`
+	OpaqueID string            `json:"opaque_id,omitempty"` // the ID revealed, in opaque mode
 }
 
 func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
+	if h.svc.Opaque != nil {
+		writeError(w, ErrOpaqueIDs)
+		return
+	}
 	s := r.PathValue("id")
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
 		return
 	}
+	h.writeDecoded(w, id, "")
+}
+
+// writeDecoded answers with the parts of a plain ID, and the opaque ID it
+// was revealed from, if any.
+func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string) {
 	l := h.svc.generator().Layout()
 	p, err := l.Decompose(id)
 	if err != nil {
@@ -452,7 +524,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := decoded{ID: strconv.FormatUint(id, 10), UnixMS: p.Time.UnixMilli(), Time: p.Time.Format("2006-01-02T15:04:05.000Z"),
-		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence}
+		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence, OpaqueID: opaqueID}
 	for _, f := range p.Fields {
 		d.Node[f.Name] = f.Value
 	}
@@ -464,7 +536,11 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 	g := h.svc.generator()
 	l := g.Layout()
-	writeJSON(w, http.StatusOK, map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch})
+	info := map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch}
+	if h.svc.Opaque != nil {
+		info["opaque"] = h.svc.Opaque.Fingerprint()
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 func (h *handler) ready(w http.ResponseWriter, r *http.Request) {

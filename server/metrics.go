@@ -32,11 +32,14 @@ type metrics struct {
 	reg      *prometheus.Registry
 	issued   *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	requests *prometheus.CounterVec
 	failures *prometheus.CounterVec
 	// dropped counts series left out because a label could not be
 	// written (see labelValue).
 	dropped atomic.Int64
 	log     *slog.Logger
+	// anonymous counts requests anonymous grants decided (anonymous.go).
+	anonymous anonymousMetrics
 }
 
 func newMetrics(svc *service) *metrics {
@@ -46,12 +49,17 @@ func newMetrics(svc *service) *metrics {
 		issued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "firn_ids_issued_total",
 			Help: "IDs handed out, by mode (snowflake, segment) and tag (segment mode)."}, []string{"mode", "tag"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "firn_request_duration_seconds",
-			Help:    "HTTP request latency by route.",
+			Help: "Request latency by route: an HTTP route (\"GET /v1/snowflake/next\") or a gRPC method (\"/firn.v1.Firn/Batch\"); " +
+				"for a gRPC stream, the time to produce each message it sends.",
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}}, []string{"route"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "firn_requests_total",
+			Help: "Requests answered, HTTP and gRPC, by route and status class (2xx, 3xx, 4xx, 5xx; a gRPC code counts as the HTTP status it maps to)."},
+			[]string{"route", "class"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "firn_request_failures_total",
-			Help: "HTTP requests answered with an error status, by route and status."}, []string{"route", "status"}),
+			Help: "Requests, HTTP and gRPC, answered with an error status, by route and HTTP status (a gRPC code counts as the HTTP status it maps to)."},
+			[]string{"route", "status"}),
 	}
-	m.reg.MustRegister(m.issued, m.duration, m.failures,
+	m.reg.MustRegister(m.issued, m.duration, m.requests, m.failures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "firn_panics_total",
 			Help: "Requests (HTTP and gRPC) whose handler panicked: answered 500 / Internal and logged with the stack. A bug in firn."},
@@ -205,9 +213,9 @@ func (w *statusWriter) WriteHeader(s int) {
 }
 
 // observer measures the requests of one route; it resolves the route's
-// histogram once, not per request.
+// series once, not per request.
 func (m *metrics) observer(route string) func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
-	hist := m.duration.WithLabelValues(route)
+	rm := m.route(route)
 	return func(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
 		start := time.Now()
 		sw := statusWriters.Get().(*statusWriter)
@@ -216,15 +224,61 @@ func (m *metrics) observer(route string) func(w http.ResponseWriter, r *http.Req
 		status := sw.status
 		sw.ResponseWriter = nil
 		statusWriters.Put(sw)
-		hist.Observe(time.Since(start).Seconds())
-		if status >= 400 {
-			m.failures.WithLabelValues(route, strconv.Itoa(status)).Inc()
-		}
+		rm.done(status, time.Since(start))
+	}
+}
+
+// statusClasses are the values of firn_requests_total's class label.
+var statusClasses = [...]string{"2xx", "3xx", "4xx", "5xx"}
+
+// routeMetrics are the series of one HTTP route or gRPC method, resolved
+// once: every request of either protocol is counted by done.
+type routeMetrics struct {
+	m       *metrics
+	route   string
+	latency prometheus.Observer
+	classes [len(statusClasses)]prometheus.Counter
+}
+
+func (m *metrics) route(route string) *routeMetrics {
+	rm := &routeMetrics{m: m, route: route, latency: m.duration.WithLabelValues(route)}
+	for i, c := range statusClasses {
+		rm.classes[i] = m.requests.WithLabelValues(route, c)
+	}
+	return rm
+}
+
+// done counts a request answered with an HTTP status after d: its class,
+// its latency, and a failure if the status is one.
+func (rm *routeMetrics) done(status int, d time.Duration) {
+	rm.latency.Observe(d.Seconds())
+	rm.countStatus(status)
+}
+
+// countStatus counts a request answered with an HTTP status, without its
+// latency (a stream's is per message).
+func (rm *routeMetrics) countStatus(status int) {
+	rm.classes[min(max(status/100-2, 0), len(statusClasses)-1)].Inc()
+	if status >= 400 {
+		rm.m.failures.WithLabelValues(rm.route, strconv.Itoa(status)).Inc()
 	}
 }
 
 // statusWriters recycles the writers that note a response's status.
 var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
+
+// StartingMetrics serves /metrics while firn serve waits for its stores
+// and its first node, before a Server exists: the build, the Go runtime
+// and the process, and firn_lease_held 0, so a dashboard and the shipped
+// alerts see a waiting process rather than a scrape that fails.
+func StartingMetrics() http.Handler {
+	reg := prometheus.NewRegistry()
+	held := prometheus.NewGauge(prometheus.GaugeOpts{Name: "firn_lease_held",
+		Help: "1 while the node's lease is held, 0 once lost."})
+	reg.MustRegister(buildInfo(), held,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
 
 // buildInfo is the constant series firn_build_info{version, commit,
 // go_version} 1, which dashboards join on to show what is running.

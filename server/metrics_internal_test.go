@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/segment"
 )
@@ -69,6 +71,34 @@ func TestLabelValue(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := labelValue(tt.in); got != tt.want {
 				t.Fatalf("labelValue(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestGRPCStatusClasses: a gRPC call counts as the HTTP status its code
+// stands for in grpcError's mapping.
+func TestGRPCStatusClasses(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"ok", nil, 200},
+		{"bad request", grpcError(badRequest("count 0")), 400},
+		{"unknown tag", grpcError(segment.ErrUnknownTag), 404},
+		{"unavailable", grpcError(segment.ErrUnavailable), 503},
+		{"panic", grpcError(ErrPanic), 500},
+		{"body too large", grpcError(ErrBodyTooLarge), 413},
+		{"unauthenticated", grpcstatus.Error(codes.Unauthenticated, "no token"), 401},
+		{"permission denied", errUndeclared("/x/Y"), 403},
+		{"canceled", grpcstatus.Error(codes.Canceled, "gone"), 499},
+		{"a code firn never answers", grpcstatus.Error(codes.DataLoss, "?"), 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := httpStatusOf(tt.err); got != tt.want {
+				t.Fatalf("httpStatusOf(%v) = %d, want %d", tt.err, got, tt.want)
 			}
 		})
 	}

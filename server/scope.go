@@ -19,6 +19,9 @@ type scope struct {
 	// tinyid: Tinyid's token= parameter may grant the tag too
 	// (service.checkTinyid).
 	tinyid bool
+	// ids: the route issues IDs, so a scope of auth.anonymous may open
+	// it. Decoding, the node's information and admin never are.
+	ids bool
 }
 
 type scopeKind int
@@ -28,36 +31,50 @@ const (
 	scopeOpen
 	scopeSnowflake
 	scopeAdmin
+	scopeReveal
+	scopeMetrics
 	scopeTag
+	// scopeRange: Tinyid's nextSegmentId routes, which reserve a whole
+	// range of a tag in the store on every call.
+	scopeRange
 )
 
 var (
 	// open: no token needed. Only the routes of openRoutes may have it.
 	open = scope{kind: scopeOpen}
-	// needSnowflake: snowflake IDs and decoding.
+	// needSnowflake: decoding snowflake IDs and the node's information.
 	needSnowflake = scope{kind: scopeSnowflake}
+	// snowflakeIDs: snowflake IDs.
+	snowflakeIDs = scope{kind: scopeSnowflake, ids: true}
 	// needAdmin: segment administration.
 	needAdmin = scope{kind: scopeAdmin}
+	// needReveal: undoing opaque mode's permutation. Never anonymous, and
+	// refused while no token is configured.
+	needReveal = scope{kind: scopeReveal}
+	// needMetrics: /metrics in opaque mode, whose counters would tell how
+	// many IDs were issued. Never anonymous.
+	needMetrics = scope{kind: scopeMetrics}
 )
 
-// tagInPath needs tag:NAME for the tag in the path value name.
+// tagInPath needs tag:NAME for the IDs of the tag in the path value name.
 func tagInPath(name string) scope {
-	return scope{kind: scopeTag, tag: func(r *http.Request) string { return r.PathValue(name) }}
+	return scope{kind: scopeTag, ids: true, tag: func(r *http.Request) string { return r.PathValue(name) }}
 }
 
-// tagInForm needs tag:NAME for the tag in the form value name, which the
-// route's parse step has read within bounds.
-func tagInForm(name string) scope {
-	return scope{kind: scopeTag, tag: func(r *http.Request) string { return r.Form.Get(name) }}
-}
-
-// tinyidBizType needs tag:BIZTYPE for Tinyid's bizType parameter, which
+// tinyidBizType needs tag:BIZTYPE for the IDs of Tinyid's bizType
+// parameter (read within bounds by the route's parse step), which
 // Tinyid's token= parameter may grant as well as firn's credentials.
 func tinyidBizType() scope {
-	sc := tagInForm("bizType")
-	sc.tinyid = true
-	return sc
+	return scope{kind: scopeTag, ids: true, tinyid: true, tag: bizType}
 }
+
+// tinyidRange needs range:BIZTYPE, a grant of its own: Tinyid's
+// nextSegmentId routes write to the store on every call.
+func tinyidRange() scope {
+	return scope{kind: scopeRange, ids: true, tinyid: true, tag: bizType}
+}
+
+func bizType(r *http.Request) string { return tinyidParam(r, "bizType") }
 
 // openRoutes are the routes anyone may call: health, readiness, metrics
 // and the API document. Nothing else is open.
@@ -79,24 +96,63 @@ func (s scope) check(pattern string) error {
 		return fmt.Errorf("%w: %s", errNoScope, pattern)
 	case s.kind == scopeOpen && !openRoutes[pattern]:
 		return fmt.Errorf("server: %s is declared open but is not on the list of open routes", pattern)
-	case s.kind == scopeTag && s.tag == nil:
+	case (s.kind == scopeTag || s.kind == scopeRange) && s.tag == nil:
 		return fmt.Errorf("%w: %s names no tag", errNoScope, pattern)
 	}
 	return nil
 }
 
-// need returns the scope string a token must hold for r, or "" when the
-// route is open.
-func (s scope) need(r *http.Request) string {
+// need returns the scope a token must hold for r; its zero value when
+// the route is open.
+func (s scope) need(r *http.Request) grant {
 	switch s.kind {
 	case scopeSnowflake:
-		return "snowflake"
+		return grant{prefix: "snowflake"}
 	case scopeAdmin:
-		return "admin"
+		return grant{prefix: "admin"}
+	case scopeReveal:
+		return grant{prefix: "reveal"}
+	case scopeMetrics:
+		return grant{prefix: "metrics"}
 	case scopeTag:
-		return "tag:" + s.tag(r)
+		return grant{prefix: "tag:", name: s.tag(r)}
+	case scopeRange:
+		return grant{prefix: "range:", name: s.tag(r)}
 	}
-	return ""
+	return grant{}
+}
+
+// grant is a scope a request needs: snowflake or admin alone, or tag: and
+// range: with the name of a tag, kept apart so that checking it builds no
+// string.
+type grant struct{ prefix, name string }
+
+// grantOf reads a scope such as "tag:order".
+func grantOf(scope string) grant {
+	if i := strings.IndexByte(scope, ':'); i >= 0 {
+		return grant{prefix: scope[:i+1], name: scope[i+1:]}
+	}
+	return grant{prefix: scope}
+}
+
+func (g grant) String() string { return g.prefix + g.name }
+
+// open reports whether no scope is needed.
+func (g grant) open() bool { return g.prefix == "" }
+
+// in reports whether scopes hold g: the scope itself, or tag:* and
+// range:* for any name of their kind.
+func (g grant) in(scopes []string) bool {
+	wild := strings.HasSuffix(g.prefix, ":")
+	for _, s := range scopes {
+		if !strings.HasPrefix(s, g.prefix) {
+			continue
+		}
+		if rest := s[len(g.prefix):]; rest == g.name || (wild && rest == "*") {
+			return true
+		}
+	}
+	return false
 }
 
 // bearer returns the token of an Authorization header: the scheme

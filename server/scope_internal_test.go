@@ -43,6 +43,8 @@ func scopeServer(t *testing.T) *Server {
 		{Name: "snow", Secret: "snowflake-secret", Scopes: []string{"snowflake"}},
 		{Name: "order", Secret: "order-secret", Scopes: []string{"tag:order"}},
 		{Name: "admin", Secret: "admin-secret", Scopes: []string{"admin"}},
+		{Name: "reveal", Secret: "reveal-secret", Scopes: []string{"reveal"}},
+		{Name: "range", Secret: "range-secret", Scopes: []string{"range:order"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +61,8 @@ var secretOf = map[string][2]string{
 	"snowflake": {"snowflake-secret", "order-secret"},
 	"tag":       {"order-secret", "snowflake-secret"},
 	"admin":     {"admin-secret", "order-secret"},
+	"reveal":    {"reveal-secret", "snowflake-secret"},
+	"range":     {"range-secret", "order-secret"},
 }
 
 // documented reads the OpenAPI document's operations with their scopes.

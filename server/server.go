@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -59,6 +60,14 @@ type Config struct {
 	MaxBody int64
 	// Timeout bounds one request's wait for IDs. Default DefaultTimeout.
 	Timeout time.Duration
+	// Opaque, if set, permutes every snowflake ID on the way out (opaque
+	// mode): its Bits must be the layout's. Two permutations over one ID
+	// space collide: the caller records Opaque.Fingerprint with the
+	// namespace's layout (firn serve appends it to the fingerprint its
+	// node store checks) and refuses another. The decode routes then refuse
+	// (the IDs are opaque), and GET /v1/snowflake/reveal/{id}, scope
+	// reveal, undoes the permutation and decodes.
+	Opaque *opaque.Permutation
 	// Log receives what the server logs: panics recovered in handlers,
 	// with their stacks, and metrics that could not be gathered. Default
 	// slog.Default().
@@ -95,6 +104,10 @@ func (c Config) validate() (Config, error) {
 		return fail("timeout %s is negative", c.Timeout)
 	case (c.Segments == nil) != (c.SegmentStore == nil):
 		return fail("segments and their store go together")
+	case c.Opaque != nil && c.Snowflake == nil:
+		return fail("opaque mode without a snowflake generator")
+	case c.Opaque != nil && c.Opaque.Bits() != c.Snowflake.Layout().Bits():
+		return fail("opaque permutation of %d bits over a %d-bit layout", c.Opaque.Bits(), c.Snowflake.Layout().Bits())
 	}
 	return c, nil
 }
@@ -126,11 +139,14 @@ func (s *Server) Handler() http.Handler { return s.http }
 
 // GRPC returns a gRPC server of the firn.v1.Firn service and the standard
 // health service, with the same tokens and scopes as HTTP (metadata
-// "authorization: Bearer …"). A received message is at most MaxBody; a
+// "authorization: Bearer …"), counted in the same metrics as HTTP
+// (GET /metrics on Handler). A received message is at most MaxBody; a
 // panicking handler answers Internal and is logged with its stack. opts
 // come after these (a grpc.MaxRecvMsgSize among them wins); interceptors
 // chained in opts run inside the recovery and the token check.
-func (s *Server) GRPC(opts ...grpc.ServerOption) *grpc.Server { return newGRPC(s.svc, opts...) }
+func (s *Server) GRPC(opts ...grpc.ServerOption) *grpc.Server {
+	return newGRPC(s.svc, s.http.metrics, opts...)
+}
 
 // Replace installs a generator and its lease in place of the current ones,
 // after the node's lease was lost and a node acquired again. Requests in

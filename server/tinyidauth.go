@@ -21,30 +21,32 @@ type TinyidTokens interface {
 var tinyidTokenError = tinyidResponse{Code: 5, Message: "token is error"}
 
 // checkTinyid checks a Tinyid route's request: it passes with Tinyid's
-// token= for its bizType, with firn's bearer token holding tag:BIZTYPE,
-// or with an anonymous grant of tag:BIZTYPE. Without Tinyid's tokens the
-// route is checked as every other route is.
-func (s *service) checkTinyid(sc scope, r *http.Request) *refusal {
+// token= for its bizType, with firn's bearer token holding the route's
+// scope (tag:BIZTYPE, or range:BIZTYPE on nextSegmentId), or with an
+// anonymous grant of it. Without Tinyid's tokens the route is checked as
+// every other route is. The second result says whether an anonymous
+// grant decided.
+func (s *service) checkTinyid(sc scope, r *http.Request) (*refusal, bool) {
 	if s.TinyidTokens == nil {
 		return s.Auth.check(sc, r)
 	}
-	bizType, token := r.Form.Get("bizType"), r.Form.Get("token")
+	bizType, token := tinyidParam(r, "bizType"), tinyidParam(r, "token")
 	ctx, cancel := context.WithTimeout(r.Context(), s.Timeout)
 	defer cancel()
 	allowed, known := s.TinyidTokens.Allows(ctx, bizType, token)
 	if allowed {
-		return nil
+		return nil, false
 	}
 	if _, header := r.Header["Authorization"]; header && s.Auth.Enabled() {
 		return s.Auth.check(sc, r) // firn's own token, in its one place
 	}
-	if allows(s.Auth.Anonymous(), sc.need(r)) {
-		return nil
+	if no, granted := s.Auth.anonymousGrant(sc, sc.need(r), r); granted {
+		return no, true
 	}
 	if known {
-		return &refusal{status: http.StatusForbidden, message: "the token does not cover this bizType"}
+		return &refusal{status: http.StatusForbidden, message: "the token does not cover this bizType"}, false
 	}
-	return &refusal{status: http.StatusUnauthorized, message: "a token for this bizType is required"}
+	return &refusal{status: http.StatusUnauthorized, message: "a token for this bizType is required"}, false
 }
 
 // refuseTinyid answers a Tinyid route's refusal as Tinyid does, with an

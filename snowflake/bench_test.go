@@ -157,3 +157,24 @@ func BenchmarkFloorParallel(b *testing.B) {
 		sink.Store(int64(d))
 	})
 }
+
+// BenchmarkGuess reads one ID with every preset and ranks them: the cost
+// of one firn parse --guess or /v1/snowflake/guess answer before output,
+// beside one Decompose.
+func BenchmarkGuess(b *testing.B) {
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	b.Run("Guess", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink.Store(int64(len(snowflake.Plausible(snowflake.Guess(103270115826048975, now)))))
+		}
+	})
+	b.Run("Decompose", func(b *testing.B) {
+		l, _ := snowflake.Preset("mastodon")
+		b.ReportAllocs()
+		for b.Loop() {
+			p, _ := l.Decompose(103270115826048975)
+			sink.Store(int64(p.Sequence))
+		}
+	})
+}

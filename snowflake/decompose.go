@@ -27,16 +27,42 @@ func (l Layout) Decompose(id uint64) (Parts, error) {
 	if bits := l.Bits(); bits < 64 && id>>uint(bits) != 0 {
 		return Parts{}, &RangeError{What: "ID", Value: id, Max: 1<<uint(bits) - 1}
 	}
-	ts, ns, ss := l.shifts()
-	p := Parts{
-		ID:       id,
-		Tick:     id >> ts & l.MaxTick(),
-		Node:     id >> ns & l.MaxNode(),
-		Sequence: id >> ss & l.MaxSequence(),
-	}
+	p := Parts{ID: id}
+	p.Tick, p.Node, p.Sequence = l.Splitter().Split(id)
 	p.Time = l.TickTime(p.Tick)
 	p.Fields = l.NodeFields(p.Node)
 	return p, nil
+}
+
+// FormatTime writes t, a decoded time, in RFC 3339 UTC to the layout's
+// precision: microseconds for a tick shorter than a millisecond
+// (CockroachDB's 10 µs), milliseconds otherwise.
+func (l Layout) FormatTime(t time.Time) string {
+	if !l.wholeMS() {
+		return t.UTC().Format("2006-01-02T15:04:05.000000Z")
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// Splitter takes IDs of one layout apart into tick, node and sequence,
+// with the shifts and masks worked out once: Split neither allocates nor
+// checks the ID's width.
+type Splitter struct {
+	timeShift, nodeShift, seqShift uint
+	timeMask, nodeMask, seqMask    uint64
+}
+
+// Splitter returns the splitter of the layout, which must be valid.
+func (l Layout) Splitter() Splitter {
+	ts, ns, ss := l.shifts()
+	return Splitter{timeShift: ts, nodeShift: ns, seqShift: ss,
+		timeMask: l.MaxTick(), nodeMask: l.MaxNode(), seqMask: l.MaxSequence()}
+}
+
+// Split returns the tick, node and sequence of id. Bits above the
+// layout's width are ignored: Decompose is the checked form.
+func (s Splitter) Split(id uint64) (tick, node, sequence uint64) {
+	return id >> s.timeShift & s.timeMask, id >> s.nodeShift & s.nodeMask, id >> s.seqShift & s.seqMask
 }
 
 // Capacity is what a layout can hold.

@@ -80,3 +80,21 @@ func ExampleLayout_ExhaustedAt() {
 	// true 2024-11-20
 	// false
 }
+
+// Which systems could have made an ID? The example status of Mastodon's
+// API documentation reads as a Mastodon ID, and also as a Discord ID from
+// 2015: Guess names every plausible layout.
+func ExampleGuess() {
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	ranked := snowflake.Guess(103270115826048975, now)
+	for _, c := range snowflake.Plausible(ranked) {
+		if c.Layout.Name == "mastodon" || c.Layout.Name == "discord" {
+			fmt.Println(c.Layout.Name, c.Layout.FormatTime(c.Parts.Time))
+		}
+	}
+	fmt.Println(len(snowflake.Plausible(ranked)) > 1)
+	// Output:
+	// mastodon 2019-12-08T03:48:33.849Z
+	// discord 2015-10-12T23:18:34.278Z
+	// true
+}

@@ -197,9 +197,8 @@ func configure(cfg Config) (*Generator, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	if l.Bits() > 63 {
-		return nil, &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(
-			"%s = %d bits: generated IDs must fit 63 bits (a signed BIGINT); this layout is decode-only", l.sum(), l.Bits())}
+	if err := l.Generable(); err != nil {
+		return nil, err
 	}
 	if cfg.Node > l.MaxNode() {
 		return nil, &RangeError{What: "node", Value: cfg.Node, Max: l.MaxNode()}

@@ -39,7 +39,10 @@ type Layout struct {
 	// not before the Unix epoch.
 	Epoch time.Time
 	// Tick is the length of one tick: a positive whole number of
-	// milliseconds (1 ms, 10 ms, 1 s…).
+	// milliseconds (1 ms, 10 ms, 1 s…). A whole number of microseconds
+	// that is not one of milliseconds (CockroachDB's 10 µs) is valid
+	// too, but only for decoding: such a layout is DecodeOnly, because
+	// the generator and its high-water mark count whole milliseconds.
 	Tick time.Duration
 	// TimeBits is the width of the time part, 1 to 63 bits.
 	TimeBits int
@@ -65,10 +68,38 @@ func (l Layout) NodeBits() int {
 // Bits returns the total width of the layout: time + node + sequence.
 func (l Layout) Bits() int { return l.TimeBits + l.NodeBits() + l.SequenceBits }
 
-// DecodeOnly reports whether the layout uses all 64 bits, so its IDs do not
-// fit a signed BIGINT: such layouts decode IDs of other systems (Discord,
-// Instagram) but firn does not generate them.
-func (l Layout) DecodeOnly() bool { return l.Bits() == 64 }
+// JavaScriptBits is the widest layout whose IDs JavaScript's Number holds
+// exactly: every ID is at most 2^53−1, Number.MAX_SAFE_INTEGER.
+const JavaScriptBits = 53
+
+// JavaScriptSafe reports whether every ID of the layout is an exact
+// JavaScript Number (at most JavaScriptBits bits), as the js53 preset is.
+func (l Layout) JavaScriptSafe() bool { return l.Bits() <= JavaScriptBits }
+
+// DecodeOnly reports whether firn decodes the layout's IDs but does not
+// generate them: Generable says why.
+func (l Layout) DecodeOnly() bool { return l.Generable() != nil }
+
+// Generable returns nil if the generator may issue IDs of the layout, and
+// otherwise a *LayoutError saying why the layout is decode-only: it uses
+// all 64 bits, so its IDs do not fit a signed BIGINT (Discord, Instagram),
+// or its tick is not a whole number of milliseconds (CockroachDB's 10 µs),
+// which the generator and its high-water mark count in. snowflake.New
+// refuses such a layout with this error. The layout must be valid.
+func (l Layout) Generable() error {
+	switch {
+	case l.Bits() > 63:
+		return &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(
+			"%s = %d bits: generated IDs must fit 63 bits (a signed BIGINT); this layout is decode-only", l.sum(), l.Bits())}
+	case !l.wholeMS():
+		return &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(
+			"tick %s is not a whole number of milliseconds, which the generator and its high-water mark count in; this layout is decode-only", l.Tick)}
+	}
+	return nil
+}
+
+// wholeMS reports whether the tick is a whole number of milliseconds.
+func (l Layout) wholeMS() bool { return l.Tick%time.Millisecond == 0 }
 
 // order returns the effective field order.
 func (l Layout) order() []Part {
@@ -85,8 +116,8 @@ func (l Layout) Validate() error {
 		return &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(format, args...)}
 	}
 	switch {
-	case l.Tick <= 0 || l.Tick%time.Millisecond != 0:
-		return fail("tick %s is not a positive whole number of milliseconds", l.Tick)
+	case l.Tick <= 0 || l.Tick%time.Microsecond != 0:
+		return fail("tick %s is not a positive whole number of milliseconds (or, to decode only, of microseconds)", l.Tick)
 	case l.Epoch.IsZero() || l.Epoch.UnixMilli() < 0:
 		return fail("epoch %s is before the Unix epoch (1970-01-01)", l.Epoch.UTC().Format(time.RFC3339Nano))
 	case l.Epoch.UnixNano()%int64(time.Millisecond) != 0:
@@ -197,13 +228,28 @@ func (l Layout) MaxNode() uint64 { return 1<<uint(l.NodeBits()) - 1 }
 // MaxSequence returns the largest sequence value within one tick.
 func (l Layout) MaxSequence() uint64 { return 1<<uint(l.SequenceBits) - 1 }
 
-// tickMS returns the tick length in milliseconds.
+// tickMS returns the tick length in whole milliseconds (0 for a tick
+// shorter than one: only decode-only layouts have those).
 func (l Layout) tickMS() int64 { return int64(l.Tick / time.Millisecond) }
 
-// lastTickEndMS returns the Unix millisecond at which the last tick ends,
-// saturating instead of overflowing.
+// tickUS returns the tick length in microseconds.
+func (l Layout) tickUS() int64 { return int64(l.Tick / time.Microsecond) }
+
+// lastTickEndMS returns the Unix millisecond at which the last tick ends
+// (rounded up for a tick of microseconds), saturating instead of
+// overflowing.
 func (l Layout) lastTickEndMS() int64 {
 	ticks := l.MaxTick() + 1
+	if !l.wholeMS() {
+		if ticks > uint64(math.MaxInt64/l.tickUS()) {
+			return math.MaxInt64
+		}
+		end := (int64(ticks)*l.tickUS() + 999) / 1000
+		if end > math.MaxInt64-l.Epoch.UnixMilli() {
+			return math.MaxInt64
+		}
+		return l.Epoch.UnixMilli() + end
+	}
 	if ticks > uint64(math.MaxInt64/l.tickMS()) {
 		return math.MaxInt64
 	}
@@ -216,6 +262,9 @@ func (l Layout) lastTickEndMS() int64 {
 
 // TickTime returns the instant at which tick t starts.
 func (l Layout) TickTime(t uint64) time.Time {
+	if !l.wholeMS() {
+		return time.UnixMicro(l.Epoch.UnixMilli()*1000 + int64(t)*l.tickUS()).UTC()
+	}
 	return time.UnixMilli(l.Epoch.UnixMilli() + int64(t)*l.tickMS()).UTC()
 }
 
@@ -268,7 +317,11 @@ func (l Layout) Compose(tick, node, sequence uint64) (uint64, error) {
 // it so that nodes with different layouts never share a namespace.
 func (l Layout) Fingerprint() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "epoch=%d;tick=%d;time=%d;seq=%d;order=%s;node=", l.Epoch.UnixMilli(), l.tickMS(), l.TimeBits, l.SequenceBits, joinParts(l.order()))
+	tick := strconv.FormatInt(l.tickMS(), 10)
+	if !l.wholeMS() {
+		tick = strconv.FormatInt(l.tickUS(), 10) + "us"
+	}
+	fmt.Fprintf(&b, "epoch=%d;tick=%s;time=%d;seq=%d;order=%s;node=", l.Epoch.UnixMilli(), tick, l.TimeBits, l.SequenceBits, joinParts(l.order()))
 	for _, f := range l.Node {
 		b.WriteString(f.Name + ":" + strconv.Itoa(f.Bits) + ",")
 	}

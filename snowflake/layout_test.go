@@ -20,7 +20,8 @@ func TestValidate(t *testing.T) {
 		{name: "game server 73 bits", edit: func(l *snowflake.Layout) {
 			l.TimeBits, l.Node, l.SequenceBits = 37, []snowflake.Field{{Name: "server", Bits: 20}}, 16
 		}, wantMsg: "37 time + 20 node + 16 sequence = 73 bits, over 64"},
-		{name: "fractional tick", edit: func(l *snowflake.Layout) { l.Tick = 1500 * time.Microsecond }, wantMsg: "tick 1.5ms is not a positive whole number of milliseconds"},
+		{name: "tick of microseconds, to decode", edit: func(l *snowflake.Layout) { l.Tick = 1500 * time.Microsecond }},
+		{name: "fractional tick", edit: func(l *snowflake.Layout) { l.Tick = 1500 * time.Nanosecond }, wantMsg: "tick 1.5µs is not a positive whole number of milliseconds (or, to decode only, of microseconds)"},
 		{name: "zero tick", edit: func(l *snowflake.Layout) { l.Tick = 0 }, wantMsg: "tick 0s"},
 		{name: "sub-ms epoch", edit: func(l *snowflake.Layout) { l.Epoch = l.Epoch.Add(time.Microsecond) }, wantMsg: "not a whole millisecond"},
 		{name: "epoch before 1970", edit: func(l *snowflake.Layout) { l.Epoch = time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC) }, wantMsg: "before the Unix epoch"},
@@ -63,7 +64,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
-	decodeOnly := map[string]bool{"discord": true, "instagram": true}
+	decodeOnly := map[string]bool{"discord": true, "instagram": true, "mastodon": true, "tsid": true, "cockroachdb": true}
 	for _, name := range snowflake.PresetNames() {
 		l := preset(t, name)
 		if err := l.Validate(); err != nil {
@@ -71,6 +72,9 @@ func TestPresets(t *testing.T) {
 		}
 		if l.DecodeOnly() != decodeOnly[name] {
 			t.Errorf("preset %s: DecodeOnly = %v", name, l.DecodeOnly())
+		}
+		if l.JavaScriptSafe() != (name == "js53") {
+			t.Errorf("preset %s: JavaScriptSafe = %v (%d bits)", name, l.JavaScriptSafe(), l.Bits())
 		}
 		if l.Name != name {
 			t.Errorf("preset %s has Name %q", name, l.Name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -178,22 +179,75 @@ type schemaOnce struct {
 	done bool
 }
 
-// ensure runs the statements of ddl once, retrying after a failure.
-func (o *schemaOnce) ensure(ctx context.Context, db *sql.DB, skip bool, ddl string) error {
+// ensure makes sure the tables exist, once: a table that answers a
+// SELECT is used as it is, with no CREATE (an account with only the
+// privileges of its mode never meets one); a table that does not is
+// created by the statements of ddl, unless skip. A failure is tried again
+// on the next use.
+func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables []string, ddl string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.done || skip {
 		return nil
 	}
+	missing := false
+	for _, t := range tables {
+		// The name is checked by the store's constructor (checkTable).
+		_, err := c.db.ExecContext(ctx, "SELECT 1 FROM "+t+" WHERE 1 = 0")
+		if c.denied != nil && c.denied(err) {
+			return fmt.Errorf("read %s: %w", t, c.refused(ctx, err, t, "SELECT"))
+		}
+		missing = missing || err != nil
+	}
+	if !missing {
+		o.done = true
+		return nil
+	}
 	for _, stmt := range strings.Split(ddl, ";\n") {
 		if stmt = strings.TrimSpace(stmt); stmt != "" {
-			if _, err := db.ExecContext(ctx, strings.TrimSuffix(stmt, ";")); err != nil {
-				return fmt.Errorf("create tables: %w", err)
+			if _, err := c.db.ExecContext(ctx, strings.TrimSuffix(stmt, ";")); err != nil {
+				return fmt.Errorf("create tables: %w", c.refused(ctx, err, createdTable(stmt), "CREATE TABLE"))
 			}
 		}
 	}
 	o.done = true
 	return nil
+}
+
+// createdTable is the table a CREATE TABLE IF NOT EXISTS statement names.
+func createdTable(stmt string) string {
+	f := strings.Fields(strings.TrimPrefix(stmt, "CREATE TABLE IF NOT EXISTS "))
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Trim(f[0], "`")
+}
+
+// classifier explains a driver's errors for one store: a value its column
+// cannot hold becomes segment.ErrInvalid, a privilege refused a
+// *PrivilegeError naming the statement of mode and the GRANT that allows
+// it. sqlstore imports no driver: cmd/firn gives the functions that know
+// its drivers' codes.
+type classifier struct {
+	db              *sql.DB
+	d               Dialect
+	invalid, denied func(error) bool
+	mode            Mode
+	tables          Tables
+}
+
+// refused returns err as a *PrivilegeError for the statement verb on
+// table when the database refused it a privilege, and err otherwise.
+func (c classifier) refused(ctx context.Context, err error, table, verb string) error {
+	return refusal(ctx, c.db, c.d, c.denied, c.mode, c.tables, table, verb, err)
+}
+
+// wrap is refused, then classify.
+func (c classifier) wrap(ctx context.Context, err error, table, verb string) error {
+	if err = c.refused(ctx, err, table, verb); errors.As(err, new(*PrivilegeError)) {
+		return err
+	}
+	return classify(c.invalid, err)
 }
 
 // tagIs returns the condition that matches column col to tag byte for

@@ -1,8 +1,35 @@
 package sqlstore
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // ErrTokenTable is returned by TinyidTokens.Start and Refresh when
 // Tinyid's token table cannot be read: Start's caller must not serve
 // without its tokens, and a failed Refresh keeps the set read last.
 var ErrTokenTable = errors.New("sqlstore: cannot read Tinyid's token table")
+
+// ErrDenied is matched by a *PrivilegeError: the database refused a
+// statement for want of a privilege.
+var ErrDenied = errors.New("sqlstore: permission denied")
+
+// PrivilegeError is a statement the database refused for want of a
+// privilege (the store's Denied classifier said so), with the GRANT that
+// allows it. Its message is one line.
+type PrivilegeError struct {
+	// Statement is the statement refused, in short (see Uses).
+	Statement string
+	// Grant is the statement that allows it, run as the table's owner.
+	Grant string
+	// Err is the database's error.
+	Err error
+}
+
+func (e *PrivilegeError) Error() string {
+	return "sqlstore: permission denied for " + e.Statement + "; to allow it: " + e.Grant +
+		" (the database: " + strings.Join(strings.Fields(e.Err.Error()), " ") + ")"
+}
+
+// Unwrap returns the database's error and ErrDenied.
+func (e *PrivilegeError) Unwrap() []error { return []error{e.Err, ErrDenied} }

@@ -23,6 +23,12 @@ type SegmentOptions struct {
 	// segment.ErrInvalid, bad input rather than an outage. cmd/firn gives
 	// one that knows its drivers; nil: none is.
 	Invalid func(error) bool
+	// Denied reports whether an error of the driver is the database
+	// refusing a privilege (SQLSTATE 42501 on PostgreSQL; MySQL's 1142,
+	// 1143, 1044): such errors come back as a *PrivilegeError naming the
+	// statement and the GRANT that allows it (see Uses). cmd/firn gives
+	// one that knows its drivers; nil: none is.
+	Denied func(error) bool
 }
 
 // Segments is a segment.Store on Meituan Leaf's leaf_alloc table, read and
@@ -34,6 +40,7 @@ type Segments struct {
 	db      *sql.DB
 	dialect Dialect
 	opt     SegmentOptions
+	c       classifier
 
 	schema schemaOnce
 }
@@ -49,7 +56,8 @@ func NewSegments(db *sql.DB, d Dialect, opt SegmentOptions) (*Segments, error) {
 	if d != Postgres && d != MySQL {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
-	return &Segments{db: db, dialect: d, opt: opt}, nil
+	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, mode: ModeLeaf, tables: Tables{Leaf: opt.Table}}
+	return &Segments{db: db, dialect: d, opt: opt, c: c}, nil
 }
 
 // SegmentSchema returns the DDL of Leaf's table: Leaf's own for MySQL, and
@@ -98,7 +106,7 @@ func (s *Segments) where(tag string) (string, []any) { return tagIs(s.dialect, "
 
 func (s *Segments) ensureSchema(ctx context.Context) error {
 	ddl, _ := SegmentSchema(s.dialect, s.opt.Table)
-	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
+	return s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table}, ddl)
 }
 
 // Reserve implements segment.Store with Leaf's own statements: add the
@@ -132,7 +140,7 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 		if rerr := s.db.QueryRowContext(ctx, s.q("SELECT max_id FROM {t} WHERE "+cond), args...).Scan(&next); errors.Is(rerr, sql.ErrNoRows) {
 			return r, segment.ErrUnknownTag
 		} else if rerr != nil {
-			return r, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, rerr))
+			return r, fmt.Errorf("reserve %q: %w", tag, s.c.wrap(ctx, rerr, s.opt.Table, "SELECT"))
 		}
 		if cerr := segment.CanReserve(next, step); cerr != nil {
 			return r, fmt.Errorf("reserve %q: %w", tag, cerr)
@@ -140,7 +148,7 @@ func (s *Segments) Reserve(ctx context.Context, tag string, step int64) (r segme
 		return r, fmt.Errorf("reserve %q: the row appeared during the update; try again", tag)
 	}
 	if err != nil {
-		return r, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, err))
+		return r, fmt.Errorf("reserve %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "UPDATE"))
 	}
 	return segment.Range{Start: maxID - step, End: maxID, Delta: 1, Step: rowStep}, nil
 }
@@ -202,7 +210,7 @@ func (s *Segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error)
 		return t, segment.ErrUnknownTag
 	}
 	if err != nil {
-		return t, fmt.Errorf("read tag %q: %w", tag, classify(s.opt.Invalid, err))
+		return t, fmt.Errorf("read tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
 	return t, nil
 }
@@ -214,7 +222,7 @@ func (s *Segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+s.tagColumns()+" FROM {t} ORDER BY biz_tag"))
 	if err != nil {
-		return nil, fmt.Errorf("list tags: %w", err)
+		return nil, fmt.Errorf("list tags: %w", s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
 	defer rows.Close()
 	var out []segment.TagInfo
@@ -244,7 +252,7 @@ func (s *Segments) CreateTag(ctx context.Context, tag string, first, step int64,
 	}
 	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), tag, first, step, description)
 	if err != nil {
-		return createErr(ctx, s.db, s.q("SELECT biz_tag FROM {t} WHERE biz_tag = ?"), tag, s.opt.Invalid, err)
+		return createErr(ctx, s.db, s.q("SELECT biz_tag FROM {t} WHERE biz_tag = ?"), tag, s.c, s.opt.Table, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return segment.ErrTagExists
@@ -256,7 +264,7 @@ func (s *Segments) CreateTag(ctx context.Context, tag string, first, step int64,
 // table takes for the same tag exists (on MySQL's case-insensitive
 // collations "Order" is "order"), naming that row; ErrInvalid for a value
 // the database refused; the error otherwise.
-func createErr(ctx context.Context, db *sql.DB, same, tag string, invalid func(error) bool, err error) error {
+func createErr(ctx context.Context, db *sql.DB, same, tag string, c classifier, table string, err error) error {
 	var other string
 	if db.QueryRowContext(ctx, same, tag).Scan(&other) == nil {
 		if other != tag {
@@ -264,7 +272,7 @@ func createErr(ctx context.Context, db *sql.DB, same, tag string, invalid func(e
 		}
 		return segment.ErrTagExists
 	}
-	return fmt.Errorf("create tag %q: %w", tag, classify(invalid, err))
+	return fmt.Errorf("create tag %q: %w", tag, c.wrap(ctx, err, table, "INSERT"))
 }
 
 // SetStep implements segment.Store, for a step of 1 to segment.StepLimit.
@@ -299,7 +307,7 @@ func (s *Segments) update(ctx context.Context, tag, set string, v int64) error {
 	cond, args := s.where(tag)
 	res, err := execStrict(ctx, s.db, s.dialect, s.q("UPDATE {t} SET "+set+stamp+" WHERE "+cond), append([]any{v}, args...)...)
 	if err != nil {
-		return fmt.Errorf("update tag %q: %w", tag, classify(s.opt.Invalid, err))
+		return fmt.Errorf("update tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "UPDATE"))
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		// MySQL counts changed rows only: tell "no such tag" from "no change".

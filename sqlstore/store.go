@@ -24,6 +24,8 @@ type Options struct {
 	// NoCreate stops the store from creating its tables on first use, for
 	// application users that may not (see Schema and `firn schema`).
 	NoCreate bool
+	// Denied classifies driver errors as SegmentOptions.Denied does.
+	Denied func(error) bool
 }
 
 // Store is a nodeid.Store on PostgreSQL or MySQL. Claims are rows of the
@@ -35,6 +37,7 @@ type Store struct {
 	dialect Dialect
 	opt     Options
 	q       queries
+	c       classifier
 
 	schema schemaOnce
 }
@@ -57,13 +60,23 @@ func New(db *sql.DB, d Dialect, opt Options) (*Store, error) {
 	if len(opt.Namespace) > 128 {
 		return nil, fmt.Errorf("sqlstore: namespace %q longer than 128 bytes", opt.Namespace)
 	}
-	return &Store{db: db, dialect: d, opt: opt, q: newQueries(d, opt.Table)}, nil
+	c := classifier{db: db, d: d, denied: opt.Denied, mode: ModeNodes, tables: Tables{Nodes: opt.Table}}
+	return &Store{db: db, dialect: d, opt: opt, q: newQueries(d, opt.Table), c: c}, nil
 }
 
 // ensureSchema creates the tables once, unless NoCreate.
 func (s *Store) ensureSchema(ctx context.Context) error {
 	ddl, _ := Schema(s.dialect, s.opt.Table)
-	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
+	return s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table + "_namespaces", s.opt.Table}, ddl)
+}
+
+// denied is c.refused on the namespace table (ns) or the node table.
+func (s *Store) denied(ctx context.Context, err error, ns bool, verb string) error {
+	table := s.opt.Table
+	if ns {
+		table += "_namespaces"
+	}
+	return s.c.refused(ctx, err, table, verb)
 }
 
 // ttlArg is the TTL in the unit the dialect's interval expression takes.
@@ -81,10 +94,14 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 	if err := s.ensureSchema(ctx); err != nil {
 		return c, err
 	}
+	if len(req.Layout.Fingerprint) > nodeid.MaxFingerprint || len(req.Layout.Description) > nodeid.MaxDescription {
+		return c, fmt.Errorf("sqlstore: layout fingerprint of %d bytes or description of %d: the columns hold %d and %d", // MySQL's INSERT IGNORE would cut them
+			len(req.Layout.Fingerprint), len(req.Layout.Description), nodeid.MaxFingerprint, nodeid.MaxDescription)
+	}
 	// The namespace row exists before the transaction locks it: inserting
 	// it inside would take a shared lock that concurrent claims deadlock on.
 	if _, err := s.db.ExecContext(ctx, s.q.addNamespace, s.opt.Namespace, req.Layout.Fingerprint, req.Layout.Description); err != nil {
-		return c, fmt.Errorf("add namespace: %w", err)
+		return c, fmt.Errorf("add namespace: %w", s.denied(ctx, err, true, "INSERT"))
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
@@ -96,11 +113,11 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 		}
 	}()
 	if err := s.lockNamespace(ctx, tx, req.Layout); err != nil {
-		return c, err
+		return c, s.denied(ctx, err, true, "SELECT FOR UPDATE")
 	}
 	rows, err := s.lockedNodes(ctx, tx)
 	if err != nil {
-		return c, err
+		return c, s.denied(ctx, err, false, "SELECT FOR UPDATE")
 	}
 	node, err := pick(req, rows)
 	if err != nil {
@@ -112,16 +129,16 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 	// lock that a concurrent renewal can deadlock with.
 	if _, ok := rows[node]; !ok {
 		if _, err := tx.ExecContext(ctx, s.q.addNode, s.opt.Namespace, node); err != nil {
-			return c, fmt.Errorf("add node %d: %w", node, err)
+			return c, fmt.Errorf("add node %d: %w", node, s.denied(ctx, err, false, "INSERT"))
 		}
 	}
 	var hwm int64
 	if err := tx.QueryRowContext(ctx, s.q.lockHWM, s.opt.Namespace, node).Scan(&hwm); err != nil {
-		return c, fmt.Errorf("lock node %d: %w", node, err)
+		return c, fmt.Errorf("lock node %d: %w", node, s.denied(ctx, err, false, "SELECT FOR UPDATE"))
 	}
 	token := newToken()
 	if _, err := tx.ExecContext(ctx, s.q.take, token, s.ttlArg(req.TTL), s.opt.Namespace, node); err != nil {
-		return c, fmt.Errorf("take node %d: %w", node, err)
+		return c, fmt.Errorf("take node %d: %w", node, s.denied(ctx, err, false, "UPDATE"))
 	}
 	if err := tx.Commit(); err != nil {
 		return c, fmt.Errorf("commit claim of node %d: %w", node, err)
@@ -197,7 +214,7 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, er
 			return 0, nodeid.ErrLeaseLost
 		}
 		if err != nil {
-			return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+			return 0, fmt.Errorf("renew node %d: %w", c.Node, s.denied(ctx, err, false, "UPDATE"))
 		}
 		return stored, nil
 	}
@@ -223,14 +240,14 @@ func (s *Store) renewLocked(ctx context.Context, c nodeid.Claim, hwm int64) (sto
 		return 0, nodeid.ErrLeaseLost
 	}
 	if err != nil {
-		return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+		return 0, fmt.Errorf("renew node %d: %w", c.Node, s.denied(ctx, err, false, "SELECT FOR UPDATE"))
 	}
 	if owner.String != c.Token || !live.Bool {
 		return 0, nodeid.ErrLeaseLost
 	}
 	stored = max(stored, hwm)
 	if _, err := tx.ExecContext(ctx, s.q.setHWM, stored, s.ttlArg(c.TTL), s.opt.Namespace, c.Node, c.Token); err != nil {
-		return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
+		return 0, fmt.Errorf("renew node %d: %w", c.Node, s.denied(ctx, err, false, "UPDATE"))
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("commit renewal of node %d: %w", c.Node, err)
@@ -241,7 +258,7 @@ func (s *Store) renewLocked(ctx context.Context, c nodeid.Claim, hwm int64) (sto
 // Release implements nodeid.Store.
 func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
 	if _, err := s.db.ExecContext(ctx, s.q.release, s.opt.Namespace, c.Node, c.Token); err != nil {
-		return fmt.Errorf("release node %d: %w", c.Node, err)
+		return fmt.Errorf("release node %d: %w", c.Node, s.denied(ctx, err, false, "UPDATE"))
 	}
 	return nil
 }

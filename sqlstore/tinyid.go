@@ -18,6 +18,8 @@ type TinyidOptions struct {
 	NoCreate bool
 	// Invalid classifies driver errors as SegmentOptions.Invalid does.
 	Invalid func(error) bool
+	// Denied classifies driver errors as SegmentOptions.Denied does.
+	Denied func(error) bool
 }
 
 // Tinyid is a segment.Store on Didi Tinyid's tiny_id_info table, read and
@@ -32,6 +34,7 @@ type Tinyid struct {
 	opt     TinyidOptions
 	own     bool   // firn's own table: Tinyid's columns plus set and description
 	set     string // the store set this store belongs to (own table only)
+	c       classifier
 
 	schema schemaOnce
 }
@@ -47,7 +50,8 @@ func NewTinyid(db *sql.DB, d Dialect, opt TinyidOptions) (*Tinyid, error) {
 	if d != Postgres && d != MySQL {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
-	return &Tinyid{db: db, dialect: d, opt: opt}, nil
+	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
+	return &Tinyid{db: db, dialect: d, opt: opt, c: c}, nil
 }
 
 // SetOptions configures a store on firn's own segment table.
@@ -62,6 +66,8 @@ type SetOptions struct {
 	NoCreate bool
 	// Invalid classifies driver errors as SegmentOptions.Invalid does.
 	Invalid func(error) bool
+	// Denied classifies driver errors as SegmentOptions.Denied does.
+	Denied func(error) bool
 }
 
 // NewSetStore returns a store on firn's own segment table: Tinyid's
@@ -74,11 +80,12 @@ func NewSetStore(db *sql.DB, d Dialect, opt SetOptions) (*Tinyid, error) {
 	if len(opt.Set) > 128 {
 		return nil, fmt.Errorf("sqlstore: set name %q longer than 128 bytes", opt.Set)
 	}
-	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid})
+	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid, Denied: opt.Denied})
 	if err != nil {
 		return nil, err
 	}
 	s.own, s.set = true, opt.Set
+	s.c.mode, s.c.tables = ModeSet, Tables{Set: opt.Table}
 	return s, nil
 }
 
@@ -164,7 +171,7 @@ func (s *Tinyid) ensureSchema(ctx context.Context) error {
 	if s.own {
 		ddl, _ = SetSchema(s.dialect, s.opt.Table)
 	}
-	return s.schema.ensure(ctx, s.db, s.opt.NoCreate, ddl)
+	return s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table}, ddl)
 }
 
 type tinyRow struct {
@@ -193,7 +200,7 @@ func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 		return r, segment.ErrUnknownTag
 	}
 	if err != nil {
-		return r, fmt.Errorf("read tag %q: %w", tag, classify(s.opt.Invalid, err))
+		return r, fmt.Errorf("read tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
 	if r.delta < 1 || r.remainder < 0 || r.remainder >= r.delta {
 		return r, fmt.Errorf("read tag %q: delta %d and remainder %d do not make a residue class", tag, r.delta, r.remainder)
@@ -233,7 +240,7 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 		// (TinyIdInfoDAOImpl.updateMaxId: update_time=now()).
 		res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET max_id = ?, update_time = now(), version = version + 1 WHERE "+cond+" AND max_id = ? AND version = ?"), args...)
 		if err != nil {
-			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, classify(s.opt.Invalid, err))
+			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "UPDATE"))
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
@@ -267,7 +274,7 @@ func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, s.q("SELECT biz_type, max_id, COALESCE(step, 0), delta, remainder"+s.extraColumns()+" FROM {t} ORDER BY biz_type"))
 	if err != nil {
-		return nil, fmt.Errorf("list tags: %w", err)
+		return nil, fmt.Errorf("list tags: %w", s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
 	defer rows.Close()
 	var out []segment.TagInfo
@@ -302,7 +309,7 @@ func (s *Tinyid) Collides(ctx context.Context, tag string) (string, bool, error)
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil
 	case err != nil:
-		return "", false, fmt.Errorf("tag %q: %w", tag, err)
+		return "", false, fmt.Errorf("tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
 	return row, true, nil
 }
@@ -335,7 +342,7 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	}
 	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), args...)
 	if err != nil {
-		return createErr(ctx, s.db, s.q("SELECT biz_type FROM {t} WHERE biz_type = ?"), tag, s.opt.Invalid, err)
+		return createErr(ctx, s.db, s.q("SELECT biz_type FROM {t} WHERE biz_type = ?"), tag, s.c, s.opt.Table, err)
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return segment.ErrTagExists
@@ -371,7 +378,7 @@ func (s *Tinyid) update(ctx context.Context, tag, set string, v int64) error {
 	cond, args := s.where(tag)
 	res, err := execStrict(ctx, s.db, s.dialect, s.q("UPDATE {t} SET "+set+", version = version + 1 WHERE "+cond), append([]any{v}, args...)...)
 	if err != nil {
-		return fmt.Errorf("update tag %q: %w", tag, classify(s.opt.Invalid, err))
+		return fmt.Errorf("update tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "UPDATE"))
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return segment.ErrUnknownTag

@@ -78,7 +78,7 @@ func (a *acquirer) once(ctx context.Context) (*nodeid.Lease, *snowflake.Generato
 	}
 	g, err := snowflake.New(snowflake.Config{Layout: a.o.layout, Node: lease.Node(), Reservation: lease, StartAhead: a.o.lease.StartAhead})
 	if err == nil {
-		err = checkFloor(g, a.o.floor) // another node may start lower
+		err = checkFloor(g, a.o.floor, a.o.opaque) // another node may start lower
 	}
 	if err != nil {
 		return nil, nil, errors.Join(err, lease.Close(ctx))
@@ -91,7 +91,12 @@ func (a *acquirer) once(ctx context.Context) (*nodeid.Lease, *snowflake.Generato
 func (a *acquirer) reason(err error) (string, bool) {
 	var pf *nodeid.PoolFullError
 	var ce *nodeid.ConflictError
+	var ae *nodeid.AheadError
 	switch {
+	case errors.As(err, &ae):
+		// The clock catches up with every node in time; restarting
+		// under a supervisor's back-off would only serve later.
+		return fmt.Sprintf("%s; waiting for the clock (or fix it, or --start-ahead); retrying", err), true
 	case errors.As(err, &pf):
 		reserved := ""
 		if pf.Reserved > 0 {

@@ -28,14 +28,15 @@ process is refused, since that process keeps issuing below any new HWM.
                  namespace's layout
   --to TIME      the new HWM: Unix milliseconds or an RFC 3339 time
   --past-id ID   the new HWM: the end of the tick of ID, decoded with the
-                 layout flags
+                 layout flags (an opaque ID is revealed with the opaque
+                 flags first: opaque IDs are not ordered)
 
 The layout flags (default: the firn layout) must describe the layout the
 namespace recorded at its first use: another layout, a node outside it, a
 namespace never used (a typo) and, on the local store, a data directory
 that does not exist are refused, naming what exists instead.
 
-` + configFlagUsage + storeFlagsUsage + "\n" + layoutHelp()
+` + configFlagUsage + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 func runAdmin(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "advance" {
@@ -49,6 +50,8 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	sf.register(fs)
 	var lf layoutFlags
 	lf.register(fs)
+	var of opaqueFlags
+	of.register(fs)
 	nodeArg := fs.String("node", "", "")
 	to := fs.String("to", "", "")
 	pastID := fs.String("past-id", "", "")
@@ -67,7 +70,7 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return usagef("--node %q: want a node value, a non-negative number", *nodeArg)
 	}
-	req, err := advanceRequest(&lf, *to, *pastID)
+	req, err := advanceRequest(&lf, &of, *to, *pastID)
 	if err != nil {
 		return err
 	}
@@ -102,7 +105,7 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 // advanceRequest reads --to or --past-id as Unix milliseconds, with the
 // layout the store checks — the layout flags', default the firn layout —
 // and its node pool, which bounds the node.
-func advanceRequest(lf *layoutFlags, to, pastID string) (nodeid.AdvanceRequest, error) {
+func advanceRequest(lf *layoutFlags, of *opaqueFlags, to, pastID string) (nodeid.AdvanceRequest, error) {
 	var req nodeid.AdvanceRequest
 	if (to == "") == (pastID == "") {
 		return req, usagef("give exactly one of --to TIME and --past-id ID")
@@ -114,7 +117,11 @@ func advanceRequest(lf *layoutFlags, to, pastID string) (nodeid.AdvanceRequest, 
 	if err := checkGenerates(l, time.Now()); err != nil {
 		return req, err
 	}
-	req.Layout, req.Pool = layoutID(l), l.MaxNode()+1
+	perm, err := of.permutation(l)
+	if err != nil {
+		return req, err
+	}
+	req.Layout, req.Pool = spaceID(l, perm), l.MaxNode()+1
 	if to != "" {
 		t, err := parseEpoch(to)
 		if err != nil {
@@ -123,7 +130,7 @@ func advanceRequest(lf *layoutFlags, to, pastID string) (nodeid.AdvanceRequest, 
 		req.HWM = t.UnixMilli()
 		return req, nil
 	}
-	p, err := decodeArg(l, pastID)
+	p, err := decodeArg(l, perm, pastID)
 	if err != nil {
 		return req, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -131,13 +132,16 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	}
 	row("nodes", "%s", group(c.Nodes))
 	row("per node", "%s IDs per tick, %s IDs/s", group(c.PerTick), group(uint64(c.PerSecond)))
-	if l.DecodeOnly() {
-		row("generates", "no: 64 bits, decode-only (generated IDs fit a signed BIGINT, 63 bits)")
+	var le *snowflake.LayoutError
+	if err := l.Generable(); errors.As(err, &le) {
+		row("generates", "no: %s", le.Reason)
 	} else {
 		row("generates", "yes: %d bits, fits a signed BIGINT", l.Bits())
 	}
-	if l.Bits() > 53 {
-		row("JavaScript", "IDs above 2^53 lose precision as numbers: carry them as strings")
+	if l.JavaScriptSafe() {
+		row("JavaScript", "safe: every ID is below 2^53, an exact Number")
+	} else {
+		row("JavaScript", "IDs above 2^53 lose precision as numbers: carry them as strings (or use --layout js53)")
 	}
 }
 

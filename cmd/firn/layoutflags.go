@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -22,6 +23,7 @@ const layoutFlagsUsage = `Layout flags (start from --layout, then override any p
   --epoch MS|RFC3339     tick 0: Unix milliseconds (not seconds: 1767225600000), or a
                          time such as 2026-01-01T00:00:00Z
   --tick DURATION        tick length, a whole number of milliseconds: 1ms, 10ms, 1s
+                         (of microseconds, such as 10us, only to decode)
   --time-bits N          width of the time part
   --node-bits N[,N...]   widths of the node fields, most significant first
   --node-names A[,B...]  names of the node fields (default node, or node1,node2...)
@@ -39,6 +41,19 @@ func (f *layoutFlags) flags() map[string]*string {
 		"layout": &f.preset, "epoch": &f.epoch, "tick": &f.tick, "time-bits": &f.timeBits,
 		"node-bits": &f.nodeBits, "node-names": &f.nodeNames, "sequence-bits": &f.seqBits, "order": &f.order,
 	}
+}
+
+// setLayoutFlags returns the names of the layout flags given on the
+// command line, sorted.
+func setLayoutFlags(fs *flag.FlagSet, f *layoutFlags) []string {
+	ours := f.flags()
+	var set []string
+	fs.Visit(func(fl *flag.Flag) {
+		if _, ok := ours[fl.Name]; ok {
+			set = append(set, fl.Name)
+		}
+	})
+	return set
 }
 
 func (f *layoutFlags) register(fs *flag.FlagSet) {
@@ -180,8 +195,9 @@ func parseOrder(s string) ([]snowflake.Part, error) {
 // issues IDs or opens a store calls it before touching anything, so such a
 // layout is never recorded in a store; firn parse still decodes its IDs.
 func checkGenerates(l snowflake.Layout, now time.Time) error {
-	if l.DecodeOnly() {
-		return usagef("layout %s uses all 64 bits, so it is decode-only: generated IDs fit 63 bits (a signed BIGINT)", l.Name)
+	var le *snowflake.LayoutError
+	if err := l.Generable(); errors.As(err, &le) {
+		return usagef("layout %s: %s", l.Name, le.Reason)
 	}
 	if since, ok := l.ExhaustedAt(now); ok {
 		return usagef("layout %s is exhausted since %s: its %d time bits of %s ran out, so it can only decode IDs (firn parse)",

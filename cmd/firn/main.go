@@ -3,10 +3,12 @@
 //	firn serve [--http ADDR] [flags]              serve IDs over HTTP
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
 //	firn parse [layout flags] [--json] [ID...]    take IDs apart (or from stdin)
+//	firn parse --guess [--json] [ID...]           which presets an ID may belong to
 //	firn layout [layout flags]                    draw a layout and its capacity
 //	firn tag list|create|step|advance|next        segment mode's tags
-//	firn schema --dialect postgres|mysql          print the SQL tables
+//	firn schema --dialect postgres|mysql          print the SQL tables and GRANTs
 //	firn admin advance --node N --to TIME         move a node's HWM forward
+//	firn migrate check --from SYSTEM --dsn DSN    the plan to switch from Leaf, Tinyid, uid-generator
 //	firn bench [--protocol P] [--mode M] [flags]  load a server, check the IDs
 //
 // Run "firn help COMMAND" for a command's flags. Bad input exits with
@@ -38,12 +40,13 @@ func commands() []command {
 		{"serve", "serve IDs over HTTP", serveUsage, runServe},
 		{"config", "check or print firn serve's configuration", configUsage, runConfig},
 		{"next", "print new IDs, one per line", nextUsage, runNext},
-		{"parse", "take IDs apart: time, node fields, sequence", parseUsage, runParse},
+		{"parse", "take IDs apart: time, node fields, sequence (--guess: by every preset)", parseUsage, runParse},
 		{"layout", "draw a layout's bits and print its capacity", layoutUsage, runLayout},
 		{"tag", "segment mode: create, list and draw from tags", tagUsage, runTag},
-		{"schema", "print the SQL tables", schemaUsage, runSchema},
+		{"schema", "print the SQL tables and the GRANTs each mode needs", schemaUsage, runSchema},
 		{"bench", "load a firn (or Leaf, Tinyid) server and check what it returns", benchUsage, runBench},
 		{"admin", "administer a store: advance a node's HWM after a restore", adminUsage, runAdmin},
+		{"migrate", "check a Leaf, Tinyid or uid-generator database and print the plan to switch", migrateUsage, runMigrate},
 		{"version", "print the version, commit and Go version of this binary", versionUsage, runVersion},
 	}
 }

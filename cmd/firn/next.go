@@ -14,7 +14,7 @@ import (
 	"github.com/firn-id/firn/snowflake"
 )
 
-var nextUsage = `Usage: firn next [-n N] [--node N|derived] [store flags] [layout flags]
+var nextUsage = `Usage: firn next [-n N] [--format F] [--node N|derived] [store flags] [layout flags]
 
 Prints N new IDs, one per line, from a generator for one node. The node's
 high-water mark (HWM) lives in the store, written ahead of use, so a later
@@ -23,6 +23,12 @@ is a data directory, locked while firn runs; every store records the
 layout, and a run with another layout in the same namespace is refused.
 
   -n N                     how many IDs (default 1, at most 10000000)
+  --format F               snowflake (default): the 64-bit ID in decimal;
+                           uuid: a UUIDv7 (RFC 9562); ulid: a ULID. A UUID or
+                           ULID takes one slot of the same generator: its
+                           time is the tick's start, then the sequence and
+                           node, then random bits; it is as unique as the
+                           64-bit ID of that slot, which is never issued
   --node N                 the node: one number, or one per node field, most
                            significant first (twitter: --node 3,17). Default:
                            the lowest node free in the store.
@@ -35,7 +41,7 @@ layout, and a run with another layout in the same namespace is refused.
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
 
-` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + layoutHelp()
+` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
@@ -43,7 +49,11 @@ func runNext(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("next", flag.ContinueOnError)
 	var lf layoutFlags
 	lf.register(fs)
+	var of opaqueFlags
+	of.register(fs)
+	encoding := encodingFlag(fs)
 	n := fs.Int("n", 1, "")
+	formatName := fs.String("format", "snowflake", "")
 	nodeArg := fs.String("node", "", "")
 	acceptRisk := fs.Bool("accept-collision-risk", false, "")
 	startAhead := fs.Bool("start-ahead", false, "")
@@ -66,6 +76,10 @@ func runNext(args []string, stdout io.Writer) error {
 	if *n < 1 || *n > maxNext {
 		return usagef("-n %d: want 1 to %d", *n, maxNext)
 	}
+	f, err := parseIDFormat(*formatName)
+	if err != nil {
+		return err
+	}
 	l, err := lf.layout()
 	if err != nil {
 		return err
@@ -76,7 +90,21 @@ func runNext(args []string, stdout io.Writer) error {
 	if l.Epoch.After(time.Now()) {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
 	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: layoutID(l), StartAhead: *startAhead, Window: nextWindow(l, *n)}
+	perm, err := of.permutation(l)
+	if err != nil {
+		return err
+	}
+	if err := of.cfg.CheckNode(*nodeArg); err != nil {
+		return usagef("%s", err)
+	}
+	enc, err := encoding()
+	if err != nil {
+		return err
+	}
+	if err := f.check(perm, enc); err != nil {
+		return err
+	}
+	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: *startAhead, Window: nextWindow(l, *n)}
 	if cfg.Reserved, err = parseReserved(l, *reserved); err != nil {
 		return err
 	}
@@ -101,7 +129,11 @@ func runNext(args []string, stdout io.Writer) error {
 			if err != nil {
 				return err
 			}
-			return printIDs(g, lease, *n, stdout)
+			draw, err := f.drawer(g, perm, enc)
+			if err != nil {
+				return err
+			}
+			return printIDs(draw, lease, *n, stdout)
 		})
 		if r, err = rf.beside(&sf, err); r == nil {
 			return err
@@ -110,12 +142,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), r, l, cfg.Node, *n, stdout)
-}
-
-// layoutID is how stores record a layout.
-func layoutID(l snowflake.Layout) nodeid.LayoutID {
-	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
+	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, f, stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -163,20 +190,17 @@ func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
 	return node, nil
 }
 
-// printIDs writes n IDs. When the generator reaches the HWM before the
-// lease's next extension lands it waits for it, for as long as the lease
-// holds.
-func printIDs(g *snowflake.Generator, lease *nodeid.Lease, n int, stdout io.Writer) error {
+// printIDs writes n IDs that draw makes. When the generator reaches the
+// HWM before the lease's next extension lands it waits for it, for as
+// long as the lease holds.
+func printIDs(draw drawer, lease *nodeid.Lease, n int, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
-	buf := make([]int64, min(n, 4096))
-	var line []byte
+	var lines []byte
 	for n > 0 {
-		k, err := g.NextN(context.Background(), buf[:min(n, len(buf))])
-		for _, id := range buf[:k] {
-			line = strconv.AppendInt(line[:0], id, 10)
-			line = append(line, '\n')
-			w.Write(line)
-		}
+		var k int
+		var err error
+		lines, k, err = draw(context.Background(), min(n, 4096), lines[:0])
+		w.Write(lines)
 		n -= k
 		if errors.Is(err, snowflake.ErrNotServing) && lease.Err() == nil {
 			time.Sleep(time.Millisecond)

@@ -6,14 +6,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/firn-id/firn/idtext"
 	"io"
 	"strconv"
 	"strings"
 
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
 )
 
 var parseUsage = `Usage: firn parse [layout flags] [--json] ID...
+       firn parse --guess [--json] ID...
        firn next -n 3 | firn parse [layout flags] [--json]
 
 Takes each ID apart: its time, tick, node fields and sequence. With no ID
@@ -21,12 +25,38 @@ argument, reads the IDs from standard input (one per line, or separated by
 spaces; at most 1,000,000) unless it is a terminal. All IDs are checked
 before anything is printed.
 
+A decimal ID is read with the layout. Other systems' IDs are told apart by
+their form and printed in their own parts:
+` + indent(wide.Forms()) + `
+A UUIDv7 or ULID that firn next --format uuid|ulid made also shows its
+firn slot (firn.tick, firn.<node field>, firn.sequence, and firn.id, the
+64-bit ID of the same slot) when layout flags are given and the layout
+can have made it.
+
   --json   one JSON object per line:
            {"id":"…","unix_ms":…,"time":"…","tick":…,"node":{"<field>":…},"sequence":…}
+           and for other forms
+           {"id":"…","form":"uuid","hex":"…","unix_ms":…,"time":"…","fields":{…},"firn":{…}}
+  --guess  for an ID of unknown origin: reads it with every preset below
+           instead of one layout (so it takes no layout flags). A layout
+           is plausible when the ID fits its width and its time lies after
+           the layout's epoch and at most a minute after now. Plausible
+           layouts come first, the most telling leading: the one a random
+           number would pass least often, counting small node and sequence
+           values as evidence. The ranking is a heuristic; two or more
+           plausible layouts make the ID ambiguous, and all are named
+           (a Mastodon ID also reads as a Discord ID of 2015). With --json:
+           {"id":"…","ambiguous":…,"candidates":[{"layout":"…","plausible":…,
+           "reason":"…","unix_ms":…,"time":"…","tick":…,"node":{…},"sequence":…},…]}
 
-` + layoutHelp() + `
-Example:
+` + encodingUsage + `
+With the opaque flags, each ID is an opaque ID of that namespace: it is
+revealed with the key first, and id shows the plain ID it stands for.
+
+` + opaqueFlagsUsage + "\n" + layoutHelp() + `
+Examples:
   firn parse --layout discord --json 175928847299117063
+  firn parse --guess 103270115826048975
 `
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
@@ -35,10 +65,19 @@ func runParse(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
 	var lf layoutFlags
 	lf.register(fs)
+	var of opaqueFlags
+	of.register(fs)
+	encoding := encodingFlag(fs)
 	asJSON := fs.Bool("json", false, "")
+	guess := fs.Bool("guess", false, "")
 	ids, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	if *guess {
+		if set := setLayoutFlags(fs, &lf); len(set) > 0 {
+			return usagef("--guess reads every preset, so it takes no layout flags (got --%s)", strings.Join(set, ", --"))
+		}
 	}
 	if len(ids) == 0 && !isTerminal(stdin) {
 		if ids, err = readIDs(stdin); err != nil {
@@ -48,26 +87,46 @@ func runParse(args []string, stdout io.Writer) error {
 	if len(ids) == 0 {
 		return usagef("no ID given; usage: firn parse [layout flags] [--json] ID..., or IDs on standard input")
 	}
+	enc, err := encoding()
+	if err != nil {
+		return err
+	}
+	if *guess {
+		return runGuess(ids, enc, *asJSON, stdout)
+	}
 	l, err := lf.layout()
 	if err != nil {
 		return err
 	}
-	parts := make([]snowflake.Parts, len(ids))
+	p, err := of.permutation(l)
+	if err != nil {
+		return err
+	}
+	withLayout := false
+	fs.Visit(func(f *flag.Flag) { withLayout = withLayout || lf.flags()[f.Name] != nil })
+	parts := make([]parsed, len(ids))
 	for i, s := range ids {
-		if parts[i], err = decodeArg(l, s); err != nil {
+		if parts[i], err = parseArg(l, p, enc, withLayout, s); err != nil {
 			return err
 		}
 	}
 	w := bufio.NewWriter(stdout)
 	for i, p := range parts {
-		if *asJSON {
-			writeJSON(w, p)
-			continue
+		switch {
+		case *asJSON && p.wide != nil:
+			writeWideJSON(w, p)
+		case *asJSON:
+			writeJSON(w, p.Parts)
+		default:
+			if i > 0 {
+				w.WriteString("\n")
+			}
+			if p.wide != nil {
+				writeWideText(w, p)
+			} else {
+				writeText(w, p.Parts)
+			}
 		}
-		if i > 0 {
-			w.WriteString("\n")
-		}
-		writeText(w, p)
 	}
 	return w.Flush()
 }
@@ -93,20 +152,45 @@ func readIDs(r io.Reader) ([]string, error) {
 	return ids, nil
 }
 
-// decodeArg parses one decimal ID and takes it apart.
-func decodeArg(l snowflake.Layout, s string) (snowflake.Parts, error) {
+// parseID reads one ID written in enc.
+func parseID(enc idtext.Encoding, s string) (uint64, error) {
+	if enc != idtext.Decimal {
+		id, err := enc.Parse(s)
+		if err != nil {
+			return 0, usagef("%s", strings.TrimPrefix(err.Error(), "idtext: "))
+		}
+		return id, nil
+	}
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) {
-			return snowflake.Parts{}, usagef("ID %q is larger than 64 bits", s)
+			return 0, usagef("ID %q is larger than 64 bits", s)
 		}
-		return snowflake.Parts{}, usagef("ID %q is not a non-negative decimal number", s)
+		return 0, usagef("ID %q is not a non-negative decimal number (for base62 or base32, give --encoding)", s)
 	}
-	p, err := l.Decompose(id)
+	return id, nil
+}
+
+// decodeArg parses one decimal ID and takes it apart; in opaque mode (p
+// set) it undoes the permutation first.
+func decodeArg(l snowflake.Layout, p *opaque.Permutation, s string) (snowflake.Parts, error) {
+	return decodeText(l, p, idtext.Decimal, s)
+}
+
+// decodeText is decodeArg for an ID written in enc.
+func decodeText(l snowflake.Layout, p *opaque.Permutation, enc idtext.Encoding, s string) (snowflake.Parts, error) {
+	id, err := parseID(enc, s)
 	if err != nil {
-		return p, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", id, l.Bits(), l.Name)
+		return snowflake.Parts{}, err
 	}
-	return p, nil
+	if id, err = reveal(p, id); err != nil {
+		return snowflake.Parts{}, err
+	}
+	parts, err := l.Decompose(id)
+	if err != nil {
+		return parts, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", id, l.Bits(), l.Name)
+	}
+	return parts, nil
 }
 
 func writeText(w *bufio.Writer, p snowflake.Parts) {

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/opaque"
 	"io"
 	"net/http"
 	"net/url"
@@ -230,14 +232,33 @@ func (r *remote) Advance(ctx context.Context, tag string, to int64) (int64, erro
 
 // draw writes n IDs from path (a batch route), one per line, asking for
 // at most max per request.
-func (r *remote) draw(ctx context.Context, path string, n, max int, w io.Writer) error {
+func (r *remote) draw(ctx context.Context, path string, n, max int, enc idtext.Encoding, w io.Writer) error {
+	return r.drawLines(ctx, path, n, max, w, decimalID, enc)
+}
+
+// idLine checks one line of a text answer: its longest length, newline
+// included, and whether it is an ID.
+type idLine struct {
+	size  int
+	valid func(string) bool
+}
+
+// decimalID is a line of an int64 ID's answer.
+var decimalID = idLine{size: 21, valid: func(s string) bool {
+	id, err := strconv.ParseInt(s, 10, 64)
+	return err == nil && id >= 0 && strconv.FormatInt(id, 10) == s
+}}
+
+// drawLines draws n IDs from path, at most max a request, copying each
+// line that line accepts to w, a decimal ID written in enc.
+func (r *remote) drawLines(ctx context.Context, path string, n, max int, w io.Writer, line idLine, enc idtext.Encoding) error {
 	for n > 0 {
 		k := min(n, max)
 		resp, err := r.send(ctx, http.MethodGet, path+"?format=text&count="+strconv.Itoa(k), nil, "text/plain")
 		if err != nil {
 			return err
 		}
-		got, err := copyIDs(w, resp.Body, k)
+		got, err := copyIDs(w, resp.Body, k, line, enc)
 		resp.Body.Close()
 		if err != nil {
 			return fmt.Errorf("firn serve at %s: %w", r.base, err)
@@ -247,17 +268,25 @@ func (r *remote) draw(ctx context.Context, path string, n, max int, w io.Writer)
 	return nil
 }
 
-// copyIDs copies want lines of decimal IDs from r to w, checking each.
-func copyIDs(w io.Writer, r io.Reader, want int) (int, error) {
-	sc := bufio.NewScanner(io.LimitReader(r, int64(want)*21))
+// copyIDs copies want lines of IDs from r to w, checking each with line;
+// a decimal ID is written in enc.
+func copyIDs(w io.Writer, r io.Reader, want int, line idLine, enc idtext.Encoding) (int, error) {
+	sc := bufio.NewScanner(io.LimitReader(r, int64(want*line.size)))
 	got := 0
 	var out []byte
 	for sc.Scan() {
-		id, err := strconv.ParseInt(sc.Text(), 10, 64)
-		if err != nil || id < 0 {
+		if !line.valid(sc.Text()) {
 			return got, fmt.Errorf("not an ID: %q", sc.Text())
 		}
-		out = append(strconv.AppendInt(out, id, 10), '\n')
+		if enc == idtext.Decimal {
+			out = append(append(out, sc.Text()...), '\n')
+		} else {
+			id, err := strconv.ParseUint(sc.Text(), 10, 64)
+			if err != nil {
+				return got, fmt.Errorf("not a decimal ID to write in %s: %q", enc, sc.Text())
+			}
+			out = append(enc.Append(out, id), '\n')
+		}
 		got++
 	}
 	if err := sc.Err(); err != nil {
@@ -276,6 +305,7 @@ type serverInfo struct {
 	Fingerprint string `json:"fingerprint"`
 	Node        uint64 `json:"node"`
 	MaxBatch    int    `json:"max_batch"`
+	Opaque      string `json:"opaque"` // the permutation's fingerprint in opaque mode
 }
 
 func (r *remote) info(ctx context.Context) (serverInfo, error) {
@@ -335,7 +365,7 @@ func (f *remoteFlags) beside(sf *storeFlags, err error) (*remote, error) {
 
 // nextRemote prints n snowflake IDs from a running server, refusing when
 // the layout or the node asked for differ from the server's.
-func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, node *uint64, n int, stdout io.Writer) error {
+func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, node *uint64, n int, f idFormat, stdout io.Writer) error {
 	info, err := r.info(ctx)
 	if err != nil {
 		return err
@@ -343,11 +373,14 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, node *uint64
 	if info.Fingerprint != l.Fingerprint() {
 		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none", r.base, info.Layout, l.String())
 	}
+	if want := permutationName(perm); info.Opaque != want {
+		return usagef("firn serve at %s issues %s; this command asked for %s: give the server's opaque flags, or its --config", r.base, opaqueDesc(info.Opaque), opaqueDesc(want))
+	}
 	if node != nil && *node != info.Node {
 		return usagef("firn serve at %s holds node %d; this command asked for node %d", r.base, info.Node, *node)
 	}
 	w := bufio.NewWriter(stdout)
-	if err := r.draw(ctx, "/v1/snowflake/batch", n, max(1, info.MaxBatch), w); err != nil {
+	if err := r.drawLines(ctx, f.path, n, max(1, info.MaxBatch), w, f.line, enc); err != nil {
 		return errors.Join(err, w.Flush())
 	}
 	return w.Flush()

@@ -4,30 +4,56 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/firn-id/firn/sqlstore"
 )
 
-var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--table NAME] [--segment-table NAME] [--tinyid-table NAME]
+var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags]
 
-Prints the DDL of firn's tables, for teams whose application user may not
-create tables (firn creates them on first use otherwise): the node tables,
-the segment tables of Leaf and Tinyid (their own DDL for MySQL, its
-equivalent for PostgreSQL), and firn's own segment table.
+Prints, for each way firn uses a database, the DDL of its tables, the
+statements firn runs on them with the privileges each needs, and the GRANT
+statements that allow exactly those: for teams whose application user may
+not create tables (firn creates a missing table on first use otherwise,
+and never runs CREATE on a table that exists) or holds only the privileges
+of the original system. Each mode touches its own tables only.
 
   --dialect D            postgres or mysql (MariaDB)
+  --mode MODE            one mode (default: all of them):
+                         nodes   snowflake node IDs (--store postgres|mysql)
+                         leaf    segments on Meituan Leaf's table (--segments leaf)
+                         tinyid  segments on Didi Tinyid's table and its tokens
+                                 (--segments tinyid)
+                         set     segments on firn's own table (--segments set)
+  --grantee USER         the account the GRANTs name, as the database spells
+                         it (default firn; on MySQL 'firn'@'%')
   --table NAME           the node table (default firn_nodes); its namespace
                          table is NAME_namespaces
   --segment-table NAME   Leaf's segment table (default leaf_alloc)
   --tinyid-table NAME    Tinyid's segment table (default tiny_id_info)
+  --token-table NAME     Tinyid's token table (default tiny_id_token)
+  --set-table NAME       firn's own segment table (default firn_segments)
 `
+
+// modeTitles say what each mode is, in firn schema's headings.
+var modeTitles = map[sqlstore.Mode]string{
+	sqlstore.ModeNodes:  "node IDs and their high-water marks (--store postgres|mysql, snowflake on)",
+	sqlstore.ModeLeaf:   "segments, Meituan Leaf's table (--segments leaf)",
+	sqlstore.ModeTinyid: "segments, Didi Tinyid's table and its tokens (--segments tinyid)",
+	sqlstore.ModeSet:    "segments, firn's own table (--segments set)",
+}
 
 func runSchema(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
 	dialect := fs.String("dialect", "", "")
-	table := fs.String("table", "firn_nodes", "")
-	segTable := fs.String("segment-table", "leaf_alloc", "")
-	tinyTable := fs.String("tinyid-table", "tiny_id_info", "")
+	mode := fs.String("mode", "", "")
+	grantee := fs.String("grantee", "", "")
+	var t sqlstore.Tables
+	fs.StringVar(&t.Nodes, "table", "firn_nodes", "")
+	fs.StringVar(&t.Leaf, "segment-table", "leaf_alloc", "")
+	fs.StringVar(&t.Tinyid, "tinyid-table", "tiny_id_info", "")
+	fs.StringVar(&t.TinyidTokens, "token-table", "tiny_id_token", "")
+	fs.StringVar(&t.Set, "set-table", "firn_segments", "")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -42,20 +68,85 @@ func runSchema(args []string, stdout io.Writer) error {
 	if err != nil {
 		return usagef("--dialect %q: want postgres or mysql", *dialect)
 	}
-	ddl, err := sqlstore.Schema(d, *table)
-	if err != nil {
-		return usagef("--table: %s", err)
+	modes := sqlstore.Modes
+	if *mode != "" {
+		m, err := sqlstore.ParseMode(*mode)
+		if err != nil {
+			return usagef("--mode %q: want nodes, leaf, tinyid or set", *mode)
+		}
+		modes = []sqlstore.Mode{m}
 	}
-	seg, err := sqlstore.SegmentSchema(d, *segTable)
-	if err != nil {
-		return usagef("--segment-table: %s", err)
+	if *grantee == "" {
+		*grantee = map[sqlstore.Dialect]string{sqlstore.Postgres: "firn", sqlstore.MySQL: "'firn'@'%'"}[d]
 	}
-	tiny, err := sqlstore.TinyidSchema(d, *tinyTable)
-	if err != nil {
-		return usagef("--tinyid-table: %s", err)
+	var b strings.Builder
+	for _, m := range modes {
+		if err := writeMode(&b, d, m, t, *grantee); err != nil {
+			return err
+		}
 	}
-	own, _ := sqlstore.SetSchema(d, "firn_segments")
-	_, err = fmt.Fprintf(stdout, "-- node IDs and their high-water marks\n%s\n-- segments, Meituan Leaf's table (--segments leaf)\n%s\n"+
-		"-- segments, Didi Tinyid's table (--segments tinyid)\n%s\n-- segments, firn's own table (--segments set)\n%s", ddl, seg, tiny, own)
+	_, err = io.WriteString(stdout, b.String())
 	return err
+}
+
+// writeMode writes one mode's DDL, statements and GRANTs.
+func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlstore.Tables, grantee string) error {
+	ddl, err := modeDDL(d, m, t)
+	if err != nil {
+		return err
+	}
+	uses, err := sqlstore.Uses(m, t)
+	if err != nil {
+		return usagef("%s", err)
+	}
+	serve, admin, err := sqlstore.Grants(d, m, t, grantee)
+	if err != nil {
+		return usagef("%s", err)
+	}
+	fmt.Fprintf(b, "-- mode %s: %s\n%s", m, modeTitles[m], ddl)
+	if m == sqlstore.ModeTinyid {
+		fmt.Fprintf(b, "-- Tinyid's token table %s is Tinyid's own (tinyid-server/db.sql); firn only reads it\n", t.TinyidTokens)
+	}
+	b.WriteString("-- statements firn runs, and the privileges each needs:\n")
+	for _, u := range uses {
+		fmt.Fprintf(b, "--   %s on %s, by %s:\n--       %s\n", strings.Join(u.Privileges, ", "), u.Table, u.By, u.Statement)
+	}
+	fmt.Fprintf(b, "-- what firn serve needs in mode %s:\n%s\n", m, strings.Join(serve, "\n"))
+	if len(admin) > 0 {
+		fmt.Fprintf(b, "-- and what firn tag create adds:\n%s\n", strings.Join(admin, "\n"))
+	}
+	if d == sqlstore.Postgres {
+		b.WriteString("-- (and USAGE on the tables' schema, which every role holds on public)\n")
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+// modeDDL is the DDL of the tables of mode m.
+func modeDDL(d sqlstore.Dialect, m sqlstore.Mode, t sqlstore.Tables) (string, error) {
+	switch m {
+	case sqlstore.ModeNodes:
+		ddl, err := sqlstore.Schema(d, t.Nodes)
+		if err != nil {
+			return "", usagef("--table: %s", err)
+		}
+		return ddl, nil
+	case sqlstore.ModeLeaf:
+		ddl, err := sqlstore.SegmentSchema(d, t.Leaf)
+		if err != nil {
+			return "", usagef("--segment-table: %s", err)
+		}
+		return ddl, nil
+	case sqlstore.ModeTinyid:
+		ddl, err := sqlstore.TinyidSchema(d, t.Tinyid)
+		if err != nil {
+			return "", usagef("--tinyid-table: %s", err)
+		}
+		return ddl, nil
+	}
+	ddl, err := sqlstore.SetSchema(d, t.Set)
+	if err != nil {
+		return "", usagef("--set-table: %s", err)
+	}
+	return ddl, nil
 }

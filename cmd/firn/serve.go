@@ -25,6 +25,7 @@ import (
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
@@ -66,10 +67,16 @@ default would issue the same IDs.
   --log-level L      debug, info (default), warn or error
   --log-format F     auto (default: text on a terminal, JSON otherwise),
                      text or json
-Tokens and scopes (auth.tokens) come from the configuration file; without
-them every request is allowed, so firn serve stays on loopback. So does a
-set of segment databases serving every tag together (segments.stores: store
-i issues the IDs congruent to i modulo their number).
+Tokens and scopes (auth.tokens) come from the configuration file, as
+does a set of segment databases serving every tag together
+(segments.stores: store i issues the IDs congruent to i modulo their
+number). Without tokens every request is allowed, so firn serve stays on
+loopback, unless auth.anonymous opens the HTTP ID routes of chosen
+scopes (snowflake, tag:NAME, tag:*, range:NAME for Tinyid's
+nextSegmentId) to clients that send no credentials, such as Leaf's and
+Tinyid's, at auth.anonymous_rate requests per second per client address
+(logged at start); admin then needs a token that holds it (403
+otherwise), and gRPC off loopback still needs tokens.
   --local-segments   off loopback on the local store, serve segment tags from
                      the data directory anyway: this machine alone serves
                      them (without it, segments are off there)
@@ -77,7 +84,8 @@ i issues the IDs congruent to i modulo their number).
                      as for firn next
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
-/v1/snowflake/decode/{id}, /v1/segments/{tag}/next,
+/v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
+--guess), /v1/segments/{tag}/next,
 /v1/segments/{tag}/batch?count=N, /healthz, /readyz, and the OpenAPI
 document at /v1/openapi.json. IDs are JSON strings;
 ?format=number for numbers, Accept: text/plain for one per line. Leaf's
@@ -129,6 +137,10 @@ type serveOptions struct {
 	tls *tls.Config
 	// anonymous are the scopes open to requests without credentials.
 	anonymous []string
+	// maxID bounds the IDs of the tags listed in segments.javascript_safe.
+	maxID func(tag string) int64
+	// opaque, in opaque mode, permutes every snowflake ID served.
+	opaque *opaque.Permutation
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
 	// cfg is the configuration the options came from: defaults, file,
@@ -222,14 +234,18 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			err = errors.Join(err, cerr)
 		}()
 	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{})
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth := o.auth
 	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log,
-		Ready: acq.notReady}
+		Ready: acq.notReady, Opaque: o.opaque}
+	if o.opaque != nil {
+		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
+			"permutation", o.opaque.Fingerprint())
+	}
 	if tokens != nil {
 		scfg.TinyidTokens = tokens
 	}
@@ -247,10 +263,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if o.tls != nil {
 		scheme = "https"
 	}
-	log.Info("serving", "url", scheme+"://"+ln.Addr().String(), "store", sf.describe(), "node", node,
-		"layout", l.String(), "version", buildinfo.Read().String())
-	if auth.Enabled() && len(o.anonymous) > 0 {
-		log.Warn("anonymous access: requests without credentials may use these scopes", "scopes", strings.Join(o.anonymous, ","))
+	attrs := []any{"url", scheme + "://" + ln.Addr().String(), "store", sf.describe(), "node", node,
+		"layout", l.String(), "version", buildinfo.Read().String()}
+	if lease != nil {
+		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
+	}
+	log.Info("serving", attrs...)
+	if len(o.anonymous) > 0 {
+		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
+			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+ln.Addr().String(),
+			"admin", adminState(auth))
 	}
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
@@ -284,8 +306,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			// The lost claim is released (or waited out), never revived;
 			// then a node is taken again with a new claim (perhaps
 			// another node) and the service serves on.
-			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "err", lease.Err())
-			acq.waiting(fmt.Sprintf("node %d: %s; acquiring a node again", lease.Node(), lease.Err()))
+			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "lease", lease.Token(), "err", lease.Err())
+			acq.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lease.Node(), lease.Token(), lease.Err()))
 			if err := lease.Retire(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("the lost claim was not released: waited for it to expire", "node", lease.Node(), "err", err)
 			}
@@ -311,6 +333,14 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	return srv.Shutdown(sctx)
 }
 
+// adminState says who may use the admin routes, for the log.
+func adminState(auth *server.Auth) string {
+	if !auth.Enabled() {
+		return "anyone on loopback"
+	}
+	return "tokens with the scope admin only (403 when none is configured)"
+}
+
 // startTinyidTokens reads Tinyid's token table of the segment store just
 // opened, if it is checked, and keeps it fresh until Close. A table that
 // cannot be read refuses to start: serving without it would let every
@@ -322,6 +352,9 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 	sctx, cancel := context.WithTimeout(ctx, sf.dialTimeout)
 	defer cancel()
 	if err := sf.tokens.Start(sctx); err != nil {
+		if errors.Is(err, sqlstore.ErrDenied) { // the table is there; the account may not read it
+			return nil, usagef("segments.token_table %s: %s", sf.tokens.Table(), err)
+		}
 		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
 			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
 			sf.tokens.Table(), err)
@@ -330,15 +363,20 @@ func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTok
 }
 
 // startingHandler answers while firn serve waits for its stores and its
-// node: /healthz 200 (the process is up), everything else 503 not_ready,
-// saying what it waits for.
+// node: /healthz 200 (the process is up), /metrics (the build, the
+// runtime, firn_lease_held 0), everything else 503 not_ready, saying what
+// it waits for.
 type startingHandler struct {
 	why func() error // what it waits for; nil: the stores and a first claim
 }
 
 func (h startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/healthz" {
+	switch r.URL.Path {
+	case "/healthz":
 		_, _ = w.Write([]byte("ok " + buildinfo.Read().String() + " (starting)\n"))
+		return
+	case "/metrics":
+		startingMetrics.ServeHTTP(w, r)
 		return
 	}
 	msg := "starting: waiting for the store to answer and a node to be held"
@@ -432,35 +470,49 @@ func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) 
 }
 
 // checkListen keeps the implicit local default, and a service without
-// tokens, on loopback. flag names the listener in messages. The address
-// is host:port (config.Validate checked it).
-func checkListen(flag, addr string, explicitStore, tokens bool) error {
+// tokens, on loopback: off it, HTTP needs tokens or anonymous grants
+// (auth.anonymous lifts this rule and no other), gRPC tokens (anonymous
+// grants cover HTTP only). flag names the listener in messages. The
+// address is host:port (config.Validate checked it).
+func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error {
 	if loopback(addr) {
 		return nil
 	}
 	switch {
 	case !explicitStore:
 		return usagef("--%s %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", flag, addr)
-	case !tokens:
-		return usagef("--%s %s is not loopback: configure auth.tokens (docs/config.md); without tokens firn serves loopback only", flag, addr)
+	case flag == "grpc" && !auth.HasTokens():
+		return usagef("--grpc %s is not loopback: configure auth.tokens (docs/config.md), or --grpc off; auth.anonymous opens HTTP routes only", addr)
+	case !auth.Enabled():
+		return usagef("--%s %s is not loopback: configure auth.tokens, or auth.anonymous for chosen ID routes (docs/config.md); without either firn serve serves loopback only", flag, addr)
 	}
 	return nil
 }
 
 // checkFloor refuses to start when the first ID would not exceed floor,
-// the largest ID a previous system issued.
-func checkFloor(g *snowflake.Generator, floor uint64) error {
+// the largest ID a previous system issued. In opaque mode (perm set) the
+// floor is an opaque ID of the namespace, revealed before it is compared:
+// opaque IDs are not ordered.
+func checkFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) error {
 	if floor == 0 {
 		return nil
+	}
+	plain, err := reveal(perm, floor)
+	if err != nil {
+		return usagef("snowflake.floor: %s", err)
 	}
 	l := g.Layout()
 	tick := uint64(g.Now().Sub(l.Epoch) / l.Tick)
 	first, err := l.Compose(min(tick, l.MaxTick()), g.Node(), 0)
-	if err != nil || first <= floor {
-		return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
-			"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
+	if err == nil && first > plain {
+		return nil
 	}
-	return nil
+	if perm != nil {
+		return fmt.Errorf("snowflake floor %d (opaque; revealed, %d): the first ID would be about %d before the permutation, not above it; "+
+			"move the node past it with firn admin advance --node %d --past-id %d and the opaque flags, or check the layout and epoch", floor, plain, first, g.Node(), floor)
+	}
+	return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
+		"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
 }
 
 // logOutput is where firn serve logs; tests replace it.
@@ -483,3 +535,6 @@ func newLogger(level, format string) *slog.Logger {
 	}
 	return slog.New(slog.NewJSONHandler(logOutput, opts))
 }
+
+// startingMetrics is /metrics while firn serve starts.
+var startingMetrics = server.StartingMetrics()

@@ -30,3 +30,24 @@ func invalidSQLInput(err error) bool {
 	}
 	return false
 }
+
+// mysqlDeniedErrors are MySQL's errors for a privilege the account lacks:
+// on a table (1142), on a column (1143), on the database (1044).
+var mysqlDeniedErrors = map[uint16]bool{1044: true, 1142: true, 1143: true}
+
+// deniedSQL reports whether err is the database refusing a statement
+// for want of a privilege — PostgreSQL's SQLSTATE 42501
+// (insufficient_privilege) or one of mysqlDeniedErrors. sqlstore gets it
+// as an option, and reports such errors as one line naming the statement
+// and the GRANT that allows it (sqlstore.PrivilegeError).
+func deniedSQL(err error) bool {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Code == "42501"
+	case errors.As(err, &me):
+		return mysqlDeniedErrors[me.Number]
+	}
+	return false
+}

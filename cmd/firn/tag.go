@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/firn-id/firn/idtext"
 	"io"
 	"net/url"
 	"strconv"
@@ -27,7 +28,8 @@ store. Nothing here ever lowers a counter.
   firn tag step TAG N                             change a tag's step
   firn tag advance TAG --to N                     move a tag's next ID to at least N
                                                   (after a restore: past the largest ID issued)
-  firn tag next TAG [-n N]                        draw N IDs, one per line
+  firn tag next TAG [-n N] [--encoding E]         draw N IDs, one per line (E: decimal,
+                                                  base62 or base32)
 
 ` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage
 
@@ -49,6 +51,9 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	desc := fs.String("description", "", "")
 	to := fs.Int64("to", 0, "")
 	n := fs.Int("n", 1, "")
+	encoding := encodingFlag(fs)
+	var jsSafe tagList
+	fs.Var(&jsSafe, "javascript-safe-tags", "")
 	rest, err := withConfig(fs, args[1:])
 	if err != nil {
 		return err
@@ -125,15 +130,19 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d\n", pos[0], after)
 		return err
 	}
+	enc, err := encoding()
+	if err != nil {
+		return err
+	}
 	if r != nil {
 		if *n < 1 || *n > maxNext {
 			return usagef("-n %d: want 1 to %d", *n, maxNext)
 		}
 		w := bufio.NewWriter(stdout)
-		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), w)
+		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), enc, w)
 		return errors.Join(tagErr(pos[0], err), w.Flush())
 	}
-	return drawTag(ctx, store.(segment.Store), pos[0], *n, stdout)
+	return drawTag(ctx, store.(segment.Store), pos[0], *n, maxIDOf(jsSafe), enc, stdout)
 }
 
 // tagAdmin is what firn tag asks of a segment store, or of a running
@@ -175,11 +184,11 @@ func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 	return w.Flush()
 }
 
-func drawTag(ctx context.Context, store segment.Store, tag string, n int, stdout io.Writer) (err error) {
+func drawTag(ctx context.Context, store segment.Store, tag string, n int, maxID func(string) int64, enc idtext.Encoding, stdout io.Writer) (err error) {
 	if n < 1 || n > maxNext {
 		return usagef("-n %d: want 1 to %d", n, maxNext)
 	}
-	a, err := segment.NewAllocator(store, segment.Config{MaxWait: 5 * time.Second})
+	a, err := segment.NewAllocator(store, segment.Config{MaxWait: 5 * time.Second, MaxID: maxID})
 	if err != nil {
 		return err
 	}
@@ -194,7 +203,7 @@ func drawTag(ctx context.Context, store segment.Store, tag string, n int, stdout
 		k, err := h.NextN(ctx, dst[:min(n, len(dst))])
 		out = out[:0]
 		for _, id := range dst[:k] {
-			out = strconv.AppendInt(out, id, 10)
+			out = enc.Append(out, uint64(id))
 			out = append(out, '\n')
 		}
 		if _, werr := stdout.Write(out); werr != nil {
@@ -204,6 +213,20 @@ func drawTag(ctx context.Context, store segment.Store, tag string, n int, stdout
 			return err
 		}
 		n -= k
+	}
+	return nil
+}
+
+// tagList is a comma-separated list of tags as a flag, as serve's
+// segments.javascript_safe reaches firn tag through --config.
+type tagList []string
+
+func (l *tagList) String() string { return strings.Join(*l, ",") }
+
+func (l *tagList) Set(s string) error {
+	*l = nil
+	if s != "" {
+		*l = strings.Split(s, ",")
 	}
 	return nil
 }

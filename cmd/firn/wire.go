@@ -4,11 +4,14 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/snowflake"
 )
 
 // The composition root of firn serve: configuration in, the options the
@@ -60,7 +63,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// or be the operator's: a local store picking "the lowest free node"
 	// gives node 0 on every machine, explicit or not.
 	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
-	if err := checkListen("http", o.addr, explicitStore, o.auth.Enabled()); err != nil {
+	if err := checkListen("http", o.addr, explicitStore, o.auth); err != nil {
 		return o, err
 	}
 	// Segments from the local directory serve one machine: off loopback,
@@ -73,7 +76,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 			"or --local-segments if this machine alone serves its tags"
 	}
 	if o.grpcAddr != "off" {
-		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth.Enabled()); err != nil {
+		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth); err != nil {
 			return o, err
 		}
 	}
@@ -96,7 +99,15 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if err := checkGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: layoutID(o.layout), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
+	if cfg.Snowflake.JavaScriptSafe && cfg.Snowflake.Enabled && !o.layout.JavaScriptSafe() {
+		return o, usagef("snowflake.javascript_safe (--javascript-safe): the layout has %d bits, so its IDs reach past 2^53; use a layout of at most %d bits, such as --layout js53",
+			o.layout.Bits(), snowflake.JavaScriptBits)
+	}
+	o.maxID = maxIDOf(cfg.Segments.JavaScriptSafe)
+	if o.opaque, err = permutationOf(cfg.Opaque, o.layout); err != nil {
+		return o, err
+	}
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: spaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
 	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
 		return o, err
 	}
@@ -148,4 +159,22 @@ func loadConfig(args []string) (*config.Config, error) {
 		return nil, usagef("%s", err)
 	}
 	return c, nil
+}
+
+// maxIDOf is the allocator's bound per tag: 2^53−1 for the tags listed
+// (all with "*"), none for the others.
+func maxIDOf(tags []string) func(string) int64 {
+	if len(tags) == 0 {
+		return nil
+	}
+	all, set := slices.Contains(tags, "*"), map[string]bool{}
+	for _, t := range tags {
+		set[t] = true
+	}
+	return func(tag string) int64 {
+		if all || set[tag] {
+			return segment.JavaScriptSafe
+		}
+		return 0
+	}
 }

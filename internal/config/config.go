@@ -21,6 +21,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -37,7 +39,46 @@ type Config struct {
 	Segments  Segments  `yaml:"segments"`
 	Snowflake Snowflake `yaml:"snowflake"`
 	Auth      Auth      `yaml:"auth"`
+	Opaque    Opaque    `yaml:"opaque"`
 	Log       Log       `yaml:"log"`
+}
+
+// Opaque makes snowflake IDs opaque: every ID this server issues passes
+// through a keyed permutation of the layout's ID space (package opaque),
+// so it shows neither its time nor how many came before it. The key's
+// fingerprint and the tweak are recorded with the namespace's layout: a
+// namespace keeps one key and one tweak for its whole life, and a server
+// with another key, another tweak, or opaque mode set differently refuses
+// to start (two permutations over one space collide).
+type Opaque struct {
+	// Snowflake permutes every snowflake ID this server issues.
+	Snowflake bool `yaml:"snowflake" flag:"opaque"`
+	// KeyFile names a file holding the key in hex: 32, 48 or 64 digits
+	// (AES-128, -192, -256), such as the output of openssl rand -hex 32.
+	KeyFile string `yaml:"key_file" flag:"opaque-key-file"`
+	// Key is the key itself, in hex, in the configuration file only
+	// (never a flag or variable); config print hides it. Prefer KeyFile.
+	Key string `yaml:"key" flag:"-" secret:"true"`
+	// Tweak is part of the permutation: IDs of one key under two tweaks
+	// differ. Recorded, in hex, with the layout.
+	Tweak string `yaml:"tweak" flag:"opaque-tweak"`
+	// AcceptUncheckedKey, with a static or derived node, promises that
+	// every machine uses the same key and tweak: each records only its
+	// own, so nothing can check it, and two keys over one space collide.
+	AcceptUncheckedKey bool `yaml:"accept_unchecked_key" flag:"opaque-accept-unchecked-key"`
+}
+
+// CheckNode refuses opaque mode with a node the operator names (a static
+// node, or derived) unless AcceptUncheckedKey: a shared registry records
+// the key's fingerprint for every machine, a machine's own data directory
+// only for itself.
+func (o Opaque) CheckNode(node string) error {
+	if o.Snowflake && node != "" && !o.AcceptUncheckedKey {
+		return &FieldError{Field: "opaque.accept_unchecked_key", Reason: "opaque mode with a static or derived node (registry.node " + node +
+			"): each machine records only its own key, so nothing checks that every machine uses the same key and tweak, and two keys collide; " +
+			"set it to true to promise they do, or take nodes from a shared registry (etcd, postgres, mysql)"}
+	}
+	return nil
 }
 
 // Log is how firn serve logs.
@@ -46,23 +87,29 @@ type Log struct {
 	Format string `yaml:"format" flag:"log-format"` // auto (default: text on a terminal, else JSON), text, json
 }
 
-// Auth lists the bearer tokens. With none, firn serve answers every
-// request, and only on loopback. Tokens come from the file only.
+// Auth lists the bearer tokens and the anonymous grants. With neither,
+// firn serve answers every request, and only on loopback. From the file
+// only.
 type Auth struct {
 	Tokens []Token `yaml:"tokens" flag:"-"`
-	// Anonymous lists the scopes a request without credentials may use
-	// while tokens are configured (snowflake, tag:NAME, tag:*; never
-	// admin): Leaf's and Tinyid's clients send none. Logged at start.
+	// Anonymous lists the scopes whose HTTP ID routes a request without
+	// credentials may use (snowflake, tag:NAME, tag:*, range:NAME,
+	// range:*; never admin): Leaf's and Tinyid's clients send none. It
+	// lets firn serve listen off loopback without tokens; logged at
+	// start.
 	Anonymous []string `yaml:"anonymous" flag:"-"`
+	// AnonymousRate bounds the anonymous requests of one client address
+	// per second: above 0, default server.DefaultAnonymousRate.
+	AnonymousRate float64 `yaml:"anonymous_rate" flag:"-"`
 }
 
-// New returns the server's checker of these tokens and anonymous scopes.
+// New returns the server's checker of these tokens and anonymous grants.
 func (a Auth) New() (*server.Auth, error) {
 	tokens := make([]server.Token, len(a.Tokens))
 	for i, t := range a.Tokens {
 		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
 	}
-	return server.NewAuth(tokens, a.Anonymous...)
+	return server.NewAuthWith(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate})
 }
 
 // Token is one bearer token.
@@ -80,8 +127,14 @@ type Snowflake struct {
 	// privileges alone, say).
 	Enabled bool `yaml:"enabled" flag:"snowflake"`
 	// Floor is the largest snowflake ID a previous system issued: firn
-	// refuses to start if its first ID would not exceed it.
+	// refuses to start if its first ID would not exceed it. In opaque mode
+	// it is an opaque ID of the namespace, revealed with the key before it
+	// is compared.
 	Floor uint64 `yaml:"floor" flag:"floor"`
+	// JavaScriptSafe refuses to start unless every snowflake ID is below
+	// 2^53, an exact JavaScript Number: a layout of at most 53 bits, such
+	// as the js53 preset.
+	JavaScriptSafe bool `yaml:"javascript_safe" flag:"javascript-safe"`
 }
 
 // HTTP is the listener.
@@ -151,6 +204,9 @@ type Segments struct {
 	// (default true): a table that cannot be read refuses to start.
 	// false leaves Tinyid's routes to auth.tokens and auth.anonymous.
 	CheckTokens bool `yaml:"check_tokens" flag:"check-tokens"`
+	// JavaScriptSafe lists the tags (or "*" for all) that never issue an
+	// ID above 2^53−1: past it they answer 503 tag_exhausted.
+	JavaScriptSafe []string `yaml:"javascript_safe" flag:"javascript-safe-tags"`
 	// Stores, two or more, serve every tag together in place of the
 	// registry's store: store i issues the IDs congruent to i modulo
 	// their number, so their order is part of the set. File only.
@@ -221,13 +277,14 @@ func Default() Config {
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
 		Snowflake: Snowflake{Enabled: true},
+		Auth:      Auth{AnonymousRate: server.DefaultAnonymousRate},
 		Log:       Log{Level: "info", Format: "auto"},
 	}
 }
 
 // fileOnly reports whether a field has no environment variable.
 func fileOnly(field string) bool {
-	return strings.HasPrefix(field, "segments.stores") || strings.HasPrefix(field, "auth.")
+	return strings.HasPrefix(field, "segments.stores") || strings.HasPrefix(field, "auth.") || field == "opaque.key"
 }
 
 func envName(field string) string {
@@ -485,6 +542,23 @@ func (c *Config) Validate(kinds []string) error {
 	case !tableName.MatchString(sg.TokenTable):
 		return fail("segments.token_table", "%q: want lower-case letters, digits and underscores, at most 55, such as tiny_id_token", sg.TokenTable)
 	}
+	for i, tag := range c.Segments.JavaScriptSafe {
+		if tag == "*" {
+			continue
+		}
+		if err := segment.CheckTag(tag, segment.Limits{Tag: segment.LongestTag}); err != nil {
+			return &FieldError{Field: "segments.javascript_safe", Reason: fmt.Sprintf("entry %d: %s; or \"*\" for every tag", i, err)}
+		}
+	}
+	if err := c.Opaque.Validate(); err != nil {
+		return err
+	}
+	if err := c.Opaque.CheckNode(c.Registry.Node); err != nil {
+		return err
+	}
+	if c.Opaque.Snowflake && !c.Snowflake.Enabled {
+		return &FieldError{Field: "opaque.snowflake", Reason: "snowflake mode is off (snowflake.enabled false): nothing to make opaque"}
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return fail("log.level", "%q: want debug, info, warn or error", c.Log.Level)
 	}
@@ -494,10 +568,38 @@ func (c *Config) Validate(kinds []string) error {
 	return c.validateStores()
 }
 
-// validateAuth checks the tokens and anonymous scopes with the server's
-// own rules (server.NewAuth), naming the field at fault; a token without
-// a scope, which the server would take, is refused here as a mistake.
+// Validate checks opaque mode's settings, for firn serve's configuration
+// and for the commands that take them as flags; the key file is read, and
+// the layout's size checked, where the layout is read.
+func (o Opaque) Validate() error {
+	fail := func(field, reason string) error { return &FieldError{Field: field, Reason: reason} }
+	switch {
+	case o.Key != "" && o.KeyFile != "":
+		return fail("opaque.key", "set the key or a key file, not both")
+	case o.Snowflake && o.Key == "" && o.KeyFile == "":
+		return fail("opaque.key_file", "opaque mode needs a key: name a file holding 32, 48 or 64 hex digits (openssl rand -hex 32 > key)")
+	case !o.Snowflake && (o.Key != "" || o.KeyFile != "" || o.Tweak != ""):
+		return fail("opaque.snowflake", "a key or tweak is set but opaque mode is off: set it to true, or remove the key")
+	case len(o.Tweak) > opaque.MaxTweak:
+		return fail("opaque.tweak", fmt.Sprintf("%d bytes: want at most %d", len(o.Tweak), opaque.MaxTweak))
+	}
+	if o.Key != "" {
+		if _, err := opaque.ParseKey([]byte(o.Key)); err != nil {
+			return fail("opaque.key", err.Error())
+		}
+	}
+	return nil
+}
+
+// validateAuth checks the tokens and anonymous grants with the server's
+// own rules (server.NewAuthWith), naming the field at fault; a token
+// without a scope, which the server would take, and an anonymous rate of
+// 0, which the server reads as its default, are refused here as
+// mistakes.
 func (c *Config) validateAuth() error {
+	if c.Auth.AnonymousRate == 0 {
+		return &FieldError{Field: "auth.anonymous_rate", Reason: fmt.Sprintf("0: want requests per second per client address above 0 (default %d)", server.DefaultAnonymousRate)}
+	}
 	for i, t := range c.Auth.Tokens {
 		if len(t.Scopes) == 0 {
 			return &FieldError{Field: fmt.Sprintf("auth.tokens[%d].scopes", i), Reason: "none: a token needs at least one scope"}
@@ -507,7 +609,7 @@ func (c *Config) validateAuth() error {
 	var te *server.TokenError
 	switch {
 	case errors.As(err, &te) && te.Index < 0:
-		return &FieldError{Field: "auth.anonymous", Reason: te.Reason}
+		return &FieldError{Field: "auth." + te.Field, Reason: te.Reason}
 	case errors.As(err, &te):
 		return &FieldError{Field: fmt.Sprintf("auth.tokens[%d].%s", te.Index, te.Field), Reason: te.Reason}
 	}
@@ -589,6 +691,9 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
 	for i := range r.Auth.Tokens {
 		r.Auth.Tokens[i].Secret = "REDACTED"
+	}
+	if r.Opaque.Key != "" {
+		r.Opaque.Key = "REDACTED"
 	}
 	return yaml.Marshal(&r)
 }

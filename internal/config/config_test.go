@@ -89,7 +89,7 @@ func TestDefaultsArePrinted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"listen: 127.0.0.1:8080", "listen: 127.0.0.1:9090", "max_batch: 10000", "preset: firn",
-		"store: local", "lease_ttl: 10s", "dial_timeout: 5s", "format: leaf", "level: info"} {
+		"store: local", "lease_ttl: 10s", "dial_timeout: 5s", "format: leaf", "level: info", "anonymous_rate: 5000"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("print of the defaults lacks %q:\n%s", want, out)
 		}
@@ -138,6 +138,9 @@ func TestRejects(t *testing.T) {
 		{name: "lease ttl not a duration", doc: "registry:\n  lease_ttl: ten\n"},
 		{name: "bad log level", env: []string{"FIRN_LOG_LEVEL=loud"}, field: "log.level"},
 		{name: "admin anonymous", doc: "auth:\n  anonymous: [admin]\n", field: "auth.anonymous"},
+		{name: "unknown anonymous scope", doc: "auth:\n  anonymous: [order]\n", field: "auth.anonymous"},
+		{name: "negative anonymous rate", doc: "auth:\n  anonymous: [snowflake]\n  anonymous_rate: -5\n", field: "auth.anonymous_rate"},
+		{name: "zero anonymous rate", doc: "auth:\n  anonymous: [\"tag:order\"]\n  anonymous_rate: 0\n", field: "auth.anonymous_rate"},
 		{name: "unknown scope", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [snowflak]}\n", field: "auth.tokens[0].scopes"},
 		{name: "token name twice", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [admin]}\n    - {name: a, secret: t, scopes: [admin]}\n", field: "auth.tokens[1].name"},
 		{name: "tls key alone", doc: "http:\n  tls_key: k.pem\n", field: "http.tls_cert"},

@@ -1,19 +1,24 @@
 // Package faultproxy is a TCP proxy for tests that puts a fault between a
 // client and a real server: cut every connection and refuse new ones (a
-// server restart, a partition), then let traffic through again.
+// server restart, a partition), then let traffic through again; or slow
+// the server's answers down.
 package faultproxy
 
 import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Proxy forwards loopback connections to a target address.
 type Proxy struct {
 	target string
 	ln     net.Listener
+
+	delay atomic.Int64 // ns each chunk from the target is held
 
 	mu    sync.Mutex
 	down  bool
@@ -48,6 +53,11 @@ func (p *Proxy) Cut() {
 		c.Close()
 	}
 }
+
+// Delay holds every chunk of bytes the target sends for d before passing
+// it on, on open connections and new ones: a slow server or link. Zero
+// ends it.
+func (p *Proxy) Delay(d time.Duration) { p.delay.Store(int64(d)) }
 
 // Restore lets connections through again.
 func (p *Proxy) Restore() {
@@ -88,7 +98,7 @@ func (p *Proxy) serve(c net.Conn) {
 	done := make(chan struct{}, 2)
 	// Copy errors are the cuts this proxy makes.
 	go func() { _, _ = io.Copy(up, c); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); done <- struct{}{} }()
+	go func() { _ = p.answer(c, up); done <- struct{}{} }()
 	<-done
 	c.Close()
 	up.Close()
@@ -97,6 +107,26 @@ func (p *Proxy) serve(c net.Conn) {
 	delete(p.conns, c)
 	delete(p.conns, up)
 	p.mu.Unlock()
+}
+
+// answer copies what the target sends to the client, holding each chunk
+// for the current delay.
+func (p *Proxy) answer(c, up net.Conn) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := up.Read(buf)
+		if n > 0 {
+			if d := time.Duration(p.delay.Load()); d > 0 {
+				time.Sleep(d)
+			}
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // track registers a connection pair unless the proxy went down meanwhile.

@@ -51,6 +51,23 @@ func Addr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// Addrs returns n distinct free loopback addresses: every port is held
+// until all are chosen, so the OS cannot hand one out twice (separate
+// calls of Addr can return the same port).
+func Addrs(t testing.TB, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().String())
+	}
+	return out
+}
+
 // Process is a running `firn serve`.
 type Process struct {
 	HTTP, GRPC string // listen addresses
@@ -100,6 +117,13 @@ func (p *Process) Kill() {
 		_ = p.cmd.Wait()
 	}
 }
+
+// Pause stops the process (SIGSTOP): its sockets stay open and nothing
+// answers, as a server stalled by the OS, a debugger or a long pause.
+func (p *Process) Pause() error { return p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused process run again (SIGCONT).
+func (p *Process) Resume() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Stop sends SIGTERM and returns the process's exit error.
 func (p *Process) Stop() error {

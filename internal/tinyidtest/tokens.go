@@ -1,5 +1,5 @@
-// Package tinyidtest holds Didi Tinyid's token table as Tinyid ships it,
-// for the tests of every package that reads it.
+// Package tinyidtest holds Didi Tinyid's tables as Tinyid ships them,
+// for the tests of every package that reads them.
 package tinyidtest
 
 import "strings"
@@ -52,6 +52,62 @@ func TokenTable(dialect, table string) []string {
 	}
 	for i, s := range stmts {
 		stmts[i] = strings.ReplaceAll(s, "tiny_id_token", table)
+	}
+	return stmts
+}
+
+// infoDDL is Tinyid's tiny_id_info table, verbatim from db.sql lines 1–14
+// (the commit above).
+const infoDDL = "CREATE TABLE `tiny_id_info` (\n" +
+	"  `id` bigint(20) NOT NULL AUTO_INCREMENT COMMENT '自增主键',\n" +
+	"  `biz_type` varchar(63) NOT NULL DEFAULT '' COMMENT '业务类型，唯一',\n" +
+	"  `begin_id` bigint(20) NOT NULL DEFAULT '0' COMMENT '开始id，仅记录初始值，无其他含义。初始化时begin_id和max_id应相同',\n" +
+	"  `max_id` bigint(20) NOT NULL DEFAULT '0' COMMENT '当前最大id',\n" +
+	"  `step` int(11) DEFAULT '0' COMMENT '步长',\n" +
+	"  `delta` int(11) NOT NULL DEFAULT '1' COMMENT '每次id增量',\n" +
+	"  `remainder` int(11) NOT NULL DEFAULT '0' COMMENT '余数',\n" +
+	"  `create_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00' COMMENT '创建时间',\n" +
+	"  `update_time` timestamp NOT NULL DEFAULT '2010-01-01 00:00:00' COMMENT '更新时间',\n" +
+	"  `version` bigint(20) NOT NULL DEFAULT '0' COMMENT '版本号',\n" +
+	"  PRIMARY KEY (`id`),\n" +
+	"  UNIQUE KEY `uniq_biz_type` (`biz_type`)\n" +
+	") ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT CHARSET=utf8 COMMENT 'id信息表';"
+
+// infoPostgres is the same table for PostgreSQL, as tokenPostgres.
+const infoPostgres = `CREATE TABLE tiny_id_info (
+  id          BIGSERIAL PRIMARY KEY,
+  biz_type    VARCHAR(63)  NOT NULL DEFAULT '' UNIQUE,
+  begin_id    BIGINT       NOT NULL DEFAULT 0,
+  max_id      BIGINT       NOT NULL DEFAULT 0,
+  step        INT          DEFAULT 0,
+  delta       INT          NOT NULL DEFAULT 1,
+  remainder   INT          NOT NULL DEFAULT 0,
+  create_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00',
+  update_time TIMESTAMP    NOT NULL DEFAULT '2010-01-01 00:00:00',
+  version     BIGINT       NOT NULL DEFAULT 0
+)`
+
+// infoRows are db.sql's sample rows, lines 26–32: bizType test (max_id 1,
+// step 100000, delta 1: the first ID is 2) and test_odd (delta 2,
+// remainder 1: the first ID is 3).
+var infoRows = []string{
+	"INSERT INTO `tiny_id_info` (`id`, `biz_type`, `begin_id`, `max_id`, `step`, `delta`, `remainder`, `create_time`, `update_time`, `version`)\nVALUES\n\t(1, 'test', 1, 1, 100000, 1, 0, '2018-07-21 23:52:58', '2018-07-22 23:19:27', 1);",
+	"INSERT INTO `tiny_id_info` (`id`, `biz_type`, `begin_id`, `max_id`, `step`, `delta`, `remainder`, `create_time`, `update_time`, `version`)\nVALUES\n\t(2, 'test_odd', 1, 1, 100000, 2, 1, '2018-07-21 23:52:58', '2018-07-23 00:39:24', 3);",
+}
+
+// InfoTable returns the statements that create Tinyid's segment table
+// under the name table, with its sample rows, for dialect "mysql" or
+// "postgres".
+func InfoTable(dialect, table string) []string {
+	stmts := append([]string{infoDDL}, infoRows...)
+	if dialect == "postgres" {
+		stmts = []string{infoPostgres}
+		for _, row := range infoRows {
+			stmts = append(stmts, strings.ReplaceAll(row, "`", ""))
+		}
+	}
+	for i, s := range stmts {
+		stmts[i] = strings.ReplaceAll(s, "tiny_id_info", table)
 	}
 	return stmts
 }

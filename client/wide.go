@@ -1,0 +1,81 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+)
+
+// NextUUIDs fills dst with UUIDv7s (RFC 9562) that a server made from its
+// generator's slots, under the same HWM and node as its snowflake IDs, and
+// returns how many it wrote. They are not buffered: each call asks a
+// server (the one of the best latency first; on failure the next), so a
+// UUID is never older than its answer.
+func (c *Client) NextUUIDs(ctx context.Context, dst []uuid.UUID) (int, error) {
+	return nextWide(c, ctx, "uuid", dst, func(s string) (uuid.UUID, error) {
+		u, err := uuid.Parse(s)
+		if err == nil && u.Version() != 7 {
+			err = fmt.Errorf("version %d, want 7", u.Version())
+		}
+		return u, err
+	})
+}
+
+// NextULIDs fills dst with ULIDs as NextUUIDs does UUIDv7s.
+func (c *Client) NextULIDs(ctx context.Context, dst []ulid.ULID) (int, error) {
+	return nextWide(c, ctx, "ulid", dst, ulid.ParseStrict)
+}
+
+// nextWide asks the servers in turn for len(dst) IDs of form, in batches
+// of at most Config.MaxBatch.
+func nextWide[T any](c *Client, ctx context.Context, form string, dst []T, parse func(string) (T, error)) (int, error) {
+	done := 0
+	for done < len(dst) {
+		k := min(len(dst)-done, c.cfg.MaxBatch)
+		texts, err := c.pool.wide(ctx, form, k)
+		if err != nil {
+			return done, err
+		}
+		for _, s := range texts {
+			id, err := parse(s)
+			if err != nil {
+				return done, &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf("%s %q: %v", form, s, err)}
+			}
+			dst[done] = id
+			done++
+		}
+	}
+	return done, nil
+}
+
+// wide asks one server after another, the best first, for n IDs of form,
+// until one answers or Config.Attempts have failed.
+func (p *pool) wide(ctx context.Context, form string, n int) ([]string, error) {
+	var tried []*Error
+	used := map[*endpoint]bool{}
+	for range p.attempts {
+		e := p.pick(func(e *endpoint) bool { return used[e] }, func(*endpoint) bool { return false }, false)
+		if e == nil {
+			break
+		}
+		used[e] = true
+		rctx, cancel := context.WithTimeout(ctx, p.timeout)
+		ids, err := e.t.wide(rctx, form, n)
+		cancel()
+		if err == nil {
+			return ids, nil
+		}
+		if !retryable(err) || ctx.Err() != nil {
+			return nil, asError(err, e.name)
+		}
+		tried = append(tried, asError(err, e.name))
+		p.markDown(e)
+		p.failovers.Add(1)
+	}
+	if len(tried) == 0 {
+		return nil, &Error{Kind: ErrUnavailable, Code: "no_server", Message: "no server to ask"}
+	}
+	return nil, unavailable(tried)
+}

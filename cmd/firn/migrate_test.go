@@ -1,0 +1,265 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/leaftest"
+	"github.com/firn-id/firn/internal/tinyidtest"
+	"github.com/firn-id/firn/internal/uidgentest"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// snapshot is every table of the account's database with its rows, to
+// show that a command wrote nothing.
+func (a *account) snapshot(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, table := range a.tables(t) {
+		rows, err := a.admin.Query("SELECT * FROM " + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var lines []string
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, fmt.Sprintf("%s", vals))
+		}
+		rows.Close()
+		fmt.Fprintf(&b, "%s: %s\n", table, strings.Join(lines, "; "))
+	}
+	return b.String()
+}
+
+// firstIDs reads the segment rows of a plan: tag -> first ID.
+func firstIDs(t *testing.T, plan string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	_, rows, ok := strings.Cut(plan, "  TAG ")
+	if !ok {
+		t.Fatalf("no segment rows in the plan:\n%s", plan)
+	}
+	for _, line := range strings.Split(rows, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) != 5 {
+			break
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			t.Fatalf("first ID of %q: %v", line, err)
+		}
+		out[f[0]] = n
+	}
+	return out
+}
+
+var leastSnowflake = regexp.MustCompile(`every ID firn issues is at least (\d+), past the floor`)
+
+// leastID reads the least snowflake ID a plan promises.
+func leastID(t *testing.T, plan string) uint64 {
+	t.Helper()
+	m := leastSnowflake.FindStringSubmatch(plan)
+	if m == nil {
+		t.Fatalf("the plan states no least snowflake ID:\n%s", plan)
+	}
+	v, _ := strconv.ParseUint(m[1], 10, 64)
+	return v
+}
+
+// checkConfig runs firn config check on the plan's configuration.
+func checkConfig(t *testing.T, plan string) string {
+	t.Helper()
+	_, cfg, ok := strings.Cut(plan, "firn config check --config FILE checks it):\n")
+	if !ok {
+		t.Fatalf("no configuration in the plan:\n%s", plan)
+	}
+	path := filepath.Join(t.TempDir(), "firn.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI("config", "check", "--config", path); code != 0 {
+		t.Fatalf("firn config check of the plan's configuration: exit %d, %s%s\n%s", code, out, errOut, cfg)
+	}
+	return cfg
+}
+
+// TestMigrateCheckLeaf reads a Leaf database (Leaf's DDL and sample row,
+// moved on by Leaf's own reservation statement) and the snowflake IDs an
+// application stored from Leaf's snowflake mode. The plan's first segment
+// ID is past everything Leaf handed out, its least snowflake ID past the
+// floor; nothing is written without --apply, --apply without a floor is
+// refused, and with one the next firn run issues past the floor, which is
+// ahead of the clock.
+func TestMigrateCheckLeaf(t *testing.T) {
+	for _, kind := range []string{"mysql", "postgres"} {
+		t.Run(kind, func(t *testing.T) { migrateCheckLeaf(t, kind) })
+	}
+}
+
+func migrateCheckLeaf(t *testing.T, kind string) {
+	a := newAccount(t, kind)
+	a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+	// Leaf's reservation, twice (IDAllocMapper.java line 27): Leaf handed
+	// out [1, 2001) and [2001, 4001).
+	a.run(t, "UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = '"+leaftest.SampleTag+"'",
+		"UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = '"+leaftest.SampleTag+"'")
+	tw, _ := snowflake.Preset("twitter")
+	// Leaf's last snowflake ID, from a worker whose clock ran a minute ahead.
+	floor, _ := tw.Compose(uint64(time.Now().Add(time.Minute).Sub(tw.Epoch)/time.Millisecond), 7, 42)
+	a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d), (%d)", floor-1<<22, floor))
+	before := a.snapshot(t)
+
+	plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN, "--max-id-from", "orders.id")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got := firstIDs(t, plan)[leaftest.SampleTag]; got < 4001 {
+		t.Errorf("first ID of %s: %d; Leaf handed out IDs up to 4000", leaftest.SampleTag, got)
+	}
+	if least := leastID(t, plan); least <= floor {
+		t.Errorf("least snowflake ID %d is not past the floor %d", least, floor)
+	}
+	for _, want := range []string{"floor: " + strconv.FormatUint(floor, 10), "node 7, sequence 42: fits the layout", "ZooKeeper",
+		"ok       SELECT, UPDATE on leaf_alloc", "nothing written"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, plan)
+		}
+	}
+	cfg := checkConfig(t, plan)
+	if !strings.Contains(cfg, "floor: "+strconv.FormatUint(floor, 10)) || !strings.Contains(cfg, "format: leaf") {
+		t.Errorf("configuration without the floor or Leaf's table:\n%s", cfg)
+	}
+	if after := a.snapshot(t); after != before {
+		t.Fatalf("migrate check wrote:\nbefore %s\nafter  %s", before, after)
+	}
+
+	_, errOut, code = runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN, "--apply")
+	if code != 2 || !strings.Contains(errOut, "--apply needs a floor") {
+		t.Errorf("--apply without a floor: exit %d, %q; want 2 and a refusal", code, errOut)
+	}
+	if after := a.snapshot(t); after != before {
+		t.Fatalf("--apply without a floor wrote:\nbefore %s\nafter  %s", before, after)
+	}
+
+	if _, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN, "--max-id-from", "orders.id", "--apply", "--nodes", "2"); code != 0 {
+		t.Fatalf("--apply with a floor: exit %d: %s", code, errOut)
+	}
+	// The floor is ahead of the clock: firn starts at the HWM --apply wrote.
+	out, errOut, code := runCLI("next", "--layout", "twitter", "--store", kind, "--dsn", a.adminDSN, "--start-ahead")
+	if id, _ := strconv.ParseUint(strings.TrimSpace(out), 10, 64); code != 0 || id <= floor {
+		t.Fatalf("firn next after --apply: exit %d, %q %s; want an ID past %d", code, out, errOut, floor)
+	}
+}
+
+// TestMigrateCheckLeafPrivileges: the plan names a privilege the account
+// lacks, with the GRANT, and still writes nothing.
+func TestMigrateCheckLeafPrivileges(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, leaftest.Table("mysql", "leaf_alloc")...)
+	a.run(t, "GRANT SELECT ON leaf_alloc TO "+a.user)
+	before := a.snapshot(t)
+	plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dsn", a.dsn)
+	want := "REFUSED  sqlstore: permission denied for UPDATE leaf_alloc SET max_id = max_id + ? WHERE biz_tag = ?; to allow it: GRANT SELECT, UPDATE ON " +
+		a.where + ".leaf_alloc TO " + a.user + ";"
+	if code != 0 || !strings.Contains(plan, want) {
+		t.Errorf("exit %d, %s; want a plan with %q:\n%s", code, errOut, want, plan)
+	}
+	if after := a.snapshot(t); after != before {
+		t.Fatalf("migrate check wrote:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestMigrateCheckTinyid reads a Tinyid database (Tinyid's DDL and sample
+// rows, bizType test moved on by Tinyid's own update): the first IDs are
+// past max_id in each row's residue class, and the tokens are listed.
+func TestMigrateCheckTinyid(t *testing.T) {
+	for _, kind := range []string{"mysql", "postgres"} {
+		t.Run(kind, func(t *testing.T) { migrateCheckTinyid(t, kind) })
+	}
+}
+
+func migrateCheckTinyid(t *testing.T, kind string) {
+	a := newAccount(t, kind)
+	a.run(t, tinyidtest.InfoTable(kind, "tiny_id_info")...)
+	a.run(t, tinyidtest.TokenTable(kind, "tiny_id_token")...)
+	// Tinyid's reservation (TinyIdInfoDAOImpl.java lines 37–40) of bizType
+	// test's first segment: it handed out (1, 100001].
+	a.run(t, "update tiny_id_info set max_id= 100001, update_time=now(), version=version+1 where id=1 and max_id=1 and version=1 and biz_type='test'")
+	before := a.snapshot(t)
+	plan, errOut, code := runCLI("migrate", "check", "--from", "tinyid", "--dialect", kind, "--dsn", a.adminDSN)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got := firstIDs(t, plan)
+	for tag, want := range map[string]int64{"test": 100002, "test_odd": 3} {
+		if got[tag] != want {
+			t.Errorf("first ID of %s: %d; want %d, the next of its class past max_id", tag, got[tag], want)
+		}
+	}
+	if !strings.Contains(plan, "covers bizTypes test, test_odd") || strings.Contains(plan, "snowflake, layout") {
+		t.Errorf("plan:\n%s", plan)
+	}
+	checkConfig(t, plan)
+	if after := a.snapshot(t); after != before {
+		t.Fatalf("migrate check wrote:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestMigrateCheckUIDGenerator reads uid-generator's WORKER_NODE (its DDL
+// and the rows of three starts) with the layout of its test configuration
+// (default-uid-spring.xml lines 13–16: 29 time bits, 21 worker bits, 13
+// sequence bits, epoch 2016-09-20 in the JVM's zone, here UTC+8): the
+// workers it assigned are reserved, the floor's worker is checked against
+// them, and the least ID is past the floor.
+func TestMigrateCheckUIDGenerator(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
+	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
+	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CachedUidGenerator's last ID, a minute ahead of the clock, of worker 3.
+	floor, _ := l.Compose(uint64(time.Now().Add(time.Minute).Sub(l.Epoch)/time.Second), 3, 8191)
+	alien, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 99, 0)
+	a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d)", floor))
+	before := a.snapshot(t)
+	args := append([]string{"migrate", "check", "--from", "uid-generator", "--dsn", a.adminDSN}, layout...)
+	plan, errOut, code := runCLI(append(args, "--max-id-from", "orders.id")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if least := leastID(t, plan); least <= floor {
+		t.Errorf("least snowflake ID %d is not past the floor %d", least, floor)
+	}
+	for _, want := range []string{"node IDs to reserve (registry.reserved_nodes): 1, 2, 3", "firn takes node 0 first",
+		"node 3, sequence 8191: fits the layout", "Spring configuration", "CachedUidGenerator issues ahead of the clock"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if cfg := checkConfig(t, plan); !strings.Contains(cfg, "reserved_nodes: [1, 2, 3]") {
+		t.Errorf("configuration without the reserved nodes:\n%s", cfg)
+	}
+	plan, errOut, code = runCLI(append(args, "--floor", strconv.FormatUint(alien, 10), "--apply")...)
+	if code != 2 || !strings.Contains(errOut, "worker 99, which WORKER_NODE never assigned") {
+		t.Errorf("--apply with a floor of another layout: exit %d, %q %s", code, errOut, plan)
+	}
+	if after := a.snapshot(t); after != before {
+		t.Fatalf("migrate check wrote:\nbefore %s\nafter  %s", before, after)
+	}
+}

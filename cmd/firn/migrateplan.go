@@ -1,0 +1,212 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/firn-id/firn/sqlstore"
+)
+
+// The printing of firn migrate check's plan (migrate.go works it out).
+
+// noCollision says why firn's segment IDs cannot collide with the old
+// system's, per segment format.
+var noCollision = map[string]string{
+	"leaf": "Leaf hands out [max_id - step, max_id) after adding the step to max_id (IDAllocMapper.java lines 27 and 30), so every ID " +
+		"Leaf issued or holds in a buffer is below max_id; firn reserves from the same rows with the same UPDATE, so its first ID " +
+		"is max_id and its ranges stay apart from Leaf's even while Leaf's servers still run beside it.",
+	"tinyid": "Tinyid hands out (max_id, max_id + step] after moving max_id under its version check (TinyIdInfoDAOImpl.java " +
+		"line 37), so every ID Tinyid issued or holds is at most max_id; firn reserves from the same rows the same way, so its " +
+		"first ID is the next of the row's residue class past max_id, and its ranges stay apart from Tinyid's while both run.",
+}
+
+func (p *migratePlan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "firn migrate check --from %s (%s)\n", p.from, p.dialect)
+	p.writePrivileges(&b)
+	p.writeSegments(&b)
+	p.writeSnowflake(&b)
+	if len(p.unknown) > 0 {
+		b.WriteString("\nnot determined:\n")
+		for _, u := range p.unknown {
+			b.WriteString("  - " + u + "\n")
+		}
+	}
+	b.WriteString("\n")
+	if len(p.applied) == 0 {
+		b.WriteString("nothing written (--apply records the floor)\n")
+	}
+	for _, a := range p.applied {
+		b.WriteString("applied: " + a + "\n")
+	}
+	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + p.config)
+	return b.String()
+}
+
+func (p *migratePlan) writePrivileges(b *strings.Builder) {
+	if len(p.privileges) == 0 {
+		return
+	}
+	b.WriteString("\nprivileges firn serve needs, tried with statements that change no row:\n")
+	unreadable := map[string]bool{}
+	for _, c := range p.privileges {
+		u := c.Use
+		var pe *sqlstore.PrivilegeError
+		switch {
+		case unreadable[u.Table]: // said once per table
+		case c.Err == nil:
+			fmt.Fprintf(b, "  ok       %s on %s: %s\n", strings.Join(u.Privileges, ", "), u.Table, u.Statement)
+		case errors.As(c.Err, &pe):
+			fmt.Fprintf(b, "  REFUSED  %s\n", oneLine(c.Err.Error()))
+		default:
+			unreadable[u.Table] = true
+			fmt.Fprintf(b, "  UNREADABLE %s: %s; firn creates a missing table on first use if its account may CREATE, "+
+				"or its owner runs the DDL of firn schema --mode %s\n", u.Table, oneLine(c.Err.Error()), modeOfTable(u.Table))
+		}
+	}
+}
+
+// modeOfTable names the firn schema mode of a table the plan checked.
+func modeOfTable(table string) string {
+	if strings.HasPrefix(table, "firn_nodes") {
+		return "nodes"
+	}
+	return "leaf|tinyid"
+}
+
+func (p *migratePlan) writeSegments(b *strings.Builder) {
+	format := oldSystems[p.from].format
+	if format == "" {
+		return
+	}
+	fmt.Fprintf(b, "\nsegments: firn serves these rows as they are (--segments %s), from the first ID shown:\n", format)
+	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TAG\tFIRST ID\tSTEP\tDELTA\tREMAINDER")
+	for _, t := range p.tags {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", t.Tag, t.Next, t.Step, t.Delta, t.Remainder)
+	}
+	_ = tw.Flush() // into a strings.Builder, which does not fail
+	if len(p.tags) == 0 {
+		b.WriteString("  (no rows)\n")
+	}
+	b.WriteString("  why they cannot collide: " + noCollision[format] + "\n")
+	if p.from == "tinyid" {
+		if len(p.tokenBizTypes) == 0 {
+			b.WriteString("  tokens: the token table grants no bizType: with segments.check_tokens every token= is refused\n")
+		} else {
+			b.WriteString("  tokens: the token table covers bizTypes " + strings.Join(p.tokenBizTypes, ", ") +
+				"; firn checks token= against it (segments.check_tokens)\n")
+		}
+	}
+}
+
+func (p *migratePlan) writeSnowflake(b *strings.Builder) {
+	if p.from == "tinyid" && p.floor == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nsnowflake, layout %s:\n", p.layout)
+	if p.layoutErr != nil {
+		fmt.Fprintf(b, "  firn cannot issue IDs in this layout: %s\n", oneLine(p.layoutErr.Error()))
+	}
+	for _, s := range p.samples {
+		verdict := "fits the layout"
+		if s.verdict != "" {
+			verdict = "IMPLAUSIBLE: " + s.verdict
+		}
+		fmt.Fprintf(b, "  %s = %d: time %s, node %d, sequence %d: %s\n", s.what, s.id,
+			s.parts.Time.Format(timeFormat), s.parts.Node, s.parts.Sequence, verdict)
+	}
+	if p.floor == 0 {
+		b.WriteString("  floor: not determined; snowflake stays off in the configuration below\n")
+	} else {
+		fmt.Fprintf(b, "  floor: %d, from %s\n", p.floor, strings.Join(p.floorFrom, ", "))
+		if tick, least, err := p.floorTicks(); err == nil {
+			now := time.Now()
+			nowTick := uint64(0)
+			if now.After(p.layout.Epoch) {
+				nowTick = uint64(now.Sub(p.layout.Epoch) / p.layout.Tick)
+			}
+			first, _ := p.layout.Compose(max(tick, nowTick), p.firstNode, 0)
+			fmt.Fprintf(b, "  first ID: every ID firn issues is at least %d, past the floor: its nodes start at the tick after "+
+				"the floor's (%s), the HWM snowflake.floor and --apply enforce; issued now on node %d the first would be about %d\n",
+				least, p.layout.TickTime(tick).Format(timeFormat), p.firstNode, first)
+		}
+	}
+	switch {
+	case len(p.reserved) > 0:
+		fmt.Fprintf(b, "  node IDs to reserve (registry.reserved_nodes): %s — the workers %s assigned, any of which may still run; "+
+			"firn takes node %d first\n", joinUints(p.reserved), p.from, p.firstNode)
+	case p.from == "uid-generator":
+		b.WriteString("  node IDs to reserve: none (WORKER_NODE is empty)\n")
+	}
+}
+
+// joinUints writes 1, 2, 3.
+func joinUints(vs []uint64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = strconv.FormatUint(v, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+// yamlString quotes s for YAML.
+func yamlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// configSnippet is a configuration for firn serve that carries the plan:
+// the old layout, the registry with the reserved nodes, the old segment
+// table, and the floor (snowflake off without one).
+func (f *migrateFlags) configSnippet(p *migratePlan) string {
+	var b strings.Builder
+	b.WriteString("layout:\n")
+	for _, kv := range [][2]string{{"preset", f.layout.preset}, {"epoch", f.layout.epoch}, {"tick", f.layout.tick},
+		{"time_bits", f.layout.timeBits}, {"node_bits", f.layout.nodeBits}, {"node_names", f.layout.nodeNames},
+		{"sequence_bits", f.layout.seqBits}, {"order", f.layout.order}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
+		}
+	}
+	sf := f.stores
+	dsn := redact(f.dialect, f.dsn)
+	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.kind)
+	switch sf.kind {
+	case "postgres", "mysql":
+		fmt.Fprintf(&b, "  dsn: %s\n", yamlString(dsn))
+	case "etcd":
+		fmt.Fprintf(&b, "  endpoints: [%s]\n", sf.endpoints)
+	case "local":
+		if sf.dataDir != "" {
+			fmt.Fprintf(&b, "  data_dir: %s\n", yamlString(sf.dataDir))
+		}
+	}
+	for _, kv := range [][2]string{{"namespace", sf.namespace}, {"table", sf.table}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
+		}
+	}
+	if len(p.reserved) > 0 {
+		fmt.Fprintf(&b, "  reserved_nodes: [%s]\n", joinUints(p.reserved))
+	}
+	if format := oldSystems[p.from].format; format != "" {
+		fmt.Fprintf(&b, "segments:\n  format: %s\n  table: %s\n", format, f.oldTable)
+		if sf.kind != f.dialect { // the registry is elsewhere: the segments stay in the old database
+			fmt.Fprintf(&b, "  store: %s\n  dsn: %s\n", f.dialect, yamlString(dsn))
+		}
+		if format == "tinyid" {
+			fmt.Fprintf(&b, "  token_table: %s\n", f.tokenTable)
+		}
+	}
+	if dsn != f.dsn {
+		b.WriteString("# the DSN's password is not printed: put it back before use\n")
+	}
+	if p.floor == 0 || p.layoutErr != nil {
+		b.WriteString("snowflake:\n  enabled: false\n")
+	} else {
+		fmt.Fprintf(&b, "snowflake:\n  enabled: true\n  floor: %d\n", p.floor)
+	}
+	return b.String()
+}

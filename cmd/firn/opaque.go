@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"github.com/firn-id/firn/idtext"
+	"os"
+
+	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// opaqueFlags are opaque mode's settings on the commands that check a
+// namespace's ID space or read its IDs (next, admin, parse); serve reads
+// the same settings, opaque.*, from its configuration, and --config
+// passes them on.
+type opaqueFlags struct {
+	cfg config.Opaque
+}
+
+const opaqueFlagsUsage = `Opaque flags (a namespace in opaque mode: serve's opaque.* settings):
+  --opaque               its IDs are opaque, a keyed permutation of the layout's IDs
+  --opaque-key-file F    the file holding the key, in hex
+  --opaque-tweak T       the tweak
+  --opaque-accept-unchecked-key
+                         with --node: promise every machine uses this key and
+                         tweak (each records only its own; two keys collide)
+`
+
+func (f *opaqueFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.cfg.Snowflake, "opaque", false, "")
+	fs.StringVar(&f.cfg.KeyFile, "opaque-key-file", "", "")
+	fs.StringVar(&f.cfg.Tweak, "opaque-tweak", "", "")
+	fs.BoolVar(&f.cfg.AcceptUncheckedKey, "opaque-accept-unchecked-key", false, "")
+}
+
+// permutation returns the permutation the flags name over l's IDs, or
+// nil when opaque mode is off.
+func (f *opaqueFlags) permutation(l snowflake.Layout) (*opaque.Permutation, error) {
+	if err := f.cfg.Validate(); err != nil {
+		return nil, usagef("%s", err)
+	}
+	return permutationOf(f.cfg, l)
+}
+
+// permutationOf reads the key of valid opaque settings and returns the
+// permutation of l's ID space, or nil when opaque mode is off. The key is
+// never part of a message.
+func permutationOf(o config.Opaque, l snowflake.Layout) (*opaque.Permutation, error) {
+	if !o.Snowflake {
+		return nil, nil
+	}
+	text, where := []byte(o.Key), "opaque.key"
+	if o.KeyFile != "" {
+		b, err := os.ReadFile(o.KeyFile)
+		if err != nil {
+			if _, kerr := opaque.ParseKey([]byte(o.KeyFile)); kerr == nil {
+				// The key itself was given where its file's name goes:
+				// never repeat it.
+				return nil, usagef("opaque.key_file: the value given is a key, not the name of a file: write the key to a file and name that")
+			}
+			return nil, usagef("opaque.key_file: %s", err)
+		}
+		text, where = b, "opaque.key_file "+o.KeyFile
+	}
+	key, err := opaque.ParseKey(text)
+	if err != nil {
+		return nil, usagef("%s: %s", where, err)
+	}
+	p, err := opaque.New(key, []byte(o.Tweak), l.Bits())
+	if errors.Is(err, opaque.ErrDomain) {
+		return nil, usagef("opaque.snowflake: the layout has %d bits; opaque mode needs %d to %d (FF1's smallest binary domain holds a million IDs)",
+			l.Bits(), opaque.MinBits, opaque.MaxBits)
+	}
+	if err != nil {
+		return nil, usagef("opaque: %s", err)
+	}
+	return p, nil
+}
+
+// spaceID is how stores record a namespace's ID space: its layout and, in
+// opaque mode, the permutation over it (the key's fingerprint and the
+// tweak, never the key). Two permutations over one space collide, so a
+// namespace recorded with one refuses every other, and plain IDs.
+func spaceID(l snowflake.Layout, p *opaque.Permutation) nodeid.LayoutID {
+	id := nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
+	if p != nil {
+		id.Fingerprint += ";" + p.Fingerprint() // 19 + 1 + 33 characters, within nodeid.MaxFingerprint
+		id.Description += fmt.Sprintf(", opaque IDs (%s; --opaque --opaque-key-file and --opaque-tweak name it)", p.Fingerprint())
+	}
+	return id
+}
+
+// reveal undoes p on id, when p is set.
+func reveal(p *opaque.Permutation, id uint64) (uint64, error) {
+	if p == nil {
+		return id, nil
+	}
+	x, err := p.Decode(id)
+	if err != nil {
+		return 0, usagef("ID %d does not fit the %d-bit opaque space", id, p.Bits())
+	}
+	return x, nil
+}
+
+// encodingFlag registers --encoding, the text form of IDs a command
+// prints or reads (idtext: decimal, base62, base32).
+func encodingFlag(fs *flag.FlagSet) func() (idtext.Encoding, error) {
+	name := fs.String("encoding", "", "")
+	return func() (idtext.Encoding, error) {
+		e, err := idtext.ParseEncoding(*name)
+		if err != nil {
+			return e, usagef("--encoding %q: want %s", *name, idtext.EncodingNames)
+		}
+		return e, nil
+	}
+}
+
+const encodingUsage = `  --encoding E           decimal (default), base62 (11 characters, 0-9A-Za-z) or
+                         base32 (13 characters, Crockford's): fixed width, so the
+                         strings sort as the numbers do
+`
+
+// permutationName is p's fingerprint, or "" for plain IDs.
+func permutationName(p *opaque.Permutation) string {
+	if p == nil {
+		return ""
+	}
+	return p.Fingerprint()
+}
+
+// opaqueDesc says which IDs a permutation fingerprint stands for.
+func opaqueDesc(fp string) string {
+	if fp == "" {
+		return "plain IDs"
+	}
+	return "opaque IDs (" + fp + ")"
+}

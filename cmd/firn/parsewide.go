@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/opaque"
+	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
+)
+
+// parsed is one argument of firn parse taken apart: a decimal ID of the
+// layout, or another system's ID (wide) with, for a UUIDv7 or ULID the
+// layout can have made, its firn slot (Parts, when firn is set).
+type parsed struct {
+	snowflake.Parts
+	wide *wide.ID
+	arg  string
+	firn bool
+}
+
+// wideLengths are the lengths of the forms wide.Parse reads.
+var wideLengths = map[int]bool{20: true, 24: true, 26: true, 27: true, 32: true, 36: true, 38: true, 45: true}
+
+// parseArg reads an ID of l — decimal, or in enc, revealed with perm in
+// opaque mode — or another form by its shape. The firn slot of a UUIDv7 or
+// ULID is looked for only with withLayout: any generator's UUIDv7 reads as
+// some slot of a 1 ms layout.
+func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, withLayout bool, s string) (parsed, error) {
+	if enc != idtext.Decimal || strings.Trim(s, "0123456789") == "" || !wideLengths[len(s)] {
+		p, err := decodeText(l, perm, enc, s)
+		return parsed{Parts: p}, err
+	}
+	id, err := wide.Parse(s)
+	if err != nil {
+		return parsed{}, usagef("ID %q: %s", s, strings.TrimPrefix(err.Error(), "wide: "))
+	}
+	out := parsed{wide: &id, arg: s}
+	if !withLayout {
+		return out, nil
+	}
+	switch id.Form {
+	case wide.FormUUID:
+		out.Parts, err = wide.DecodeUUID(l, uuid.UUID(id.Bytes))
+	case wide.FormULID:
+		out.Parts, err = wide.DecodeULID(l, ulid.ULID(id.Bytes))
+	default:
+		return out, nil
+	}
+	switch {
+	case err == nil:
+		out.firn = true
+	case !errors.Is(err, wide.ErrNotLayout) && !errors.Is(err, wide.ErrNotV7):
+		return out, err
+	}
+	return out, nil
+}
+
+func writeWideText(w *bufio.Writer, p parsed) {
+	row := func(k string, v any) { fmt.Fprintf(w, "%-13s %v\n", k, v) }
+	row("id", p.arg)
+	row("form", p.wide.Form)
+	row("hex", hex.EncodeToString(p.wide.Bytes))
+	if !p.wide.Time.IsZero() {
+		row("time", p.wide.Time.Format(timeFormat))
+		row("unix_ms", p.wide.Time.UnixMilli())
+	}
+	for _, f := range p.wide.Fields {
+		row(f.Name, f.Value)
+	}
+	if p.firn {
+		row("firn.id", p.ID)
+		row("firn.tick", p.Tick)
+		for _, f := range p.Fields {
+			row("firn."+f.Name, f.Value)
+		}
+		row("firn.sequence", p.Sequence)
+	}
+}
+
+func writeWideJSON(w *bufio.Writer, p parsed) {
+	v := map[string]any{"id": p.arg, "form": p.wide.Form, "hex": hex.EncodeToString(p.wide.Bytes)}
+	if !p.wide.Time.IsZero() {
+		v["time"], v["unix_ms"] = p.wide.Time.Format(timeFormat), p.wide.Time.UnixMilli()
+	}
+	fields := map[string]string{}
+	for _, f := range p.wide.Fields {
+		fields[f.Name] = f.Value
+	}
+	v["fields"] = fields
+	if p.firn {
+		node := map[string]uint64{}
+		for _, f := range p.Fields {
+			node[f.Name] = f.Value
+		}
+		v["firn"] = map[string]any{"id": fmt.Sprint(p.ID), "unix_ms": p.Time.UnixMilli(), "time": p.Time.Format(timeFormat),
+			"tick": p.Tick, "node": node, "sequence": p.Sequence}
+	}
+	b, _ := json.Marshal(v)
+	w.Write(append(b, '\n'))
+}
+
+// indent indents each line of s by two spaces.
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ") + "\n"
+}

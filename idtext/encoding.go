@@ -1,0 +1,78 @@
+package idtext
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Encoding is a way to write an ID as text: Decimal, Base62 or Base32.
+// Its zero value is Decimal.
+type Encoding int
+
+// The encodings, by the names ParseEncoding reads.
+const (
+	Decimal Encoding = iota // "decimal": the number in base 10, variable width
+	Base62                  // "base62": AppendBase62
+	Base32                  // "base32": AppendBase32, Crockford's alphabet
+)
+
+// EncodingNames lists the names ParseEncoding accepts, for messages.
+const EncodingNames = "decimal, base62 or base32"
+
+// ErrEncoding is returned by ParseEncoding for a name it does not know.
+var ErrEncoding = errors.New("idtext: unknown encoding")
+
+// ParseEncoding returns the encoding of a name: decimal (or empty),
+// base62 or base32.
+func ParseEncoding(name string) (Encoding, error) {
+	switch name {
+	case "", "decimal":
+		return Decimal, nil
+	case "base62":
+		return Base62, nil
+	case "base32":
+		return Base32, nil
+	}
+	return 0, fmt.Errorf("%w %q: want %s", ErrEncoding, name, EncodingNames)
+}
+
+// Valid reports whether e is one of Decimal, Base62 and Base32.
+func (e Encoding) Valid() bool { return e >= Decimal && e <= Base32 }
+
+// String returns the encoding's name.
+func (e Encoding) String() string {
+	switch e {
+	case Base62:
+		return "base62"
+	case Base32:
+		return "base32"
+	}
+	return "decimal"
+}
+
+// Append appends id in the encoding to dst.
+func (e Encoding) Append(dst []byte, id uint64) []byte {
+	switch e {
+	case Base62:
+		return AppendBase62(dst, id)
+	case Base32:
+		return AppendBase32(dst, id)
+	}
+	return strconv.AppendUint(dst, id, 10)
+}
+
+// Parse reads an ID written in the encoding.
+func (e Encoding) Parse(s string) (uint64, error) {
+	switch e {
+	case Base62:
+		return ParseBase62(s)
+	case Base32:
+		return ParseBase32(s)
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, syntax("decimal", s, "want a non-negative decimal number of at most 64 bits")
+	}
+	return id, nil
+}

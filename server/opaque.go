@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// nextSnowflake issues one snowflake ID: in opaque mode, its image under
+// the permutation.
+func (s *service) nextSnowflake(ctx context.Context) (int64, error) {
+	id, err := s.generator().Next(ctx)
+	if err != nil || s.Opaque == nil {
+		return id, err
+	}
+	return s.conceal(id)
+}
+
+// nextSnowflakeN fills dst with snowflake IDs, in opaque mode permuted.
+// An ID the permutation refuses fails the call: no plain ID ever leaves
+// a server in opaque mode.
+func (s *service) nextSnowflakeN(ctx context.Context, dst []int64) (int, error) {
+	n, err := s.generator().NextN(ctx, dst)
+	if s.Opaque == nil {
+		return n, err
+	}
+	for i := range dst[:n] {
+		if dst[i], err = s.conceal(dst[i]); err != nil {
+			return 0, err
+		}
+	}
+	return n, err
+}
+
+func (s *service) conceal(id int64) (int64, error) {
+	y, err := s.Opaque.Encode(uint64(id))
+	if err != nil {
+		return 0, fmt.Errorf("server: opaque ID of %d: %w", id, err)
+	}
+	return int64(y), nil
+}
+
+// reveal undoes opaque mode's permutation and answers as decode does,
+// with the plain ID beside the opaque one.
+func (h *handler) reveal(w http.ResponseWriter, r *http.Request) {
+	if h.svc.Opaque == nil {
+		writeError(w, badRequest("this server's IDs are not opaque: decode them with GET /v1/snowflake/decode/{id}"))
+		return
+	}
+	s := r.PathValue("id")
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		return
+	}
+	plain, err := h.svc.Opaque.Decode(id)
+	if err != nil {
+		writeError(w, badRequest(fmt.Sprintf("ID %d does not fit the %d-bit opaque space", id, h.svc.Opaque.Bits())))
+		return
+	}
+	h.writeDecoded(w, plain, strconv.FormatUint(id, 10))
+}
