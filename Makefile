@@ -11,12 +11,12 @@ FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
 FIRN_TEST_ETCD ?= /usr/bin/etcd
 export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
-MODULES := . deploy $(wildcard bench/peers)
+MODULES := . deploy test/cluster $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration model fuzz bench chaos build ci services proto
+.PHONY: help fmt vet lint test race integration model fuzz bench chaos chaos-short build ci services proto
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 fmt: ## fail if any Go file is not gofmt-formatted
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -26,6 +26,7 @@ vet: ## go vet every module
 
 lint: ## golangci-lint v2, pinned in tools/go.mod
 	$(GO) run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run ./...
+	cd test/cluster && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
 
 services: ## start PostgreSQL and MariaDB if stopped, install etcd and spin if missing
 	@scripts/services.sh
@@ -34,6 +35,14 @@ test: services vet ## THE test command: every test of every module, with -race a
 	$(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
+	$(MAKE) chaos-short
+
+chaos-short: ## the fault harness's short run (safety only, >= 2 million IDs): its own step of make test
+	cd test/cluster && $(GO) test -count=1 -race -timeout 10m -v ./...
+
+chaos: ## the client against three firn serve (COUNT runs), then the fault harness's long run (>= 50 million IDs, the availability goals): medians and p99
+	$(GO) test -count=1 -run TestFaults -faults.runs $(COUNT) -v ./client/
+	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 30m -v -run TestChaos .
 
 race: test ## alias of test, which always runs with -race
 
@@ -55,9 +64,6 @@ bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/ ./wide/
 	$(GO) test -run '^$$' -bench 'AtomicAdd|Next' -benchmem -count $(COUNT) ./client/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
-
-chaos: ## the client against three firn serve, one paused, one slowed, one restarted (COUNT runs): medians and p99
-	$(GO) test -count=1 -run TestFaults -faults.runs $(COUNT) -v ./client/
 
 proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is committed)
 	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.34.2

@@ -354,7 +354,7 @@ func (g *Generator) monoNs() int64 {
 
 func (g *Generator) wallNs() int64 {
 	if g.clk == nil {
-		return time.Now().UnixNano()
+		return time.Now().UnixNano() + hookOffset()
 	}
 	return g.clk.wall()
 }

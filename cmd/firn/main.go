@@ -63,7 +63,10 @@ func usagef(format string, args ...any) error {
 // errHelp is returned when the user asked for help that was printed.
 var errHelp = errors.New("help printed")
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	clockHook(os.Stderr)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // stdin is what firn parse reads IDs from when given none; tests replace it.
 var stdin io.Reader = os.Stdin

@@ -1,0 +1,122 @@
+package cluster_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/test/cluster"
+	"github.com/firn-id/firn/test/cluster/history"
+)
+
+// plan is one run: how many IDs at least, how many rounds of every fault
+// at least, and whether the availability goals are asserted.
+type plan struct {
+	name   string
+	ids    int64
+	rounds int
+	goals  bool
+	batch  int
+	pace   time.Duration
+}
+
+// plans: FIRN_CHAOS=short (make chaos-short, in CI) checks safety only;
+// FIRN_CHAOS=long (make chaos) also asserts the availability goals.
+var plans = map[string]plan{
+	"short": {name: "short", ids: 2_000_000, rounds: 1, batch: 500, pace: 20 * time.Millisecond},
+	"long":  {name: "long", ids: 50_000_000, rounds: 5, goals: true, batch: 2000, pace: 20 * time.Millisecond},
+}
+
+// allowed are the error kinds a client may see while a fault lasts: the
+// process is gone or cut off (transport, timeout), waits for a free node
+// (not_ready), holds no node (not_serving) or cannot reach its store
+// (unavailable). Anything else —
+// internal, clock_behind, a bad or empty answer — fails the run.
+// clockOffset is how far ahead the clock fault sets a process's clock.
+const clockOffset = 3 * time.Second
+
+var allowed = map[string]bool{"transport": true, "timeout": true, "not_ready": true, "not_serving": true, "unavailable": true}
+
+func TestChaos(t *testing.T) {
+	name := os.Getenv("FIRN_CHAOS")
+	if name == "" {
+		name = "short"
+	}
+	pl, ok := plans[name]
+	if !ok {
+		t.Fatalf("FIRN_CHAOS=%q: want short or long", name)
+	}
+	began := time.Now()
+	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace})
+	t.Logf("cluster up in %s; artifacts in %s", time.Since(began).Round(time.Millisecond), c.Dir)
+	load := c.StartLoad()
+	f := cluster.NewFaults(c, load)
+	var results []cluster.Result
+	for round := 0; round < pl.rounds || load.IDs() < pl.ids; round++ {
+		c.Phase("steady")
+		time.Sleep(time.Second)
+		results = append(results,
+			f.Kill9(round), f.Pause(round+1, false), f.Pause(round+2, true),
+			f.Partition(round), f.EtcdLeader(), f.Clock(round+1, clockOffset), f.Rolling())
+		t.Logf("round %d: %d IDs after %s", round, load.IDs(), time.Since(began).Round(time.Millisecond))
+	}
+	load.Stop()
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		t.Log(r)
+		if r.Err != nil {
+			t.Errorf("%s on %s: %v", r.Fault, r.Target, r.Err)
+		}
+	}
+	rep := check(t, c.HistoryPath())
+	t.Logf("%s run: %d IDs in %s", pl.name, rep.IDs, time.Since(began).Round(time.Millisecond))
+	if rep.IDs < int(pl.ids) {
+		t.Errorf("%d IDs checked, want at least %d", rep.IDs, pl.ids)
+	}
+	if rep.MaxLead < clockOffset/2 {
+		t.Errorf("no ID ahead by more than %s: the clock fault (%s ahead) did not take effect", rep.MaxLead, clockOffset)
+	}
+	for kind, n := range rep.Errors {
+		if !allowed[kind] {
+			t.Errorf("clients saw %d errors of kind %s", n, kind)
+		}
+	}
+	// firn serve waits for a node rather than exit; an exit the harness
+	// did not ask for costs availability, never uniqueness.
+	for _, life := range c.ExitedAlone() {
+		if pl.goals {
+			t.Errorf("%s exited by itself", life)
+		} else {
+			t.Logf("%s exited by itself (an availability failure; make chaos fails on it)", life)
+		}
+	}
+	if pl.goals {
+		assertGoals(t, results)
+	}
+}
+
+// check runs the checker on the history file and fails on any violation.
+func check(t *testing.T, path string) *history.Report {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// The lead allowed: firn's start-ahead bound (10 s) plus the clock
+	// offset injected; the exhaustion policy is Wait, which borrows none.
+	rep, err := history.Check(f, history.Options{Layout: cluster.Layout(), Lead: 10*time.Second + clockOffset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	rep.Write(&out)
+	t.Log("\n" + out.String())
+	if !rep.OK() {
+		t.Errorf("the history broke a rule: %v", rep.Counts)
+	}
+	return rep
+}

@@ -1,0 +1,262 @@
+package cluster
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/firn-id/firn/internal/etcdtest"
+	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/test/cluster/history"
+)
+
+// Config sizes a cluster. The zero value is three serving processes and a
+// spare on three usable nodes, a 2 s lease TTL and batches of 1000.
+type Config struct {
+	// Procs is how many firn serve processes run. Default 4: one more
+	// than the usable nodes, so one always waits to take over a freed
+	// node.
+	Procs int
+	// TTL is --lease-ttl. Default 2 s.
+	TTL time.Duration
+	// Batch is the count of each batch request. Default 1000.
+	Batch int
+	// Callers is how many callers load each process. Default 2.
+	Callers int
+	// Pace is how long a caller waits between two requests: 0 loads as
+	// fast as the machine allows.
+	Pace time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Procs == 0 {
+		c.Procs = 4
+	}
+	if c.TTL == 0 {
+		c.TTL = 2 * time.Second
+	}
+	if c.Batch == 0 {
+		c.Batch = 1000
+	}
+	if c.Callers == 0 {
+		c.Callers = 2
+	}
+	return c
+}
+
+// The layout every process serves: four node slots, node 3 reserved, so
+// three processes hold a node and the fourth waits for one to be freed.
+var layoutFlags = []string{"--node-bits", "2", "--reserved-nodes", "3"}
+
+// usableNodes is how many nodes layoutFlags leaves to hand out.
+const usableNodes = 3
+
+// Layout is the layout of layoutFlags, for the checker.
+func Layout() snowflake.Layout {
+	l := snowflake.DefaultLayout()
+	l.Node = []snowflake.Field{{Name: "node", Bits: 2}}
+	return l
+}
+
+// Cluster is a running etcd and its firn processes.
+type Cluster struct {
+	t         *testing.T
+	cfg       Config
+	Dir       string // the artifacts: history.jsonl and one log per process
+	bin       string
+	clockBin  string // built with the firn_clockhook tag
+	Etcd      *etcdtest.Cluster
+	Namespace string
+	Procs     []*Proc
+
+	cli      *clientv3.Client
+	histFile *os.File
+	hist     *history.Writer
+
+	mu    sync.Mutex
+	ports map[string]bool
+	alone []string // lives that exited without being stopped
+}
+
+// Start builds firn, starts etcd and the processes, and waits until every
+// node is served. Everything stops when t ends; if t failed, the artifact
+// directory stays and its path is printed.
+func Start(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
+	cfg = cfg.withDefaults()
+	dir, err := os.MkdirTemp("", "firn-chaos-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{t: t, cfg: cfg, Dir: dir, ports: map[string]bool{}, Namespace: "/firn-chaos-" + suffix() + "/"}
+	c.bin = build(t, dir, "firn")
+	c.clockBin = build(t, dir, "firn-clockhook", ClockTag)
+	c.histFile, err = os.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.hist = history.NewWriter(c.histFile)
+	t.Cleanup(c.keepOrRemove)
+	c.Etcd = etcdtest.Start(t, 3)
+	c.cli = c.Etcd.Client()
+	for i := range cfg.Procs {
+		p := c.newProc(fmt.Sprintf("f%d", i))
+		c.Procs = append(c.Procs, p)
+	}
+	t.Cleanup(c.stopAll)
+	for _, p := range c.Procs {
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitHolders(30 * time.Second)
+	return c
+}
+
+// waitHolders waits until every usable node is held.
+func (c *Cluster) waitHolders(timeout time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		held := 0
+		for _, p := range c.Procs {
+			if p.Node() >= 0 {
+				held++
+			}
+		}
+		if held >= usableNodes {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%d of %d nodes held after %s; logs in %s", held, usableNodes, timeout, c.Dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// suffix is a random name part, so runs never share a namespace.
+func suffix() string {
+	b := make([]byte, 4)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ClockTag is the build tag of the clock hook (cmd/firn/clockhook_on.go).
+const ClockTag = "firn_clockhook"
+
+// Build builds cmd/firn from this tree into dir/name, with the build tag
+// if one is given.
+func Build(t *testing.T, dir, name string, tags ...string) string {
+	t.Helper()
+	return build(t, dir, name, tags...)
+}
+
+func build(t *testing.T, dir, name string, tags ...string) string {
+	t.Helper()
+	bin := filepath.Join(dir, name)
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags", tags[0])
+	}
+	cmd := exec.Command("go", append(args, "./cmd/firn")...)
+	cmd.Dir = "../.." // the root module
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build firn: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func (c *Cluster) keepOrRemove() {
+	_ = c.hist.Flush()
+	c.histFile.Close()
+	if c.t.Failed() || os.Getenv("FIRN_CHAOS_KEEP") != "" {
+		c.t.Logf("artifacts kept in %s (history.jsonl, f*.log); check again with: cd test/cluster && go run ./cmd/firn-check -node-bits 2 %s",
+			c.Dir, filepath.Join(c.Dir, "history.jsonl"))
+		return
+	}
+	if err := os.RemoveAll(c.Dir); err != nil {
+		c.t.Logf("remove the artifacts: %v", err)
+	}
+}
+
+func (c *Cluster) stopAll() {
+	for _, p := range c.Procs {
+		p.Kill()
+	}
+}
+
+// Record appends r to the history.
+func (c *Cluster) Record(r history.Record) {
+	if err := c.hist.Write(r); err != nil {
+		c.t.Errorf("history: %v", err)
+	}
+}
+
+// Phase starts a phase of the run in the history.
+func (c *Cluster) Phase(name string) time.Time {
+	now := time.Now()
+	c.Record(history.Record{Kind: history.KindPhase, Phase: name, At: now.UnixNano()})
+	return now
+}
+
+// Flush writes the buffered history to its file.
+func (c *Cluster) Flush() error { return c.hist.Flush() }
+
+// HistoryPath is the history file.
+func (c *Cluster) HistoryPath() string { return filepath.Join(c.Dir, "history.jsonl") }
+
+// freeAddr returns a loopback address no earlier process life used, so a
+// request to a life's address can only reach that life.
+func (c *Cluster) freeAddr() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", err
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		if !c.ports[addr] {
+			c.ports[addr] = true
+			return addr, nil
+		}
+	}
+	return "", fmt.Errorf("no unused loopback port after 100 tries")
+}
+
+// Client returns an etcd client of every member.
+func (c *Cluster) Client() *clientv3.Client { return c.cli }
+
+// HWMKey is etcdstore's key of node n's HWM in this namespace.
+func (c *Cluster) HWMKey(n uint64) string { return c.Namespace + "hwm/" + strconv.FormatUint(n, 10) }
+
+// NodeKey is etcdstore's key of node n's claim in this namespace.
+func (c *Cluster) NodeKey(n uint64) string { return c.Namespace + "nodes/" + strconv.FormatUint(n, 10) }
+
+// exitedAlone notes a life that exited without the harness stopping it:
+// for firn serve, which waits rather than exits, an availability failure.
+func (c *Cluster) exitedAlone(life string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alone = append(c.alone, fmt.Sprintf("%s (%v)", life, err))
+}
+
+// ExitedAlone lists the lives that exited without being stopped, with
+// their exit status; their last lines are in their process's log.
+func (c *Cluster) ExitedAlone() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.alone)
+}

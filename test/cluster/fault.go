@@ -1,0 +1,277 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
+	"github.com/firn-id/firn/internal/etcdtest"
+)
+
+// Result is what one fault did to the service, measured by the harness.
+type Result struct {
+	Fault  string
+	Target string
+	Node   int64 // the target's node, -1 if it held none
+	// NodeFree is from the fault to the target's node key leaving etcd
+	// (its lease expired or was revoked); Resumed from then to the next
+	// IDs of that node, whoever serves them. Zero when not measured.
+	NodeFree time.Duration
+	Resumed  time.Duration
+	// Pause is the longest time a process life serving when the fault
+	// began, other than the target, went without an answer.
+	Pause     time.Duration
+	PauseLife string
+	Err       error
+}
+
+func (r Result) String() string {
+	s := fmt.Sprintf("%-18s %-4s node %2d", r.Fault, r.Target, r.Node)
+	if r.NodeFree > 0 {
+		s += fmt.Sprintf("  node free after %-8s served again %-8s later", r.NodeFree.Round(time.Millisecond), r.Resumed.Round(time.Millisecond))
+	}
+	s += fmt.Sprintf("  survivors' longest pause %s (%s)", r.Pause.Round(time.Millisecond), r.PauseLife)
+	if r.Err != nil {
+		s += "  error: " + r.Err.Error()
+	}
+	return s
+}
+
+// Faults injects faults into a cluster under load.
+type Faults struct {
+	c    *Cluster
+	load *Load
+}
+
+// NewFaults returns the fault injector of c under load.
+func NewFaults(c *Cluster, load *Load) *Faults { return &Faults{c: c, load: load} }
+
+// holder returns the first process from start that holds a node.
+func (f *Faults) holder(start int) *Proc {
+	for i := range f.c.Procs {
+		p := f.c.Procs[(start+i)%len(f.c.Procs)]
+		if p.Node() >= 0 {
+			return p
+		}
+	}
+	return f.c.Procs[start%len(f.c.Procs)]
+}
+
+// begin opens a phase and notes who serves.
+func (f *Faults) begin(name string, p *Proc) (Result, map[string]bool, time.Time) {
+	live := f.load.Mark(300 * time.Millisecond)
+	life, _ := p.Life()
+	delete(live, life)
+	at := f.c.Phase(name)
+	return Result{Fault: name, Target: p.Name, Node: p.Node()}, live, at
+}
+
+// end measures the survivors' longest pause and lets the cluster settle.
+func (f *Faults) end(r *Result, live map[string]bool) {
+	for life, g := range f.load.Gaps() {
+		if live[life] && g > r.Pause {
+			r.Pause, r.PauseLife = g, life
+		}
+	}
+	f.c.Phase(r.Fault + " settle")
+	time.Sleep(time.Second)
+}
+
+// freed watches node n's key and reports when it is deleted.
+func (f *Faults) freed(ctx context.Context, n int64) <-chan time.Time {
+	return f.watch(ctx, f.c.NodeKey(uint64(max(n, 0))), mvccpb.DELETE, n >= 0)
+}
+
+func (f *Faults) watch(ctx context.Context, key string, typ mvccpb.Event_EventType, on bool) <-chan time.Time {
+	out := make(chan time.Time, 1)
+	if !on {
+		return out
+	}
+	wc := f.c.Client().Watch(ctx, key)
+	go func() {
+		for resp := range wc {
+			for _, ev := range resp.Events {
+				if ev.Type == typ {
+					out <- time.Now()
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// recovered fills NodeFree and Resumed: the node leaves etcd within
+// timeout and is served again after.
+func (f *Faults) recovered(r *Result, start time.Time, free <-chan time.Time, timeout time.Duration) {
+	if r.Node < 0 {
+		return
+	}
+	select {
+	case at := <-free:
+		r.NodeFree = at.Sub(start)
+		served, err := f.load.WaitServed(uint64(r.Node), at, timeout)
+		if err != nil {
+			r.Err = err
+			return
+		}
+		r.Resumed = served.Sub(at)
+	case <-time.After(timeout):
+		r.Err = fmt.Errorf("node %d still held %s after the fault", r.Node, timeout)
+	}
+}
+
+// Kill9 kills the process holding a node with SIGKILL and starts it again
+// at once.
+func (f *Faults) Kill9(i int) Result {
+	p := f.holder(i)
+	r, live, _ := f.begin("kill-9", p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	free := f.freed(ctx, r.Node)
+	start := time.Now()
+	p.Kill()
+	if err := p.Start(); err != nil {
+		r.Err = err
+	}
+	f.recovered(&r, start, free, 3*f.c.cfg.TTL+5*time.Second)
+	f.end(&r, live)
+	return r
+}
+
+// Pause stops a process holding a node with SIGSTOP past its lease TTL,
+// then continues it. With afterHWM the stop lands just after the process
+// wrote its HWM, read with an etcd watch.
+func (f *Faults) Pause(i int, afterHWM bool) Result {
+	p := f.holder(i)
+	name := "sigstop"
+	if afterHWM {
+		name = "sigstop-after-hwm"
+	}
+	r, live, _ := f.begin(name, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if afterHWM && r.Node >= 0 {
+		select {
+		case <-f.watch(ctx, f.c.HWMKey(uint64(r.Node)), mvccpb.PUT, true):
+		case <-time.After(15 * time.Second):
+			r.Err = fmt.Errorf("no HWM write of node %d in 15s", r.Node)
+		}
+	}
+	free := f.freed(ctx, r.Node)
+	start := time.Now()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		r.Err = err
+	}
+	f.recovered(&r, start, free, 3*f.c.cfg.TTL+5*time.Second)
+	time.Sleep(time.Until(start.Add(f.c.cfg.TTL + time.Second)))
+	if err := p.Signal(syscall.SIGCONT); err != nil && r.Err == nil {
+		r.Err = err
+	}
+	f.end(&r, live)
+	return r
+}
+
+// Partition cuts a process holding a node off from every etcd member past
+// its lease TTL, then lets it through again.
+func (f *Faults) Partition(i int) Result {
+	p := f.holder(i)
+	r, live, _ := f.begin("partition", p)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	free := f.freed(ctx, r.Node)
+	start := time.Now()
+	p.Cut()
+	f.recovered(&r, start, free, 3*f.c.cfg.TTL+5*time.Second)
+	time.Sleep(time.Until(start.Add(f.c.cfg.TTL + time.Second)))
+	p.Restore()
+	f.end(&r, live)
+	return r
+}
+
+// EtcdLeader kills the etcd leader, waits past an election, and starts it
+// again.
+func (f *Faults) EtcdLeader() Result {
+	r := Result{Fault: "etcd-leader", Node: -1}
+	live := f.load.Mark(300 * time.Millisecond)
+	f.c.Phase(r.Fault)
+	m, err := f.leader()
+	if err != nil {
+		r.Err = err
+		f.end(&r, live)
+		return r
+	}
+	r.Target = m.Name
+	m.Kill()
+	time.Sleep(2 * time.Second)
+	if err := m.Restart(); err != nil {
+		r.Err = err
+	}
+	f.c.Etcd.WaitHealthy(30 * time.Second)
+	f.end(&r, live)
+	return r
+}
+
+// leader finds the etcd leader from each member's status.
+func (f *Faults) leader() (*etcdtest.Member, error) {
+	cli := f.c.Client()
+	for _, m := range f.c.Etcd.Members() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		st, err := cli.Status(ctx, m.ClientURL)
+		cancel()
+		if err == nil && st.Header.MemberId == st.Leader {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("no etcd member says it leads")
+}
+
+// Rolling stops every process in turn with SIGTERM and starts it again.
+func (f *Faults) Rolling() Result {
+	r := Result{Fault: "rolling-restart", Target: "all", Node: -1}
+	f.c.Phase(r.Fault)
+	for _, p := range f.c.Procs {
+		if err := p.Stop(15 * time.Second); err != nil && r.Err == nil {
+			r.Err = err
+		}
+		if err := p.Start(); err != nil && r.Err == nil {
+			r.Err = err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	f.end(&r, nil)
+	return r
+}
+
+// Clock restarts a process holding a node on the clock-hook build with its
+// wall clock d ahead, and leaves it so: its IDs, and those of whoever
+// takes its node later, carry times up to d ahead. The waiting process, if
+// any, is stopped meanwhile, so the restarted one takes the node back.
+func (f *Faults) Clock(i int, d time.Duration) Result {
+	p := f.holder(i)
+	r, live, _ := f.begin("clock+"+d.String(), p)
+	var spare *Proc
+	for _, q := range f.c.Procs {
+		if q != p && q.Node() < 0 {
+			spare = q
+		}
+	}
+	p.SetClock(d)
+	r.Err = errors.Join(p.Stop(15*time.Second), stop(spare), p.Start(), p.WaitReady(3*f.c.cfg.TTL+5*time.Second))
+	if spare != nil {
+		r.Err = errors.Join(r.Err, spare.Start())
+	}
+	f.end(&r, live)
+	return r
+}
+
+func stop(p *Proc) error {
+	if p == nil {
+		return nil
+	}
+	return p.Stop(15 * time.Second)
+}

@@ -1,0 +1,60 @@
+package cluster_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/test/cluster"
+)
+
+// The availability goals of docs/guarantees.md, for a 2 s lease TTL.
+const (
+	ttl         = 2 * time.Second
+	nodeFree    = ttl + time.Second      // a dead holder's node is free
+	resumeAfter = 200 * time.Millisecond // a freed node serves again
+	survivor    = 100 * time.Millisecond // the longest pause of a process not hit
+)
+
+// assertGoals reports medians and p99 of each figure per fault and fails
+// on any result past its goal.
+func assertGoals(t *testing.T, results []cluster.Result) {
+	t.Helper()
+	byFault := map[string][]cluster.Result{}
+	for _, r := range results {
+		byFault[r.Fault] = append(byFault[r.Fault], r)
+	}
+	for fault, rs := range byFault {
+		var free, resumed, pause []time.Duration
+		for _, r := range rs {
+			if r.NodeFree > 0 {
+				free = append(free, r.NodeFree)
+				resumed = append(resumed, r.Resumed)
+				if r.NodeFree > nodeFree {
+					t.Errorf("%s: node %d free after %s, goal %s", fault, r.Node, r.NodeFree, nodeFree)
+				}
+				if r.Resumed > resumeAfter {
+					t.Errorf("%s: node %d served %s after it was free, goal %s", fault, r.Node, r.Resumed, resumeAfter)
+				}
+			}
+			pause = append(pause, r.Pause)
+			if r.Pause > survivor {
+				t.Errorf("%s: %s paused %s, goal %s", fault, r.PauseLife, r.Pause, survivor)
+			}
+		}
+		t.Logf("%-18s n=%d  node free %s  served again %s  survivors' pause %s", fault, len(rs),
+			stats(free), stats(resumed), stats(pause))
+	}
+}
+
+// stats prints the median and p99 of ds.
+func stats(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "-"
+	}
+	slices.Sort(ds)
+	q := func(p float64) time.Duration {
+		return ds[min(len(ds)-1, int(p*float64(len(ds))))].Round(time.Millisecond)
+	}
+	return "median " + q(0.5).String() + " p99 " + q(0.99).String()
+}

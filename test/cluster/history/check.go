@@ -1,0 +1,328 @@
+package history
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/firn-id/firn/snowflake"
+)
+
+// The checks a history can fail.
+const (
+	CheckDuplicate = "duplicate"
+	CheckOrder     = "order"
+	CheckFencing   = "fencing"
+	CheckTime      = "time"
+	CheckDecode    = "decode"
+)
+
+// maxKept is how many violations of each check a report spells out; the
+// rest are counted.
+const maxKept = 10
+
+// Options says what a history is checked against.
+type Options struct {
+	// Layout decodes the IDs. Default (no time bits) snowflake.DefaultLayout().
+	Layout snowflake.Layout
+	// Epsilon widens each request's window on both sides: the harness's
+	// scheduling, and at least the client's MaxAge when IDs come through
+	// the Go client's buffer. Default 50 ms.
+	Epsilon time.Duration
+	// Lead is how far past its request's completion an ID's time may be:
+	// the start-ahead bound plus the borrowing bound plus any clock offset
+	// injected. Default 10 s, firn's default start-ahead bound.
+	Lead time.Duration
+}
+
+// Violation is one broken rule.
+type Violation struct {
+	Check  string
+	Detail string
+}
+
+// Phase is what clients saw during one phase of a run.
+type Phase struct {
+	Name     string
+	Start    time.Time
+	Requests int
+	IDs      int
+	// Errors counts failed requests by kind.
+	Errors map[string]int
+	// Gap is the longest time no request of any process succeeded, and
+	// ProcGap the longest time one process that answered in the phase did
+	// not, with its name.
+	Gap      time.Duration
+	ProcGap  time.Duration
+	GapProc  string
+	lastDone int64
+}
+
+// Report is the result of a check.
+type Report struct {
+	Requests int
+	IDs      int
+	// Errors counts failed requests by kind over the whole run.
+	Errors map[string]int
+	// Counts is the number of violations of each check; Violations keeps
+	// the first few of each.
+	Counts     map[string]int
+	Violations []Violation
+	Phases     []*Phase
+	// MaxLead is how far the time of the ID most ahead lay past its
+	// request's completion: the lead actually seen, against Options.Lead.
+	MaxLead time.Duration
+}
+
+// OK reports whether the history broke no rule.
+func (r *Report) OK() bool { return len(r.Counts) == 0 }
+
+// issued is one ID and the index of the process life that answered it.
+type issued struct {
+	id   int64
+	proc int32
+}
+
+type orderKey struct {
+	caller, proc string
+	node         uint64
+}
+
+type acquisition struct {
+	at   int64
+	proc int32
+}
+
+// Checker checks a history record by record; Check is its usual driver.
+type Checker struct {
+	opts     Options
+	rep      Report
+	procs    map[string]int32
+	names    []string
+	ids      []issued
+	last     map[orderKey]int64
+	acquired map[uint64][]acquisition
+	phase    *Phase
+	lastDone map[string]int64
+	procGap  map[string]time.Duration
+}
+
+// NewChecker returns a checker for opts.
+func NewChecker(opts Options) (*Checker, error) {
+	if opts.Layout.TimeBits == 0 {
+		opts.Layout = snowflake.DefaultLayout()
+	}
+	if err := opts.Layout.Validate(); err != nil {
+		return nil, fmt.Errorf("history: layout: %w", err)
+	}
+	if opts.Epsilon == 0 {
+		opts.Epsilon = 50 * time.Millisecond
+	}
+	if opts.Lead == 0 {
+		opts.Lead = 10 * time.Second
+	}
+	c := &Checker{
+		opts: opts, procs: map[string]int32{}, last: map[orderKey]int64{},
+		acquired: map[uint64][]acquisition{}, lastDone: map[string]int64{},
+		procGap: map[string]time.Duration{},
+		rep:     Report{Errors: map[string]int{}, Counts: map[string]int{}},
+	}
+	c.startPhase("start", 0)
+	return c, nil
+}
+
+// Check reads a history from r and checks it.
+func Check(r io.Reader, opts Options) (*Report, error) {
+	c, err := NewChecker(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := Scan(r, c.Add); err != nil {
+		return nil, err
+	}
+	return c.Finish(), nil
+}
+
+func (c *Checker) violate(check, format string, args ...any) {
+	c.rep.Counts[check]++
+	if c.rep.Counts[check] <= maxKept {
+		c.rep.Violations = append(c.rep.Violations, Violation{Check: check, Detail: fmt.Sprintf(format, args...)})
+	}
+}
+
+func (c *Checker) proc(name string) int32 {
+	i, ok := c.procs[name]
+	if !ok {
+		i = int32(len(c.names))
+		c.procs[name] = i
+		c.names = append(c.names, name)
+	}
+	return i
+}
+
+// Add checks one record. Records of one caller come in the order it made
+// them.
+func (c *Checker) Add(r Record) error {
+	switch r.Kind {
+	case KindPhase:
+		c.startPhase(r.Phase, r.At)
+	case KindAcquire:
+		c.acquired[r.Node] = append(c.acquired[r.Node], acquisition{at: r.At, proc: c.proc(r.Proc)})
+	case KindRequest:
+		c.request(r)
+	}
+	return nil
+}
+
+func (c *Checker) startPhase(name string, at int64) {
+	c.closePhase()
+	c.phase = &Phase{Name: name, Start: time.Unix(0, at), Errors: map[string]int{}, lastDone: at}
+	c.rep.Phases = append(c.rep.Phases, c.phase)
+}
+
+// closePhase records the longest silence of each process that answered in
+// the phase.
+func (c *Checker) closePhase() {
+	if c.phase == nil {
+		return
+	}
+	for p, g := range c.procGap {
+		if g > c.phase.ProcGap {
+			c.phase.ProcGap, c.phase.GapProc = g, p
+		}
+	}
+	clear(c.procGap)
+}
+
+func (c *Checker) request(r Record) {
+	ph := c.phase
+	c.rep.Requests++
+	ph.Requests++
+	if r.Err != "" {
+		c.rep.Errors[r.Err]++
+		ph.Errors[r.Err]++
+		return
+	}
+	c.rep.IDs += len(r.IDs)
+	ph.IDs += len(r.IDs)
+	c.gaps(r)
+	p := c.proc(r.Proc)
+	lo := r.Invoke - int64(c.opts.Epsilon)
+	hi := r.Complete + int64(c.opts.Epsilon+c.opts.Lead)
+	tick := int64(c.opts.Layout.Tick)
+	for _, id := range r.IDs {
+		c.ids = append(c.ids, issued{id: id, proc: p})
+		parts, err := c.opts.Layout.Decompose(uint64(id))
+		if err != nil {
+			c.violate(CheckDecode, "%s from %s: %v", fmtID(id), r.Proc, err)
+			continue
+		}
+		if at := parts.Time.UnixNano(); at+tick <= lo || at > hi {
+			c.violate(CheckTime, "%s from %s: time %s outside [%s, %s] (invoke − ε, completion + ε + lead)",
+				fmtID(id), r.Proc, parts.Time.Format(time.RFC3339Nano),
+				time.Unix(0, lo).UTC().Format(time.RFC3339Nano), time.Unix(0, hi).UTC().Format(time.RFC3339Nano))
+		}
+		c.rep.MaxLead = max(c.rep.MaxLead, time.Duration(parts.Time.UnixNano()-r.Complete))
+		k := orderKey{caller: r.Caller, proc: r.Proc, node: parts.Node}
+		if prev, ok := c.last[k]; ok && id <= prev {
+			c.violate(CheckOrder, "caller %s got %s from %s (node %d) after %s", r.Caller, fmtID(id), r.Proc, parts.Node, fmtID(prev))
+		}
+		c.last[k] = id
+	}
+}
+
+// gaps tracks how long the service, and each process, went without a
+// successful answer.
+func (c *Checker) gaps(r Record) {
+	ph := c.phase
+	if ph.lastDone != 0 && r.Complete > ph.lastDone {
+		ph.Gap = max(ph.Gap, time.Duration(r.Complete-ph.lastDone))
+	}
+	ph.lastDone = max(ph.lastDone, r.Complete)
+	if prev, ok := c.lastDone[r.Proc]; ok && r.Complete > prev {
+		c.procGap[r.Proc] = max(c.procGap[r.Proc], time.Duration(r.Complete-prev))
+	} else if !ok {
+		c.procGap[r.Proc] = max(c.procGap[r.Proc], 0)
+	}
+	c.lastDone[r.Proc] = max(c.lastDone[r.Proc], r.Complete)
+}
+
+// Finish runs the checks that need the whole history and returns the
+// report.
+func (c *Checker) Finish() *Report {
+	c.closePhase()
+	slices.SortFunc(c.ids, func(a, b issued) int { return cmp.Compare(a.id, b.id) })
+	for i := 1; i < len(c.ids); i++ {
+		if a, b := c.ids[i-1], c.ids[i]; a.id == b.id {
+			c.violate(CheckDuplicate, "%s issued by %s and by %s", fmtID(a.id), c.names[a.proc], c.names[b.proc])
+		}
+	}
+	c.fencing()
+	return &c.rep
+}
+
+// fencing checks, node by node, that the process lives serving it in ID
+// order are its acquisitions in time order: no life issues an ID above
+// one of a life that acquired the node after it.
+func (c *Checker) fencing() {
+	served := map[uint64][]int32{}
+	for _, x := range c.ids {
+		parts, err := c.opts.Layout.Decompose(uint64(x.id))
+		if err != nil {
+			continue
+		}
+		s := served[parts.Node]
+		if len(s) == 0 || s[len(s)-1] != x.proc {
+			served[parts.Node] = append(s, x.proc)
+		}
+	}
+	nodes := make([]uint64, 0, len(served))
+	for n := range served {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	for _, n := range nodes {
+		acq := c.acquired[n]
+		slices.SortStableFunc(acq, func(a, b acquisition) int { return cmp.Compare(a.at, b.at) })
+		if !c.subsequence(served[n], acq) {
+			c.violate(CheckFencing, "node %d: served in ID order by %s, acquired in time order by %s",
+				n, c.list(served[n]), c.acqList(acq))
+		}
+	}
+}
+
+// subsequence reports whether the lives in served follow one another as
+// acquisitions in acq do (a life may acquire and serve nothing).
+func (c *Checker) subsequence(served []int32, acq []acquisition) bool {
+	j := 0
+	for _, p := range served {
+		for j < len(acq) && acq[j].proc != p {
+			j++
+		}
+		if j == len(acq) {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+func (c *Checker) list(procs []int32) []string {
+	out := make([]string, len(procs))
+	for i, p := range procs {
+		out[i] = c.names[p]
+	}
+	return out
+}
+
+func (c *Checker) acqList(acq []acquisition) []string {
+	out := make([]string, len(acq))
+	for i, a := range acq {
+		out[i] = c.names[a.proc]
+	}
+	return out
+}
+
+func fmtID(id int64) string { return fmt.Sprintf("ID %d", id) }

@@ -1,0 +1,96 @@
+package history
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// The kinds of record.
+const (
+	// KindRequest is one request: who made it, to which process life, when
+	// it was invoked and completed, and the IDs or the error kind it got.
+	KindRequest = "req"
+	// KindAcquire is a process life taking a node (from its log).
+	KindAcquire = "acquire"
+	// KindPhase starts a phase of the run (a fault, or its recovery) at At.
+	KindPhase = "phase"
+)
+
+// Record is one line of a history.
+type Record struct {
+	Kind   string `json:"kind"`
+	Caller string `json:"caller,omitempty"`
+	// Proc names a process life: the process and how many times it was
+	// started ("f1#2"). A restarted process is a new life.
+	Proc string `json:"proc,omitempty"`
+	// Invoke and Complete are Unix nanoseconds on the harness's clock.
+	Invoke   int64   `json:"invoke,omitempty"`
+	Complete int64   `json:"complete,omitempty"`
+	IDs      []int64 `json:"ids,omitempty"`
+	// Err is the kind of a failed request: the server's error code
+	// ("not_serving") or "transport" when no answer came.
+	Err string `json:"err,omitempty"`
+	// Node and At describe an acquisition; At alone starts a phase.
+	Node  uint64 `json:"node,omitempty"`
+	At    int64  `json:"at,omitempty"`
+	Phase string `json:"phase,omitempty"`
+}
+
+// Writer appends records to a history; it is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	buf *bufio.Writer
+	enc *json.Encoder
+	err error
+}
+
+// NewWriter returns a writer on w; Flush before closing w.
+func NewWriter(w io.Writer) *Writer {
+	buf := bufio.NewWriterSize(w, 1<<20)
+	return &Writer{buf: buf, enc: json.NewEncoder(buf)}
+}
+
+// Write appends r. The first error is kept and returned by every later
+// call and by Flush.
+func (w *Writer) Write(r Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.enc.Encode(r)
+	}
+	return w.err
+}
+
+// Flush writes what is buffered.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.err = w.buf.Flush()
+	}
+	return w.err
+}
+
+// Scan calls fn for every record of r in order.
+func Scan(r io.Reader, fn func(Record) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	for line := 1; sc.Scan(); line++ {
+		var rec Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return fmt.Errorf("line %d: %w: %w", line, ErrBadRecord, err)
+		}
+		switch rec.Kind {
+		case KindRequest, KindAcquire, KindPhase:
+		default:
+			return fmt.Errorf("line %d: %w: kind %q", line, ErrBadRecord, rec.Kind)
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
+}

@@ -1,0 +1,177 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/test/cluster/history"
+)
+
+// Load is the callers driving every process: each caller asks one process
+// for batches, one request at a time, and records each in the history.
+type Load struct {
+	c      *Cluster
+	layout snowflake.Layout
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	ids    atomic.Int64
+
+	mu sync.Mutex
+	// served is, per node, when a request last completed with its IDs.
+	served map[uint64]time.Time
+	// lastOK and gaps are, per process life, the last success and the
+	// longest time between two since Mark.
+	lastOK map[string]time.Time
+	gaps   map[string]time.Duration
+}
+
+// StartLoad starts the callers; Stop ends them.
+func (c *Cluster) StartLoad() *Load {
+	l := &Load{c: c, layout: Layout(), stop: make(chan struct{}), served: map[uint64]time.Time{},
+		lastOK: map[string]time.Time{}, gaps: map[string]time.Duration{}}
+	for _, p := range c.Procs {
+		for i := range c.cfg.Callers {
+			l.wg.Add(1)
+			go l.caller(fmt.Sprintf("%s.c%d", p.Name, i), p)
+		}
+	}
+	return l
+}
+
+// Stop stops the callers and waits for them.
+func (l *Load) Stop() {
+	close(l.stop)
+	l.wg.Wait()
+}
+
+// IDs is how many IDs the callers have received.
+func (l *Load) IDs() int64 { return l.ids.Load() }
+
+func (l *Load) caller(name string, p *Proc) {
+	defer l.wg.Done()
+	cl := &http.Client{Timeout: time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	defer cl.CloseIdleConnections()
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		life, addr := p.Life()
+		if addr == "" {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		invoke := time.Now()
+		ids, kind := l.batch(cl, addr)
+		done := time.Now()
+		l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Proc: life,
+			Invoke: invoke.UnixNano(), Complete: done.UnixNano(), IDs: ids, Err: kind})
+		if kind != "" {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		l.ok(life, ids, done)
+		time.Sleep(l.c.cfg.Pace)
+	}
+}
+
+// ok notes a success for the availability figures.
+func (l *Load) ok(life string, ids []int64, at time.Time) {
+	l.ids.Add(int64(len(ids)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if parts, err := l.layout.Decompose(uint64(ids[0])); err == nil {
+		l.served[parts.Node] = at
+	}
+	if prev, ok := l.lastOK[life]; ok {
+		l.gaps[life] = max(l.gaps[life], at.Sub(prev))
+	}
+	l.lastOK[life] = at
+}
+
+// batch asks addr for a batch; on failure it returns the error's kind:
+// the server's code, "timeout" or "transport".
+func (l *Load) batch(cl *http.Client, addr string) ([]int64, string) {
+	resp, err := cl.Get(fmt.Sprintf("http://%s/v1/snowflake/batch?count=%d&format=number", addr, l.c.cfg.Batch))
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil, "timeout"
+		}
+		return nil, "transport"
+	}
+	defer resp.Body.Close()
+	var body struct {
+		IDs   []int64 `json:"ids"`
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, "bad_response"
+	}
+	if resp.StatusCode != http.StatusOK {
+		if body.Error.Code == "" {
+			return nil, fmt.Sprintf("http_%d", resp.StatusCode)
+		}
+		return nil, body.Error.Code
+	}
+	if len(body.IDs) == 0 {
+		return nil, "empty_batch"
+	}
+	return body.IDs, ""
+}
+
+// Mark starts measuring each life's longest pause afresh and returns the
+// lives that succeeded within the last window.
+func (l *Load) Mark(window time.Duration) map[string]bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.gaps)
+	live := map[string]bool{}
+	for life, at := range l.lastOK {
+		if time.Since(at) < window {
+			live[life] = true
+		}
+	}
+	return live
+}
+
+// Gaps returns each life's longest pause since Mark, counting a pause
+// still under way.
+func (l *Load) Gaps() map[string]time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]time.Duration, len(l.gaps))
+	for k, v := range l.gaps {
+		out[k] = v
+	}
+	for k, at := range l.lastOK {
+		out[k] = max(out[k], time.Since(at))
+	}
+	return out
+}
+
+// WaitServed waits until a request completes with IDs of node n after
+// since, and returns when.
+func (l *Load) WaitServed(n uint64, since time.Time, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		at := l.served[n]
+		l.mu.Unlock()
+		if at.After(since) {
+			return at, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("node %d not served within %s", n, timeout)
+}
