@@ -14,7 +14,7 @@ import (
 // server (the one of the best latency first; on failure the next), so a
 // UUID is never older than its answer.
 func (c *Client) NextUUIDs(ctx context.Context, dst []uuid.UUID) (int, error) {
-	return nextWide(c, ctx, "uuid", dst, func(s string) (uuid.UUID, error) {
+	return nextWide(ctx, c, "uuid", dst, func(s string) (uuid.UUID, error) {
 		u, err := uuid.Parse(s)
 		if err == nil && u.Version() != 7 {
 			err = fmt.Errorf("version %d, want 7", u.Version())
@@ -25,12 +25,12 @@ func (c *Client) NextUUIDs(ctx context.Context, dst []uuid.UUID) (int, error) {
 
 // NextULIDs fills dst with ULIDs as NextUUIDs does UUIDv7s.
 func (c *Client) NextULIDs(ctx context.Context, dst []ulid.ULID) (int, error) {
-	return nextWide(c, ctx, "ulid", dst, ulid.ParseStrict)
+	return nextWide(ctx, c, "ulid", dst, ulid.ParseStrict)
 }
 
 // nextWide asks the servers in turn for len(dst) IDs of form, in batches
 // of at most Config.MaxBatch.
-func nextWide[T any](c *Client, ctx context.Context, form string, dst []T, parse func(string) (T, error)) (int, error) {
+func nextWide[T any](ctx context.Context, c *Client, form string, dst []T, parse func(string) (T, error)) (int, error) {
 	done := 0
 	for done < len(dst) {
 		k := min(len(dst)-done, c.cfg.MaxBatch)

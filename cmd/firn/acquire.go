@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,14 @@ type acquirer struct {
 	o     serveOptions
 	log   *slog.Logger
 	why   atomic.Pointer[string] // nil while not waiting
+	// logged and loggedAt are the last wait logged: the same reason is
+	// logged again only after logEvery, not on every retry.
+	logged   string
+	loggedAt time.Time
 }
+
+// logEvery spaces the log lines of one unchanged reason to wait.
+const logEvery = 10 * time.Second
 
 // notReady returns why no node is held, or nil. It does no I/O.
 func (a *acquirer) notReady() error {
@@ -37,7 +45,8 @@ func (a *acquirer) waiting(why string) { a.why.Store(&why) }
 
 // acquire takes a node and a generator on it. While the store does not
 // answer, no node is free, or the node asked for is held, it waits, not
-// ready, and tries again with back-off up to the lease TTL; after a lost
+// ready, and tries again — every 75–150 ms while the nodes are held, with
+// back-off up to the lease TTL otherwise; after a lost
 // lease (again) it tries again whatever the error. Otherwise it returns
 // the error, as it does when ctx ends.
 func (a *acquirer) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowflake.Generator, error) {
@@ -54,7 +63,16 @@ func (a *acquirer) acquire(ctx context.Context, again bool) (*nodeid.Lease, *sno
 		}
 		a.waiting(why)
 		d := b.next()
-		a.log.Warn("not ready: no node held", "why", why, "retry", d.String())
+		if freeSoon(err) {
+			// A node frees when its holder releases it or its claim
+			// expires: try again soon, whatever the back-off, so the
+			// node is served within about a tick of this of coming free.
+			d = min(d, nodePoll/2+rand.N(nodePoll/2+1))
+		}
+		if why != a.logged || time.Since(a.loggedAt) >= logEvery {
+			a.log.Warn("not ready: no node held", "why", why, "retry", d.String())
+			a.logged, a.loggedAt = why, time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return nil, nil, err
@@ -109,4 +127,17 @@ func (a *acquirer) reason(err error) (string, bool) {
 		return fmt.Sprintf("%s did not answer: %s; retrying", a.o.stores.describe(), err), true
 	}
 	return err.Error() + "; retrying", false
+}
+
+// nodePoll bounds the wait between claims while every node is held (one
+// small store transaction each), so a freed node is taken within about
+// this long.
+const nodePoll = 150 * time.Millisecond
+
+// freeSoon reports whether err is a node held by another (the pool full,
+// or the node asked for held), which may come free at any moment.
+func freeSoon(err error) bool {
+	var pf *nodeid.PoolFullError
+	var ce *nodeid.ConflictError
+	return errors.As(err, &pf) || errors.As(err, &ce)
 }

@@ -40,7 +40,7 @@ HWM stays). SIGHUP is logged and ignored: nothing reloads in a running
 process (a reloaded layout, namespace, node or store could repeat IDs). A node whose lease is lost stops at its HWM, reports not ready,
 and is released and acquired again with a new claim (perhaps another
 node). While no node is free, or the one asked for is held, it waits, not
-ready (/readyz says why), trying again with back-off up to the lease TTL.
+ready (/readyz says why), claiming again every 75-150 ms.
 With no flags it needs no
 outside service: the local data
 directory holds its node's HWM and its segment tags, and it listens on
