@@ -115,8 +115,10 @@ func loadWhile(cl *client.Client, snow, seg *idtest.Recorder, during func()) []e
 // client serves again. No ID is ever handed out twice.
 func TestAgainstServeProcesses(t *testing.T) {
 	c := startCluster(t)
+	// The timeout leaves room for a machine busy with -race and the other
+	// packages' tests: the test is about errors and duplicates, not speed.
 	cl, err := client.New(client.Config{Endpoints: c.grpc, Buffer: 2000, HealthInterval: 100 * time.Millisecond,
-		Timeout: time.Second})
+		Timeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,9 @@ func nearTop(t testing.TB, delta, step, ranges int64) (*segmenttest.MemStore, *s
 	if err := s.CreateTagResidue(context.Background(), "top", first, step, delta, 0, ""); err != nil {
 		t.Fatal(err)
 	}
-	a := newAllocator(t, s, segment.Config{MaxWait: time.Millisecond, FirstWait: time.Millisecond, MaxStep: step})
+	// The first range may take a while on a busy machine (-race, packages
+	// in parallel); every later wait is the 1 ms under test.
+	a := newAllocator(t, s, segment.Config{MaxWait: time.Millisecond, FirstWait: 5 * time.Second, MaxStep: step})
 	h, err := a.Tag(context.Background(), "top")
 	if err != nil {
 		t.Fatal(err)
