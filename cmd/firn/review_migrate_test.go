@@ -4,6 +4,9 @@ package main
 // test is a way for firn to issue an ID the old system already issued.
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -14,6 +17,7 @@ import (
 	"github.com/firn-id/firn/internal/leaftest"
 	"github.com/firn-id/firn/internal/uidgentest"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/sqlstore"
 )
 
 var planFloor = regexp.MustCompile(`(?m)^  floor: (\d+), from`)
@@ -146,5 +150,42 @@ func TestReviewMigrateLeafSnowflakeOnly(t *testing.T) {
 	plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dsn", a.adminDSN, "--max-id-from", "orders.id")
 	if code != 0 || !strings.Contains(plan, "floor: "+strconv.FormatUint(floor, 10)) {
 		t.Errorf("Leaf in snowflake mode only: exit %d, %s\n%s", code, errOut, plan)
+	}
+}
+
+// TestReviewDeniedOutageReadsAsPrivilege: the "use the table if SELECT
+// works, else CREATE" change treats every failed probe SELECT as a missing
+// table. On a least-privilege account (the one the change is for) a
+// table that exists but is briefly unreadable — here locked by a
+// migration, lock_timeout 200 ms — sends firn to CREATE TABLE, which the
+// account may not run: the outage comes back as "permission denied for
+// CREATE TABLE …; to allow it: GRANT CREATE", a configuration error,
+// and the database's own error (55P03 lock_not_available) is lost.
+func TestReviewDeniedOutageReadsAsPrivilege(t *testing.T) {
+	a := newAccount(t, "postgres")
+	a.run(t, leaftest.Table("postgres", "leaf_alloc")...)
+	a.run(t, "GRANT SELECT, UPDATE ON leaf_alloc TO "+a.user)
+	tx, err := a.admin.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("LOCK TABLE leaf_alloc IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", a.dsn+"&lock_timeout=200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := sqlstore.NewSegments(db, sqlstore.Postgres, sqlstore.SegmentOptions{Table: "leaf_alloc", Denied: deniedSQL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = s.Reserve(ctx, leaftest.SampleTag, 100)
+	if errors.Is(err, sqlstore.ErrDenied) {
+		t.Errorf("a locked table (an outage) reads as a missing privilege: %v", err)
 	}
 }
