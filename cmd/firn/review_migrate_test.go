@@ -1,0 +1,191 @@
+package main
+
+// Adversarial review of firn migrate check (branch review-migrate). Each
+// test is a way for firn to issue an ID the old system already issued.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/internal/leaftest"
+	"github.com/firn-id/firn/internal/uidgentest"
+	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/sqlstore"
+)
+
+var planFloor = regexp.MustCompile(`(?m)^  floor: (\d+), from`)
+
+// TestReviewMigrateMaxIDOverText: applications that store snowflake IDs
+// as strings (for JavaScript) keep them in VARCHAR. MAX over a string
+// column is lexicographic: MAX('999', '1844…') = '999'. MaxID scans the
+// string into an int64 without complaint, so the floor is 999 — years
+// below the largest ID — and nothing in the plan says so (999 decodes to
+// the epoch, which check() accepts as plausible).
+func TestReviewMigrateMaxIDOverText(t *testing.T) {
+	for _, kind := range []string{"mysql", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			a := newAccount(t, kind)
+			a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+			tw, _ := snowflake.Preset("twitter")
+			big, _ := tw.Compose(uint64(time.Now().Add(time.Minute).Sub(tw.Epoch)/time.Millisecond), 7, 42)
+			a.run(t, "CREATE TABLE orders (id VARCHAR(20) PRIMARY KEY)",
+				fmt.Sprintf("INSERT INTO orders VALUES ('999'), ('%d')", big))
+			plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN,
+				"--max-id-from", "orders.id")
+			if code != 0 {
+				t.Logf("exit %d: %s", code, errOut); return // refusing a non-integer column is a fix
+			}
+			m := planFloor.FindStringSubmatch(plan)
+			if m == nil {
+				t.Fatalf("no floor in the plan: %s\n%s", errOut, plan)
+			}
+			if got, _ := strconv.ParseUint(m[1], 10, 64); got < big {
+				t.Errorf("floor %d from MAX over a VARCHAR column; the largest ID stored is %d (a minute ahead of the clock):\n%s", got, big, plan)
+			}
+		})
+	}
+}
+
+// TestReviewMigrateOrderNodeFirst: with --order node,time,sequence the
+// largest ID is the largest node's last ID, not the last ID in time. The
+// plan still promises "every ID firn issues is at least <least>" with
+// least = Compose(floorTick+1, node 0, 0), which is below the floor, and
+// --apply moves node 0's HWM only past the floor node's time. Worker 0 of
+// the old system, whose clock ran a minute ahead, issued later ticks on
+// node 0; firn next (which --apply's own test uses to start) takes node 0
+// and issues at ticks worker 0 already used.
+func TestReviewMigrateOrderNodeFirst(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, leaftest.Table("mysql", "leaf_alloc")...)
+	layout := []string{"--layout", "twitter", "--order", "node,time,sequence"}
+	l, err := (&layoutFlags{preset: "twitter", order: "node,time,sequence"}).layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := func(d time.Duration) uint64 { return uint64(time.Now().Add(d).Sub(l.Epoch) / l.Tick) }
+	floor, _ := l.Compose(tick(-time.Hour), 7, 0) // worker 7 stopped an hour ago
+	w0Tick := tick(time.Minute)                   // worker 0, a minute ahead
+	w0, _ := l.Compose(w0Tick, 0, 0)
+	a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d), (%d)", floor, w0))
+	args := append([]string{"migrate", "check", "--from", "leaf", "--dsn", a.adminDSN, "--max-id-from", "orders.id"}, layout...)
+	plan, errOut, code := runCLI(args...)
+	if code != 0 {
+		t.Logf("exit %d: %s", code, errOut); return // refusing a layout whose time is not the top part is a fix
+	}
+	if least := leastID(t, plan); least <= floor {
+		t.Errorf("the plan promises every firn ID is at least %d, which is not past the floor %d", least, floor)
+	}
+	if _, errOut, code = runCLI(append(args, "--apply", "--nodes", "2")...); code != 0 {
+		t.Logf("--apply: exit %d: %s", code, errOut)
+		return
+	}
+	out, errOut, code := runCLI(append([]string{"next", "--store", "mysql", "--dsn", a.adminDSN, "--start-ahead"}, layout...)...)
+	if code != 0 {
+		t.Logf("firn next: exit %d: %s", code, errOut)
+		return // refusing to start is safe
+	}
+	id, _ := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	p, _ := l.Decompose(id)
+	if p.Node == 0 && p.Tick <= w0Tick {
+		t.Errorf("after --apply firn issued %d on node 0 at tick %d; the old worker 0 already issued %d at tick %d on node 0 "+
+			"(sequence 0 of every tick up to it may be taken): %s", id, p.Tick, w0, w0Tick, errOut)
+	}
+}
+
+// TestReviewMigrateUIDGeneratorRestart: uid-generator's
+// DisposableWorkerIdAssigner gives every start a new worker ID, the next
+// AUTO_INCREMENT of WORKER_NODE. The plan reserves the IDs assigned so
+// far (1, 2, 3) and firn takes 0 and then the lowest others (4, 5, …).
+// An old instance that restarts during the migration (a crash, a
+// reschedule, a deploy of the not-yet-switched services) is given worker
+// 4 — a node firn's second process holds, in the same layout, at the
+// same time: duplicates. Nothing in the plan or --apply stops it (for
+// example: AUTO_INCREMENT moved past the layout's last node, so
+// uid-generator refuses to start, DefaultUidGenerator.java line 92).
+func TestReviewMigrateUIDGeneratorRestart(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
+	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
+	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 3, 100)
+	a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d)", floor))
+	args := append([]string{"migrate", "check", "--from", "uid-generator", "--dsn", a.adminDSN, "--max-id-from", "orders.id", "--apply"}, layout...)
+	plan, errOut, code := runCLI(args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// An old instance restarts: uid-generator's own INSERT.
+	a.run(t, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	var newWorker uint64
+	if err := a.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&newWorker); err != nil {
+		t.Fatal(err)
+	}
+	reserved := regexp.MustCompile(`reserved_nodes: \[([0-9, ]*)\]`).FindStringSubmatch(plan)
+	if newWorker <= l.MaxNode() && (reserved == nil || !strings.Contains(", "+reserved[1]+",", " "+strconv.FormatUint(newWorker, 10)+",")) {
+		t.Errorf("a uid-generator instance that starts after the plan gets worker %d, which firn's registry may hand out "+
+			"(reserved: %v; the layout has nodes up to %d):\n%s", newWorker, reserved, l.MaxNode(), plan)
+	}
+}
+
+// TestReviewMigrateLeafSnowflakeOnly: a Leaf deployment that uses only
+// the snowflake mode (leaf.segment.enable=false) has no leaf_alloc table:
+// its state is all in ZooKeeper. firn migrate check --from leaf then
+// fails reading leaf_alloc, so the one user the floor matters most to
+// cannot get a plan, a floor or --apply.
+func TestReviewMigrateLeafSnowflakeOnly(t *testing.T) {
+	a := newAccount(t, "mysql")
+	tw, _ := snowflake.Preset("twitter")
+	floor, _ := tw.Compose(uint64(time.Since(tw.Epoch)/time.Millisecond), 7, 42)
+	a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d)", floor))
+	plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dsn", a.adminDSN, "--max-id-from", "orders.id")
+	if code != 0 || !strings.Contains(plan, "floor: "+strconv.FormatUint(floor, 10)) {
+		t.Errorf("Leaf in snowflake mode only: exit %d, %s\n%s", code, errOut, plan)
+	}
+}
+
+// TestReviewDeniedOutageReadsAsPrivilege: the "use the table if SELECT
+// works, else CREATE" change treats every failed probe SELECT as a missing
+// table. On a least-privilege account (the one the change is for) a
+// table that exists but is briefly unreadable — here locked by a
+// migration, lock_timeout 200 ms — sends firn to CREATE TABLE, which the
+// account may not run: the outage comes back as "permission denied for
+// CREATE TABLE …; to allow it: GRANT CREATE", a configuration error,
+// and the database's own error (55P03 lock_not_available) is lost.
+func TestReviewDeniedOutageReadsAsPrivilege(t *testing.T) {
+	a := newAccount(t, "postgres")
+	a.run(t, leaftest.Table("postgres", "leaf_alloc")...)
+	a.run(t, "GRANT SELECT, UPDATE ON leaf_alloc TO "+a.user)
+	tx, err := a.admin.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec("LOCK TABLE leaf_alloc IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", a.dsn+"&lock_timeout=200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := sqlstore.NewSegments(db, sqlstore.Postgres, sqlstore.SegmentOptions{Table: "leaf_alloc", Denied: deniedSQL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = s.Reserve(ctx, leaftest.SampleTag, 100)
+	if errors.Is(err, sqlstore.ErrDenied) {
+		t.Errorf("a locked table (an outage) reads as a missing privilege: %v", err)
+	}
+}
