@@ -20,6 +20,8 @@ type TinyidOptions struct {
 	Invalid func(error) bool
 	// Denied classifies driver errors as SegmentOptions.Denied does.
 	Denied func(error) bool
+	// Missing classifies driver errors as SegmentOptions.Missing does.
+	Missing func(error) bool
 }
 
 // Tinyid is a segment.Store on Didi Tinyid's tiny_id_info table, read and
@@ -50,7 +52,7 @@ func NewTinyid(db *sql.DB, d Dialect, opt TinyidOptions) (*Tinyid, error) {
 	if d != Postgres && d != MySQL {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
-	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
+	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, missing: opt.Missing, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
 	return &Tinyid{db: db, dialect: d, opt: opt, c: c}, nil
 }
 
@@ -68,6 +70,8 @@ type SetOptions struct {
 	Invalid func(error) bool
 	// Denied classifies driver errors as SegmentOptions.Denied does.
 	Denied func(error) bool
+	// Missing classifies driver errors as SegmentOptions.Missing does.
+	Missing func(error) bool
 }
 
 // NewSetStore returns a store on firn's own segment table: Tinyid's
@@ -80,7 +84,7 @@ func NewSetStore(db *sql.DB, d Dialect, opt SetOptions) (*Tinyid, error) {
 	if len(opt.Set) > 128 {
 		return nil, fmt.Errorf("sqlstore: set name %q longer than 128 bytes", opt.Set)
 	}
-	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid, Denied: opt.Denied})
+	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid, Denied: opt.Denied, Missing: opt.Missing})
 	if err != nil {
 		return nil, err
 	}

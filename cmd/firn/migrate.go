@@ -230,13 +230,13 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 	switch f.from {
 	case "leaf":
 		mode, tables = sqlstore.ModeLeaf, sqlstore.Tables{Leaf: f.oldTable}
-		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL})
+		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL, Missing: missingSQL})
 		p.unknown = append(p.unknown, "Leaf's snowflake mode: its workers' IDs and last timestamps live in ZooKeeper "+
 			"(leaf.snowflake.zk.address, /snowflake/{leaf.name}/forever), not in this database: name the node IDs its workers hold "+
 			"in registry.reserved_nodes, and give --floor or --max-id-from for its IDs")
 	case "tinyid":
 		mode, tables = sqlstore.ModeTinyid, sqlstore.Tables{Tinyid: f.oldTable, TinyidTokens: f.tokenTable}
-		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL})
+		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL, Missing: missingSQL})
 		if err == nil {
 			p.tokenBizTypes, err = sqlstore.TokenBizTypes(ctx, db, d, f.tokenTable)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/firn-id/firn/internal/uidgentest"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 var planFloor = regexp.MustCompile(`(?m)^  floor: (\d+), from`)
@@ -153,15 +154,14 @@ func TestReviewMigrateLeafSnowflakeOnly(t *testing.T) {
 	}
 }
 
-// TestReviewDeniedOutageReadsAsPrivilege: the "use the table if SELECT
-// works, else CREATE" change treats every failed probe SELECT as a missing
-// table. On a least-privilege account (the one the change is for) a
-// table that exists but is briefly unreadable — here locked by a
-// migration, lock_timeout 200 ms — sends firn to CREATE TABLE, which the
-// account may not run: the outage comes back as "permission denied for
-// CREATE TABLE …; to allow it: GRANT CREATE", a configuration error,
-// and the database's own error (55P03 lock_not_available) is lost.
-func TestReviewDeniedOutageReadsAsPrivilege(t *testing.T) {
+// TestLockedTableIsAnOutageNotAPrivilege: a table that exists but is
+// briefly unreadable on a least-privilege account — here locked by a
+// migration, lock_timeout 200 ms — is an outage: the first use returns
+// the database's own error (55P03 lock_not_available) rather than taking
+// the table for missing, trying CREATE TABLE, and reporting a missing
+// CREATE grant. Only "no such table" (42P01, 1146: missingSQL) leads to
+// CREATE.
+func TestLockedTableIsAnOutageNotAPrivilege(t *testing.T) {
 	a := newAccount(t, "postgres")
 	a.run(t, leaftest.Table("postgres", "leaf_alloc")...)
 	a.run(t, "GRANT SELECT, UPDATE ON leaf_alloc TO "+a.user)
@@ -178,14 +178,18 @@ func TestReviewDeniedOutageReadsAsPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := sqlstore.NewSegments(db, sqlstore.Postgres, sqlstore.SegmentOptions{Table: "leaf_alloc", Denied: deniedSQL})
+	s, err := sqlstore.NewSegments(db, sqlstore.Postgres, sqlstore.SegmentOptions{Table: "leaf_alloc", Denied: deniedSQL, Missing: missingSQL})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = s.Reserve(ctx, leaftest.SampleTag, 100)
-	if errors.Is(err, sqlstore.ErrDenied) {
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, sqlstore.ErrDenied):
 		t.Errorf("a locked table (an outage) reads as a missing privilege: %v", err)
+	case !errors.As(err, &pe) || pe.Code != "55P03":
+		t.Errorf("a locked table: got %v, want the database's lock_not_available (55P03)", err)
 	}
 }
