@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -71,8 +73,13 @@ func quoteOld(d Dialect, name string) (string, error) {
 	return `"` + name + `"`, nil
 }
 
-// MaxID returns the largest value of column in table (SELECT MAX), and
-// false when the table holds no row.
+// MaxID returns the largest value of column in table as a number, and
+// false when the table holds no row. The column may hold the IDs as text
+// (a VARCHAR kept for JavaScript): the values are compared as numbers —
+// MAX(CAST(c AS DECIMAL(65,10))) in MySQL, MAX(c::numeric) in
+// PostgreSQL — never as strings, under which '999' passes
+// '1844674407370955161'. A largest value that is not a whole number, or
+// is above 2^63-1 (no firn layout generates it), is an error.
 func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (int64, bool, error) {
 	qt, err := quoteOld(d, table)
 	if err != nil {
@@ -82,11 +89,36 @@ func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (in
 	if err != nil {
 		return 0, false, err
 	}
-	var maxID sql.NullInt64
-	if err := db.QueryRowContext(ctx, "SELECT MAX("+qc+") FROM "+qt).Scan(&maxID); err != nil {
+	num := "CAST(" + qc + " AS DECIMAL(65,10))"
+	if d == Postgres {
+		num = qc + "::numeric"
+	}
+	var maxID sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT CAST(MAX("+num+") AS CHAR(80)) FROM "+qt).Scan(&maxID); err != nil {
 		return 0, false, fmt.Errorf("read MAX(%s) FROM %s: %w", column, table, err)
 	}
-	return maxID.Int64, maxID.Valid, nil
+	if !maxID.Valid {
+		return 0, false, nil
+	}
+	v, err := wholeID(maxID.String)
+	if err != nil {
+		return 0, false, fmt.Errorf("MAX(%s) FROM %s = %s: %w", column, table, maxID.String, err)
+	}
+	return v, true, nil
+}
+
+// wholeID parses a decimal the database printed ("123", "123.0000000000")
+// as an int64, refusing a fraction and a value past 2^63-1.
+func wholeID(s string) (int64, error) {
+	whole, frac, _ := strings.Cut(strings.TrimSpace(s), ".")
+	if strings.Trim(frac, "0") != "" {
+		return 0, fmt.Errorf("sqlstore: not a whole number, so not an ID")
+	}
+	v, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("sqlstore: not an ID of at most 2^63-1 (9223372036854775807): %w", err)
+	}
+	return v, nil
 }
 
 // WorkerNode is one row of Baidu uid-generator's WORKER_NODE table: one

@@ -39,8 +39,11 @@ It writes nothing unless --apply.
                       WORKER_NODE)
   --token-table NAME  tinyid: its token table (default tiny_id_token)
   --floor ID          the largest snowflake ID the old system issued
-  --max-id-from T.C   the floor from data: the largest MAX(C) of table T in
-                      the same database, for each --max-id-from given
+  --max-id-from T.C   the floor from data: the largest value of column C
+                      of table T in the same database, compared as
+                      numbers (IDs kept as text too; a largest value
+                      past 2^63-1 or not whole is refused), for each
+                      --max-id-from given
   --apply             record the floor in the registry: move the HWM of the
                       reserved nodes and of the --nodes lowest others past
                       it (as firn admin advance --past-id); refused without

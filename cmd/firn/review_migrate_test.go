@@ -23,13 +23,12 @@ import (
 
 var planFloor = regexp.MustCompile(`(?m)^  floor: (\d+), from`)
 
-// TestReviewMigrateMaxIDOverText: applications that store snowflake IDs
-// as strings (for JavaScript) keep them in VARCHAR. MAX over a string
-// column is lexicographic: MAX('999', '1844…') = '999'. MaxID scans the
-// string into an int64 without complaint, so the floor is 999 — years
-// below the largest ID — and nothing in the plan says so (999 decodes to
-// the epoch, which check() accepts as plausible).
-func TestReviewMigrateMaxIDOverText(t *testing.T) {
+// TestMigrateMaxIDOverTextComparesNumbers: applications that store
+// snowflake IDs as strings (for JavaScript) keep them in VARCHAR. MAX over
+// a string column is lexicographic: MAX('999', '1844…') = '999', a floor
+// years below the largest ID. --max-id-from compares the values as
+// numbers, and refuses a largest value past 2^63-1.
+func TestMigrateMaxIDOverTextComparesNumbers(t *testing.T) {
 	for _, kind := range []string{"mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			a := newAccount(t, kind)
@@ -41,7 +40,7 @@ func TestReviewMigrateMaxIDOverText(t *testing.T) {
 			plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN,
 				"--max-id-from", "orders.id")
 			if code != 0 {
-				t.Logf("exit %d: %s", code, errOut); return // refusing a non-integer column is a fix
+				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			m := planFloor.FindStringSubmatch(plan)
 			if m == nil {
@@ -49,6 +48,11 @@ func TestReviewMigrateMaxIDOverText(t *testing.T) {
 			}
 			if got, _ := strconv.ParseUint(m[1], 10, 64); got < big {
 				t.Errorf("floor %d from MAX over a VARCHAR column; the largest ID stored is %d (a minute ahead of the clock):\n%s", got, big, plan)
+			}
+			a.run(t, "INSERT INTO orders VALUES ('9223372036854775808')")
+			if _, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN,
+				"--max-id-from", "orders.id"); code == 0 || !strings.Contains(errOut, "2^63-1") {
+				t.Errorf("a value past 2^63-1 as the largest: exit %d, %s; want a refusal naming 2^63-1", code, errOut)
 			}
 		})
 	}
@@ -78,7 +82,8 @@ func TestReviewMigrateOrderNodeFirst(t *testing.T) {
 	args := append([]string{"migrate", "check", "--from", "leaf", "--dsn", a.adminDSN, "--max-id-from", "orders.id"}, layout...)
 	plan, errOut, code := runCLI(args...)
 	if code != 0 {
-		t.Logf("exit %d: %s", code, errOut); return // refusing a layout whose time is not the top part is a fix
+		t.Logf("exit %d: %s", code, errOut)
+		return // refusing a layout whose time is not the top part is a fix
 	}
 	if least := leastID(t, plan); least <= floor {
 		t.Errorf("the plan promises every firn ID is at least %d, which is not past the floor %d", least, floor)
