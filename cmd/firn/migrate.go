@@ -64,6 +64,10 @@ its state in ZooKeeper and uid-generator its bits in its Spring
 configuration, so neither is read from the database; the floor is decoded
 with them to check that they fit.
 
+A layout whose time is not its top part (--order node,time,sequence, the
+seata preset) is refused: its largest ID is not its last, so no floor
+bounds what each node issued.
+
 Opaque IDs (--opaque) are refused: spread over the whole ID space, they
 cannot follow the old system's IDs in one column whatever the floor.
 
@@ -210,6 +214,12 @@ func (f *migrateFlags) plan(ctx context.Context, db *sql.DB, d sqlstore.Dialect)
 		return nil, err
 	}
 	p.layout, p.layoutErr = l, checkGenerates(l, time.Now())
+	if !l.TimeFirst() && (f.from != "tinyid" || f.floor != "" || len(f.maxIDFrom) > 0) {
+		return nil, usagef("layout %s: time is not its top part, so the largest ID the old system issued is not its last: "+
+			"an ID of a later tick on a lower node is smaller, so no floor bounds what each node issued and firn cannot "+
+			"prove its IDs pass the old system's; firn migrate check plans a snowflake switch only for a layout with time "+
+			"first (--order time,…); advance each node past its own last ID instead (firn admin advance --node N --past-id ID)", l)
+	}
 	if err := f.readOld(ctx, db, d, p); err != nil {
 		return nil, err
 	}
