@@ -29,8 +29,9 @@ privileges firn will need (checked with statements that change no row),
 what it could not determine, and a configuration for firn config check.
 It writes nothing unless --apply.
 
-  --from SYSTEM       leaf (leaf_alloc), tinyid (tiny_id_info and
-                      tiny_id_token) or uid-generator (WORKER_NODE)
+  --from SYSTEM       leaf (leaf_alloc; none: snowflake mode only), tinyid
+                      (tiny_id_info and tiny_id_token) or uid-generator
+                      (WORKER_NODE)
   --dsn DSN           the old system's database, as the account firn will
                       use; mysql: user:password@tcp(host:3306)/db,
                       postgres: postgres://user@host:5432/db
@@ -182,8 +183,10 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 // migratePlan is what firn migrate check found and proposes.
 type migratePlan struct {
 	from, dialect string
+	oldTable      string
 	privileges    []sqlstore.PrivilegeCheck
 	tags          []segment.TagInfo // the segment rows firn will serve
+	noSegments    bool              // leaf: no segment table (snowflake mode only)
 	tokenBizTypes []string          // tinyid: the bizTypes its tokens cover
 	workers       []sqlstore.WorkerNode
 	layout        snowflake.Layout
@@ -208,7 +211,7 @@ type sampleCheck struct {
 
 // plan reads the old tables and works the plan out; it writes nothing.
 func (f *migrateFlags) plan(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (*migratePlan, error) {
-	p := &migratePlan{from: f.from, dialect: f.dialect}
+	p := &migratePlan{from: f.from, dialect: f.dialect, oldTable: f.oldTable}
 	l, err := f.layout.layout()
 	if err != nil {
 		return nil, err
@@ -265,7 +268,14 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 		return fmt.Errorf("read the %s tables: %w", f.from, err)
 	}
 	if segs != nil {
-		if p.tags, err = segs.Tags(ctx); err != nil {
+		p.tags, err = segs.Tags(ctx)
+		if f.from == "leaf" && missingSQL(err) {
+			// Leaf in snowflake mode only (leaf.segment.enable=false)
+			// has no segment table: no segments, still a snowflake plan.
+			p.noSegments = true
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("read %s: %w", f.oldTable, err)
 		}
 		p.privileges, err = sqlstore.CheckPrivileges(ctx, db, d, mode, tables, deniedSQL)

@@ -83,6 +83,11 @@ func (p *migratePlan) writeSegments(b *strings.Builder) {
 	if format == "" {
 		return
 	}
+	if p.noSegments {
+		fmt.Fprintf(b, "\nsegments: none: the database has no table %s, as a Leaf that runs in snowflake mode only "+
+			"(leaf.segment.enable=false); the configuration serves no segments\n", p.oldTable)
+		return
+	}
 	fmt.Fprintf(b, "\nsegments: firn serves these rows as they are (--segments %s), from the first ID shown:\n", format)
 	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TAG\tFIRST ID\tSTEP\tDELTA\tREMAINDER")
@@ -191,7 +196,7 @@ func (f *migrateFlags) configSnippet(p *migratePlan) string {
 	if len(p.reserved) > 0 {
 		fmt.Fprintf(&b, "  reserved_nodes: [%s]\n", joinUints(p.reserved))
 	}
-	if format := oldSystems[p.from].format; format != "" {
+	if format := oldSystems[p.from].format; format != "" && !p.noSegments {
 		fmt.Fprintf(&b, "segments:\n  format: %s\n  table: %s\n", format, f.oldTable)
 		if sf.kind != f.dialect { // the registry is elsewhere: the segments stay in the old database
 			fmt.Fprintf(&b, "  store: %s\n  dsn: %s\n", f.dialect, yamlString(dsn))

@@ -130,19 +130,28 @@ func TestReviewMigrateUIDGeneratorRestart(t *testing.T) {
 	}
 }
 
-// TestReviewMigrateLeafSnowflakeOnly: a Leaf deployment that uses only
-// the snowflake mode (leaf.segment.enable=false) has no leaf_alloc table:
-// its state is all in ZooKeeper. firn migrate check --from leaf then
-// fails reading leaf_alloc, so the one user the floor matters most to
-// cannot get a plan, a floor or --apply.
-func TestReviewMigrateLeafSnowflakeOnly(t *testing.T) {
+// TestMigrateLeafSnowflakeOnlyHasNoSegments: a Leaf deployment that uses
+// only the snowflake mode (leaf.segment.enable=false) has no leaf_alloc
+// table: its state is all in ZooKeeper. firn migrate check --from leaf
+// reads the missing table as "no segments", prints the snowflake plan
+// with its floor, leaves segments out of the configuration, and --apply
+// records the floor.
+func TestMigrateLeafSnowflakeOnlyHasNoSegments(t *testing.T) {
 	a := newAccount(t, "mysql")
 	tw, _ := snowflake.Preset("twitter")
 	floor, _ := tw.Compose(uint64(time.Since(tw.Epoch)/time.Millisecond), 7, 42)
 	a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d)", floor))
-	plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dsn", a.adminDSN, "--max-id-from", "orders.id")
+	args := []string{"migrate", "check", "--from", "leaf", "--dsn", a.adminDSN, "--max-id-from", "orders.id"}
+	plan, errOut, code := runCLI(args...)
 	if code != 0 || !strings.Contains(plan, "floor: "+strconv.FormatUint(floor, 10)) {
 		t.Errorf("Leaf in snowflake mode only: exit %d, %s\n%s", code, errOut, plan)
+	}
+	if !strings.Contains(plan, "segments: none") || strings.Contains(plan, "format: leaf") {
+		t.Errorf("the plan does not say there are no segments, or configures them:\n%s", plan)
+	}
+	plan, errOut, code = runCLI(append(args, "--apply", "--nodes", "2")...)
+	if code != 0 || !strings.Contains(plan, "applied: the HWM of") {
+		t.Errorf("--apply, Leaf in snowflake mode only: exit %d, %s\n%s", code, errOut, plan)
 	}
 }
 
