@@ -193,3 +193,74 @@ func TokenBizTypes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]
 	slices.Sort(out)
 	return out, nil
 }
+
+// fenceUse is the statement FenceWorkerNodes runs, for the plan and a
+// refusal.
+func fenceUse(table string, next uint64) Use {
+	return Use{Table: table, Verb: "ALTER", Statement: fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", table, next),
+		Privileges: []string{"ALTER"}, By: "firn migrate check --apply"}
+}
+
+// FenceWorkerNodes moves the AUTO_INCREMENT of uid-generator's table to
+// next (the layout's last node + 1), so that every uid-generator process
+// that starts from now on is given a worker ID past the layout's, which
+// its DefaultUidGenerator refuses: it cannot take a node firn serves.
+// MySQL's only (ErrFenceDialect); a refused privilege is a
+// *PrivilegeError naming the GRANT.
+func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied func(error) bool) error {
+	if d != MySQL {
+		return ErrFenceDialect
+	}
+	qt, err := quoteOld(d, table)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", qt, next))
+	if err != nil {
+		return fmt.Errorf("fence %s: %w", table, fenceRefusal(ctx, db, d, denied, fenceUse(table, next), err))
+	}
+	return nil
+}
+
+// CheckWorkerNodeFence tries whether the account may run FenceWorkerNodes,
+// with an ALTER that cannot succeed and changes nothing (ADD COLUMN ID,
+// which the table already has): MySQL checks ALTER before it looks at the
+// columns. duplicate reports the error that proves the privilege (MySQL's
+// 1060, duplicate column); denied classifies a refusal as elsewhere. The
+// probe waits at most two seconds for the table's metadata lock.
+func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied, duplicate func(error) bool) (PrivilegeCheck, error) {
+	u := fenceUse(table, next)
+	if d != MySQL {
+		return PrivilegeCheck{Use: u, Err: ErrFenceDialect}, nil
+	}
+	qt, err := quoteOld(d, table)
+	if err != nil {
+		return PrivilegeCheck{}, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
+		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
+	}
+	_, err = conn.ExecContext(ctx, "ALTER TABLE "+qt+" ADD COLUMN ID BIGINT")
+	_, rerr := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = DEFAULT")
+	switch {
+	case err == nil:
+		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
+	case duplicate != nil && duplicate(err):
+		return PrivilegeCheck{Use: u}, rerr
+	}
+	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, denied, u, err)}, rerr
+}
+
+// fenceRefusal is err as a *PrivilegeError when denied says so.
+func fenceRefusal(ctx context.Context, db *sql.DB, d Dialect, denied func(error) bool, u Use, err error) error {
+	if denied == nil || !denied(err) {
+		return err
+	}
+	grantee, where := whoami(ctx, db, d)
+	return &PrivilegeError{Statement: u.Statement, Grant: grant(u.Privileges, where+"."+u.Table, grantee), Err: err}
+}

@@ -49,7 +49,10 @@ It writes nothing unless --apply.
                       reserved nodes and of the --nodes lowest others past
                       it (as firn admin advance --past-id); refused without
                       a floor. Stop every firn process of the namespace
-                      first.
+                      first. uid-generator (MySQL): first move the
+                      AUTO_INCREMENT of WORKER_NODE past the layout's last
+                      node, so a uid-generator process that starts later
+                      refuses to (needs ALTER on WORKER_NODE)
   --nodes N           --apply: how many nodes besides the reserved ones
                       (default 64, at most the layout's); a firn process
                       that takes another node refuses to start below
@@ -120,7 +123,7 @@ func runMigrate(args []string, stdout io.Writer) error {
 		return err
 	}
 	if f.apply {
-		if err := f.applyFloor(p); err != nil {
+		if err := f.applyFloor(ctx, p, db, d); err != nil {
 			return err
 		}
 	}
@@ -258,6 +261,16 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 		}
 	case "uid-generator":
 		p.workers, err = sqlstore.WorkerNodes(ctx, db, d, f.oldTable)
+		if err == nil && d == sqlstore.MySQL {
+			var c sqlstore.PrivilegeCheck
+			c, err = sqlstore.CheckWorkerNodeFence(ctx, db, d, f.oldTable, p.fenceAt(), deniedSQL, duplicateColumnSQL)
+			p.privileges = append(p.privileges, c)
+		}
+		if d != sqlstore.MySQL {
+			p.unknown = append(p.unknown, fmt.Sprintf("uid-generator's restarts on PostgreSQL: uid-generator ships WORKER_NODE for "+
+				"MySQL only, so firn moves no counter here and --apply is refused; move the counter of %s.ID to %d or above by hand "+
+				"before switching, or a uid-generator process that starts takes a node firn serves", f.oldTable, p.fenceAt()))
+		}
 		p.unknown = append(p.unknown,
 			"uid-generator's bits and epoch: they live in its Spring configuration (timeBits, workerBits, seqBits, epochStr of "+
 				"DefaultUidGenerator or CachedUidGenerator), not in this database: the layout flags say them, checked against the floor",
@@ -374,9 +387,15 @@ func (p *migratePlan) floorTicks() (tick uint64, least uint64, err error) {
 	return parts.Tick + 1, least, err
 }
 
-// applyFloor records the floor: the HWM of the reserved nodes and of the
-// --nodes lowest others moves past it, as firn admin advance --past-id.
-func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
+// fenceAt is the AUTO_INCREMENT --apply gives uid-generator's table: the
+// layout's last node + 1.
+func (p *migratePlan) fenceAt() uint64 { return p.layout.MaxNode() + 1 }
+
+// applyFloor records the floor: for uid-generator, WORKER_NODE's
+// AUTO_INCREMENT moves past the layout's last node first (fenceWorkers);
+// then the HWM of the reserved nodes and of the --nodes lowest others
+// moves past the floor, as firn admin advance --past-id.
+func (f *migrateFlags) applyFloor(ctx context.Context, p *migratePlan, db *sql.DB, d sqlstore.Dialect) (err error) {
 	switch {
 	case p.floor == 0:
 		return usagef("--apply needs a floor (--floor or --max-id-from): without one firn cannot prove its IDs pass the old system's; nothing written")
@@ -390,6 +409,9 @@ func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
 	parts, err := p.layout.Decompose(p.floor)
 	if err != nil {
 		return usagef("--apply: the floor %d does not fit layout %s", p.floor, p.layout.Name)
+	}
+	if err := f.fenceWorkers(ctx, p, db, d); err != nil {
+		return err
 	}
 	hwm := parts.Time.Add(p.layout.Tick).UnixMilli()
 	sf := f.stores
@@ -414,6 +436,28 @@ func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
 	}
 	p.applied = append(p.applied, fmt.Sprintf("the HWM of %s in %s is at least %s, past the floor %d",
 		plural(len(nodes), "node"), sf.describe(), time.UnixMilli(hwm).UTC().Format(timeFormat), p.floor))
+	return nil
+}
+
+// fenceWorkers moves uid-generator's WORKER_NODE AUTO_INCREMENT past the
+// layout's last node, before any HWM: DisposableWorkerIdAssigner gives
+// every start the next AUTO_INCREMENT as its worker ID, so an old process
+// that restarts during the switch would otherwise take a node firn
+// serves; past the last node, DefaultUidGenerator refuses to start.
+func (f *migrateFlags) fenceWorkers(ctx context.Context, p *migratePlan, db *sql.DB, d sqlstore.Dialect) error {
+	if f.from != "uid-generator" {
+		return nil
+	}
+	if d != sqlstore.MySQL {
+		return usagef("--apply --from uid-generator: %s; nothing written", sqlstore.ErrFenceDialect)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*f.stores.dialTimeout)
+	defer cancel()
+	if err := sqlstore.FenceWorkerNodes(ctx, db, d, f.oldTable, p.fenceAt(), deniedSQL); err != nil {
+		return fmt.Errorf("--apply (%s): %w; nothing written", redact(f.dialect, f.dsn), err)
+	}
+	p.applied = append(p.applied, fmt.Sprintf("the AUTO_INCREMENT of %s is %d: a uid-generator process that starts now is given "+
+		"worker %d or above, past the layout's last node %d, and refuses to start", f.oldTable, p.fenceAt(), p.fenceAt(), p.layout.MaxNode()))
 	return nil
 }
 

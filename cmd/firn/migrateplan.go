@@ -51,7 +51,7 @@ func (p *migratePlan) writePrivileges(b *strings.Builder) {
 	if len(p.privileges) == 0 {
 		return
 	}
-	b.WriteString("\nprivileges firn serve needs, tried with statements that change no row:\n")
+	b.WriteString("\nprivileges firn serve (and --apply) needs, tried with statements that change no row:\n")
 	unreadable := map[string]bool{}
 	for _, c := range p.privileges {
 		u := c.Use
@@ -147,6 +147,20 @@ func (p *migratePlan) writeSnowflake(b *strings.Builder) {
 			"firn takes node %d first\n", joinUints(p.reserved), p.from, p.firstNode)
 	case p.from == "uid-generator":
 		b.WriteString("  node IDs to reserve: none (WORKER_NODE is empty)\n")
+	}
+	switch p.from {
+	case "uid-generator":
+		fmt.Fprintf(b, "  restarts: uid-generator gives every start a new worker, the next AUTO_INCREMENT of %s "+
+			"(DisposableWorkerIdAssigner.java lines 49–57), which may be a node firn serves; --apply first runs "+
+			"ALTER TABLE %s AUTO_INCREMENT = %d, past the layout's last node %d, so a uid-generator process that starts "+
+			"after it refuses to (DefaultUidGenerator.java lines 91–92: a worker ID above the layout's maximum throws); "+
+			"it needs ALTER on %s (GRANT ALTER ON %s TO firn's account), checked above\n",
+			p.oldTable, p.oldTable, p.fenceAt(), p.layout.MaxNode(), p.oldTable, p.oldTable)
+	case "leaf":
+		b.WriteString("  new Leaf servers: stop adding them. Leaf gives a server whose ip:port ZooKeeper has never seen the next " +
+			"worker ID, the sequence number of a new persistent sequential node under /snowflake/{leaf.name}/forever " +
+			"(SnowflakeZookeeperHolder.java lines 85–89); a server seen before keeps its own (lines 71–76). Reserve every " +
+			"worker ID listed there (registry.reserved_nodes), and start no Leaf server on a new address until the switch\n")
 	}
 }
 

@@ -102,7 +102,16 @@ func TestMigrateRefusesNodeFirstOrder(t *testing.T) {
 	}
 }
 
-func TestReviewMigrateUIDGeneratorRestart(t *testing.T) {
+// TestMigrateApplyFencesUIDGeneratorRestarts: uid-generator's
+// DisposableWorkerIdAssigner gives every start a new worker ID, the next
+// AUTO_INCREMENT of WORKER_NODE. The plan reserves the IDs assigned so
+// far (1, 2, 3) and firn takes 0 and then the lowest others (4, 5, …),
+// so an old instance that restarted during the migration would be given
+// worker 4, a node firn serves. --apply moves the AUTO_INCREMENT past the
+// layout's last node, so that instance is given a worker ID its
+// DefaultUidGenerator refuses (DefaultUidGenerator.java lines 91–92),
+// and the plan says so and checks the ALTER privilege it needs.
+func TestMigrateApplyFencesUIDGeneratorRestarts(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
@@ -122,6 +131,9 @@ func TestReviewMigrateUIDGeneratorRestart(t *testing.T) {
 	var newWorker uint64
 	if err := a.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&newWorker); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(plan, fmt.Sprintf("AUTO_INCREMENT = %d", l.MaxNode()+1)) || !regexp.MustCompile(`(?m)^  ok +ALTER on WORKER_NODE`).MatchString(plan) {
+		t.Errorf("the plan does not name the ALTER --apply runs, or its privilege check:\n%s", plan)
 	}
 	reserved := regexp.MustCompile(`reserved_nodes: \[([0-9, ]*)\]`).FindStringSubmatch(plan)
 	if newWorker <= l.MaxNode() && (reserved == nil || !strings.Contains(", "+reserved[1]+",", " "+strconv.FormatUint(newWorker, 10)+",")) {

@@ -72,3 +72,14 @@ func missingSQL(err error) bool {
 	}
 	return false
 }
+
+// mysqlDuplicateColumn is MySQL's error for a column a table already has.
+const mysqlDuplicateColumn = 1060
+
+// duplicateColumnSQL reports whether err is MySQL refusing to add a column
+// the table already has: the answer firn migrate check expects from its
+// ALTER probe when the account holds ALTER (sqlstore.CheckWorkerNodeFence).
+func duplicateColumnSQL(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == mysqlDuplicateColumn
+}
