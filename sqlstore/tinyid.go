@@ -206,8 +206,8 @@ func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 	if err != nil {
 		return r, fmt.Errorf("read tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
-	if r.delta < 1 || r.remainder < 0 || r.remainder >= r.delta {
-		return r, fmt.Errorf("read tag %q: delta %d and remainder %d do not make a residue class", tag, r.delta, r.remainder)
+	if err := segment.CheckResidue(r.delta, r.remainder); err != nil {
+		return r, fmt.Errorf("read tag %q: %w", tag, err)
 	}
 	return r, nil
 }
@@ -288,7 +288,7 @@ func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder, &t.Description, &t.Set, &t.SetSize); err != nil {
 			return nil, fmt.Errorf("list tags: %w", err)
 		}
-		if t.Delta >= 1 {
+		if segment.CheckResidue(t.Delta, t.Remainder) == nil {
 			t.Next = firstAfter(maxID, t.Delta, t.Remainder)
 		}
 		out = append(out, t)
@@ -328,8 +328,8 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	if err := segment.CheckCreate(tag, first, step, description, s.Limits()); err != nil {
 		return err
 	}
-	if delta < 1 || delta > segment.MaxDelta || remainder < 0 || remainder >= delta {
-		return fmt.Errorf("create tag %q: delta %d and remainder %d do not make a residue class of 1 to %d stores: %w", tag, delta, remainder, segment.MaxDelta, segment.ErrInvalid)
+	if err := segment.CheckResidue(delta, remainder); err != nil {
+		return fmt.Errorf("create tag %q: %w: %w", tag, err, segment.ErrInvalid)
 	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err

@@ -297,3 +297,30 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 		t.Errorf("after a refused --apply uid-generator's next start got worker %d, want 4 (nothing written)", next)
 	}
 }
+
+// TestMigrateCheckTinyidBadResidue: a Tinyid row whose delta and
+// remainder make no residue class (remainder >= delta, delta < 1) issues
+// no ID from firn: the plan flags it instead of printing a first ID.
+func TestMigrateCheckTinyidBadResidue(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, tinyidtest.InfoTable("mysql", "tiny_id_info")...)
+	a.run(t, tinyidtest.TokenTable("mysql", "tiny_id_token")...)
+	row := "INSERT INTO tiny_id_info (id, biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) " +
+		"VALUES (%d, '%s', 1, 1, 100, %d, %d, NOW(), NOW(), 1)"
+	a.run(t, fmt.Sprintf(row, 10, "rem_past_delta", 2, 2), fmt.Sprintf(row, 11, "delta_zero", 0, 0))
+	plan, errOut, code := runCLI("migrate", "check", "--from", "tinyid", "--dsn", a.adminDSN)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, tt := range []struct{ tag, reason string }{
+		{"rem_past_delta", "delta 2 and remainder 2 do not make a residue class"},
+		{"delta_zero", "delta 0 and remainder 0 do not make a residue class"},
+	} {
+		if !regexp.MustCompile(`(?m)^  `+tt.tag+` +REFUSED `).MatchString(plan) || !strings.Contains(plan, "REFUSED  "+tt.tag+": "+tt.reason) {
+			t.Errorf("the plan does not flag %s (%s):\n%s", tt.tag, tt.reason, plan)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^  test +2 `).MatchString(plan) {
+		t.Errorf("the sound row test lost its first ID 2:\n%s", plan)
+	}
+}

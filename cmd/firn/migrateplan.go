@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -91,12 +92,21 @@ func (p *migratePlan) writeSegments(b *strings.Builder) {
 	fmt.Fprintf(b, "\nsegments: firn serves these rows as they are (--segments %s), from the first ID shown:\n", format)
 	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TAG\tFIRST ID\tSTEP\tDELTA\tREMAINDER")
+	var refused []string
 	for _, t := range p.tags {
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", t.Tag, t.Next, t.Step, t.Delta, t.Remainder)
+		first := strconv.FormatInt(t.Next, 10)
+		if err := segment.CheckResidue(t.Delta, t.Remainder); err != nil {
+			first = "REFUSED"
+			refused = append(refused, fmt.Sprintf("  REFUSED  %s: %s: firn serve answers the tag with an error until the row is fixed\n", t.Tag, err))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\n", t.Tag, first, t.Step, t.Delta, t.Remainder)
 	}
 	_ = tw.Flush() // into a strings.Builder, which does not fail
 	if len(p.tags) == 0 {
 		b.WriteString("  (no rows)\n")
+	}
+	for _, r := range refused {
+		b.WriteString(r)
 	}
 	b.WriteString("  why they cannot collide: " + noCollision[format] + "\n")
 	if p.from == "tinyid" {
