@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -228,7 +229,7 @@ func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, 
 // columns. duplicate reports the error that proves the privilege (MySQL's
 // 1060, duplicate column); denied classifies a refusal as elsewhere. The
 // probe waits at most two seconds for the table's metadata lock.
-func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied, duplicate func(error) bool) (PrivilegeCheck, error) {
+func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied, duplicate func(error) bool) (_ PrivilegeCheck, err error) {
 	u := fenceUse(table, next)
 	if d != MySQL {
 		return PrivilegeCheck{Use: u, Err: ErrFenceDialect}, nil
@@ -241,19 +242,19 @@ func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table stri
 	if err != nil {
 		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
 	}
-	defer conn.Close()
+	defer func() { err = errors.Join(err, conn.Close()) }()
 	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
 		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
 	}
-	_, err = conn.ExecContext(ctx, "ALTER TABLE "+qt+" ADD COLUMN ID BIGINT")
+	_, perr := conn.ExecContext(ctx, "ALTER TABLE "+qt+" ADD COLUMN ID BIGINT")
 	_, rerr := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = DEFAULT")
 	switch {
-	case err == nil:
+	case perr == nil:
 		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
-	case duplicate != nil && duplicate(err):
+	case duplicate != nil && duplicate(perr):
 		return PrivilegeCheck{Use: u}, rerr
 	}
-	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, denied, u, err)}, rerr
+	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, denied, u, perr)}, rerr
 }
 
 // fenceRefusal is err as a *PrivilegeError when denied says so.
