@@ -1,7 +1,7 @@
 package main
 
-// Adversarial review of firn migrate check (branch review-migrate). Each
-// test is a way for firn to issue an ID the old system already issued.
+// Ways a switch planned by firn migrate check could issue an ID the old
+// system already issued, or misread an outage, each closed.
 
 import (
 	"context"
