@@ -63,6 +63,16 @@ func (r Range) Check() error {
 	return nil
 }
 
+// CheckResidue returns an error unless remainder modulo delta is a
+// residue class a store may issue: delta 1 to MaxDelta, remainder 0 to
+// delta-1. A row outside it issues no ID.
+func CheckResidue(delta, remainder int64) error {
+	if delta < 1 || delta > MaxDelta || remainder < 0 || remainder >= delta {
+		return fmt.Errorf("delta %d and remainder %d do not make a residue class of 1 to %d stores", delta, remainder, MaxDelta)
+	}
+	return nil
+}
+
 // TagInfo describes a tag as its store holds it.
 type TagInfo struct {
 	Tag         string

@@ -101,6 +101,12 @@ func (l Layout) Generable() error {
 // wholeMS reports whether the tick is a whole number of milliseconds.
 func (l Layout) wholeMS() bool { return l.Tick%time.Millisecond == 0 }
 
+// TimeFirst reports whether time is the top part of the order, so that
+// every ID of a later tick is larger than every ID of an earlier one,
+// whatever the node: only then is the largest ID issued a floor below
+// which all IDs of earlier ticks lie.
+func (l Layout) TimeFirst() bool { return l.order()[0] == PartTime }
+
 // order returns the effective field order.
 func (l Layout) order() []Part {
 	if l.Order == nil {

@@ -238,3 +238,28 @@ func TestExhaustedAtLastTickEnd(t *testing.T) {
 		})
 	}
 }
+
+func TestTimeFirst(t *testing.T) {
+	tw, _ := snowflake.Preset("twitter")
+	seata, _ := snowflake.Preset("seata")
+	tests := []struct {
+		name  string
+		order []snowflake.Part
+		base  snowflake.Layout
+		want  bool
+	}{
+		{"the default order", nil, tw, true},
+		{"time, sequence, node", []snowflake.Part{snowflake.PartTime, snowflake.PartSequence, snowflake.PartNode}, tw, true},
+		{"node first", []snowflake.Part{snowflake.PartNode, snowflake.PartTime, snowflake.PartSequence}, tw, false},
+		{"the seata preset (worker above time)", seata.Order, seata, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.base
+			l.Order = tt.order
+			if got := l.TimeFirst(); got != tt.want {
+				t.Errorf("TimeFirst() = %v with order %v, want %v", got, tt.order, tt.want)
+			}
+		})
+	}
+}

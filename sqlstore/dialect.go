@@ -181,9 +181,11 @@ type schemaOnce struct {
 
 // ensure makes sure the tables exist, once: a table that answers a
 // SELECT is used as it is, with no CREATE (an account with only the
-// privileges of its mode never meets one); a table that does not is
-// created by the statements of ddl, unless skip. A failure is tried again
-// on the next use.
+// privileges of its mode never meets one); a table the database says does
+// not exist (the classifier's missing) is created by the statements of
+// ddl, unless skip; any other failure of the SELECT — a lock timeout, an
+// outage — is returned as it came. A failure is tried again on the next
+// use.
 func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables []string, ddl string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -196,6 +198,9 @@ func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables
 		_, err := c.db.ExecContext(ctx, "SELECT 1 FROM "+t+" WHERE 1 = 0")
 		if c.denied != nil && c.denied(err) {
 			return fmt.Errorf("read %s: %w", t, c.refused(ctx, err, t, "SELECT"))
+		}
+		if err != nil && c.missing != nil && !c.missing(err) {
+			return fmt.Errorf("read %s: %w", t, err)
 		}
 		missing = missing || err != nil
 	}
@@ -232,6 +237,7 @@ type classifier struct {
 	db              *sql.DB
 	d               Dialect
 	invalid, denied func(error) bool
+	missing         func(error) bool // nil: any error is a missing table
 	mode            Mode
 	tables          Tables
 }

@@ -10,6 +10,12 @@ import (
 // without its tokens, and a failed Refresh keeps the set read last.
 var ErrTokenTable = errors.New("sqlstore: cannot read Tinyid's token table")
 
+// ErrFenceDialect is returned by FenceWorkerNodes and
+// CheckWorkerNodeFence on a database other than MySQL: uid-generator's
+// WORKER_NODE is MySQL's only (its AUTO_INCREMENT is the worker ID), and
+// firn moves no other kind of counter for it.
+var ErrFenceDialect = errors.New("sqlstore: uid-generator's WORKER_NODE is MySQL's only: move its ID counter past the layout's last node by hand")
+
 // ErrDenied is matched by a *PrivilegeError: the database refused a
 // statement for want of a privilege.
 var ErrDenied = errors.New("sqlstore: permission denied")

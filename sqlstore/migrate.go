@@ -3,9 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -71,8 +74,13 @@ func quoteOld(d Dialect, name string) (string, error) {
 	return `"` + name + `"`, nil
 }
 
-// MaxID returns the largest value of column in table (SELECT MAX), and
-// false when the table holds no row.
+// MaxID returns the largest value of column in table as a number, and
+// false when the table holds no row. The column may hold the IDs as text
+// (a VARCHAR kept for JavaScript): the values are compared as numbers —
+// MAX(CAST(c AS DECIMAL(65,10))) in MySQL, MAX(c::numeric) in
+// PostgreSQL — never as strings, under which '999' passes
+// '1844674407370955161'. A largest value that is not a whole number, or
+// is above 2^63-1 (no firn layout generates it), is an error.
 func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (int64, bool, error) {
 	qt, err := quoteOld(d, table)
 	if err != nil {
@@ -82,11 +90,36 @@ func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (in
 	if err != nil {
 		return 0, false, err
 	}
-	var maxID sql.NullInt64
-	if err := db.QueryRowContext(ctx, "SELECT MAX("+qc+") FROM "+qt).Scan(&maxID); err != nil {
+	num := "CAST(" + qc + " AS DECIMAL(65,10))"
+	if d == Postgres {
+		num = qc + "::numeric"
+	}
+	var maxID sql.NullString
+	if err := db.QueryRowContext(ctx, "SELECT CAST(MAX("+num+") AS CHAR(80)) FROM "+qt).Scan(&maxID); err != nil {
 		return 0, false, fmt.Errorf("read MAX(%s) FROM %s: %w", column, table, err)
 	}
-	return maxID.Int64, maxID.Valid, nil
+	if !maxID.Valid {
+		return 0, false, nil
+	}
+	v, err := wholeID(maxID.String)
+	if err != nil {
+		return 0, false, fmt.Errorf("MAX(%s) FROM %s = %s: %w", column, table, maxID.String, err)
+	}
+	return v, true, nil
+}
+
+// wholeID parses a decimal the database printed ("123", "123.0000000000")
+// as an int64, refusing a fraction and a value past 2^63-1.
+func wholeID(s string) (int64, error) {
+	whole, frac, _ := strings.Cut(strings.TrimSpace(s), ".")
+	if strings.Trim(frac, "0") != "" {
+		return 0, fmt.Errorf("sqlstore: not a whole number, so not an ID")
+	}
+	v, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("sqlstore: not an ID of at most 2^63-1 (9223372036854775807): %w", err)
+	}
+	return v, nil
 }
 
 // WorkerNode is one row of Baidu uid-generator's WORKER_NODE table: one
@@ -160,4 +193,75 @@ func TokenBizTypes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// fenceUse is the statement FenceWorkerNodes runs, for the plan and a
+// refusal.
+func fenceUse(table string, next uint64) Use {
+	return Use{Table: table, Verb: "ALTER", Statement: fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", table, next),
+		Privileges: []string{"ALTER"}, By: "firn migrate check --apply"}
+}
+
+// FenceWorkerNodes moves the AUTO_INCREMENT of uid-generator's table to
+// next (the layout's last node + 1), so that every uid-generator process
+// that starts from now on is given a worker ID past the layout's, which
+// its DefaultUidGenerator refuses: it cannot take a node firn serves.
+// MySQL's only (ErrFenceDialect); a refused privilege is a
+// *PrivilegeError naming the GRANT.
+func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied func(error) bool) error {
+	if d != MySQL {
+		return ErrFenceDialect
+	}
+	qt, err := quoteOld(d, table)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", qt, next))
+	if err != nil {
+		return fmt.Errorf("fence %s: %w", table, fenceRefusal(ctx, db, d, denied, fenceUse(table, next), err))
+	}
+	return nil
+}
+
+// CheckWorkerNodeFence tries whether the account may run FenceWorkerNodes,
+// with an ALTER that cannot succeed and changes nothing (ADD COLUMN ID,
+// which the table already has): MySQL checks ALTER before it looks at the
+// columns. duplicate reports the error that proves the privilege (MySQL's
+// 1060, duplicate column); denied classifies a refusal as elsewhere. The
+// probe waits at most two seconds for the table's metadata lock.
+func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied, duplicate func(error) bool) (_ PrivilegeCheck, err error) {
+	u := fenceUse(table, next)
+	if d != MySQL {
+		return PrivilegeCheck{Use: u, Err: ErrFenceDialect}, nil
+	}
+	qt, err := quoteOld(d, table)
+	if err != nil {
+		return PrivilegeCheck{}, err
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
+	}
+	defer func() { err = errors.Join(err, conn.Close()) }()
+	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
+		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
+	}
+	_, perr := conn.ExecContext(ctx, "ALTER TABLE "+qt+" ADD COLUMN ID BIGINT")
+	_, rerr := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = DEFAULT")
+	switch {
+	case perr == nil:
+		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
+	case duplicate != nil && duplicate(perr):
+		return PrivilegeCheck{Use: u}, rerr
+	}
+	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, denied, u, perr)}, rerr
+}
+
+// fenceRefusal is err as a *PrivilegeError when denied says so.
+func fenceRefusal(ctx context.Context, db *sql.DB, d Dialect, denied func(error) bool, u Use, err error) error {
+	if denied == nil || !denied(err) {
+		return err
+	}
+	grantee, where := whoami(ctx, db, d)
+	return &PrivilegeError{Statement: u.Statement, Grant: grant(u.Privileges, where+"."+u.Table, grantee), Err: err}
 }

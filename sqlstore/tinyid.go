@@ -20,6 +20,8 @@ type TinyidOptions struct {
 	Invalid func(error) bool
 	// Denied classifies driver errors as SegmentOptions.Denied does.
 	Denied func(error) bool
+	// Missing classifies driver errors as SegmentOptions.Missing does.
+	Missing func(error) bool
 }
 
 // Tinyid is a segment.Store on Didi Tinyid's tiny_id_info table, read and
@@ -50,7 +52,7 @@ func NewTinyid(db *sql.DB, d Dialect, opt TinyidOptions) (*Tinyid, error) {
 	if d != Postgres && d != MySQL {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
-	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
+	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, missing: opt.Missing, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
 	return &Tinyid{db: db, dialect: d, opt: opt, c: c}, nil
 }
 
@@ -68,6 +70,8 @@ type SetOptions struct {
 	Invalid func(error) bool
 	// Denied classifies driver errors as SegmentOptions.Denied does.
 	Denied func(error) bool
+	// Missing classifies driver errors as SegmentOptions.Missing does.
+	Missing func(error) bool
 }
 
 // NewSetStore returns a store on firn's own segment table: Tinyid's
@@ -80,7 +84,7 @@ func NewSetStore(db *sql.DB, d Dialect, opt SetOptions) (*Tinyid, error) {
 	if len(opt.Set) > 128 {
 		return nil, fmt.Errorf("sqlstore: set name %q longer than 128 bytes", opt.Set)
 	}
-	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid, Denied: opt.Denied})
+	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid, Denied: opt.Denied, Missing: opt.Missing})
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +206,8 @@ func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 	if err != nil {
 		return r, fmt.Errorf("read tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
-	if r.delta < 1 || r.remainder < 0 || r.remainder >= r.delta {
-		return r, fmt.Errorf("read tag %q: delta %d and remainder %d do not make a residue class", tag, r.delta, r.remainder)
+	if err := segment.CheckResidue(r.delta, r.remainder); err != nil {
+		return r, fmt.Errorf("read tag %q: %w", tag, err)
 	}
 	return r, nil
 }
@@ -284,7 +288,7 @@ func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder, &t.Description, &t.Set, &t.SetSize); err != nil {
 			return nil, fmt.Errorf("list tags: %w", err)
 		}
-		if t.Delta >= 1 {
+		if segment.CheckResidue(t.Delta, t.Remainder) == nil {
 			t.Next = firstAfter(maxID, t.Delta, t.Remainder)
 		}
 		out = append(out, t)
@@ -324,8 +328,8 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	if err := segment.CheckCreate(tag, first, step, description, s.Limits()); err != nil {
 		return err
 	}
-	if delta < 1 || delta > segment.MaxDelta || remainder < 0 || remainder >= delta {
-		return fmt.Errorf("create tag %q: delta %d and remainder %d do not make a residue class of 1 to %d stores: %w", tag, delta, remainder, segment.MaxDelta, segment.ErrInvalid)
+	if err := segment.CheckResidue(delta, remainder); err != nil {
+		return fmt.Errorf("create tag %q: %w: %w", tag, err, segment.ErrInvalid)
 	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err

@@ -29,8 +29,9 @@ privileges firn will need (checked with statements that change no row),
 what it could not determine, and a configuration for firn config check.
 It writes nothing unless --apply.
 
-  --from SYSTEM       leaf (leaf_alloc), tinyid (tiny_id_info and
-                      tiny_id_token) or uid-generator (WORKER_NODE)
+  --from SYSTEM       leaf (leaf_alloc; none: snowflake mode only), tinyid
+                      (tiny_id_info and tiny_id_token) or uid-generator
+                      (WORKER_NODE)
   --dsn DSN           the old system's database, as the account firn will
                       use; mysql: user:password@tcp(host:3306)/db,
                       postgres: postgres://user@host:5432/db
@@ -39,13 +40,19 @@ It writes nothing unless --apply.
                       WORKER_NODE)
   --token-table NAME  tinyid: its token table (default tiny_id_token)
   --floor ID          the largest snowflake ID the old system issued
-  --max-id-from T.C   the floor from data: the largest MAX(C) of table T in
-                      the same database, for each --max-id-from given
+  --max-id-from T.C   the floor from data: the largest value of column C
+                      of table T in the same database, compared as
+                      numbers (IDs kept as text too; a largest value
+                      past 2^63-1 or not whole is refused), for each
+                      --max-id-from given
   --apply             record the floor in the registry: move the HWM of the
                       reserved nodes and of the --nodes lowest others past
                       it (as firn admin advance --past-id); refused without
                       a floor. Stop every firn process of the namespace
-                      first.
+                      first. uid-generator (MySQL): first move the
+                      AUTO_INCREMENT of WORKER_NODE past the layout's last
+                      node, so a uid-generator process that starts later
+                      refuses to (needs ALTER on WORKER_NODE)
   --nodes N           --apply: how many nodes besides the reserved ones
                       (default 64, at most the layout's); a firn process
                       that takes another node refuses to start below
@@ -60,6 +67,10 @@ twitter for leaf, baidu for uid-generator): Leaf's snowflake mode keeps
 its state in ZooKeeper and uid-generator its bits in its Spring
 configuration, so neither is read from the database; the floor is decoded
 with them to check that they fit.
+
+A layout whose time is not its top part (--order node,time,sequence, the
+seata preset) is refused: its largest ID is not its last, so no floor
+bounds what each node issued.
 
 Opaque IDs (--opaque) are refused: spread over the whole ID space, they
 cannot follow the old system's IDs in one column whatever the floor.
@@ -112,7 +123,7 @@ func runMigrate(args []string, stdout io.Writer) error {
 		return err
 	}
 	if f.apply {
-		if err := f.applyFloor(p); err != nil {
+		if err := f.applyFloor(ctx, p, db, d); err != nil {
 			return err
 		}
 	}
@@ -175,8 +186,10 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 // migratePlan is what firn migrate check found and proposes.
 type migratePlan struct {
 	from, dialect string
+	oldTable      string
 	privileges    []sqlstore.PrivilegeCheck
 	tags          []segment.TagInfo // the segment rows firn will serve
+	noSegments    bool              // leaf: no segment table (snowflake mode only)
 	tokenBizTypes []string          // tinyid: the bizTypes its tokens cover
 	workers       []sqlstore.WorkerNode
 	layout        snowflake.Layout
@@ -201,12 +214,18 @@ type sampleCheck struct {
 
 // plan reads the old tables and works the plan out; it writes nothing.
 func (f *migrateFlags) plan(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (*migratePlan, error) {
-	p := &migratePlan{from: f.from, dialect: f.dialect}
+	p := &migratePlan{from: f.from, dialect: f.dialect, oldTable: f.oldTable}
 	l, err := f.layout.layout()
 	if err != nil {
 		return nil, err
 	}
 	p.layout, p.layoutErr = l, checkGenerates(l, time.Now())
+	if !l.TimeFirst() && (f.from != "tinyid" || f.floor != "" || len(f.maxIDFrom) > 0) {
+		return nil, usagef("layout %s: time is not its top part, so the largest ID the old system issued is not its last: "+
+			"an ID of a later tick on a lower node is smaller, so no floor bounds what each node issued and firn cannot "+
+			"prove its IDs pass the old system's; firn migrate check plans a snowflake switch only for a layout with time "+
+			"first (--order time,…); advance each node past its own last ID instead (firn admin advance --node N --past-id ID)", l)
+	}
 	if err := f.readOld(ctx, db, d, p); err != nil {
 		return nil, err
 	}
@@ -230,18 +249,28 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 	switch f.from {
 	case "leaf":
 		mode, tables = sqlstore.ModeLeaf, sqlstore.Tables{Leaf: f.oldTable}
-		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL})
+		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL, Missing: missingSQL})
 		p.unknown = append(p.unknown, "Leaf's snowflake mode: its workers' IDs and last timestamps live in ZooKeeper "+
 			"(leaf.snowflake.zk.address, /snowflake/{leaf.name}/forever), not in this database: name the node IDs its workers hold "+
 			"in registry.reserved_nodes, and give --floor or --max-id-from for its IDs")
 	case "tinyid":
 		mode, tables = sqlstore.ModeTinyid, sqlstore.Tables{Tinyid: f.oldTable, TinyidTokens: f.tokenTable}
-		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL})
+		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL, Missing: missingSQL})
 		if err == nil {
 			p.tokenBizTypes, err = sqlstore.TokenBizTypes(ctx, db, d, f.tokenTable)
 		}
 	case "uid-generator":
 		p.workers, err = sqlstore.WorkerNodes(ctx, db, d, f.oldTable)
+		if err == nil && d == sqlstore.MySQL {
+			var c sqlstore.PrivilegeCheck
+			c, err = sqlstore.CheckWorkerNodeFence(ctx, db, d, f.oldTable, p.fenceAt(), deniedSQL, duplicateColumnSQL)
+			p.privileges = append(p.privileges, c)
+		}
+		if d != sqlstore.MySQL {
+			p.unknown = append(p.unknown, fmt.Sprintf("uid-generator's restarts on PostgreSQL: uid-generator ships WORKER_NODE for "+
+				"MySQL only, so firn moves no counter here and --apply is refused; move the counter of %s.ID to %d or above by hand "+
+				"before switching, or a uid-generator process that starts takes a node firn serves", f.oldTable, p.fenceAt()))
+		}
 		p.unknown = append(p.unknown,
 			"uid-generator's bits and epoch: they live in its Spring configuration (timeBits, workerBits, seqBits, epochStr of "+
 				"DefaultUidGenerator or CachedUidGenerator), not in this database: the layout flags say them, checked against the floor",
@@ -252,7 +281,14 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 		return fmt.Errorf("read the %s tables: %w", f.from, err)
 	}
 	if segs != nil {
-		if p.tags, err = segs.Tags(ctx); err != nil {
+		p.tags, err = segs.Tags(ctx)
+		if f.from == "leaf" && missingSQL(err) {
+			// Leaf in snowflake mode only (leaf.segment.enable=false)
+			// has no segment table: no segments, still a snowflake plan.
+			p.noSegments = true
+			return nil
+		}
+		if err != nil {
 			return fmt.Errorf("read %s: %w", f.oldTable, err)
 		}
 		p.privileges, err = sqlstore.CheckPrivileges(ctx, db, d, mode, tables, deniedSQL)
@@ -351,9 +387,15 @@ func (p *migratePlan) floorTicks() (tick uint64, least uint64, err error) {
 	return parts.Tick + 1, least, err
 }
 
-// applyFloor records the floor: the HWM of the reserved nodes and of the
-// --nodes lowest others moves past it, as firn admin advance --past-id.
-func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
+// fenceAt is the AUTO_INCREMENT --apply gives uid-generator's table: the
+// layout's last node + 1.
+func (p *migratePlan) fenceAt() uint64 { return p.layout.MaxNode() + 1 }
+
+// applyFloor records the floor: for uid-generator, WORKER_NODE's
+// AUTO_INCREMENT moves past the layout's last node first (fenceWorkers);
+// then the HWM of the reserved nodes and of the --nodes lowest others
+// moves past the floor, as firn admin advance --past-id.
+func (f *migrateFlags) applyFloor(ctx context.Context, p *migratePlan, db *sql.DB, d sqlstore.Dialect) (err error) {
 	switch {
 	case p.floor == 0:
 		return usagef("--apply needs a floor (--floor or --max-id-from): without one firn cannot prove its IDs pass the old system's; nothing written")
@@ -367,6 +409,9 @@ func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
 	parts, err := p.layout.Decompose(p.floor)
 	if err != nil {
 		return usagef("--apply: the floor %d does not fit layout %s", p.floor, p.layout.Name)
+	}
+	if err := f.fenceWorkers(ctx, p, db, d); err != nil {
+		return err
 	}
 	hwm := parts.Time.Add(p.layout.Tick).UnixMilli()
 	sf := f.stores
@@ -391,6 +436,28 @@ func (f *migrateFlags) applyFloor(p *migratePlan) (err error) {
 	}
 	p.applied = append(p.applied, fmt.Sprintf("the HWM of %s in %s is at least %s, past the floor %d",
 		plural(len(nodes), "node"), sf.describe(), time.UnixMilli(hwm).UTC().Format(timeFormat), p.floor))
+	return nil
+}
+
+// fenceWorkers moves uid-generator's WORKER_NODE AUTO_INCREMENT past the
+// layout's last node, before any HWM: DisposableWorkerIdAssigner gives
+// every start the next AUTO_INCREMENT as its worker ID, so an old process
+// that restarts during the switch would otherwise take a node firn
+// serves; past the last node, DefaultUidGenerator refuses to start.
+func (f *migrateFlags) fenceWorkers(ctx context.Context, p *migratePlan, db *sql.DB, d sqlstore.Dialect) error {
+	if f.from != "uid-generator" {
+		return nil
+	}
+	if d != sqlstore.MySQL {
+		return usagef("--apply --from uid-generator: %s; nothing written", sqlstore.ErrFenceDialect)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*f.stores.dialTimeout)
+	defer cancel()
+	if err := sqlstore.FenceWorkerNodes(ctx, db, d, f.oldTable, p.fenceAt(), deniedSQL); err != nil {
+		return fmt.Errorf("--apply (%s): %w; nothing written", redact(f.dialect, f.dsn), err)
+	}
+	p.applied = append(p.applied, fmt.Sprintf("the AUTO_INCREMENT of %s is %d: a uid-generator process that starts now is given "+
+		"worker %d or above, past the layout's last node %d, and refuses to start", f.oldTable, p.fenceAt(), p.fenceAt(), p.layout.MaxNode()))
 	return nil
 }
 

@@ -263,3 +263,64 @@ func TestMigrateCheckUIDGenerator(t *testing.T) {
 		t.Fatalf("migrate check wrote:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestMigrateCheckUIDGeneratorPrivileges: an account that may read
+// WORKER_NODE but not ALTER it gets a plan that names the GRANT --apply
+// needs, and --apply is refused before it writes anything: uid-generator
+// still gives the next start worker 4.
+func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
+	a.run(t, "GRANT SELECT ON WORKER_NODE TO "+a.user)
+	args := []string{"migrate", "check", "--from", "uid-generator", "--dsn", a.dsn, "--layout", "baidu",
+		"--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
+	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	floor, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 3, 0)
+	grant := "GRANT ALTER ON " + a.where + ".WORKER_NODE TO " + a.user + ";"
+	plan, errOut, code := runCLI(args...)
+	if code != 0 || !strings.Contains(plan, "REFUSED") || !strings.Contains(plan, grant) {
+		t.Errorf("exit %d, %s; want a plan with REFUSED and %q:\n%s", code, errOut, grant, plan)
+	}
+	_, errOut, code = runCLI(append(args, "--floor", strconv.FormatUint(floor, 10), "--apply")...)
+	if code == 0 || !strings.Contains(errOut, grant) {
+		t.Errorf("--apply without ALTER: exit %d, %s; want a refusal with %q", code, errOut, grant)
+	}
+	a.run(t, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	var next int64
+	if err := a.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&next); err != nil {
+		t.Fatal(err)
+	}
+	if next != 4 {
+		t.Errorf("after a refused --apply uid-generator's next start got worker %d, want 4 (nothing written)", next)
+	}
+}
+
+// TestMigrateCheckTinyidBadResidue: a Tinyid row whose delta and
+// remainder make no residue class (remainder >= delta, delta < 1) issues
+// no ID from firn: the plan flags it instead of printing a first ID.
+func TestMigrateCheckTinyidBadResidue(t *testing.T) {
+	a := newAccount(t, "mysql")
+	a.run(t, tinyidtest.InfoTable("mysql", "tiny_id_info")...)
+	a.run(t, tinyidtest.TokenTable("mysql", "tiny_id_token")...)
+	row := "INSERT INTO tiny_id_info (id, biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) " +
+		"VALUES (%d, '%s', 1, 1, 100, %d, %d, NOW(), NOW(), 1)"
+	a.run(t, fmt.Sprintf(row, 10, "rem_past_delta", 2, 2), fmt.Sprintf(row, 11, "delta_zero", 0, 0))
+	plan, errOut, code := runCLI("migrate", "check", "--from", "tinyid", "--dsn", a.adminDSN)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, tt := range []struct{ tag, reason string }{
+		{"rem_past_delta", "delta 2 and remainder 2 do not make a residue class"},
+		{"delta_zero", "delta 0 and remainder 0 do not make a residue class"},
+	} {
+		if !regexp.MustCompile(`(?m)^  `+tt.tag+` +REFUSED `).MatchString(plan) || !strings.Contains(plan, "REFUSED  "+tt.tag+": "+tt.reason) {
+			t.Errorf("the plan does not flag %s (%s):\n%s", tt.tag, tt.reason, plan)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^  test +2 `).MatchString(plan) {
+		t.Errorf("the sound row test lost its first ID 2:\n%s", plan)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -51,7 +52,7 @@ func (p *migratePlan) writePrivileges(b *strings.Builder) {
 	if len(p.privileges) == 0 {
 		return
 	}
-	b.WriteString("\nprivileges firn serve needs, tried with statements that change no row:\n")
+	b.WriteString("\nprivileges firn serve (and --apply) needs, tried with statements that change no row:\n")
 	unreadable := map[string]bool{}
 	for _, c := range p.privileges {
 		u := c.Use
@@ -83,15 +84,29 @@ func (p *migratePlan) writeSegments(b *strings.Builder) {
 	if format == "" {
 		return
 	}
+	if p.noSegments {
+		fmt.Fprintf(b, "\nsegments: none: the database has no table %s, as a Leaf that runs in snowflake mode only "+
+			"(leaf.segment.enable=false); the configuration serves no segments\n", p.oldTable)
+		return
+	}
 	fmt.Fprintf(b, "\nsegments: firn serves these rows as they are (--segments %s), from the first ID shown:\n", format)
 	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TAG\tFIRST ID\tSTEP\tDELTA\tREMAINDER")
+	var refused []string
 	for _, t := range p.tags {
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\n", t.Tag, t.Next, t.Step, t.Delta, t.Remainder)
+		first := strconv.FormatInt(t.Next, 10)
+		if err := segment.CheckResidue(t.Delta, t.Remainder); err != nil {
+			first = "REFUSED"
+			refused = append(refused, fmt.Sprintf("  REFUSED  %s: %s: firn serve answers the tag with an error until the row is fixed\n", t.Tag, err))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\n", t.Tag, first, t.Step, t.Delta, t.Remainder)
 	}
 	_ = tw.Flush() // into a strings.Builder, which does not fail
 	if len(p.tags) == 0 {
 		b.WriteString("  (no rows)\n")
+	}
+	for _, r := range refused {
+		b.WriteString(r)
 	}
 	b.WriteString("  why they cannot collide: " + noCollision[format] + "\n")
 	if p.from == "tinyid" {
@@ -143,6 +158,20 @@ func (p *migratePlan) writeSnowflake(b *strings.Builder) {
 	case p.from == "uid-generator":
 		b.WriteString("  node IDs to reserve: none (WORKER_NODE is empty)\n")
 	}
+	switch p.from {
+	case "uid-generator":
+		fmt.Fprintf(b, "  restarts: uid-generator gives every start a new worker, the next AUTO_INCREMENT of %s "+
+			"(DisposableWorkerIdAssigner.java lines 49–57), which may be a node firn serves; --apply first runs "+
+			"ALTER TABLE %s AUTO_INCREMENT = %d, past the layout's last node %d, so a uid-generator process that starts "+
+			"after it refuses to (DefaultUidGenerator.java lines 91–92: a worker ID above the layout's maximum throws); "+
+			"it needs ALTER on %s (GRANT ALTER ON %s TO firn's account), checked above\n",
+			p.oldTable, p.oldTable, p.fenceAt(), p.layout.MaxNode(), p.oldTable, p.oldTable)
+	case "leaf":
+		b.WriteString("  new Leaf servers: stop adding them. Leaf gives a server whose ip:port ZooKeeper has never seen the next " +
+			"worker ID, the sequence number of a new persistent sequential node under /snowflake/{leaf.name}/forever " +
+			"(SnowflakeZookeeperHolder.java lines 85–89); a server seen before keeps its own (lines 71–76). Reserve every " +
+			"worker ID listed there (registry.reserved_nodes), and start no Leaf server on a new address until the switch\n")
+	}
 }
 
 // joinUints writes 1, 2, 3.
@@ -191,7 +220,7 @@ func (f *migrateFlags) configSnippet(p *migratePlan) string {
 	if len(p.reserved) > 0 {
 		fmt.Fprintf(&b, "  reserved_nodes: [%s]\n", joinUints(p.reserved))
 	}
-	if format := oldSystems[p.from].format; format != "" {
+	if format := oldSystems[p.from].format; format != "" && !p.noSegments {
 		fmt.Fprintf(&b, "segments:\n  format: %s\n  table: %s\n", format, f.oldTable)
 		if sf.kind != f.dialect { // the registry is elsewhere: the segments stay in the old database
 			fmt.Fprintf(&b, "  store: %s\n  dsn: %s\n", f.dialect, yamlString(dsn))

@@ -51,3 +51,35 @@ func deniedSQL(err error) bool {
 	}
 	return false
 }
+
+// mysqlMissingTable is MySQL's error for a table that does not exist.
+const mysqlMissingTable = 1146
+
+// missingSQL reports whether err is the database saying a table does not
+// exist — PostgreSQL's SQLSTATE 42P01 (undefined_table) or MySQL's 1146 —
+// rather than failing to read one that does (a lock timeout, an outage).
+// sqlstore gets it as an option and creates a table on first use only
+// then; firn migrate check reads a missing segment table as "no
+// segments".
+func missingSQL(err error) bool {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Code == "42P01"
+	case errors.As(err, &me):
+		return me.Number == mysqlMissingTable
+	}
+	return false
+}
+
+// mysqlDuplicateColumn is MySQL's error for a column a table already has.
+const mysqlDuplicateColumn = 1060
+
+// duplicateColumnSQL reports whether err is MySQL refusing to add a column
+// the table already has: the answer firn migrate check expects from its
+// ALTER probe when the account holds ALTER (sqlstore.CheckWorkerNodeFence).
+func duplicateColumnSQL(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == mysqlDuplicateColumn
+}

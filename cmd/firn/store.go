@@ -173,7 +173,7 @@ func openSQL(d sqlstore.Dialect) func(f *storeFlags) (*opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace, Denied: deniedSQL})
+		s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace, Denied: deniedSQL, Missing: missingSQL})
 		if err != nil {
 			db.Close()
 			return nil, usagef("%s", err)
@@ -243,14 +243,14 @@ func (f *storeFlags) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store,
 	var err error
 	switch f.segFormat {
 	case "tinyid":
-		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable, Invalid: invalidSQLInput, Denied: deniedSQL})
+		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable, Invalid: invalidSQLInput, Denied: deniedSQL, Missing: missingSQL})
 		if err == nil && f.checkTokens && f.tokens == nil {
 			f.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: f.tokenTable, Log: f.log, Denied: deniedSQL})
 		}
 	case "set":
-		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set, Invalid: invalidSQLInput, Denied: deniedSQL})
+		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set, Invalid: invalidSQLInput, Denied: deniedSQL, Missing: missingSQL})
 	default:
-		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable, Invalid: invalidSQLInput, Denied: deniedSQL})
+		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable, Invalid: invalidSQLInput, Denied: deniedSQL, Missing: missingSQL})
 	}
 	if err != nil {
 		return nil, usagef("--segment-table: %s", err)
