@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,6 +101,10 @@ func (l Layout) Generable() error {
 
 // wholeMS reports whether the tick is a whole number of milliseconds.
 func (l Layout) wholeMS() bool { return l.Tick%time.Millisecond == 0 }
+
+// Parts returns the parts from the most significant bits down: Order,
+// or time, node, sequence when Order is nil.
+func (l Layout) Parts() []Part { return slices.Clone(l.order()) }
 
 // order returns the effective field order.
 func (l Layout) order() []Part {
