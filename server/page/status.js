@@ -72,6 +72,7 @@
     renderErrors(d.errors);
     text("updated", "read at " + when(d.now_ms));
     document.body.dataset.now = String(d.now_ms);
+    if (!performance.getEntriesByName("firn-rendered").length) performance.mark("firn-rendered");
   }
 
   function renderLayout(sf) {
