@@ -35,7 +35,7 @@ type service struct {
 	panics atomic.Int64              // handlers that panicked
 
 	started time.Time    // when New built the service
-	rate    rateRing     // IDs issued per second, per mode (/v1/status)
+	rate    *rateRing    // IDs issued per second, per mode (/v1/status)
 	recent  recentErrors // the latest errors (/v1/status)
 }
 
@@ -96,7 +96,7 @@ func newHandler(svc *service) (*handler, error) {
 	issued := h.metrics.issued.WithLabelValues("snowflake", "")
 	h.snowflakeIssued = func(n int) {
 		issued.Add(float64(n))
-		svc.rate.add(modeSnowflake, n, time.Now())
+		svc.rate.add(modeSnowflake, n)
 	}
 	metrics := h.metrics.handler()
 	// In opaque mode the counters would tell what the IDs hide (how many
@@ -439,7 +439,7 @@ func (h *handler) counter(mode, tag string) func(n int) {
 func (h *handler) segmentIssued(tag string, n int) {
 	if c, ok := h.tagIssued.Load(tag); ok {
 		c.(prometheus.Counter).Add(float64(n))
-		h.svc.rate.add(modeSegment, n, time.Now())
+		h.svc.rate.add(modeSegment, n)
 		return
 	}
 	h.metrics.issuedAdd("segment", tag, n) // a label it cannot write is dropped and counted there

@@ -130,7 +130,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &service{Config: cfg, started: time.Now()}
+	now := time.Now()
+	svc := &service{Config: cfg, started: now, rate: newRateRing(now)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

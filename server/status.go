@@ -78,7 +78,8 @@ type leaseState struct {
 }
 
 // rateState is the IDs issued per second of each mode, oldest first,
-// over the seconds before EndMS.
+// over the seconds before EndMS (seconds since the server started, on the
+// monotonic clock).
 type rateState struct {
 	EndMS     int64               `json:"end_ms"`
 	PerSecond map[string][]uint64 `json:"per_second"`
@@ -124,8 +125,9 @@ func (s *service) status(now time.Time) statusDoc {
 			doc.Lease = s.leaseOf(l, g, now)
 		}
 	}
-	doc.Rate = rateState{EndMS: now.Truncate(time.Second).UnixMilli(), PerSecond: map[string][]uint64{
-		"snowflake": s.rate.perSecond(modeSnowflake, now), "segment": s.rate.perSecond(modeSegment, now)}}
+	cur := s.rate.second()
+	doc.Rate = rateState{EndMS: s.rate.end(cur).UnixMilli(), PerSecond: map[string][]uint64{
+		"snowflake": s.rate.perSecond(modeSnowflake, cur), "segment": s.rate.perSecond(modeSegment, cur)}}
 	if s.Segments != nil {
 		for _, st := range s.Segments.Stats() {
 			doc.Tags = append(doc.Tags, s.tagOf(st, now))

@@ -88,7 +88,7 @@ func readStatus(t *testing.T, h http.Handler, header ...string) nodeStatus {
 
 // statusServer serves snowflake IDs on node 7 with a lease whose HWM is
 // ahead by 5 s, and the tags of store.
-func statusServer(t *testing.T, store segment.Store, lease server.Lease, auth *server.Auth) http.Handler {
+func statusServer(t testing.TB, store segment.Store, lease server.Lease, auth *server.Auth) http.Handler {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Layout: snowflake.DefaultLayout(), Node: 7, Reservation: snowflake.Unreserved()})
 	if err != nil {
@@ -121,8 +121,8 @@ func TestStatus(t *testing.T) {
 	if w := get(h, "GET", "/v1/segments/order/batch?count=250"); w.Code != 200 {
 		t.Fatalf("segment batch: %d %s", w.Code, w.Body)
 	}
-	// The counts cover the seconds before the current one.
-	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+	// The counts cover the seconds before the one in progress.
+	time.Sleep(time.Second + 10*time.Millisecond)
 	st := readStatus(t, h)
 	if !st.Ready || st.Snowflake == nil || st.Snowflake.Node != 7 || st.Snowflake.Layout != snowflake.DefaultLayout().String() {
 		t.Fatalf("status = %+v", st)
@@ -316,5 +316,55 @@ func BenchmarkStatus(b *testing.B) {
 		if w.Code != 200 {
 			b.Fatal(w.Code)
 		}
+	}
+}
+
+// BenchmarkPolledThroughput is the cost to ID throughput of a status page
+// open on the node: snowflake IDs requested from every core, without
+// and with /v1/status read every 2 s (the page's refresh). Run it
+// several times with -count 1 so the two alternate, and compare their
+// medians (docs/performance.md). One
+// ID per request, so the cores, not the layout's 4,096 IDs per tick, are
+// the limit.
+func BenchmarkPolledThroughput(b *testing.B) {
+	for _, polled := range []bool{false, true} {
+		b.Run(map[bool]string{false: "unpolled", true: "polled"}[polled], func(b *testing.B) {
+			store := segmenttest.NewMemStore()
+			if err := store.CreateTag(context.Background(), "order", 1, 1000, ""); err != nil {
+				b.Fatal(err)
+			}
+			h := statusServer(b, store, detailLease{node: 7, limit: 1 << 62, renewed: time.Now()}, nil)
+			stop := make(chan struct{})
+			done := make(chan int)
+			go func() {
+				polls := 0
+				tick := time.NewTicker(2 * time.Second)
+				defer tick.Stop()
+				for {
+					select {
+					case <-stop:
+						done <- polls
+						return
+					case <-tick.C:
+						if polled {
+							get(h, "GET", "/v1/status")
+							polls++
+						}
+					}
+				}
+			}()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				r := httptest.NewRequest("GET", "/v1/snowflake/next", nil)
+				for pb.Next() {
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, r)
+				}
+			})
+			b.StopTimer()
+			close(stop)
+			b.ReportMetric(float64(<-done), "polls")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IDs/s")
+		})
 	}
 }
