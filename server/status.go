@@ -127,7 +127,12 @@ func (s *service) status(now time.Time) statusDoc {
 	}
 	cur := s.rate.second()
 	doc.Rate = rateState{EndMS: s.rate.end(cur).UnixMilli(), PerSecond: map[string][]uint64{
-		"snowflake": s.rate.perSecond(modeSnowflake, cur), "segment": s.rate.perSecond(modeSegment, cur)}}
+		"segment": s.rate.perSecond(modeSegment, cur)}}
+	// In opaque mode how many snowflake IDs were issued is what the IDs
+	// hide (/metrics needs scope metrics there): left out.
+	if s.Opaque == nil {
+		doc.Rate.PerSecond["snowflake"] = s.rate.perSecond(modeSnowflake, cur)
+	}
 	if s.Segments != nil {
 		for _, st := range s.Segments.Stats() {
 			doc.Tags = append(doc.Tags, s.tagOf(st, now))

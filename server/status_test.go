@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
@@ -366,5 +368,26 @@ func BenchmarkPolledThroughput(b *testing.B) {
 			b.ReportMetric(float64(<-done), "polls")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "IDs/s")
 		})
+	}
+}
+
+// TestStatusOpaque: in opaque mode /v1/status leaves out how many
+// snowflake IDs were issued, as /metrics does without scope metrics.
+func TestStatusOpaque(t *testing.T) {
+	g := unreservedGenerator(t)
+	perm, err := opaque.New(bytes.Repeat([]byte{7}, 32), nil, g.Layout().Bits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handlerOf(t, &server.Config{Snowflake: g, Opaque: perm})
+	if w := get(h, "GET", "/v1/snowflake/next"); w.Code != 200 {
+		t.Fatalf("next: %d", w.Code)
+	}
+	st := readStatus(t, h)
+	if _, shown := st.Rate.PerSecond["snowflake"]; shown {
+		t.Error("opaque mode: /v1/status shows snowflake IDs per second")
+	}
+	if _, shown := st.Rate.PerSecond["segment"]; !shown {
+		t.Error("opaque mode: segment IDs per second left out too")
 	}
 }

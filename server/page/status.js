@@ -108,7 +108,7 @@
       const xs = rate.per_second[m] || [];
       const pts = xs.map((v, i) => (xs.length > 1 ? (i * 600) / (xs.length - 1) : 0).toFixed(1) + "," + (150 - (v / top) * 140).toFixed(1));
       $("line-" + m).setAttribute("points", pts.join(" "));
-      text("rate-" + m, xs.length ? xs[xs.length - 1] : 0);
+      text("rate-" + m, m in rate.per_second ? (xs.length ? xs[xs.length - 1] : 0) : "not shown in opaque mode");
     }
     text("rate-peak", peak);
     text("rate-span", duration(n * 1000));
