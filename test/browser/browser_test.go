@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -503,5 +504,35 @@ func TestStatusPageTokenAndOpaque(t *testing.T) {
 	}
 	if rec.dialogs != 0 {
 		t.Errorf("%d dialogs opened", rec.dialogs)
+	}
+}
+
+// TestStatusPageWithoutJavaScript: with scripts off the page still draws
+// its static parts (the headings, the sections) and says where the data
+// is, with no error.
+func TestStatusPageWithoutJavaScript(t *testing.T) {
+	chromium := testenv.Tool(t, "chromium")
+	base := firnServe(t)
+	ctx := browser(t, chromium)
+	rec := watch(ctx)
+	var headings []string
+	var noscript string
+	if err := chromedp.Run(ctx, network.Enable(), log.Enable(),
+		emulation.SetScriptExecutionDisabled(true),
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible("main", chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll("h1, h2")].filter(h => h.offsetParent !== null).map(h => h.textContent)`, &headings),
+		chromedp.Text("noscript p", &noscript, chromedp.ByQuery),
+	); err != nil {
+		t.Fatalf("load without scripts: %v", err)
+	}
+	want := []string{"firn", "Layout", "IDs per second", "Lease and HWM", "Segment tags", "Recent errors", "Decode an ID"}
+	if strings.Join(headings, "|") != strings.Join(want, "|") || !strings.Contains(noscript, "/v1/status") {
+		t.Errorf("without scripts: headings %q, noscript %q; want %q and a pointer to /v1/status", headings, noscript, want)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, p := range rec.problems {
+		t.Errorf("browser: %s", p)
 	}
 }
