@@ -11,7 +11,7 @@ FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
 FIRN_TEST_ETCD ?= /usr/bin/etcd
 export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
 
-MODULES := . deploy test/cluster $(wildcard bench/peers)
+MODULES := . deploy test/cluster test/browser $(wildcard bench/peers)
 
 .PHONY: help fmt vet lint test race integration model fuzz bench chaos chaos-short build ci services proto
 
@@ -27,13 +27,15 @@ vet: ## go vet every module
 lint: ## golangci-lint v2, pinned in tools/go.mod
 	$(GO) run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run ./...
 	cd test/cluster && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
+	cd test/browser && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
 
-services: ## start PostgreSQL and MariaDB if stopped, install etcd and spin if missing
+services: ## start PostgreSQL and MariaDB if stopped, install etcd, spin and chromium if missing
 	@scripts/services.sh
 
 test: services vet ## THE test command: every test of every module, with -race and the real servers
 	$(GO) test -race -count=1 ./...
 	cd deploy && $(GO) test -count=1 ./...
+	cd test/browser && $(GO) test -count=1 ./...
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
 	$(MAKE) chaos-short
 

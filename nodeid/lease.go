@@ -106,7 +106,9 @@ type Lease struct {
 	start    int64        // the HWM stored when the node was taken
 	genNow   atomic.Pointer[func() int64]
 	renewals atomic.Int64
-	skipped  []*ClockBehindError
+	// renewed is when the last confirmed renewal was sent (Unix ns).
+	renewed atomic.Int64
+	skipped []*ClockBehindError
 	// confirmedAt is when the first extension was sent: the claim lives
 	// at least a TTL past it.
 	confirmedAt time.Time
@@ -130,6 +132,7 @@ type Lease struct {
 func (l *Lease) reserve(ctx context.Context) error {
 	wall := wallMS()
 	l.confirmedAt = time.Now()
+	l.renewed.Store(l.confirmedAt.UnixNano())
 	if behind := time.Duration(l.start-wall) * time.Millisecond; behind > l.cfg.MaxBehind && !l.cfg.StartAhead {
 		return &ClockBehindError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
 	}
@@ -199,6 +202,7 @@ func (l *Lease) run(lastOK time.Time) {
 		switch {
 		case err == nil:
 			lastOK = sent
+			l.renewed.Store(sent.UnixNano())
 		case errors.Is(err, errStopped):
 			return
 		case errors.Is(err, ErrLeaseLost):
@@ -278,6 +282,16 @@ func (l *Lease) Err() error {
 
 // Renewals returns how many store writes the lease has made.
 func (l *Lease) Renewals() int64 { return l.renewals.Load() }
+
+// Renewed returns when the last renewal the store confirmed was sent (the
+// first extension's, before any renewal): the claim lives at least a TTL
+// past it. Zero before the lease is reserved.
+func (l *Lease) Renewed() time.Time {
+	if ns := l.renewed.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
 
 // Bind attaches the lease to one generator, whose clock it then extends
 // the HWM from. A second Bind returns an error: two generators on one

@@ -2,8 +2,9 @@
 # Brings up what the integration tests need on this machine: PostgreSQL and
 # MariaDB on loopback (started if stopped), and an etcd binary from which the
 # tests start their own clusters (installed from Debian's etcd-server if
-# missing), and Spin for the model checks in model/ (Debian's spin, if
-# missing). Idempotent; prints one line per service.
+# missing), Spin for the model checks in model/ (Debian's spin, if
+# missing), and Chromium for the browser test in test/browser (Debian's
+# chromium, if missing). Idempotent; prints one line per service.
 set -uo pipefail
 
 say() { printf 'services: %s\n' "$*"; }
@@ -43,4 +44,11 @@ if ! command -v spin >/dev/null 2>&1; then
   fi
 fi
 command -v spin >/dev/null 2>&1 && say "spin $(spin -V | awk '{print $3}') at $(command -v spin)" || say "spin NOT installed"
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -q >/dev/null 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1
+  fi
+fi
+command -v chromium >/dev/null 2>&1 && say "$(chromium --version 2>/dev/null | head -n 1) at $(command -v chromium)" || say "chromium NOT installed"
 exit 0

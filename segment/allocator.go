@@ -237,6 +237,12 @@ type Stats struct {
 	Prefetched int64 // IDs in the next range, already fetched
 	Fetches    int64 // ranges fetched
 	Errors     int64 // fetches that failed
+	// Current is the range being handed out (empty before the first
+	// fetch), Next the range fetched ahead (empty when none is).
+	Current, Next Range
+	Latency       time.Duration // recent fetch latency
+	Fetched       time.Time     // when the last range arrived; zero before one did
+	Err           error         // why the last fetch failed; nil once one succeeds
 }
 
 // Stats returns the state of every loaded tag.

@@ -25,6 +25,9 @@ type buffer struct {
 
 func (b *buffer) size() int64 { return Range{Start: b.start, End: b.end, Delta: b.delta}.Len() }
 
+// bounds returns the range the buffer hands out.
+func (b *buffer) bounds() Range { return Range{Start: b.start, End: b.end, Delta: b.delta} }
+
 // left returns the IDs not yet handed out.
 func (b *buffer) left() int64 {
 	if p := b.pos.Load(); p < b.end {
@@ -50,6 +53,7 @@ type Handle struct {
 	step     int64         // the step of the next fetch
 	base     int64         // the tag's configured step: the least step
 	latency  time.Duration // recent fetch latency
+	fetched  time.Time     // when the last range arrived
 	lastErr  error
 	retryAt  atomic.Int64 // Unix ns before which a failed prefetch is not retried
 	backoff  time.Duration
@@ -361,6 +365,7 @@ func (h *Handle) fetch(step int64) {
 		h.latency = (h.latency + lat) / 2
 	}
 	h.lastErr, h.backoff = nil, 0
+	h.fetched = time.Now()
 	h.retryAt.Store(0)
 	if rs := min(r.Step, StepLimit); rs > 0 && rs != h.base {
 		// The tag's step was changed in the store: it is the new floor.
@@ -393,9 +398,12 @@ func (h *Handle) bound(r Range) (Range, error) {
 func (h *Handle) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := Stats{Tag: h.tag, Step: h.step, Left: h.cur.Load().left(), Fetches: h.fetches.Load(), Errors: h.failures.Load()}
+	cur := h.cur.Load()
+	s := Stats{Tag: h.tag, Step: h.step, Left: cur.left(), Fetches: h.fetches.Load(), Errors: h.failures.Load(),
+		Current: cur.bounds(), Latency: h.latency, Fetched: h.fetched, Err: h.lastErr}
 	if h.next != nil {
 		s.Prefetched = h.next.left()
+		s.Next = h.next.bounds()
 	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 
@@ -15,7 +16,7 @@ import (
 type Token struct {
 	Name   string   // for logs and errors; never the secret
 	Secret string   // the bearer token
-	Scopes []string // "snowflake", "tag:<name>", "tag:*", "admin"
+	Scopes []string // "snowflake", "status", "tag:<name>", "tag:*", "admin"…
 	// Rate limits the token's requests per second; 0 means unlimited.
 	Rate float64
 }
@@ -33,6 +34,9 @@ type Auth struct {
 	anonymous []string
 	// admin: some token holds the scope admin.
 	admin bool
+	// statusLoopback: requests without credentials from loopback hold
+	// the scope status (Anonymous.StatusOnLoopback).
+	statusLoopback bool
 	// clients limits the anonymous requests of each client address.
 	clients  *clientLimits
 	mu       sync.Mutex
@@ -50,6 +54,10 @@ type Anonymous struct {
 	// worth; above it they get 429 with Retry-After. 0 means
 	// DefaultAnonymousRate; it cannot be turned off.
 	Rate float64
+	// StatusOnLoopback grants the scope status (the status page's data,
+	// and decoding) to requests without credentials from a loopback
+	// address; never any other scope. Default false.
+	StatusOnLoopback bool
 }
 
 // DefaultAnonymousRate is the anonymous requests per second one client
@@ -92,8 +100,8 @@ func NewAuthWith(tokens []Token, anon Anonymous) (*Auth, error) {
 		}
 	}
 	for _, s := range anon.Scopes {
-		if !ValidScope(s) || s == "admin" || s == "reveal" || s == "metrics" {
-			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME, tag:*, range:NAME or range:* (admin, reveal and metrics are never anonymous)", s)}
+		if !ValidScope(s) || s == "admin" || s == "reveal" || s == "metrics" || s == "status" {
+			return nil, &TokenError{Index: -1, Field: "anonymous", Reason: fmt.Sprintf("%q: want snowflake, tag:NAME, tag:*, range:NAME or range:* (admin, reveal and metrics are never anonymous; status only on loopback, with status_anonymous_on_loopback)", s)}
 		}
 	}
 	if anon.Rate < 0 || math.IsNaN(anon.Rate) || math.IsInf(anon.Rate, 0) {
@@ -102,7 +110,7 @@ func NewAuthWith(tokens []Token, anon Anonymous) (*Auth, error) {
 	if anon.Rate == 0 {
 		anon.Rate = DefaultAnonymousRate
 	}
-	return &Auth{tokens: tokens, anonymous: anon.Scopes, admin: admin, clients: newClientLimits(anon.Rate),
+	return &Auth{tokens: tokens, anonymous: anon.Scopes, admin: admin, statusLoopback: anon.StatusOnLoopback, clients: newClientLimits(anon.Rate),
 		limiters: map[string]*rate.Limiter{}}, nil
 }
 
@@ -122,12 +130,12 @@ func (e *TokenError) Error() string {
 }
 
 // ScopeNames describes the scopes a token may hold, for messages.
-const ScopeNames = "snowflake, admin, reveal, metrics, tag:NAME, tag:*, range:NAME or range:*"
+const ScopeNames = "snowflake, status, admin, reveal, metrics, tag:NAME, tag:*, range:NAME or range:*"
 
 // ValidScope reports whether s is a scope some route needs: the one rule
 // for scopes.
 func ValidScope(s string) bool {
-	return s == "snowflake" || s == "admin" || s == "reveal" || s == "metrics" || strings.HasPrefix(s, "tag:") || strings.HasPrefix(s, "range:")
+	return s == "snowflake" || s == "status" || s == "admin" || s == "reveal" || s == "metrics" || strings.HasPrefix(s, "tag:") || strings.HasPrefix(s, "range:")
 }
 
 // Enabled reports whether requests are checked: some token or anonymous
@@ -174,6 +182,9 @@ func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 	}
 	h, present := r.Header["Authorization"]
 	if !present || len(h) == 0 {
+		if a.statusLoopback && need.status() && loopback(r.RemoteAddr) {
+			return nil, false
+		}
 		if no, granted := a.anonymousGrant(sc, need, r); granted {
 			return no, true
 		}
@@ -184,6 +195,17 @@ func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 		return &refusal{status: http.StatusUnauthorized, message: "Authorization: want the scheme Bearer and a token (Authorization: Bearer …)"}, false
 	}
 	return a.allowGrant(need, secret, true), false
+}
+
+// StatusOnLoopback reports whether requests without credentials from
+// loopback hold the scope status.
+func (a *Auth) StatusOnLoopback() bool { return a != nil && a.statusLoopback }
+
+// loopback reports whether remote (host:port, as http.Request.RemoteAddr)
+// is a loopback address.
+func loopback(remote string) bool {
+	ap, err := netip.ParseAddrPort(remote)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
 // anonymousGrant reports whether an anonymous scope covers the route of

@@ -218,6 +218,9 @@ type grpcScope struct {
 	// fromMessage: the scope depends on the first message of a stream
 	// (Stream names its tag there).
 	fromMessage bool
+	// or is a second scope that also grants the method (status for
+	// Decode, as for HTTP's decode routes).
+	or string
 }
 
 func snowflakeScope(any) string { return "snowflake" }
@@ -225,7 +228,7 @@ func snowflakeScope(any) string { return "snowflake" }
 var grpcScopes = map[string]grpcScope{
 	"/firn.v1.Firn/Next":         {need: snowflakeScope},
 	"/firn.v1.Firn/Batch":        {need: snowflakeScope},
-	"/firn.v1.Firn/Decode":       {need: snowflakeScope},
+	"/firn.v1.Firn/Decode":       {need: snowflakeScope, or: "status"},
 	"/firn.v1.Firn/WideBatch":    {need: snowflakeScope},
 	"/firn.v1.Firn/SegmentNext":  {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentRequest).GetTag() }},
 	"/firn.v1.Firn/SegmentBatch": {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentBatchRequest).GetTag() }},
@@ -251,13 +254,21 @@ func errUndeclared(method string) error {
 
 // authorize checks the call's token against the scope need.
 func (g *grpcService) authorize(ctx context.Context, need string) error {
-	if !g.svc.Auth.Enabled() || need == "" {
+	if need == "" {
+		return nil
+	}
+	return g.authorizeGrant(ctx, grantOf(need))
+}
+
+// authorizeGrant checks a call's credentials against the grant it needs.
+func (g *grpcService) authorizeGrant(ctx context.Context, need grant) error {
+	if !g.svc.Auth.Enabled() || need.open() {
 		return nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
 	if len(vals) == 0 {
-		if no := g.svc.Auth.allow(need, "", false); no != nil {
+		if no := g.svc.Auth.allowGrant(need, "", false); no != nil {
 			return grpcError(&apiError{status: no.status, code: "unauthorized", message: no.message})
 		}
 		return nil
@@ -266,7 +277,7 @@ func (g *grpcService) authorize(ctx context.Context, need string) error {
 	if !ok {
 		return grpcError(&apiError{status: 401, code: "unauthorized", message: "authorization: want the scheme Bearer and a token (authorization: Bearer …)"})
 	}
-	if no := g.svc.Auth.allow(need, secret, true); no != nil {
+	if no := g.svc.Auth.allowGrant(need, secret, true); no != nil {
 		return grpcError(&apiError{status: no.status, code: "unauthorized", message: no.message})
 	}
 	return nil
@@ -280,7 +291,9 @@ func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnarySe
 	}
 	if sc.need != nil {
 		need := sc.need(req)
-		if err := g.authorize(ctx, need); err != nil {
+		gr := grantOf(need)
+		gr.or = sc.or
+		if err := g.authorizeGrant(ctx, gr); err != nil {
 			return nil, err
 		}
 		switch {

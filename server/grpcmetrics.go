@@ -43,6 +43,7 @@ func (g *grpcMetrics) method(name string) *routeMetrics {
 func (g *grpcMetrics) issued(tag string, n int) {
 	if tag == "" {
 		g.snowflake.Add(float64(n))
+		g.m.rate.add(modeSnowflake, n) // the status page's IDs/s, as HTTP's
 		return
 	}
 	g.m.issuedAdd("segment", tag, n)

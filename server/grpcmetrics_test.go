@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,6 +16,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/segment"
@@ -159,4 +163,80 @@ func value(t *testing.T, body, series string) float64 {
 	}
 	t.Fatalf("no series %s in the metrics", series)
 	return 0
+}
+
+// TestGRPCCountsInStatus: IDs issued over gRPC reach the status page's
+// IDs/s, as HTTP's do.
+func TestGRPCCountsInStatus(t *testing.T) {
+	cfg := &server.Config{Snowflake: unreservedGenerator(t)}
+	srv := newServer(t, cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := srv.GRPC()
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if _, err := firnpb.NewFirnClient(conn).Batch(context.Background(), &firnpb.BatchRequest{Count: 321}); err != nil {
+		t.Fatal(err)
+	}
+	// The ring shows whole seconds: the count appears once its second ends.
+	var sum uint64
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		w := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/status", nil))
+		var st struct {
+			Rate struct {
+				PerSecond map[string][]uint64 `json:"per_second"`
+			} `json:"rate"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
+			t.Fatalf("/v1/status: %d %s", w.Code, w.Body)
+		}
+		sum = 0
+		for _, n := range st.Rate.PerSecond["snowflake"] {
+			sum += n
+		}
+		if sum != 0 {
+			break
+		}
+	}
+	if sum != 321 {
+		t.Fatalf("status counts %d snowflake IDs, want the 321 issued over gRPC", sum)
+	}
+}
+
+// TestGRPCDecodeWithStatus: scope status grants Decode over gRPC as it
+// grants the decode routes over HTTP, and nothing that issues IDs.
+func TestGRPCDecodeWithStatus(t *testing.T) {
+	auth, err := server.NewAuth([]server.Token{{Name: "page", Secret: "status-secret", Scopes: []string{"status"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, &server.Config{Snowflake: unreservedGenerator(t), Auth: auth})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := srv.GRPC()
+	go func() { _ = gs.Serve(ln) }()
+	t.Cleanup(gs.Stop)
+	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	c := firnpb.NewFirnClient(conn)
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer status-secret")
+	if _, err := c.Decode(ctx, &firnpb.DecodeRequest{Id: 118453847940136960}); err != nil {
+		t.Fatalf("Decode with scope status: %v", err)
+	}
+	if _, err := c.Next(ctx, &firnpb.NextRequest{}); grpcstatus.Code(err) != codes.PermissionDenied {
+		t.Fatalf("Next with scope status: %v, want PermissionDenied", err)
+	}
 }

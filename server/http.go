@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -33,6 +34,10 @@ type service struct {
 	node   atomic.Pointer[nodeState] // set by Replace
 	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
 	panics atomic.Int64              // handlers that panicked
+
+	started time.Time    // when New built the service
+	rate    *rateRing    // IDs issued per second, per mode (/v1/status)
+	recent  recentErrors // the latest errors (/v1/status)
 }
 
 // nodeState is a generator and the lease it runs on.
@@ -90,7 +95,10 @@ func (s *service) ready() error {
 func newHandler(svc *service) (*handler, error) {
 	h := &handler{svc: svc, mux: http.NewServeMux(), metrics: newMetrics(svc)}
 	issued := h.metrics.issued.WithLabelValues("snowflake", "")
-	h.snowflakeIssued = func(n int) { issued.Add(float64(n)) }
+	h.snowflakeIssued = func(n int) {
+		issued.Add(float64(n))
+		svc.rate.add(modeSnowflake, n)
+	}
 	metrics := h.metrics.handler()
 	// In opaque mode the counters would tell what the IDs hide (how many
 	// were issued): /metrics then needs scope metrics.
@@ -101,10 +109,11 @@ func newHandler(svc *service) (*handler, error) {
 	h.route("GET /metrics", metricsScope, metrics.ServeHTTP)
 	h.route("GET /v1/snowflake/next", snowflakeIDs, h.snowflakeNext)
 	h.route("GET /v1/snowflake/batch", snowflakeIDs, h.snowflakeBatch)
-	h.route("GET /v1/snowflake/decode/{id}", needSnowflake, h.decode)
+	h.route("GET /v1/snowflake/decode/{id}", needDecode, h.decode)
 	h.route("GET /v1/snowflake/reveal/{id}", needReveal, h.reveal)
 	h.route("GET /v1/snowflake/guess/{id}", needSnowflake, h.guess)
 	h.route("GET /v1/snowflake/info", needSnowflake, h.info)
+	h.route("GET /v1/status", needStatus, h.status)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
 	healthz := []byte("ok " + buildinfo.Read().String() + "\n")
@@ -115,6 +124,7 @@ func newHandler(svc *service) (*handler, error) {
 		_, _ = w.Write(OpenAPI)
 	})
 	h.wideRoutes()
+	h.pageRoutes()
 	h.compatRoutes()
 	h.adminRoutes()
 	h.mux.HandleFunc("/", h.unrouted)
@@ -144,10 +154,10 @@ func (h *handler) routeTinyid(pattern string, sc scope, simple bool, fn http.Han
 // or "range"), for the tests that hold every route to its scope.
 func (h *handler) routeScopes() map[string]string {
 	names := map[scopeKind]string{scopeOpen: "open", scopeSnowflake: "snowflake", scopeAdmin: "admin", scopeReveal: "reveal",
-		scopeMetrics: "metrics", scopeTag: "tag", scopeRange: "range"}
+		scopeMetrics: "metrics", scopeTag: "tag", scopeRange: "range", scopeStatus: "status", scopeDecode: "snowflake or status"}
 	out := map[string]string{}
 	for _, rt := range h.routes {
-		out[rt.pattern] = names[rt.scope.kind]
+		out[strings.Replace(rt.pattern, "{$}", "", 1)] = names[rt.scope.kind]
 	}
 	return out
 }
@@ -219,7 +229,7 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case rt.scope.kind == scopeSnowflake && rt.h.svc.generator() == nil:
+	case (rt.scope.kind == scopeSnowflake || rt.scope.kind == scopeDecode) && rt.h.svc.generator() == nil:
 		writeError(w, ErrSnowflakeOff)
 		return
 	case (rt.scope.kind == scopeTag || rt.scope.kind == scopeRange) && rt.h.svc.Segments == nil:
@@ -431,6 +441,7 @@ func (h *handler) counter(mode, tag string) func(n int) {
 func (h *handler) segmentIssued(tag string, n int) {
 	if c, ok := h.tagIssued.Load(tag); ok {
 		c.(prometheus.Counter).Add(float64(n))
+		h.svc.rate.add(modeSegment, n)
 		return
 	}
 	h.metrics.issuedAdd("segment", tag, n) // a label it cannot write is dropped and counted there
@@ -455,6 +466,7 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, coun
 	}
 	id, err := next(ctx)
 	if err != nil {
+		h.svc.noteFailure(err)
 		writeError(w, err)
 		return
 	}
@@ -482,6 +494,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	}
 	ids := make([]int64, n)
 	if _, err := fill(ctx, ids); err != nil {
+		h.svc.noteFailure(err)
 		writeError(w, err)
 		return
 	}
@@ -506,9 +519,19 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := r.PathValue("id")
-	id, err := strconv.ParseUint(s, 10, 64)
+	e := r.URL.Query().Get("encoding")
+	enc, err := idtext.ParseEncoding(e)
 	if err != nil {
+		writeError(w, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames)))
+		return
+	}
+	id, err := enc.Parse(s)
+	switch {
+	case err != nil && enc == idtext.Decimal:
 		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		return
+	case err != nil:
+		writeError(w, badRequest(err.Error()))
 		return
 	}
 	h.writeDecoded(w, id, "")

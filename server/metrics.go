@@ -40,12 +40,15 @@ type metrics struct {
 	log     *slog.Logger
 	// anonymous counts requests anonymous grants decided (anonymous.go).
 	anonymous anonymousMetrics
+	// rate counts the IDs issued per second for /v1/status (rate.go).
+	rate *rateRing
 }
 
 func newMetrics(svc *service) *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		log: svc.logger(),
+		reg:  prometheus.NewRegistry(),
+		log:  svc.logger(),
+		rate: svc.rate,
 		issued: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "firn_ids_issued_total",
 			Help: "IDs handed out, by mode (snowflake, segment) and tag (segment mode)."}, []string{"mode", "tag"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "firn_request_duration_seconds",
@@ -187,6 +190,7 @@ func (c segmentCollector) Collect(ch chan<- prometheus.Metric) {
 // issuedAdd counts n IDs of a mode and tag; a label it cannot write is
 // dropped and counted, never a panic.
 func (m *metrics) issuedAdd(mode, tag string, n int) {
+	m.rate.add(rateMode(mode), n)
 	c, err := m.issued.GetMetricWithLabelValues(mode, labelValue(tag))
 	if err != nil {
 		m.dropped.Add(1)

@@ -37,13 +37,21 @@ const (
 	// scopeRange: Tinyid's nextSegmentId routes, which reserve a whole
 	// range of a tag in the store on every call.
 	scopeRange
+	// scopeStatus: the node's state (/v1/status), read-only.
+	scopeStatus
+	// scopeDecode: decoding a plain ID, which snowflake or status grants.
+	scopeDecode
 )
 
 var (
 	// open: no token needed. Only the routes of openRoutes may have it.
 	open = scope{kind: scopeOpen}
-	// needSnowflake: decoding snowflake IDs and the node's information.
+	// needSnowflake: the node's information and guessing layouts.
 	needSnowflake = scope{kind: scopeSnowflake}
+	// needDecode: decoding a plain snowflake ID, with snowflake or status.
+	needDecode = scope{kind: scopeDecode}
+	// needStatus: what the node is doing (/v1/status).
+	needStatus = scope{kind: scopeStatus}
 	// snowflakeIDs: snowflake IDs.
 	snowflakeIDs = scope{kind: scopeSnowflake, ids: true}
 	// needAdmin: segment administration.
@@ -76,13 +84,18 @@ func tinyidRange() scope {
 
 func bizType(r *http.Request) string { return tinyidParam(r, "bizType") }
 
-// openRoutes are the routes anyone may call: health, readiness, metrics
-// and the API document. Nothing else is open.
+// openRoutes are the routes anyone may call: health, readiness, metrics,
+// the API document, and the status page's files, which carry no data
+// (the page reads it from /v1/status). Nothing else is open.
 var openRoutes = map[string]bool{
 	"GET /healthz":         true,
 	"GET /readyz":          true,
 	"GET /metrics":         true,
 	"GET /v1/openapi.json": true,
+	"GET /{$}":             true,
+	"GET /status.css":      true,
+	"GET /status.js":       true,
+	"GET /favicon.svg":     true,
 }
 
 // errNoScope is a route or method registered without a scope: a bug that
@@ -108,6 +121,10 @@ func (s scope) need(r *http.Request) grant {
 	switch s.kind {
 	case scopeSnowflake:
 		return grant{prefix: "snowflake"}
+	case scopeDecode:
+		return grant{prefix: "snowflake", or: "status"}
+	case scopeStatus:
+		return grant{prefix: "status"}
 	case scopeAdmin:
 		return grant{prefix: "admin"}
 	case scopeReveal:
@@ -124,8 +141,9 @@ func (s scope) need(r *http.Request) grant {
 
 // grant is a scope a request needs: snowflake or admin alone, or tag: and
 // range: with the name of a tag, kept apart so that checking it builds no
-// string.
-type grant struct{ prefix, name string }
+// string; or, another scope that grants it as well (decoding: snowflake
+// or status).
+type grant struct{ prefix, name, or string }
 
 // grantOf reads a scope such as "tag:order".
 func grantOf(scope string) grant {
@@ -135,7 +153,15 @@ func grantOf(scope string) grant {
 	return grant{prefix: scope}
 }
 
-func (g grant) String() string { return g.prefix + g.name }
+func (g grant) String() string {
+	if g.or != "" {
+		return g.prefix + g.name + " or " + g.or
+	}
+	return g.prefix + g.name
+}
+
+// status reports whether the scope status holds g.
+func (g grant) status() bool { return g.prefix == "status" || g.or == "status" }
 
 // open reports whether no scope is needed.
 func (g grant) open() bool { return g.prefix == "" }
@@ -145,6 +171,9 @@ func (g grant) open() bool { return g.prefix == "" }
 func (g grant) in(scopes []string) bool {
 	wild := strings.HasSuffix(g.prefix, ":")
 	for _, s := range scopes {
+		if g.or != "" && s == g.or {
+			return true
+		}
 		if !strings.HasPrefix(s, g.prefix) {
 			continue
 		}

@@ -35,6 +35,10 @@ type Config struct {
 	Snowflake *snowflake.Generator
 	// Lease, if set, is the node's lease: readiness and metrics read it.
 	Lease Lease
+	// Store names where the node's lease lives, for /v1/status: its kind
+	// and namespace (`etcd namespace "/firn/default/"`), never a DSN or
+	// an endpoint's credentials. Empty: not shown.
+	Store string
 	// Ready reports why the node may not serve (nil: ready), besides the
 	// lease. It must do no I/O.
 	Ready func() error
@@ -126,7 +130,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	svc := &service{Config: cfg}
+	now := time.Now()
+	svc := &service{Config: cfg, started: now, rate: newRateRing(now)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

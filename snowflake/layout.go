@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +107,10 @@ func (l Layout) wholeMS() bool { return l.Tick%time.Millisecond == 0 }
 // whatever the node: only then is the largest ID issued a floor below
 // which all IDs of earlier ticks lie.
 func (l Layout) TimeFirst() bool { return l.order()[0] == PartTime }
+
+// Parts returns the parts from the most significant bits down: Order,
+// or time, node, sequence when Order is nil.
+func (l Layout) Parts() []Part { return slices.Clone(l.order()) }
 
 // order returns the effective field order.
 func (l Layout) order() []Part {

@@ -86,8 +86,10 @@ otherwise), and gRPC off loopback still needs tokens.
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
 --guess), /v1/segments/{tag}/next,
-/v1/segments/{tag}/batch?count=N, /healthz, /readyz, and the OpenAPI
-document at /v1/openapi.json. IDs are JSON strings;
+/v1/segments/{tag}/batch?count=N, /healthz, /readyz, the OpenAPI
+document at /v1/openapi.json, and a status page at / that reads
+/v1/status (scope status, which also decodes; auth.status_anonymous_on_loopback
+grants it to loopback callers without credentials). IDs are JSON strings;
 ?format=number for numbers, Accept: text/plain for one per line. Leaf's
 routes (/api/segment/get/{key}, /api/snowflake/get/{key},
 /decodeSnowflakeId) and Tinyid's (/tinyid/id/nextId, nextIdSimple,
@@ -241,7 +243,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth := o.auth
 	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log,
-		Ready: acq.notReady, Opaque: o.opaque}
+		Ready: acq.notReady, Opaque: o.opaque, Store: sf.describe()}
 	if o.opaque != nil {
 		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
 			"permutation", o.opaque.Fingerprint())
@@ -273,6 +275,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
 			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+ln.Addr().String(),
 			"admin", adminState(auth))
+	}
+	if auth.StatusOnLoopback() {
+		log.Warn("requests without credentials from loopback hold the scope status: /v1/status and decoding (auth.status_anonymous_on_loopback)")
 	}
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")

@@ -101,6 +101,11 @@ type Auth struct {
 	// AnonymousRate bounds the anonymous requests of one client address
 	// per second: above 0, default server.DefaultAnonymousRate.
 	AnonymousRate float64 `yaml:"anonymous_rate" flag:"-"`
+	// StatusAnonymousOnLoopback grants the scope status (/v1/status, the
+	// status page's data, and decoding; never admin or IDs) to requests
+	// without credentials from a loopback address. Default false; logged
+	// at start.
+	StatusAnonymousOnLoopback bool `yaml:"status_anonymous_on_loopback" flag:"-"`
 }
 
 // New returns the server's checker of these tokens and anonymous grants.
@@ -109,7 +114,7 @@ func (a Auth) New() (*server.Auth, error) {
 	for i, t := range a.Tokens {
 		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
 	}
-	return server.NewAuthWith(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate})
+	return server.NewAuthWith(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
 }
 
 // Token is one bearer token.

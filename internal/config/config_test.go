@@ -138,6 +138,7 @@ func TestRejects(t *testing.T) {
 		{name: "lease ttl not a duration", doc: "registry:\n  lease_ttl: ten\n"},
 		{name: "bad log level", env: []string{"FIRN_LOG_LEVEL=loud"}, field: "log.level"},
 		{name: "admin anonymous", doc: "auth:\n  anonymous: [admin]\n", field: "auth.anonymous"},
+		{name: "status anonymous off loopback", doc: "auth:\n  anonymous: [status]\n", field: "auth.anonymous"},
 		{name: "unknown anonymous scope", doc: "auth:\n  anonymous: [order]\n", field: "auth.anonymous"},
 		{name: "negative anonymous rate", doc: "auth:\n  anonymous: [snowflake]\n  anonymous_rate: -5\n", field: "auth.anonymous_rate"},
 		{name: "zero anonymous rate", doc: "auth:\n  anonymous: [\"tag:order\"]\n  anonymous_rate: 0\n", field: "auth.anonymous_rate"},
@@ -184,6 +185,35 @@ func TestRejects(t *testing.T) {
 			}
 			if tt.field != "" && !strings.Contains(tt.field, "accept_collision") && !strings.Contains(err.Error(), "flag --") {
 				t.Fatalf("error %q does not name the flag", err)
+			}
+		})
+	}
+}
+
+// TestStatusAnonymousOnLoopback: the setting reaches the server's checker,
+// and is off unless set.
+func TestStatusAnonymousOnLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		want      bool
+	}{
+		{"default", "", false},
+		{"set", "auth:\n  status_anonymous_on_loopback: true\n", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load([]byte(tt.doc), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Validate(kinds); err != nil {
+				t.Fatal(err)
+			}
+			a, err := c.Auth.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.StatusOnLoopback() != tt.want {
+				t.Errorf("StatusOnLoopback() = %v, want %v", a.StatusOnLoopback(), tt.want)
 			}
 		})
 	}

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"regexp"
+	"sync"
+	"time"
+)
+
+// RecentErrors is how many errors /v1/status keeps: the latest.
+const RecentErrors = 20
+
+// recentErrors is a bounded ring of the latest errors the node met, for
+// /v1/status. A message repeating the latest one of its source only
+// updates its time and count. Messages are redacted (redactSecrets):
+// a DSN's password or a bearer token never reaches the page.
+type recentErrors struct {
+	mu   sync.Mutex
+	ring []recentError // oldest first, at most RecentErrors
+}
+
+// recentError is one error: when it was last seen, where it came from
+// (lease, readiness, segment, request) and what it said.
+type recentError struct {
+	Time    time.Time `json:"time"`
+	Source  string    `json:"source"`
+	Message string    `json:"message"`
+	Count   int       `json:"count"`
+}
+
+// note records an error from source, counting one more if it repeats
+// the source's latest.
+func (r *recentErrors) note(source string, err error, now time.Time) { r.add(source, err, now, 1) }
+
+// seen records a state found failing when it is read (a lease lost, a
+// tag whose last fetch failed): a repeat of the source's latest message
+// only moves its time, so reading it often counts nothing.
+func (r *recentErrors) seen(source string, err error, now time.Time) { r.add(source, err, now, 0) }
+
+func (r *recentErrors) add(source string, err error, now time.Time, count int) {
+	if err == nil {
+		return
+	}
+	msg := redactSecrets(err.Error())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.ring) - 1; i >= 0; i-- {
+		if e := &r.ring[i]; e.Source == source {
+			if e.Message == msg {
+				e.Time, e.Count = now, e.Count+count
+				r.ring = append(append(r.ring[:i:i], r.ring[i+1:]...), *e)
+				return
+			}
+			break
+		}
+	}
+	if len(r.ring) == RecentErrors {
+		r.ring = append(r.ring[:0:0], r.ring[1:]...)
+	}
+	r.ring = append(r.ring, recentError{Time: now, Source: source, Message: msg, Count: 1})
+}
+
+// list returns the errors, newest first.
+func (r *recentErrors) list() []recentError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]recentError, len(r.ring))
+	for i, e := range r.ring {
+		out[len(out)-1-i] = e
+	}
+	return out
+}
+
+// secretPatterns match what an error from a store could carry that must
+// not be shown: a URL's user:password@, a key=value password, a bearer
+// token.
+var secretPatterns = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`), "${1}REDACTED@"},
+	{regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token)\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;)]+)`), "${1}REDACTED"},
+	{regexp.MustCompile(`(?i)(bearer\s+)\S+`), "${1}REDACTED"},
+	{regexp.MustCompile(`([^\s:/@(]+):[^\s:/@]*@(tcp|unix)\(`), "${1}:REDACTED@${2}("},
+}
+
+// redactSecrets returns msg with passwords and tokens replaced by
+// REDACTED.
+func redactSecrets(msg string) string {
+	for _, p := range secretPatterns {
+		msg = p.re.ReplaceAllString(msg, p.with)
+	}
+	return msg
+}
