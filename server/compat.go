@@ -54,11 +54,13 @@ func leafID(w http.ResponseWriter, id int64) {
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 	ctx := h.bounded(r)
 	defer ctx.release()
-	id, err := h.svc.Segments.Next(ctx, r.PathValue("key"))
+	tag := r.PathValue("key")
+	id, err := h.svc.Segments.Next(ctx, tag)
 	if err != nil {
 		leafError(w, err)
 		return
 	}
+	h.segmentIssued(tag, 1)
 	leafID(w, id)
 }
 
@@ -70,6 +72,7 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 		leafError(w, err)
 		return
 	}
+	h.snowflakeIssued(1)
 	leafID(w, id)
 }
 
@@ -151,6 +154,7 @@ func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
 	if _, err := h.svc.Segments.NextN(ctx, tag, ids); err != nil {
 		return nil, err
 	}
+	h.segmentIssued(tag, batch)
 	return ids, nil
 }
 

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,6 +117,23 @@ func TestLeafRoutesTakeAnyMethod(t *testing.T) {
 		}
 		if w := get(h, m, "/decodeSnowflakeId?snowflakeId=1"); w.Code != 200 {
 			t.Errorf("%s /decodeSnowflakeId = %d %s", m, w.Code, w.Body.String())
+		}
+	}
+}
+
+// TestCompatRoutesAreCounted: IDs issued through Leaf's and Tinyid's
+// routes count in firn_ids_issued_total as firn's own do.
+func TestCompatRoutesAreCounted(t *testing.T) {
+	h := newHandler(t, nil)
+	for _, target := range []string{"/api/snowflake/get/x", "/api/segment/get/order", "/tinyid/id/nextId?bizType=order&batchSize=3"} {
+		if w := get(h, "GET", target); w.Code != http.StatusOK {
+			t.Fatalf("%s: %d %s", target, w.Code, w.Body)
+		}
+	}
+	m := get(h, "GET", "/metrics").Body.String()
+	for _, want := range []string{`firn_ids_issued_total{mode="snowflake",tag=""} 1`, `firn_ids_issued_total{mode="segment",tag="order"} 4`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
 		}
 	}
 }
