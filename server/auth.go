@@ -223,12 +223,6 @@ func (a *Auth) anonymousGrant(sc scope, need grant, r *http.Request) (*refusal, 
 	return nil, true
 }
 
-// allow checks secret against the scope need (such as "tag:order"), and
-// the token's rate: for gRPC, whose methods name their scopes as strings.
-func (a *Auth) allow(need, secret string, present bool) *refusal {
-	return a.allowGrant(grantOf(need), secret, present)
-}
-
 // allowGrant checks secret against the scope need, and the token's rate.
 // A request without credentials (present false) that no anonymous grant
 // covered is refused. Admin needs a token that holds it; with none
