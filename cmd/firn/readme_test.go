@@ -50,7 +50,8 @@ func readmeBlocks(t *testing.T, heading string) [][]string {
 func TestReadmeWalkthrough(t *testing.T) {
 	bin := servetest.Binary(t)
 	state := t.TempDir()
-	httpAddr, grpcAddr := servetest.Addr(t), servetest.Addr(t)
+	addrs := servetest.Addrs(t, 2)
+	httpAddr, grpcAddr := addrs[0], addrs[1]
 	env := append(os.Environ(), "XDG_STATE_HOME="+state, "HOME="+state,
 		"FIRN_HTTP_LISTEN="+httpAddr, "FIRN_GRPC_LISTEN="+grpcAddr)
 	expand := func(line string) string {

@@ -47,11 +47,11 @@ func TestServe(t *testing.T) {
 	}
 	var last, lastSeg int64
 	for life := range 2 {
-		addr := freePort(t)
+		addrs := servetest.Addrs(t, 2)
+		addr, gaddr := addrs[0], addrs[1]
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		var out bytes.Buffer
-		gaddr := freePort(t)
 		go func() { done <- serve(ctx, []string{"--http", addr, "--grpc", gaddr, "--data-dir", dir}, &out) }()
 		base := "http://" + addr
 		waitReady(t, base, done)

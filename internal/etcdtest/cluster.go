@@ -49,9 +49,12 @@ func Start(t testing.TB, n int) *Cluster {
 	dir := t.TempDir()
 	peers := make([]string, n)
 	clients := make([]string, n)
+	// All ports at once: separate calls of servetest.Addr can hand out one
+	// port twice, and a member whose two URLs share a port never starts.
+	addrs := servetest.Addrs(t, 2*n)
 	for i := range n {
-		peers[i] = "http://" + servetest.Addr(t)
-		clients[i] = "http://" + servetest.Addr(t)
+		peers[i] = "http://" + addrs[2*i]
+		clients[i] = "http://" + addrs[2*i+1]
 	}
 	var initial []string
 	for i := range n {
