@@ -133,8 +133,11 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	row("nodes", "%s", group(c.Nodes))
 	row("per node", "%s IDs per tick, %s IDs/s", group(c.PerTick), group(uint64(c.PerSecond)))
 	var le *snowflake.LayoutError
+	_, exhausted := l.ExhaustedAt(time.Now())
 	if err := l.Generable(); errors.As(err, &le) {
 		row("generates", "no: %s", le.Reason)
+	} else if exhausted {
+		row("generates", "no: its time ran out (above); %d bits would fit a signed BIGINT", l.Bits())
 	} else {
 		row("generates", "yes: %d bits, fits a signed BIGINT", l.Bits())
 	}

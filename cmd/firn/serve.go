@@ -82,11 +82,24 @@ otherwise), and gRPC off loopback still needs tokens.
                      them (without it, segments are off there)
   --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
                      as for firn next
+  --javascript-safe  refuse to start unless every snowflake ID is below 2^53
+                     (a layout of at most 53 bits, such as --layout js53)
+  --javascript-safe-tags T,U
+                     tags ("*": all) that never issue an ID above 2^53-1
+  --token-table NAME, --check-tokens=false
+                     Tinyid's token table (default tiny_id_token), or not
+                     checking token= at all
+  --opaque, --opaque-key-file FILE, --opaque-tweak T, --opaque-accept-unchecked-key
+                     opaque IDs: every snowflake ID a keyed permutation of the
+                     layout's (docs/config.md#opaque-ids)
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
---guess), /v1/segments/{tag}/next,
-/v1/segments/{tag}/batch?count=N, /healthz, /readyz, the OpenAPI
+--guess), /v1/snowflake/info, /v1/snowflake/reveal/{id} (opaque mode,
+scope reveal), /v1/segments/{tag}/next, /v1/segments/{tag}/batch?count=N,
+/v1/uuid/next, /v1/uuid/batch, /v1/ulid/next, /v1/ulid/batch,
+/v1/wide/decode/{id}, the segment admin routes under /v1/segments (scope
+admin), /healthz, /readyz, /metrics, the OpenAPI
 document at /v1/openapi.json, and a status page at / that reads
 /v1/status (scope status, which also decodes; auth.status_anonymous_on_loopback
 grants it to loopback callers without credentials). IDs are JSON strings;

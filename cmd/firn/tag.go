@@ -26,8 +26,10 @@ store. Nothing here ever lowers a counter.
   firn tag create TAG [--first N] [--step N] [--description TEXT]
                                                   a new tag (default: first 1, step 1000)
   firn tag step TAG N                             change a tag's step
-  firn tag advance TAG --to N                     move a tag's next ID to at least N
-                                                  (after a restore: past the largest ID issued)
+  firn tag advance TAG --to N                     move the stored counter's next ID to at least N
+                                                  (after a restore: past the largest ID issued);
+                                                  a running server first serves the ranges it
+                                                  already reserved: stop them first
   firn tag next TAG [-n N] [--encoding E]         draw N IDs, one per line (E: decimal,
                                                   base62 or base32)
 
@@ -127,7 +129,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if err != nil {
 			return tagErr(pos[0], err)
 		}
-		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d\n", pos[0], after)
+		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after)
 		return err
 	}
 	enc, err := encoding()
