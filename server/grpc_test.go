@@ -43,7 +43,14 @@ func grpcClient(t *testing.T, tokens []server.Token) firnpb.FirnClient {
 // serveGRPC serves svc over gRPC on loopback and returns a connection.
 func serveGRPC(t *testing.T, svc *server.Config) *grpc.ClientConn {
 	t.Helper()
-	srv := newGRPCServer(t, svc)
+	return dialGRPC(t, newServer(t, svc))
+}
+
+// dialGRPC serves s's gRPC API on loopback and returns a connection, for
+// tests that also use s's HTTP handler.
+func dialGRPC(t *testing.T, s *server.Server) *grpc.ClientConn {
+	t.Helper()
+	srv := s.GRPC()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

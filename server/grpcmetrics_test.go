@@ -170,18 +170,7 @@ func value(t *testing.T, body, series string) float64 {
 func TestGRPCCountsInStatus(t *testing.T) {
 	cfg := &server.Config{Snowflake: unreservedGenerator(t)}
 	srv := newServer(t, cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := srv.GRPC()
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := dialGRPC(t, srv)
 	if _, err := firnpb.NewFirnClient(conn).Batch(context.Background(), &firnpb.BatchRequest{Count: 321}); err != nil {
 		t.Fatal(err)
 	}
@@ -219,18 +208,7 @@ func TestGRPCDecodeWithStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := newServer(t, &server.Config{Snowflake: unreservedGenerator(t), Auth: auth})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs := srv.GRPC()
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := dialGRPC(t, srv)
 	c := firnpb.NewFirnClient(conn)
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer status-secret")
 	if _, err := c.Decode(ctx, &firnpb.DecodeRequest{Id: 118453847940136960}); err != nil {
