@@ -11,14 +11,14 @@ import (
 type chunk struct {
 	ids   []int64
 	pos   atomic.Int64
-	mark  atomic.Int64 // taking the ID at this index asks for a refill; -1: none
+	stop  atomic.Int64 // the refill mark, where taking an ID asks for a refill; len(ids): none
 	stale atomic.Bool  // a snowflake chunk past MaxAge: its IDs are dropped
 	timer *time.Timer  // sets stale
 }
 
 func newChunk(ids []int64) *chunk {
 	c := &chunk{ids: ids}
-	c.mark.Store(-1)
+	c.stop.Store(int64(len(ids)))
 	return c
 }
 
@@ -57,32 +57,33 @@ type buffer struct {
 	refills, fetched, dropped, errors uint64
 }
 
-func newBuffer(c *Client, tag string) *buffer {
-	b := &buffer{c: c, tag: tag, changed: make(chan struct{}), size: c.cfg.Buffer, wait: c.cfg.Backoff, rateAt: time.Now()}
+// init readies a zero buffer in place. Client and Tag hold their buffer
+// by value: one dependent load fewer on every Next.
+func (b *buffer) init(c *Client, tag string) {
+	b.c, b.tag, b.changed, b.size, b.wait, b.rateAt = c, tag, make(chan struct{}), c.cfg.Buffer, c.cfg.Backoff, time.Now()
 	b.cur.Store(newChunk(nil))
-	return b
 }
 
 // next takes one ID, from memory unless the buffer is empty: when the ID
-// is in memory and takes no refill mark, an atomic load, an atomic add
-// and two compares; slow does the rest. An index inside the current
-// chunk is the caller's alone to serve, stale or not: expire ends a
-// chunk by moving its position past the end.
+// is in memory and before the refill mark, two atomic loads, an atomic
+// add and a compare; slow
+// does the rest. An index inside the current chunk is the caller's alone
+// to serve, stale or not: expire ends a chunk by moving its position past
+// the end.
 func (b *buffer) next(ctx context.Context) (int64, error) {
 	c := b.cur.Load()
 	i := c.pos.Add(1) - 1
-	if uint64(i) < uint64(len(c.ids)) && i != c.mark.Load() {
+	if i < c.stop.Load() {
 		return c.ids[i], nil
 	}
 	return b.slow(ctx, c, i)
 }
 
-// slow finishes a next whose index i of c is past its end or the
-// refill mark.
+// slow finishes a next whose index i of c is at or past the refill mark.
 func (b *buffer) slow(ctx context.Context, c *chunk, i int64) (int64, error) {
 	for {
 		if uint64(i) < uint64(len(c.ids)) {
-			if i == c.mark.Load() {
+			if i == c.stop.Load() {
 				b.kick()
 			}
 			return c.ids[i], nil
@@ -106,7 +107,7 @@ func (b *buffer) nextN(ctx context.Context, dst []int64) (int, error) {
 		if i < int64(len(c.ids)) {
 			j := min(end, int64(len(c.ids)))
 			copy(dst[n:], c.ids[i:j])
-			if m := c.mark.Load(); i <= m && m < j {
+			if m := c.stop.Load(); i <= m && m < j {
 				b.kick()
 			}
 			n += int(j - i)
@@ -208,17 +209,16 @@ func (b *buffer) kick() {
 
 // rearm sets the current chunk's mark: taking index i leaves len-1-i IDs
 // in it, so the mark is the first index not yet taken whose taking leaves
-// the level at or below low. No mark while a refill is under way: its end
-// looks at the level again.
+// the level at or below low. No mark (len(ids)) while a refill is under
+// way: its end looks at the level again. The mark never passes len(ids):
+// next serves every index below it without a bounds check of its own.
 func (b *buffer) rearm() {
 	c := b.cur.Load()
-	c.mark.Store(-1)
-	if b.filling || b.inflight > 0 || c.stale.Load() {
-		return
+	stop := int64(len(c.ids))
+	if low := b.low() - b.queued; low >= 0 && !b.filling && b.inflight == 0 && !c.stale.Load() {
+		stop = min(stop, max(c.pos.Load(), stop-1-int64(low)))
 	}
-	if low := b.low() - b.queued; low >= 0 {
-		c.mark.Store(max(c.pos.Load(), int64(len(c.ids)-1-low)))
-	}
+	c.stop.Store(stop)
 }
 
 // refillLocked starts refill requests: once the level is at or below the

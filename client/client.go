@@ -20,7 +20,7 @@ type Client struct {
 	ctx    context.Context // cancelled by Close: stops refills
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // refills
-	snow   *buffer
+	snow   buffer
 
 	mu     sync.Mutex
 	tags   map[string]*Tag
@@ -55,7 +55,7 @@ func New(cfg Config) (*Client, error) {
 func newClient(cfg Config, p *pool) *Client {
 	c := &Client{cfg: cfg, pool: p, tags: map[string]*Tag{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.snow = newBuffer(c, "")
+	c.snow.init(c, "")
 	return c
 }
 
@@ -85,7 +85,8 @@ func (c *Client) Tag(name string) *Tag {
 	defer c.mu.Unlock()
 	t, ok := c.tags[name]
 	if !ok {
-		t = &Tag{name: name, b: newBuffer(c, name)}
+		t = &Tag{name: name}
+		t.b.init(c, name)
 		if err := segment.CheckTag(name, segment.Limits{Tag: segment.LongestTag}); err != nil {
 			t.b.invalid = &Error{Kind: ErrInvalid, Code: "invalid", Message: err.Error()}
 			t.b.closed = true
@@ -161,9 +162,9 @@ func (c *Client) Close(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
-	bufs := []*buffer{c.snow}
+	bufs := []*buffer{&c.snow}
 	for _, t := range c.tags {
-		bufs = append(bufs, t.b)
+		bufs = append(bufs, &t.b)
 	}
 	c.mu.Unlock()
 	for _, b := range bufs {
@@ -188,7 +189,7 @@ func (c *Client) Close(ctx context.Context) error {
 // Tag is the handle of one segment tag.
 type Tag struct {
 	name string
-	b    *buffer
+	b    buffer
 }
 
 // Name is the tag's name.
