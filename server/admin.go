@@ -114,7 +114,7 @@ func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	tag := r.PathValue("tag")
+	tag := pathValue(r, "tag")
 	if err := s.SetStep(ctx, tag, body.Step); err != nil {
 		writeError(w, err)
 		return
@@ -139,7 +139,7 @@ func (h *handler) advanceTag(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	tag := r.PathValue("tag")
+	tag := pathValue(r, "tag")
 	next, err := s.Advance(ctx, tag, body.To)
 	if err != nil {
 		writeError(w, err)

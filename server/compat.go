@@ -54,7 +54,7 @@ func leafID(w http.ResponseWriter, id int64) {
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 	ctx := h.bounded(r)
 	defer ctx.release()
-	tag := r.PathValue("key")
+	tag := pathValue(r, "key")
 	id, err := h.svc.Segments.Next(ctx, tag)
 	if err != nil {
 		leafError(w, err)

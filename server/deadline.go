@@ -8,15 +8,18 @@ import (
 )
 
 // requestDeadline is a request's context bounded by the service's
-// Timeout, whose timer is made only when a wait asks for it (Done): IDs
-// served from memory never look at their context, and a
-// context.WithTimeout on every request was a fifth of a Leaf route's cost
-// (BenchmarkRoutes). Err and Deadline answer as the bounded context
-// would. release ends the timer, if one was made.
+// Timeout, which bounds a wait for IDs: its clock starts when something
+// first asks for it (Deadline, Done or Err), which only a wait does, and
+// its timer is made only for Done. IDs served from memory never look at
+// their context: a context.WithTimeout on every request was a fifth of a
+// Leaf route's cost, and reading the clock up front another tenth of a
+// segment route's (BenchmarkRoutes). Err and Deadline answer as the
+// bounded context would. release ends the timer, if one was made.
 type requestDeadline struct {
 	context.Context // the request's
-	deadline        time.Time
+	timeout         time.Duration
 	mu              sync.Mutex
+	deadline        time.Time // zero until the clock starts
 	bounded         context.Context
 	cancel          context.CancelFunc
 }
@@ -24,37 +27,49 @@ type requestDeadline struct {
 // bounded returns r's context bounded by the service's Timeout; the
 // caller defers its release.
 func (h *handler) bounded(r *http.Request) *requestDeadline {
-	ctx := r.Context()
-	d := time.Now().Add(h.svc.Timeout)
-	if pd, ok := ctx.Deadline(); ok && pd.Before(d) {
-		d = pd
+	return &requestDeadline{Context: r.Context(), timeout: h.svc.Timeout}
+}
+
+// start returns the deadline, fixing it on the first call: the request's
+// own deadline or now plus the timeout, whichever is earlier. c.mu is
+// held.
+func (c *requestDeadline) start() time.Time {
+	if c.deadline.IsZero() {
+		c.deadline = time.Now().Add(c.timeout)
+		if pd, ok := c.Context.Deadline(); ok && pd.Before(c.deadline) {
+			c.deadline = pd
+		}
 	}
-	return &requestDeadline{Context: ctx, deadline: d}
+	return c.deadline
 }
 
 func (c *requestDeadline) timer() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.bounded == nil {
-		c.bounded, c.cancel = context.WithDeadline(c.Context, c.deadline)
+		c.bounded, c.cancel = context.WithDeadline(c.Context, c.start())
 	}
 	return c.bounded
 }
 
-func (c *requestDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *requestDeadline) Deadline() (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.start(), true
+}
 
 func (c *requestDeadline) Done() <-chan struct{} { return c.timer().Done() }
 
 func (c *requestDeadline) Err() error {
 	c.mu.Lock()
-	b := c.bounded
+	b, d := c.bounded, c.start()
 	c.mu.Unlock()
 	switch {
 	case b != nil:
 		return b.Err()
 	case c.Context.Err() != nil:
 		return c.Context.Err()
-	case !time.Now().Before(c.deadline):
+	case !time.Now().Before(d):
 		return context.DeadlineExceeded
 	}
 	return nil

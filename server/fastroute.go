@@ -11,7 +11,10 @@ import (
 // the mux holds for the pattern, so a request meets the same scope check
 // and handler either way; whatever it is not sure of (an escaped or
 // unclean path, a method the pattern does not name, such as HEAD) goes
-// to the mux.
+// to the mux. It sets the request's Pattern but no path value: the first
+// SetPathValue on a request the mux did not route allocates a map, which
+// cost a wildcard route a third of its time; pathValue reads the value
+// from the path instead.
 type fastRoutes struct {
 	exact map[string]map[string]*routed // method, path
 	wild  []fastWild
@@ -70,9 +73,35 @@ func (f *fastRoutes) find(r *http.Request) *routed {
 		if strings.IndexByte(v, '/') >= 0 {
 			continue
 		}
-		r.SetPathValue(w.name, v)
 		r.Pattern = w.rt.pattern
 		return w.rt
 	}
 	return nil
+}
+
+// pathValue is r.PathValue(name), also for a request fastRoutes routed:
+// the segment of the path where r.Pattern has {name}. find routed such a
+// request only if its path is clean and that segment is not empty and
+// holds no slash, which is what the mux would have set; the mux never
+// sets an empty value, so an empty PathValue means the mux did not route
+// r.
+func pathValue(r *http.Request, name string) string {
+	if v := r.PathValue(name); v != "" {
+		return v
+	}
+	_, pat, _ := strings.Cut(r.Pattern, " ")
+	i := strings.Index(pat, "{"+name+"}")
+	if i < 0 {
+		return ""
+	}
+	prefix, suffix, p := pat[:i], pat[i+len(name)+2:], r.URL.Path
+	if strings.Contains(prefix, "{") || strings.Contains(suffix, "{") || len(p) <= len(prefix)+len(suffix) ||
+		!strings.HasPrefix(p, prefix) || !strings.HasSuffix(p, suffix) {
+		return ""
+	}
+	v := p[len(prefix) : len(p)-len(suffix)]
+	if strings.IndexByte(v, '/') >= 0 {
+		return ""
+	}
+	return v
 }

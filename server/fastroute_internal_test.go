@@ -1,7 +1,9 @@
 package server
 
 import (
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -26,7 +28,7 @@ func TestFastRoutesAgreeWithTheMux(t *testing.T) {
 			if want == "" {
 				want = "order"
 			}
-			if got := r.PathValue(name); got != want {
+			if got := pathValue(r, name); got != want {
 				t.Errorf("%s %s: path value %s = %q, want %q", method, target, name, got, want)
 			}
 		}
@@ -52,4 +54,48 @@ func (rt *routed) wildName() string {
 		return path[i+1 : j]
 	}
 	return ""
+}
+
+// FuzzFastRoutes: for any method and path, a route the fast table finds
+// is the mux's, and pathValue reads the value the mux sets.
+func FuzzFastRoutes(f *testing.F) {
+	h := scopeServer(f).http
+	type seen struct{ pattern, value string }
+	mux := http.NewServeMux()
+	for _, rt := range h.routes {
+		name := rt.wildName()
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.(*muxRecorder).seen = seen{r.Pattern, r.PathValue(name)}
+		})
+	}
+	for _, s := range []string{"/v1/segments/order/next", "/api/segment/get/a%2Fb", "/v1/snowflake/decode/17", "/api/snowflake/get/x.y",
+		"/v1/segments/%6Frder/batch", "/v1/segments/or der/next", "/api/segment/get/..", "/v1/wide/decode/a/b"} {
+		f.Add("GET", s)
+	}
+	f.Fuzz(func(t *testing.T, method, path string) {
+		u, err := url.ParseRequestURI(path)
+		if err != nil || method == "" || strings.ContainsAny(method, " \t\r\n/") {
+			return
+		}
+		r := &http.Request{Method: method, URL: u, Host: "firn", Header: http.Header{}}
+		rt := h.fast.find(r)
+		if rt == nil {
+			return
+		}
+		rec := &muxRecorder{ResponseRecorder: httptest.NewRecorder()}
+		mr := &http.Request{Method: method, URL: u, Host: "firn", Header: http.Header{}}
+		mux.ServeHTTP(rec, mr)
+		if rec.seen.pattern != rt.pattern {
+			t.Fatalf("%s %s: fast route %q, the mux's %q", method, path, rt.pattern, rec.seen.pattern)
+		}
+		if name := rt.wildName(); name != "" && pathValue(r, name) != rec.seen.value {
+			t.Fatalf("%s %s: pathValue(%s) = %q, the mux's %q", method, path, name, pathValue(r, name), rec.seen.value)
+		}
+	})
+}
+
+// muxRecorder keeps what the mux's handler saw.
+type muxRecorder struct {
+	*httptest.ResponseRecorder
+	seen struct{ pattern, value string }
 }

@@ -33,7 +33,7 @@ type candidate struct {
 // guess ranks the presets an ID of unknown origin plausibly belongs to
 // (snowflake.Guess), whatever layout the server issues.
 func (h *handler) guess(w http.ResponseWriter, r *http.Request) {
-	s := r.PathValue("id")
+	s := pathValue(r, "id")
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))

@@ -209,7 +209,7 @@ func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	for _, name := range rt.tags {
-		if err := checkTag(r.PathValue(name)); err != nil {
+		if err := checkTag(pathValue(r, name)); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -415,12 +415,12 @@ func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
-	tag := r.PathValue("tag")
+	tag := pathValue(r, "tag")
 	h.one(w, r, true, h.counter("segment", tag), func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
 }
 
 func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
-	tag := r.PathValue("tag")
+	tag := pathValue(r, "tag")
 	h.batch(w, r, true, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
 		return h.svc.Segments.NextN(ctx, tag, dst)
 	})
@@ -518,7 +518,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrOpaqueIDs)
 		return
 	}
-	s := r.PathValue("id")
+	s := pathValue(r, "id")
 	e := r.URL.Query().Get("encoding")
 	enc, err := idtext.ParseEncoding(e)
 	if err != nil {

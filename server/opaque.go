@@ -46,7 +46,7 @@ func (h *handler) reveal(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("this server's IDs are not opaque: decode them with GET /v1/snowflake/decode/{id}"))
 		return
 	}
-	s := r.PathValue("id")
+	s := pathValue(r, "id")
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
 		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))

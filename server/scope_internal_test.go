@@ -24,7 +24,7 @@ import (
 )
 
 // scopeServer has a token per scope and the tag "order".
-func scopeServer(t *testing.T) *Server {
+func scopeServer(t testing.TB) *Server {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
 	if err != nil {

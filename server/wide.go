@@ -166,7 +166,7 @@ type wideDecoded struct {
 }
 
 func (h *handler) wideDecode(w http.ResponseWriter, r *http.Request) {
-	id, err := wide.Parse(r.PathValue("id"))
+	id, err := wide.Parse(pathValue(r, "id"))
 	if err != nil {
 		writeError(w, err)
 		return
