@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,4 +100,26 @@ func FuzzFastRoutes(f *testing.F) {
 type muxRecorder struct {
 	*httptest.ResponseRecorder
 	seen struct{ pattern, value string }
+}
+
+// TestHandlersReadPathValuesThroughPathValue: a request the fast table
+// routed has no path value set, so a handler that called
+// Request.PathValue would read "" there. Only pathValue may call it.
+func TestHandlersReadPathValuesThroughPathValue(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "fastroute.go" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), ".PathValue(") {
+			t.Errorf("%s calls PathValue: use pathValue(r, name), which also reads a fast-routed request's value", f)
+		}
+	}
 }
