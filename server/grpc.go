@@ -39,6 +39,9 @@ type health struct {
 }
 
 func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if err := checkHealthService(req.Service); err != nil {
+		return nil, err
+	}
 	var serving bool
 	switch req.Service {
 	case "", firnpb.Firn_ServiceDesc.ServiceName:
@@ -49,14 +52,52 @@ func (h *health) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*
 		// Segments serve from their buffers whatever the node's lease;
 		// a tag whose store is down shows per tag, as 503 once dry.
 		serving = h.svc.Segments != nil
-	default:
-		return nil, grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\", %q, %q or %q",
-			req.Service, firnpb.Firn_ServiceDesc.ServiceName, HealthSnowflake, HealthSegments)
 	}
+	return healthOf(serving), nil
+}
+
+// checkHealthService refuses a health service name firn does not answer
+// for.
+func checkHealthService(name string) error {
+	switch name {
+	case "", firnpb.Firn_ServiceDesc.ServiceName, HealthSnowflake, HealthSegments:
+		return nil
+	}
+	return grpcstatus.Errorf(codes.NotFound, "unknown service %q: want \"\", %q, %q or %q",
+		name, firnpb.Firn_ServiceDesc.ServiceName, HealthSnowflake, HealthSegments)
+}
+
+func healthOf(serving bool) *healthpb.HealthCheckResponse {
 	if !serving {
-		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
+		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}
 	}
-	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}
+}
+
+// StartingGRPC returns the gRPC server for the time before a Server
+// exists, while firn serve waits for its stores and a node: the health
+// service answers NOT_SERVING for every name the Server's answers for,
+// and every other call fails with Unavailable and "not_ready: " and
+// reason(), as the HTTP port answers meanwhile. A client or probe thus
+// meets a port that answers, and says why it does not serve yet, from
+// the moment it is bound.
+func StartingGRPC(reason func() string, opts ...grpc.ServerOption) *grpc.Server {
+	opts = append(opts, grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+		return grpcstatus.Error(codes.Unavailable, "not_ready: "+reason())
+	}))
+	s := grpc.NewServer(opts...)
+	healthpb.RegisterHealthServer(s, startingHealth{})
+	return s
+}
+
+// startingHealth is the health service of StartingGRPC.
+type startingHealth struct{ healthpb.UnimplementedHealthServer }
+
+func (startingHealth) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if err := checkHealthService(req.Service); err != nil {
+		return nil, err
+	}
+	return healthOf(false), nil
 }
 
 // The gRPC health service names of each mode, beside "" and

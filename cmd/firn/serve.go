@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -175,14 +176,31 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	defer ln.Close()
-	var gln net.Listener
+	log := newLogger(o.logLevel, o.logFormat)
+	acq := &acquirer{o: o, log: log}
+	starting := startingHandler{why: acq.notReady}
+	// The gRPC port, like the HTTP port, answers from the moment it is
+	// bound: health NOT_SERVING and not_ready until the service serves it
+	// on the same port (handoff).
+	var grpcPort *handoff
+	var grpcOpts []grpc.ServerOption
+	if o.tls != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(o.tls)))
+	}
+	stopStarting := func() {}
 	if o.grpcAddr != "off" {
-		if gln, err = net.Listen("tcp", o.grpcAddr); err != nil {
+		gln, err := net.Listen("tcp", o.grpcAddr)
+		if err != nil {
 			return fmt.Errorf("listen on %s: %w", o.grpcAddr, err)
 		}
-		defer gln.Close()
+		grpcPort = newHandoff(gln)
+		defer grpcPort.close()
+		first := server.StartingGRPC(starting.reason, grpcOpts...)
+		go func() { _ = first.Serve(grpcPort.phase()) }()
+		var once sync.Once
+		stopStarting = func() { once.Do(first.Stop) }
+		defer stopStarting()
 	}
-	log := newLogger(o.logLevel, o.logFormat)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -190,9 +208,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// everything else 503 not_ready until the stores answer and a node is
 	// held; then the service's handler takes over.
 	var current atomic.Pointer[http.Handler]
-	acq := &acquirer{o: o, log: log}
-	starting := http.Handler(startingHandler{why: acq.notReady})
-	current.Store(&starting)
+	startingHTTP := http.Handler(starting)
+	current.Store(&startingHTTP)
 	// Each server gets its own copy of the TLS configuration: net/http
 	// adds its protocols to the one it is given.
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls.Clone(),
@@ -305,15 +322,12 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
 	}
-	if gln != nil {
-		var opts []grpc.ServerOption
-		if o.tls != nil {
-			opts = append(opts, grpc.Creds(credentials.NewTLS(o.tls)))
-		}
-		gsrv := svc.GRPC(opts...)
+	if grpcPort != nil {
+		stopStarting()
+		gsrv := svc.GRPC(grpcOpts...)
 		defer gsrv.GracefulStop()
-		go func() { done <- gsrv.Serve(gln) }()
-		log.Info("serving gRPC", "addr", gln.Addr().String())
+		go func() { done <- gsrv.Serve(grpcPort.phase()) }()
+		log.Info("serving gRPC", "addr", grpcPort.ln.Addr().String())
 	}
 	for stop := false; !stop; {
 		select {
@@ -397,14 +411,18 @@ func (h startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		startingMetrics.ServeHTTP(w, r)
 		return
 	}
-	msg := "starting: waiting for the store to answer and a node to be held"
-	if err := h.why(); err != nil {
-		msg = "starting: " + err.Error()
-	}
-	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "not_ready", "message": msg}})
+	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "not_ready", "message": h.reason()}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// reason says what the server waits for, on both ports.
+func (h startingHandler) reason() string {
+	if err := h.why(); err != nil {
+		return "starting: " + err.Error()
+	}
+	return "starting: waiting for the store to answer and a node to be held"
 }
 
 // stoppedOr returns nil when ctx ended (a stop while starting is a
