@@ -194,7 +194,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			return fmt.Errorf("listen on %s: %w", o.grpcAddr, err)
 		}
 		grpcPort = newHandoff(gln)
-		defer grpcPort.close()
+		defer func() { _ = grpcPort.close() }() // the port, after the servers on it stopped: nothing new to say
 		first := server.StartingGRPC(starting.reason, grpcOpts...)
 		go func() { _ = first.Serve(grpcPort.phase()) }()
 		var once sync.Once
