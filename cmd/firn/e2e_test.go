@@ -29,11 +29,16 @@ func startServe(t *testing.T, args ...string) *process {
 	return &process{Process: p, base: "http://" + p.HTTP}
 }
 
-// stop sends SIGTERM and expects a clean exit.
+// stop sends SIGTERM and expects a clean exit, whose last log line says
+// the process stopped.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
 	if err := p.Stop(); err != nil {
 		t.Fatalf("firn serve after SIGTERM: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(p.Log()), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"msg":"stopped"`) {
+		t.Fatalf("firn serve's last log line after SIGTERM: %s; want \"stopped\"", last)
 	}
 }
 

@@ -177,6 +177,13 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	defer ln.Close()
 	log := newLogger(o.logLevel, o.logFormat)
+	// The last line of a stop, after every deferred step below: requests
+	// finished, the node released, the stores closed.
+	defer func() {
+		if err == nil && ctx.Err() != nil {
+			log.Info("stopped")
+		}
+	}()
 	acq := &acquirer{o: o, log: log}
 	starting := startingHandler{why: acq.notReady}
 	// The gRPC port, like the HTTP port, answers from the moment it is
