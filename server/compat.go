@@ -40,10 +40,10 @@ func (h *handler) compatRoutes() {
 // leafError answers a Leaf route's failure: the status, and the message
 // as plain text.
 func leafError(w http.ResponseWriter, err error) {
-	code, _ := status(err)
+	code, name := status(err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
-	_, _ = fmt.Fprintln(w, err.Error())
+	_, _ = fmt.Fprintln(w, message(name, err))
 }
 
 func leafID(w http.ResponseWriter, id int64) {

@@ -130,12 +130,12 @@ func grpcError(err error) error {
 	if !ok {
 		c = codes.Unavailable
 	}
-	return grpcstatus.Errorf(c, "%s: %v", name, err)
+	return grpcstatus.Errorf(c, "%s: %s", name, message(name, err))
 }
 
 func writeError(w http.ResponseWriter, err error) {
 	code, name := status(err)
-	writeErrorCode(w, code, name, err.Error())
+	writeErrorCode(w, code, name, message(name, err))
 }
 
 func writeErrorCode(w http.ResponseWriter, status int, code, message string) {
@@ -143,4 +143,13 @@ func writeErrorCode(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": message}})
+}
+
+// message is the text of an error answer: the error, and for an unknown
+// tag how to make one, since a tag is created before its first ID.
+func message(name string, err error) string {
+	if name == "unknown_tag" {
+		return err.Error() + "; create it with POST /v1/segments (scope admin) or firn tag create"
+	}
+	return err.Error()
 }

@@ -91,7 +91,9 @@ func StartingGRPC(reason func() string, opts ...grpc.ServerOption) *grpc.Server 
 }
 
 // startingHealth is the health service of StartingGRPC.
-type startingHealth struct{ healthpb.UnimplementedHealthServer }
+type startingHealth struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (startingHealth) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	if err := checkHealthService(req.Service); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,6 +115,10 @@ func TestGRPC(t *testing.T) {
 		if code(tc.err) != tc.want {
 			t.Errorf("%s: %v, want %s", tc.name, tc.err, tc.want)
 		}
+	}
+	_, err = c.SegmentNext(ctx, &firnpb.SegmentRequest{Tag: "nope"})
+	if msg := status.Convert(err).Message(); !strings.HasPrefix(msg, "unknown_tag: ") || !strings.Contains(msg, "firn tag create") {
+		t.Errorf("unknown tag: message %q, want unknown_tag and how to create one", msg)
 	}
 }
 

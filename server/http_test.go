@@ -75,6 +75,7 @@ func TestRoutes(t *testing.T) {
 		{"segment next", "GET", "/v1/segments/order/next", nil, 200, `{"id":"1"}`},
 		{"segment batch", "GET", "/v1/segments/order/batch?count=2&format=number", nil, 200, `{"ids":[`},
 		{"unknown tag", "GET", "/v1/segments/nope/next", nil, 404, `"code":"unknown_tag"`},
+		{"unknown tag says how to make one", "GET", "/v1/segments/nope/next", nil, 404, `create it with POST /v1/segments (scope admin) or firn tag create`},
 		{"wrong method", "POST", "/v1/snowflake/next", nil, 405, `"code":"method_not_allowed"`},
 		{"unknown route", "GET", "/v2/everything", nil, 404, `"code":"not_found"`},
 		{"health", "GET", "/healthz", nil, 200, "ok"},
@@ -95,6 +96,15 @@ func TestRoutes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnknownTagOnLeafsRoute: Leaf's route answers in its plain text,
+// saying how to create the tag as firn's own routes do.
+func TestUnknownTagOnLeafsRoute(t *testing.T) {
+	w := get(newHandler(t, nil), "GET", "/api/segment/get/nope")
+	if w.Code != 404 || !strings.HasPrefix(w.Body.String(), `segment: tag "nope": unknown tag; create it with`) {
+		t.Fatalf("GET /api/segment/get/nope = %d %q", w.Code, w.Body.String())
 	}
 }
 
