@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 var configUsage = `Usage: firn config check [--config FILE] [serve flags]
@@ -10,7 +12,9 @@ var configUsage = `Usage: firn config check [--config FILE] [serve flags]
 
 check validates what firn serve would run with — the file, the FIRN_…
 environment and the flags — without opening a store or a port, and prints
-a one-line summary; both refuse exactly what firn serve refuses before it
+a summary (the listen address, layout and store on one line, then opaque
+mode, the JavaScript-safe bounds, the tokens and anonymous grants); both
+refuse exactly what firn serve refuses before it
 opens anything. print writes the effective configuration as YAML: every
 setting, the defaults included, then the file, the environment and the
 flags over them, with the password of every DSN and every token's secret
@@ -31,7 +35,7 @@ func runConfig(args []string, stdout io.Writer) error {
 			return err
 		}
 		store := o.stores.kind
-		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n", o.addr, o.layout, store)
+		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.addr, o.layout, store, checkNotes(&o))
 		return err
 	case "print":
 		o, err := parseServe(args[1:])
@@ -46,4 +50,31 @@ func runConfig(args []string, stdout io.Writer) error {
 		return err
 	}
 	return usagef("unknown subcommand %q: want check or print", args[0])
+}
+
+// checkNotes are the lines under config check's summary for the settings
+// that change what IDs look like or who may draw them: opaque IDs, the
+// JavaScript-safe bounds, the tokens and the anonymous grants.
+func checkNotes(o *serveOptions) string {
+	var b strings.Builder
+	if o.opaque != nil {
+		fmt.Fprintf(&b, "  opaque: every snowflake ID is permuted (%s); the key is recorded by fingerprint only\n", o.opaque.Fingerprint())
+	}
+	if o.cfg.Snowflake.JavaScriptSafe {
+		b.WriteString("  javascript-safe: snowflake IDs stay below 2^53\n")
+	}
+	if tags := o.cfg.Segments.JavaScriptSafe; slices.Contains(tags, "*") {
+		b.WriteString("  javascript-safe: the IDs of every tag stay below 2^53\n")
+	} else if len(tags) > 0 {
+		fmt.Fprintf(&b, "  javascript-safe: the IDs of tags %s stay below 2^53\n", strings.Join(tags, ","))
+	}
+	fmt.Fprintf(&b, "  auth: %d tokens", len(o.cfg.Auth.Tokens))
+	if len(o.anonymous) > 0 {
+		fmt.Fprintf(&b, "; anonymous scopes %s", strings.Join(o.anonymous, ","))
+	}
+	if len(o.cfg.Auth.Tokens) == 0 && len(o.anonymous) == 0 {
+		b.WriteString(" (no token: anyone on loopback, and loopback only)")
+	}
+	b.WriteString("\n")
+	return b.String()
 }
