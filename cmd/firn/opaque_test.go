@@ -208,3 +208,24 @@ func TestOpaqueRefusesWideForms(t *testing.T) {
 		t.Errorf("--format uuid --encoding base62: exit %d, %s", code, errOut)
 	}
 }
+
+// TestParseNotesAFutureTime: an ID whose time under the layout lies in
+// the future — what an opaque ID read without its key looks like — is
+// decoded with a note saying so; a fresh ID has none, and --json keeps
+// its shape.
+func TestParseNotesAFutureTime(t *testing.T) {
+	out, errOut, code := runCLI("parse", "5764607523034234879")
+	if code != 0 || !strings.Contains(out, "note       the time is in the future") || !strings.Contains(out, "--opaque-key-file") {
+		t.Fatalf("parse of a future ID: exit %d, %q, %q", code, out, errOut)
+	}
+	id, errOut, code := runCLI("next", "--data-dir", t.TempDir())
+	if code != 0 {
+		t.Fatal(errOut)
+	}
+	if out, _, _ := runCLI("parse", strings.TrimSpace(id)); strings.Contains(out, "note") {
+		t.Fatalf("parse of a fresh ID: %q", out)
+	}
+	if out, _, _ := runCLI("parse", "--json", "5764607523034234879"); strings.Contains(out, "note") {
+		t.Fatalf("parse --json changed shape: %q", out)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
@@ -23,7 +24,9 @@ var parseUsage = `Usage: firn parse [layout flags] [--json] ID...
 Takes each ID apart: its time, tick, node fields and sequence. With no ID
 argument, reads the IDs from standard input (one per line, or separated by
 spaces; at most 1,000,000) unless it is a terminal. All IDs are checked
-before anything is printed.
+before anything is printed. A time more than a minute in the future adds
+a line "note": the ID is of another layout, or opaque and read without
+its key.
 
 A decimal ID is read with the layout. Other systems' IDs are told apart by
 their form and printed in their own parts:
@@ -98,7 +101,7 @@ func runParse(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := of.permutation(l)
+	perm, err := of.permutation(l)
 	if err != nil {
 		return err
 	}
@@ -106,7 +109,7 @@ func runParse(args []string, stdout io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { withLayout = withLayout || lf.flags()[f.Name] != nil })
 	parts := make([]parsed, len(ids))
 	for i, s := range ids {
-		if parts[i], err = parseArg(l, p, enc, withLayout, s); err != nil {
+		if parts[i], err = parseArg(l, perm, enc, withLayout, s); err != nil {
 			return err
 		}
 	}
@@ -123,13 +126,21 @@ func runParse(args []string, stdout io.Writer) error {
 			}
 			if p.wide != nil {
 				writeWideText(w, p)
-			} else {
-				writeText(w, p.Parts)
+				continue
+			}
+			writeText(w, p.Parts)
+			if perm == nil && p.Time.After(time.Now().Add(snowflake.GuessSkew)) {
+				fmt.Fprintf(w, "%-10s %s\n", "note", futureNote)
 			}
 		}
 	}
 	return w.Flush()
 }
+
+// futureNote follows a decoded time later than now (plus
+// snowflake.GuessSkew): the ID was not made with this layout, or is
+// opaque.
+const futureNote = "the time is in the future: the ID is of another layout (try --guess), or opaque (reveal it with --opaque --opaque-key-file FILE)"
 
 // maxStdinIDs bounds how many IDs firn parse reads from standard input:
 // all are held and checked before anything is printed.
