@@ -157,6 +157,7 @@ func writeStrings[T fmt.Stringer](w http.ResponseWriter, f string, one bool, ids
 // JSON. Firn is the slot of a UUIDv7 or ULID that the server's layout can
 // have made, absent otherwise.
 type wideDecoded struct {
+	ID     string            `json:"id"` // as given
 	Form   string            `json:"form"`
 	Hex    string            `json:"hex"`
 	UnixMS *int64            `json:"unix_ms,omitempty"`
@@ -166,12 +167,13 @@ type wideDecoded struct {
 }
 
 func (h *handler) wideDecode(w http.ResponseWriter, r *http.Request) {
-	id, err := wide.Parse(pathValue(r, "id"))
+	arg := pathValue(r, "id")
+	id, err := wide.Parse(arg)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	d := wideDecoded{Form: string(id.Form), Hex: hex.EncodeToString(id.Bytes), Fields: map[string]string{}}
+	d := wideDecoded{ID: arg, Form: string(id.Form), Hex: hex.EncodeToString(id.Bytes), Fields: map[string]string{}}
 	if !id.Time.IsZero() {
 		ms := id.Time.UnixMilli()
 		d.UnixMS, d.Time = &ms, id.Time.Format("2006-01-02T15:04:05.000Z")

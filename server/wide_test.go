@@ -129,6 +129,7 @@ func TestWideDecodeForms(t *testing.T) {
 		t.Run(tc.form, func(t *testing.T) {
 			w := get(h, "GET", "/v1/wide/decode/"+tc.id)
 			var d struct {
+				ID     string
 				Form   string
 				UnixMS int64 `json:"unix_ms"`
 				Fields map[string]string
@@ -137,7 +138,7 @@ func TestWideDecodeForms(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &d); err != nil || w.Code != 200 {
 				t.Fatalf("%d %s", w.Code, w.Body.String())
 			}
-			if d.Form != tc.form || d.Fields[tc.field] != tc.value || d.UnixMS != tc.unixMS {
+			if d.ID != tc.id || d.Form != tc.form || d.Fields[tc.field] != tc.value || d.UnixMS != tc.unixMS {
 				t.Fatalf("got %s", w.Body.String())
 			}
 			if d.Firn != nil && tc.form != "uuid" && tc.form != "ulid" {
