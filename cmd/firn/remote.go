@@ -371,7 +371,7 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque
 		return err
 	}
 	if info.Fingerprint != l.Fingerprint() {
-		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none", r.base, info.Layout, l.String())
+		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none; or, for IDs of another layout (another ID space), a data directory of their own (--data-dir DIR)", r.base, info.Layout, l.String())
 	}
 	if want := permutationName(perm); info.Opaque != want {
 		return usagef("firn serve at %s issues %s; this command asked for %s: give the server's opaque flags, or its --config", r.base, opaqueDesc(info.Opaque), opaqueDesc(want))
