@@ -48,7 +48,7 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("FIRN_CHAOS=%q: want short or long", name)
 	}
 	began := time.Now()
-	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace})
+	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace, Segments: true})
 	t.Logf("cluster up in %s; artifacts in %s", time.Since(began).Round(time.Millisecond), c.Dir)
 	load := c.StartLoad()
 	f := cluster.NewFaults(c, load)
@@ -58,10 +58,14 @@ func TestChaos(t *testing.T) {
 		time.Sleep(time.Second)
 		results = append(results,
 			f.Kill9(round), f.Pause(round+1, false), f.Pause(round+2, true),
-			f.Partition(round), f.EtcdLeader(), f.Clock(round+1, clockOffset), f.Rolling())
+			f.Partition(round), f.EtcdLeader(), f.Clock(round+1, clockOffset), f.Rolling(),
+			f.DBCut(round), f.DBDown())
 		t.Logf("round %d: %d IDs after %s", round, load.IDs(), time.Since(began).Round(time.Millisecond))
 	}
 	load.Stop()
+	if err := c.RecordSegmentEnd(); err != nil {
+		t.Error(err)
+	}
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}

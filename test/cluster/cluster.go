@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,15 @@ type Config struct {
 	// Pace is how long a caller waits between two requests: 0 loads as
 	// fast as the machine allows.
 	Pace time.Duration
+	// Segments serves the segment tag SegmentTag from PostgreSQL
+	// (FIRN_TEST_POSTGRES, a table of the run's own) beside snowflake
+	// IDs, each process reaching the database through a fault proxy of
+	// its own, and loads it with one more caller per process.
+	Segments bool
 }
+
+// SegmentTag is the tag a cluster with Config.Segments serves.
+const SegmentTag = "chaos"
 
 func (c Config) withDefaults() Config {
 	if c.Procs == 0 {
@@ -79,6 +88,12 @@ type Cluster struct {
 	Etcd      *etcdtest.Cluster
 	Namespace string
 	Procs     []*Proc
+	// DB is the PostgreSQL address (host:port) behind the processes'
+	// database proxies, and dsn the DSN they reach it by, with the host
+	// replaced by each proxy's; SegmentTable is the run's segment table.
+	DB           string
+	dsn          *url.URL
+	SegmentTable string
 
 	cli      *clientv3.Client
 	histFile *os.File
@@ -110,6 +125,9 @@ func Start(t *testing.T, cfg Config) *Cluster {
 	t.Cleanup(c.keepOrRemove)
 	c.Etcd = etcdtest.Start(t, 3)
 	c.cli = c.Etcd.Client()
+	if cfg.Segments {
+		c.startDB()
+	}
 	for i := range cfg.Procs {
 		p := c.newProc(fmt.Sprintf("f%d", i))
 		c.Procs = append(c.Procs, p)
@@ -121,6 +139,9 @@ func Start(t *testing.T, cfg Config) *Cluster {
 		}
 	}
 	c.waitHolders(30 * time.Second)
+	if cfg.Segments {
+		c.createTag()
+	}
 	return c
 }
 

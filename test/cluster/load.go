@@ -30,16 +30,23 @@ type Load struct {
 	// longest time between two since Mark.
 	lastOK map[string]time.Time
 	gaps   map[string]time.Duration
+	// segOK is, per process, when a request for segment IDs last
+	// succeeded.
+	segOK map[string]time.Time
 }
 
 // StartLoad starts the callers; Stop ends them.
 func (c *Cluster) StartLoad() *Load {
 	l := &Load{c: c, layout: Layout(), stop: make(chan struct{}), served: map[uint64]time.Time{},
-		lastOK: map[string]time.Time{}, gaps: map[string]time.Duration{}}
+		lastOK: map[string]time.Time{}, gaps: map[string]time.Duration{}, segOK: map[string]time.Time{}}
 	for _, p := range c.Procs {
 		for i := range c.cfg.Callers {
 			l.wg.Add(1)
-			go l.caller(fmt.Sprintf("%s.c%d", p.Name, i), p)
+			go l.caller(fmt.Sprintf("%s.c%d", p.Name, i), p, "")
+		}
+		if c.cfg.Segments {
+			l.wg.Add(1)
+			go l.caller(p.Name+".seg", p, SegmentTag)
 		}
 	}
 	return l
@@ -54,7 +61,8 @@ func (l *Load) Stop() {
 // IDs is how many IDs the callers have received.
 func (l *Load) IDs() int64 { return l.ids.Load() }
 
-func (l *Load) caller(name string, p *Proc) {
+// caller asks p for batches of snowflake IDs, or of tag's IDs.
+func (l *Load) caller(name string, p *Proc, tag string) {
 	defer l.wg.Done()
 	cl := &http.Client{Timeout: time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	defer cl.CloseIdleConnections()
@@ -70,15 +78,25 @@ func (l *Load) caller(name string, p *Proc) {
 			continue
 		}
 		invoke := time.Now()
-		ids, kind := l.batch(cl, addr)
+		ids, kind := l.batch(cl, addr, tag)
 		done := time.Now()
-		l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Proc: life,
+		l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Proc: life, Tag: tag,
 			Invoke: invoke.UnixNano(), Complete: done.UnixNano(), IDs: ids, Err: kind})
 		if kind != "" {
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}
-		l.ok(life, ids, done)
+		if tag != "" {
+			// Segment IDs count, but the availability figures are the
+			// snowflake callers': a segment buffer serves on while a
+			// node is lost.
+			l.ids.Add(int64(len(ids)))
+			l.mu.Lock()
+			l.segOK[p.Name] = done
+			l.mu.Unlock()
+		} else {
+			l.ok(life, ids, done)
+		}
 		time.Sleep(l.c.cfg.Pace)
 	}
 }
@@ -99,8 +117,12 @@ func (l *Load) ok(life string, ids []int64, at time.Time) {
 
 // batch asks addr for a batch; on failure it returns the error's kind:
 // the server's code, "timeout" or "transport".
-func (l *Load) batch(cl *http.Client, addr string) ([]int64, string) {
-	resp, err := cl.Get(fmt.Sprintf("http://%s/v1/snowflake/batch?count=%d&format=number", addr, l.c.cfg.Batch))
+func (l *Load) batch(cl *http.Client, addr, tag string) ([]int64, string) {
+	path := "/v1/snowflake/batch"
+	if tag != "" {
+		path = "/v1/segments/" + tag + "/batch"
+	}
+	resp, err := cl.Get(fmt.Sprintf("http://%s%s?count=%d&format=number", addr, path, l.c.cfg.Batch))
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -158,6 +180,35 @@ func (l *Load) Gaps() map[string]time.Duration {
 		out[k] = max(out[k], time.Since(at))
 	}
 	return out
+}
+
+// ServingSegments returns the processes that served segment IDs within
+// the last window: a process that holds no node yet serves none.
+func (l *Load) ServingSegments(window time.Duration) []*Proc {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*Proc
+	for _, p := range l.c.Procs {
+		if time.Since(l.segOK[p.Name]) < window {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WaitSegments waits until p serves segment IDs again after since.
+func (l *Load) WaitSegments(p *Proc, since time.Time, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		at := l.segOK[p.Name]
+		l.mu.Unlock()
+		if at.After(since) {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("%s served no segment IDs within %s after the database came back", p.Name, timeout)
 }
 
 // WaitServed waits until a request completes with IDs of node n after

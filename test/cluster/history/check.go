@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -13,10 +14,13 @@ import (
 // The checks a history can fail.
 const (
 	CheckDuplicate = "duplicate"
-	CheckOrder     = "order"
-	CheckFencing   = "fencing"
-	CheckTime      = "time"
-	CheckDecode    = "decode"
+	// CheckSegmentRange: a segment ID outside what its tag's store
+	// reserved, [1, Options.SegmentEnd[tag]).
+	CheckSegmentRange = "segment-range"
+	CheckOrder        = "order"
+	CheckFencing      = "fencing"
+	CheckTime         = "time"
+	CheckDecode       = "decode"
 )
 
 // maxKept is how many violations of each check a report spells out; the
@@ -35,6 +39,11 @@ type Options struct {
 	// the start-ahead bound plus the borrowing bound plus any clock offset
 	// injected. Default 10 s, firn's default start-ahead bound.
 	Lead time.Duration
+	// SegmentEnd is, per segment tag, the store's counter read after the
+	// run: no range reserved holds an ID at or past it. KindSegmentEnd
+	// records add to it. A tag with neither is checked for uniqueness and
+	// order only.
+	SegmentEnd map[string]int64
 }
 
 // Violation is one broken rule.
@@ -74,6 +83,10 @@ type Report struct {
 	// MaxLead is how far the time of the ID most ahead lay past its
 	// request's completion: the lead actually seen, against Options.Lead.
 	MaxLead time.Duration
+	// SegmentIDs counts the IDs of each segment tag, and SegmentEnd is
+	// each tag's counter they were checked against, where one was known.
+	SegmentIDs map[string]int
+	SegmentEnd map[string]int64
 }
 
 // OK reports whether the history broke no rule.
@@ -102,6 +115,8 @@ type Checker struct {
 	procs    map[string]int32
 	names    []string
 	ids      []issued
+	seg      map[string][]issued // segment IDs per tag
+	ends     map[string]int64    // Options.SegmentEnd and KindSegmentEnd
 	last     map[orderKey]int64
 	acquired map[uint64][]acquisition
 	phase    *Phase
@@ -124,11 +139,12 @@ func NewChecker(opts Options) (*Checker, error) {
 		opts.Lead = 10 * time.Second
 	}
 	c := &Checker{
-		opts: opts, procs: map[string]int32{}, last: map[orderKey]int64{},
+		opts: opts, procs: map[string]int32{}, last: map[orderKey]int64{}, seg: map[string][]issued{}, ends: map[string]int64{},
 		acquired: map[uint64][]acquisition{}, lastDone: map[string]int64{},
 		procGap: map[string]time.Duration{},
-		rep:     Report{Errors: map[string]int{}, Counts: map[string]int{}},
+		rep:     Report{Errors: map[string]int{}, Counts: map[string]int{}, SegmentIDs: map[string]int{}},
 	}
+	maps.Copy(c.ends, opts.SegmentEnd)
 	c.startPhase("start", 0)
 	return c, nil
 }
@@ -172,6 +188,8 @@ func (c *Checker) Add(r Record) error {
 		c.acquired[r.Node] = append(c.acquired[r.Node], acquisition{at: r.At, proc: c.proc(r.Proc)})
 	case KindRequest:
 		c.request(r)
+	case KindSegmentEnd:
+		c.ends[r.Tag] = r.End
 	}
 	return nil
 }
@@ -209,6 +227,10 @@ func (c *Checker) request(r Record) {
 	ph.IDs += len(r.IDs)
 	c.gaps(r)
 	p := c.proc(r.Proc)
+	if r.Tag != "" {
+		c.segment(r, p)
+		return
+	}
 	lo := r.Invoke - int64(c.opts.Epsilon)
 	hi := r.Complete + int64(c.opts.Epsilon+c.opts.Lead)
 	tick := int64(c.opts.Layout.Tick)
@@ -228,6 +250,21 @@ func (c *Checker) request(r Record) {
 		k := orderKey{caller: r.Caller, proc: r.Proc, node: parts.Node}
 		if prev, ok := c.last[k]; ok && id <= prev {
 			c.violate(CheckOrder, "caller %s got %s from %s (node %d) after %s", r.Caller, fmtID(id), r.Proc, parts.Node, fmtID(prev))
+		}
+		c.last[k] = id
+	}
+}
+
+// segment checks the IDs of a segment tag increase for one caller from
+// one process life (a server hands a tag's IDs out in increasing order);
+// Finish checks them against the store.
+func (c *Checker) segment(r Record, p int32) {
+	k := orderKey{caller: r.Caller, proc: r.Proc + "/" + r.Tag}
+	c.rep.SegmentIDs[r.Tag] += len(r.IDs)
+	for _, id := range r.IDs {
+		c.seg[r.Tag] = append(c.seg[r.Tag], issued{id: id, proc: p})
+		if prev, ok := c.last[k]; ok && id <= prev {
+			c.violate(CheckOrder, "caller %s got %s of tag %s from %s after %s", r.Caller, fmtID(id), r.Tag, r.Proc, fmtID(prev))
 		}
 		c.last[k] = id
 	}
@@ -253,14 +290,37 @@ func (c *Checker) gaps(r Record) {
 // report.
 func (c *Checker) Finish() *Report {
 	c.closePhase()
-	slices.SortFunc(c.ids, func(a, b issued) int { return cmp.Compare(a.id, b.id) })
-	for i := 1; i < len(c.ids); i++ {
-		if a, b := c.ids[i-1], c.ids[i]; a.id == b.id {
-			c.violate(CheckDuplicate, "%s issued by %s and by %s", fmtID(a.id), c.names[a.proc], c.names[b.proc])
+	c.rep.SegmentEnd = c.ends
+	c.duplicates(c.ids, "")
+	tags := make([]string, 0, len(c.seg))
+	for tag := range c.seg {
+		tags = append(tags, tag)
+	}
+	slices.Sort(tags)
+	for _, tag := range tags {
+		ids := c.seg[tag]
+		c.duplicates(ids, " of tag "+tag)
+		end, bounded := c.ends[tag]
+		if len(ids) > 0 && (ids[0].id < 1 || (bounded && ids[len(ids)-1].id >= end)) {
+			for _, x := range ids {
+				if x.id < 1 || (bounded && x.id >= end) {
+					c.violate(CheckSegmentRange, "%s of tag %s from %s: outside [1, %d), what its store reserved", fmtID(x.id), tag, c.names[x.proc], end)
+				}
+			}
 		}
 	}
 	c.fencing()
 	return &c.rep
+}
+
+// duplicates sorts ids and reports each ID issued twice.
+func (c *Checker) duplicates(ids []issued, what string) {
+	slices.SortFunc(ids, func(a, b issued) int { return cmp.Compare(a.id, b.id) })
+	for i := 1; i < len(ids); i++ {
+		if a, b := ids[i-1], ids[i]; a.id == b.id {
+			c.violate(CheckDuplicate, "%s%s issued by %s and by %s", fmtID(a.id), what, c.names[a.proc], c.names[b.proc])
+		}
+	}
 }
 
 // fencing checks, node by node, that the process lives serving it in ID

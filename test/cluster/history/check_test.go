@@ -32,6 +32,11 @@ func req(caller, proc string, from, to int64, ids ...int64) history.Record {
 	return history.Record{Kind: history.KindRequest, Caller: caller, Proc: proc, Invoke: at(from), Complete: at(to), IDs: ids}
 }
 
+// seg is a request for IDs of a segment tag.
+func seg(caller, proc, tag string, ids ...int64) history.Record {
+	return history.Record{Kind: history.KindRequest, Caller: caller, Proc: proc, Tag: tag, Invoke: at(10), Complete: at(11), IDs: ids}
+}
+
 func acquire(proc string, node uint64, ms int64) history.Record {
 	return history.Record{Kind: history.KindAcquire, Proc: proc, Node: node, At: at(ms)}
 }
@@ -48,7 +53,7 @@ func check(t *testing.T, recs []history.Record) *history.Report {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := history.Check(&buf, history.Options{Lead: time.Second})
+	rep, err := history.Check(&buf, history.Options{Lead: time.Second, SegmentEnd: map[string]int64{"order": 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +120,27 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 				req("c1", "a#1", 1000, 1001, id(t, 2200, 1, 0)),
 			}
 		}, history.CheckTime},
+		{"segment IDs, clean: each tag its own space, no time or node", func(t *testing.T) []history.Record {
+			return []history.Record{
+				seg("c1", "a#1", "order", 1, 2, 3), seg("c2", "b#1", "order", 50, 51),
+				seg("c1", "a#1", "order", 4), seg("c1", "a#1", "user", 1, 2, 500),
+			}
+		}, ""},
+		{"a segment ID to two callers", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "order", 1, 2), seg("c2", "b#1", "order", 2, 3)}
+		}, history.CheckDuplicate},
+		{"a segment ID going down for one caller of one life", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "order", 5, 6), seg("c1", "a#1", "order", 4)}
+		}, history.CheckOrder},
+		{"a segment ID past what the store reserved", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "order", 99, 100)}
+		}, history.CheckSegmentRange},
+		{"a segment ID past the end the history records", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "user", 7, 8), {Kind: history.KindSegmentEnd, Tag: "user", End: 8}}
+		}, history.CheckSegmentRange},
+		{"a segment ID below the first", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "order", 0)}
+		}, history.CheckSegmentRange},
 		{"an ID wider than the layout", func(t *testing.T) []history.Record {
 			return []history.Record{
 				acquire("a#1", 1, 0),
@@ -126,7 +152,7 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := check(t, tt.recs(t))
 			var got []string
-			for _, c := range []string{history.CheckDuplicate, history.CheckOrder, history.CheckFencing, history.CheckTime, history.CheckDecode} {
+			for _, c := range []string{history.CheckDuplicate, history.CheckOrder, history.CheckFencing, history.CheckTime, history.CheckDecode, history.CheckSegmentRange} {
 				if rep.Counts[c] > 0 {
 					got = append(got, c)
 				}
@@ -204,5 +230,20 @@ func TestWriteSumsTheRoundsOfOneFault(t *testing.T) {
 	}
 	if got := strings.Join(rows, ", "); got != "kill 2 4, settle 2 2" {
 		t.Fatalf("rows %q, want kill 2 4, settle 2 2 (name, requests, IDs)\n%s", got, out.String())
+	}
+}
+
+// TestCheckCountsSegmentIDsPerTag: the report counts each tag's IDs and
+// names the counter they were checked against.
+func TestCheckCountsSegmentIDsPerTag(t *testing.T) {
+	rep := check(t, []history.Record{seg("c1", "a#1", "order", 1, 2, 3), seg("c1", "a#1", "user", 9),
+		{Kind: history.KindSegmentEnd, Tag: "user", End: 10}})
+	if rep.SegmentIDs["order"] != 3 || rep.SegmentIDs["user"] != 1 || rep.SegmentEnd["order"] != 100 || rep.SegmentEnd["user"] != 10 {
+		t.Fatalf("segment IDs %v, ends %v", rep.SegmentIDs, rep.SegmentEnd)
+	}
+	var out bytes.Buffer
+	rep.Write(&out)
+	if !strings.Contains(out.String(), "segment tag user: 1 IDs, all below the store's counter 10") {
+		t.Fatalf("report:\n%s", out.String())
 	}
 }

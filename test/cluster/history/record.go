@@ -17,6 +17,9 @@ const (
 	KindAcquire = "acquire"
 	// KindPhase starts a phase of the run (a fault, or its recovery) at At.
 	KindPhase = "phase"
+	// KindSegmentEnd is a segment tag's counter in its store, read after
+	// the run (End): no range reserved holds an ID at or past it.
+	KindSegmentEnd = "segment-end"
 )
 
 // Record is one line of a history.
@@ -30,6 +33,11 @@ type Record struct {
 	Invoke   int64   `json:"invoke,omitempty"`
 	Complete int64   `json:"complete,omitempty"`
 	IDs      []int64 `json:"ids,omitempty"`
+	// Tag names the segment tag of a request for segment IDs; empty for
+	// snowflake IDs.
+	Tag string `json:"tag,omitempty"`
+	// End is a segment tag's counter (KindSegmentEnd).
+	End int64 `json:"end,omitempty"`
 	// Err is the kind of a failed request: the server's error code
 	// ("not_serving") or "transport" when no answer came.
 	Err string `json:"err,omitempty"`
@@ -84,7 +92,7 @@ func Scan(r io.Reader, fn func(Record) error) error {
 			return fmt.Errorf("line %d: %w: %w", line, ErrBadRecord, err)
 		}
 		switch rec.Kind {
-		case KindRequest, KindAcquire, KindPhase:
+		case KindRequest, KindAcquire, KindPhase, KindSegmentEnd:
 		default:
 			return fmt.Errorf("line %d: %w: kind %q", line, ErrBadRecord, rec.Kind)
 		}

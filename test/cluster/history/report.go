@@ -24,8 +24,15 @@ func (r *Report) Write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-28s %9d %11d %9s %9s  %s\n", p.Name, p.Requests, p.IDs, p.Gap.Round(1e6), gap, kinds(p.Errors))
 	}
+	for _, tag := range slices.Sorted(maps.Keys(r.SegmentIDs)) {
+		end := "no counter recorded: uniqueness and order only"
+		if e, ok := r.SegmentEnd[tag]; ok {
+			end = fmt.Sprintf("all below the store's counter %d", e)
+		}
+		fmt.Fprintf(w, "segment tag %s: %d IDs, %s\n", tag, r.SegmentIDs[tag], end)
+	}
 	if r.OK() {
-		fmt.Fprintln(w, "no violations: no duplicate, order, fencing, time or decode error")
+		fmt.Fprintln(w, "no violations: no duplicate, order, fencing, time, decode or segment-range error")
 		return
 	}
 	fmt.Fprintf(w, "VIOLATIONS %s\n", kinds(r.Counts))
