@@ -59,7 +59,7 @@ func TestChaos(t *testing.T) {
 		results = append(results,
 			f.Kill9(round), f.Pause(round+1, false), f.Pause(round+2, true),
 			f.Partition(round), f.EtcdLeader(), f.Clock(round+1, clockOffset), f.Rolling(),
-			f.DBCut(round), f.DBDown())
+			f.DBCut(round), f.DBDown(), f.DBHalfDown())
 		t.Logf("round %d: %d IDs after %s", round, load.IDs(), time.Since(began).Round(time.Millisecond))
 	}
 	load.Stop()

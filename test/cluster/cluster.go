@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,10 +37,11 @@ type Config struct {
 	// Pace is how long a caller waits between two requests: 0 loads as
 	// fast as the machine allows.
 	Pace time.Duration
-	// Segments serves the segment tag SegmentTag from PostgreSQL
-	// (FIRN_TEST_POSTGRES, a table of the run's own) beside snowflake
-	// IDs, each process reaching the database through a fault proxy of
-	// its own, and loads it with one more caller per process.
+	// Segments serves the segment tag SegmentTag beside snowflake IDs
+	// from a set of two databases, PostgreSQL (FIRN_TEST_POSTGRES, the
+	// IDs ≡ 0 mod 2) and MariaDB (FIRN_TEST_MYSQL, ≡ 1), each with a table
+	// of the run's own, each process reaching each database through a
+	// fault proxy of its own; one more caller per process loads it.
 	Segments bool
 }
 
@@ -88,12 +88,11 @@ type Cluster struct {
 	Etcd      *etcdtest.Cluster
 	Namespace string
 	Procs     []*Proc
-	// DB is the PostgreSQL address (host:port) behind the processes'
-	// database proxies, and dsn the DSN they reach it by, with the host
-	// replaced by each proxy's; SegmentTable is the run's segment table.
-	DB           string
-	dsn          *url.URL
+	// SegmentTable is the run's segment table in each database of the
+	// set dbs, which belong to the store set segmentSet.
 	SegmentTable string
+	dbs          []segmentDB
+	segmentSet   string
 
 	cli      *clientv3.Client
 	histFile *os.File

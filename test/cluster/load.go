@@ -22,6 +22,7 @@ type Load struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	ids    atomic.Int64
+	segErr atomic.Int64 // segment requests a store failed (unavailable, timeout)
 
 	mu sync.Mutex
 	// served is, per node, when a request last completed with its IDs.
@@ -58,6 +59,11 @@ func (l *Load) Stop() {
 	l.wg.Wait()
 }
 
+// SegmentErrors is how many requests for segment IDs have failed as a
+// store that does not answer makes them fail: unavailable or timeout (a
+// process waiting for a node, or killed, fails them otherwise).
+func (l *Load) SegmentErrors() int64 { return l.segErr.Load() }
+
 // IDs is how many IDs the callers have received.
 func (l *Load) IDs() int64 { return l.ids.Load() }
 
@@ -83,6 +89,9 @@ func (l *Load) caller(name string, p *Proc, tag string) {
 		l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Proc: life, Tag: tag,
 			Invoke: invoke.UnixNano(), Complete: done.UnixNano(), IDs: ids, Err: kind})
 		if kind != "" {
+			if tag != "" && (kind == "unavailable" || kind == "timeout") {
+				l.segErr.Add(1)
+			}
 			time.Sleep(20 * time.Millisecond)
 			continue
 		}

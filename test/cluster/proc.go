@@ -25,7 +25,7 @@ type Proc struct {
 	c       *Cluster
 	Name    string
 	proxies []*faultproxy.Proxy
-	db      *faultproxy.Proxy // to the segment database, nil without one
+	db      []*faultproxy.Proxy // to each segment database of the set
 	log     *os.File
 
 	mu     chan struct{} // a one-slot lock, usable with select
@@ -45,7 +45,7 @@ func (c *Cluster) newProc(name string) *Proc {
 	for _, ep := range c.Etcd.Endpoints() {
 		p.proxies = append(p.proxies, faultproxy.New(c.t, strings.TrimPrefix(ep, "http://")))
 	}
-	p.db = c.dbProxy()
+	p.db = c.dbProxies()
 	f, err := os.Create(filepath.Join(c.Dir, name+".log"))
 	if err != nil {
 		c.t.Fatal(err)
@@ -87,7 +87,11 @@ func (p *Proc) Start() error {
 		"--namespace", p.c.Namespace, "--http", addr, "--grpc", "off",
 		"--lease-ttl", p.c.cfg.TTL.String(), "--dial-timeout", "1s",
 		"--max-batch", "100000", "--log-format", "json"}, layoutFlags...)
-	args = append(args, p.c.segmentArgs(p.db)...)
+	seg, err := p.c.segmentConfig(p.Name, p.db)
+	if err != nil {
+		return err
+	}
+	args = append(args, seg...)
 	p.lock()
 	bin, env := p.c.bin, environ()
 	if p.clock != 0 {

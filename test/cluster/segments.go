@@ -3,13 +3,16 @@ package cluster
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
+
+	_ "github.com/go-sql-driver/mysql" // the database/sql driver "mysql"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the database/sql driver "pgx"
 
@@ -18,49 +21,95 @@ import (
 	"github.com/firn-id/firn/test/cluster/history"
 )
 
-// startDB names the run's segment table on the PostgreSQL of
-// FIRN_TEST_POSTGRES (failing under CI=true when unset, skipping
-// otherwise) and drops it when the test ends.
+// segmentDB is one database of the run's set of two: PostgreSQL issues
+// the IDs ≡ 0 (mod 2), MariaDB those ≡ 1.
+type segmentDB struct {
+	store  string // postgres or mysql, as segments.stores names it
+	driver string // database/sql driver
+	dsn    string // as FIRN_TEST_… gives it
+	host   string // host:port in dsn
+}
+
+// mysqlHost finds the host:port of a go-sql-driver DSN: user@tcp(HOST)/db.
+var mysqlHost = regexp.MustCompile(`tcp\(([^)]*)\)`)
+
+// startDB names the run's set of segment databases — the PostgreSQL of
+// FIRN_TEST_POSTGRES and the MariaDB of FIRN_TEST_MYSQL, each with a
+// table of the run's own (failing under CI=true when one is unset,
+// skipping otherwise) — and drops the tables when the test ends.
 func (c *Cluster) startDB() {
-	raw := testenv.Endpoint(c.t, "FIRN_TEST_POSTGRES")
-	u, err := url.Parse(raw)
+	pg := testenv.Endpoint(c.t, "FIRN_TEST_POSTGRES")
+	my := testenv.Endpoint(c.t, "FIRN_TEST_MYSQL")
+	u, err := url.Parse(pg)
 	if err != nil || u.Host == "" {
 		c.t.Fatalf("FIRN_TEST_POSTGRES: want a postgres:// URL with a host: %v", err)
 	}
-	c.DB, c.dsn = u.Host, u
-	c.SegmentTable = "leaf_alloc_chaos_" + suffix()
+	m := mysqlHost.FindStringSubmatch(my)
+	if m == nil {
+		c.t.Fatalf("FIRN_TEST_MYSQL: want user@tcp(host:port)/database")
+	}
+	c.dbs = []segmentDB{{"postgres", "pgx", pg, u.Host}, {"mysql", "mysql", my, m[1]}}
+	c.SegmentTable = "firn_segments_chaos_" + suffix()
+	c.segmentSet = "chaos-" + suffix()
 	c.t.Cleanup(func() {
-		db, err := sql.Open("pgx", raw)
-		if err != nil {
-			c.t.Errorf("drop %s: %v", c.SegmentTable, err)
-			return
-		}
-		defer db.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+c.SegmentTable); err != nil {
-			c.t.Errorf("drop %s: %v", c.SegmentTable, err)
+		for _, d := range c.dbs {
+			if err := d.exec("DROP TABLE IF EXISTS " + c.SegmentTable); err != nil {
+				c.t.Errorf("drop %s on %s: %v", c.SegmentTable, d.store, err)
+			}
 		}
 	})
 }
 
-// dbProxy returns a fault proxy to the database for one process, or nil
-// without segments.
-func (c *Cluster) dbProxy() *faultproxy.Proxy {
-	if c.dsn == nil {
-		return nil
+// exec runs one statement on d, directly (not through a proxy).
+func (d segmentDB) exec(stmt string) error {
+	db, err := sql.Open(d.driver, d.dsn)
+	if err != nil {
+		return err
 	}
-	return faultproxy.New(c.t, c.DB)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = db.ExecContext(ctx, stmt)
+	return err
 }
 
-// segmentArgs are the flags that serve SegmentTag through proxy x.
-func (c *Cluster) segmentArgs(x *faultproxy.Proxy) []string {
-	if x == nil {
-		return nil
+// via returns d's DSN with its host replaced by the proxy's.
+func (d segmentDB) via(x *faultproxy.Proxy) string {
+	if d.store == "mysql" {
+		return mysqlHost.ReplaceAllLiteralString(d.dsn, "tcp("+x.Addr()+")")
 	}
-	u := *c.dsn
+	u, _ := url.Parse(d.dsn)
 	u.Host = x.Addr()
-	return []string{"--segment-store", "postgres", "--segment-dsn", u.String(), "--segment-table", c.SegmentTable}
+	return u.String()
+}
+
+// dbProxies returns one fault proxy to each database of the set for one
+// process, or none without segments.
+func (c *Cluster) dbProxies() []*faultproxy.Proxy {
+	var out []*faultproxy.Proxy
+	for _, d := range c.dbs {
+		out = append(out, faultproxy.New(c.t, d.host))
+	}
+	return out
+}
+
+// segmentConfig writes the configuration file that serves every tag from
+// the set through the proxies xs, and returns the flags that name it.
+// The set is file only (segments.stores).
+func (c *Cluster) segmentConfig(name string, xs []*faultproxy.Proxy) ([]string, error) {
+	if len(xs) == 0 {
+		return nil, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "segments:\n  format: set\n  table: %s\n  set: %s\n  stores:\n", c.SegmentTable, c.segmentSet)
+	for i, d := range c.dbs {
+		fmt.Fprintf(&b, "    - {store: %s, dsn: %q}\n", d.store, d.via(xs[i]))
+	}
+	path := filepath.Join(c.Dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{"--config", path}, nil
 }
 
 // createTag creates SegmentTag through the first process that answers.
@@ -84,47 +133,32 @@ func (c *Cluster) createTag() {
 	c.t.Fatalf("create tag %s: no process answered", SegmentTag)
 }
 
-// RecordSegmentEnd reads SegmentTag's counter through a process that
-// answers and records it in the history, for the checker's range check.
+// RecordSegmentEnd reads SegmentTag's counter in each database of the
+// set, directly, and records it in the history for the checker's range
+// check: a row of Tinyid's semantics issued IDs up to its max_id, those
+// of its residue class.
 func (c *Cluster) RecordSegmentEnd() error {
-	if c.dsn == nil {
-		return nil
-	}
-	cl := &http.Client{Timeout: 5 * time.Second}
-	var last error
-	for _, p := range c.Procs {
-		_, addr := p.Life()
-		if addr == "" {
-			continue
-		}
-		resp, err := cl.Get("http://" + addr + "/v1/segments")
+	for i, d := range c.dbs {
+		db, err := sql.Open(d.driver, d.dsn)
 		if err != nil {
-			last = err
-			continue
+			return err
 		}
-		var list struct {
-			Tags []struct {
-				Tag  string `json:"tag"`
-				Next string `json:"next"`
-			} `json:"tags"`
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var maxID int64
+		q := "SELECT max_id FROM " + c.SegmentTable + " WHERE biz_type = ?"
+		if d.store == "postgres" {
+			q = strings.Replace(q, "?", "$1", 1)
 		}
-		err = json.NewDecoder(resp.Body).Decode(&list)
-		resp.Body.Close()
-		next := int64(0)
-		for _, t := range list.Tags {
-			if t.Tag == SegmentTag {
-				next, _ = strconv.ParseInt(t.Next, 10, 64)
-			}
+		err = db.QueryRowContext(ctx, q, SegmentTag).Scan(&maxID)
+		cancel()
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("read the counter of %s on %s: %w", SegmentTag, d.store, err)
 		}
-		if err != nil || resp.StatusCode != http.StatusOK || next < 1 {
-			last = fmt.Errorf("GET /v1/segments on %s: %s, %v, next %d", p.Name, resp.Status, err, next)
-			continue
-		}
-		info := struct{ Next int64 }{next}
-		c.Record(history.Record{Kind: history.KindSegmentEnd, Tag: SegmentTag, End: info.Next})
-		return nil
+		c.Record(history.Record{Kind: history.KindSegmentEnd, Tag: SegmentTag, End: maxID + 1,
+			Delta: int64(len(c.dbs)), Remainder: int64(i)})
 	}
-	return fmt.Errorf("read the counter of %s: %w", SegmentTag, last)
+	return nil
 }
 
 // DBCut cuts a process holding a node (so serving) off from the
@@ -134,9 +168,13 @@ func (c *Cluster) RecordSegmentEnd() error {
 func (f *Faults) DBCut(i int) Result {
 	p := f.holder(i)
 	r, live, _ := f.begin("db-cut", p)
-	p.db.Cut()
+	for _, x := range p.db {
+		x.Cut()
+	}
 	time.Sleep(3 * time.Second)
-	p.db.Restore()
+	for _, x := range p.db {
+		x.Restore()
+	}
 	r.Err = f.load.WaitSegments(p, time.Now(), 15*time.Second)
 	f.end(&r, live)
 	return r
@@ -151,18 +189,54 @@ func (f *Faults) DBDown() Result {
 	serving := f.load.ServingSegments(time.Second)
 	live := f.load.Mark(300 * time.Millisecond)
 	f.c.Phase(r.Fault)
-	for _, p := range f.c.Procs {
-		p.db.Cut()
-	}
+	f.cutDBs(-1)
 	time.Sleep(3 * time.Second)
 	back := time.Now()
-	for _, p := range f.c.Procs {
-		p.db.Restore()
-	}
+	f.restoreDBs()
 	for _, p := range serving {
 		if r.Err == nil {
 			r.Err = f.load.WaitSegments(p, back, 15*time.Second)
 		}
+	}
+	f.end(&r, live)
+	return r
+}
+
+// cutDBs cuts every process off from database i of the set, or from all
+// of them when i is -1.
+func (f *Faults) cutDBs(i int) {
+	for _, p := range f.c.Procs {
+		for j, x := range p.db {
+			if i < 0 || i == j {
+				x.Cut()
+			}
+		}
+	}
+}
+
+// restoreDBs ends every cut to a database.
+func (f *Faults) restoreDBs() {
+	for _, p := range f.c.Procs {
+		for _, x := range p.db {
+			x.Restore()
+		}
+	}
+}
+
+// DBHalfDown makes the set's first database (PostgreSQL, the IDs ≡ 0 mod
+// 2, which a set reserves from while it answers) unreachable for
+// everyone for longer than a buffer lasts: the tag must be served on from
+// the second (MariaDB) alone, no segment request failing.
+func (f *Faults) DBHalfDown() Result {
+	r := Result{Fault: "db-half-down", Target: "all", Node: -1}
+	live := f.load.Mark(300 * time.Millisecond)
+	f.c.Phase(r.Fault)
+	failed := f.load.SegmentErrors()
+	f.cutDBs(0)
+	time.Sleep(12 * time.Second) // past the 5 s a buffer holds at the pace of the load
+	f.restoreDBs()
+	if n := f.load.SegmentErrors() - failed; n > 0 {
+		r.Err = fmt.Errorf("%d segment requests failed while one database of two was down", n)
 	}
 	f.end(&r, live)
 	return r

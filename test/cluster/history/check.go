@@ -83,11 +83,21 @@ type Report struct {
 	// MaxLead is how far the time of the ID most ahead lay past its
 	// request's completion: the lead actually seen, against Options.Lead.
 	MaxLead time.Duration
-	// SegmentIDs counts the IDs of each segment tag, and SegmentEnd is
-	// each tag's counter they were checked against, where one was known.
+	// SegmentIDs counts the IDs of each segment tag, and SegmentEnd
+	// holds the counters they were checked against, where known.
 	SegmentIDs map[string]int
-	SegmentEnd map[string]int64
+	SegmentEnd map[string][]SegmentEnd
 }
+
+// SegmentEnd bounds a tag's IDs by a store's counter after the run: the
+// IDs equal to Remainder modulo Delta (every ID when Delta is 0) are
+// below End.
+type SegmentEnd struct {
+	End, Delta, Remainder int64
+}
+
+// covers reports whether e bounds id.
+func (e SegmentEnd) covers(id int64) bool { return e.Delta == 0 || id%e.Delta == e.Remainder }
 
 // OK reports whether the history broke no rule.
 func (r *Report) OK() bool { return len(r.Counts) == 0 }
@@ -115,8 +125,9 @@ type Checker struct {
 	procs    map[string]int32
 	names    []string
 	ids      []issued
-	seg      map[string][]issued // segment IDs per tag
-	ends     map[string]int64    // Options.SegmentEnd and KindSegmentEnd
+	seg      map[string][]issued     // segment IDs per tag
+	segSeq   map[segKey][]int64      // segment IDs per caller, life and tag, in order
+	ends     map[string][]SegmentEnd // Options.SegmentEnd and KindSegmentEnd
 	last     map[orderKey]int64
 	acquired map[uint64][]acquisition
 	phase    *Phase
@@ -139,12 +150,14 @@ func NewChecker(opts Options) (*Checker, error) {
 		opts.Lead = 10 * time.Second
 	}
 	c := &Checker{
-		opts: opts, procs: map[string]int32{}, last: map[orderKey]int64{}, seg: map[string][]issued{}, ends: map[string]int64{},
+		opts: opts, procs: map[string]int32{}, last: map[orderKey]int64{}, seg: map[string][]issued{}, segSeq: map[segKey][]int64{}, ends: map[string][]SegmentEnd{},
 		acquired: map[uint64][]acquisition{}, lastDone: map[string]int64{},
 		procGap: map[string]time.Duration{},
 		rep:     Report{Errors: map[string]int{}, Counts: map[string]int{}, SegmentIDs: map[string]int{}},
 	}
-	maps.Copy(c.ends, opts.SegmentEnd)
+	for tag, end := range opts.SegmentEnd {
+		c.ends[tag] = []SegmentEnd{{End: end}}
+	}
 	c.startPhase("start", 0)
 	return c, nil
 }
@@ -189,7 +202,7 @@ func (c *Checker) Add(r Record) error {
 	case KindRequest:
 		c.request(r)
 	case KindSegmentEnd:
-		c.ends[r.Tag] = r.End
+		c.ends[r.Tag] = append(c.ends[r.Tag], SegmentEnd{End: r.End, Delta: r.Delta, Remainder: r.Remainder})
 	}
 	return nil
 }
@@ -255,18 +268,41 @@ func (c *Checker) request(r Record) {
 	}
 }
 
-// segment checks the IDs of a segment tag increase for one caller from
-// one process life (a server hands a tag's IDs out in increasing order);
-// Finish checks them against the store.
+// segKey is one caller's IDs of one tag from one process life.
+type segKey struct{ caller, life, tag string }
+
+// segment keeps the IDs of a segment tag for Finish, which checks them
+// against the stores' counters and their order.
 func (c *Checker) segment(r Record, p int32) {
-	k := orderKey{caller: r.Caller, proc: r.Proc + "/" + r.Tag}
+	k := segKey{r.Caller, r.Proc, r.Tag}
 	c.rep.SegmentIDs[r.Tag] += len(r.IDs)
 	for _, id := range r.IDs {
 		c.seg[r.Tag] = append(c.seg[r.Tag], issued{id: id, proc: p})
-		if prev, ok := c.last[k]; ok && id <= prev {
-			c.violate(CheckOrder, "caller %s got %s of tag %s from %s after %s", r.Caller, fmtID(id), r.Tag, r.Proc, fmtID(prev))
+	}
+	c.segSeq[k] = append(c.segSeq[k], r.IDs...)
+}
+
+// segmentOrder checks that each caller's IDs of a tag from one process
+// life increase within each residue class of the tag's stores: a server
+// hands out each store's ranges in increasing order, and with several
+// stores takes ranges from each in turn.
+func (c *Checker) segmentOrder() {
+	keys := slices.SortedFunc(maps.Keys(c.segSeq), func(a, b segKey) int {
+		return cmp.Or(cmp.Compare(a.tag, b.tag), cmp.Compare(a.life, b.life), cmp.Compare(a.caller, b.caller))
+	})
+	for _, k := range keys {
+		delta := int64(1)
+		for _, e := range c.ends[k.tag] {
+			delta = max(delta, e.Delta)
 		}
-		c.last[k] = id
+		last := map[int64]int64{}
+		for _, id := range c.segSeq[k] {
+			class := ((id % delta) + delta) % delta
+			if prev, ok := last[class]; ok && id <= prev {
+				c.violate(CheckOrder, "caller %s got %s of tag %s from %s after %s", k.caller, fmtID(id), k.tag, k.life, fmtID(prev))
+			}
+			last[class] = id
+		}
 	}
 }
 
@@ -291,6 +327,7 @@ func (c *Checker) gaps(r Record) {
 func (c *Checker) Finish() *Report {
 	c.closePhase()
 	c.rep.SegmentEnd = c.ends
+	c.segmentOrder()
 	c.duplicates(c.ids, "")
 	tags := make([]string, 0, len(c.seg))
 	for tag := range c.seg {
@@ -300,11 +337,14 @@ func (c *Checker) Finish() *Report {
 	for _, tag := range tags {
 		ids := c.seg[tag]
 		c.duplicates(ids, " of tag "+tag)
-		end, bounded := c.ends[tag]
-		if len(ids) > 0 && (ids[0].id < 1 || (bounded && ids[len(ids)-1].id >= end)) {
-			for _, x := range ids {
-				if x.id < 1 || (bounded && x.id >= end) {
-					c.violate(CheckSegmentRange, "%s of tag %s from %s: outside [1, %d), what its store reserved", fmtID(x.id), tag, c.names[x.proc], end)
+		for _, x := range ids {
+			if x.id < 1 {
+				c.violate(CheckSegmentRange, "%s of tag %s from %s: below 1", fmtID(x.id), tag, c.names[x.proc])
+			}
+			for _, e := range c.ends[tag] {
+				if e.covers(x.id) && x.id >= e.End {
+					c.violate(CheckSegmentRange, "%s of tag %s from %s: at or past %d, the counter of the store of the IDs ≡ %d (mod %d)",
+						fmtID(x.id), tag, c.names[x.proc], e.End, e.Remainder, e.Delta)
 				}
 			}
 		}

@@ -138,6 +138,21 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		{"a segment ID past the end the history records", func(t *testing.T) []history.Record {
 			return []history.Record{seg("c1", "a#1", "user", 7, 8), {Kind: history.KindSegmentEnd, Tag: "user", End: 8}}
 		}, history.CheckSegmentRange},
+		{"two residue classes, each below its own store's counter", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "pair", 2, 4, 3, 41),
+				{Kind: history.KindSegmentEnd, Tag: "pair", End: 5, Delta: 2, Remainder: 0},
+				{Kind: history.KindSegmentEnd, Tag: "pair", End: 43, Delta: 2, Remainder: 1}}
+		}, ""},
+		{"one residue class going down for one caller", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "pair", 2, 41, 3, 4, 39),
+				{Kind: history.KindSegmentEnd, Tag: "pair", End: 5, Delta: 2, Remainder: 0},
+				{Kind: history.KindSegmentEnd, Tag: "pair", End: 43, Delta: 2, Remainder: 1}}
+		}, history.CheckOrder},
+		{"an odd ID past the odd store's counter", func(t *testing.T) []history.Record {
+			return []history.Record{seg("c1", "a#1", "pair", 2, 41), seg("c2", "a#1", "pair", 43),
+				{Kind: history.KindSegmentEnd, Tag: "pair", End: 5, Delta: 2, Remainder: 0},
+				{Kind: history.KindSegmentEnd, Tag: "pair", End: 43, Delta: 2, Remainder: 1}}
+		}, history.CheckSegmentRange},
 		{"a segment ID below the first", func(t *testing.T) []history.Record {
 			return []history.Record{seg("c1", "a#1", "order", 0)}
 		}, history.CheckSegmentRange},
@@ -238,7 +253,7 @@ func TestWriteSumsTheRoundsOfOneFault(t *testing.T) {
 func TestCheckCountsSegmentIDsPerTag(t *testing.T) {
 	rep := check(t, []history.Record{seg("c1", "a#1", "order", 1, 2, 3), seg("c1", "a#1", "user", 9),
 		{Kind: history.KindSegmentEnd, Tag: "user", End: 10}})
-	if rep.SegmentIDs["order"] != 3 || rep.SegmentIDs["user"] != 1 || rep.SegmentEnd["order"] != 100 || rep.SegmentEnd["user"] != 10 {
+	if rep.SegmentIDs["order"] != 3 || rep.SegmentIDs["user"] != 1 || rep.SegmentEnd["order"][0].End != 100 || rep.SegmentEnd["user"][0].End != 10 {
 		t.Fatalf("segment IDs %v, ends %v", rep.SegmentIDs, rep.SegmentEnd)
 	}
 	var out bytes.Buffer

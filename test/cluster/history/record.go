@@ -36,8 +36,11 @@ type Record struct {
 	// Tag names the segment tag of a request for segment IDs; empty for
 	// snowflake IDs.
 	Tag string `json:"tag,omitempty"`
-	// End is a segment tag's counter (KindSegmentEnd).
-	End int64 `json:"end,omitempty"`
+	// End is a segment tag's counter (KindSegmentEnd): the IDs equal to
+	// Remainder modulo Delta (all of them when Delta is 0) are below it.
+	End       int64 `json:"end,omitempty"`
+	Delta     int64 `json:"delta,omitempty"`
+	Remainder int64 `json:"remainder,omitempty"`
 	// Err is the kind of a failed request: the server's error code
 	// ("not_serving") or "transport" when no answer came.
 	Err string `json:"err,omitempty"`

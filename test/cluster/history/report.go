@@ -26,8 +26,16 @@ func (r *Report) Write(w io.Writer) {
 	}
 	for _, tag := range slices.Sorted(maps.Keys(r.SegmentIDs)) {
 		end := "no counter recorded: uniqueness and order only"
-		if e, ok := r.SegmentEnd[tag]; ok {
-			end = fmt.Sprintf("all below the store's counter %d", e)
+		if es := r.SegmentEnd[tag]; len(es) > 0 {
+			var parts []string
+			for _, e := range es {
+				if e.Delta == 0 {
+					parts = append(parts, fmt.Sprintf("all below the store's counter %d", e.End))
+				} else {
+					parts = append(parts, fmt.Sprintf("those ≡ %d (mod %d) below %d", e.Remainder, e.Delta, e.End))
+				}
+			}
+			end = strings.Join(parts, ", ")
 		}
 		fmt.Fprintf(w, "segment tag %s: %d IDs, %s\n", tag, r.SegmentIDs[tag], end)
 	}
