@@ -48,7 +48,7 @@ func TestChaos(t *testing.T) {
 		t.Fatalf("FIRN_CHAOS=%q: want short or long", name)
 	}
 	began := time.Now()
-	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace, Segments: true})
+	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace, Segments: true, ClientCallers: 2})
 	t.Logf("cluster up in %s; artifacts in %s", time.Since(began).Round(time.Millisecond), c.Dir)
 	load := c.StartLoad()
 	f := cluster.NewFaults(c, load)

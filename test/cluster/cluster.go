@@ -43,6 +43,10 @@ type Config struct {
 	// of the run's own, each process reaching each database through a
 	// fault proxy of its own; one more caller per process loads it.
 	Segments bool
+	// ClientCallers load snowflake IDs through one Go client (package
+	// client) of every process, one ID at a time, recorded as buffered
+	// (the history checks them with the client's MaxAge as ε).
+	ClientCallers int
 }
 
 // SegmentTag is the tag a cluster with Config.Segments serves.

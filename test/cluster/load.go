@@ -1,15 +1,18 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/test/cluster/history"
 )
@@ -22,7 +25,8 @@ type Load struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	ids    atomic.Int64
-	segErr atomic.Int64 // segment requests a store failed (unavailable, timeout)
+	segErr atomic.Int64   // segment requests a store failed (unavailable, timeout)
+	client *client.Client // the Go client of every process, if loaded
 
 	mu sync.Mutex
 	// served is, per node, when a request last completed with its IDs.
@@ -50,6 +54,21 @@ func (c *Cluster) StartLoad() *Load {
 			go l.caller(p.Name+".seg", p, SegmentTag)
 		}
 	}
+	if c.cfg.ClientCallers > 0 {
+		var eps []string
+		for _, p := range c.Procs {
+			eps = append(eps, "http://"+p.front.Addr())
+		}
+		cl, err := client.New(client.Config{Endpoints: eps, HTTP: true, HealthInterval: 200 * time.Millisecond})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		l.client = cl
+		for i := range c.cfg.ClientCallers {
+			l.wg.Add(1)
+			go l.clientCaller(fmt.Sprintf("client.c%d", i), cl)
+		}
+	}
 	return l
 }
 
@@ -57,6 +76,57 @@ func (c *Cluster) StartLoad() *Load {
 func (l *Load) Stop() {
 	close(l.stop)
 	l.wg.Wait()
+	if l.client != nil {
+		_ = l.client.Close(context.Background()) // its buffered IDs are dropped, never served
+	}
+}
+
+// clientCalls is how many IDs a client caller takes per call, one at a
+// time, and records as one request.
+const clientCalls = 100
+
+// clientCaller takes snowflake IDs from the Go client one at a time and
+// records each hundred as one buffered request.
+func (l *Load) clientCaller(name string, cl *client.Client) {
+	defer l.wg.Done()
+	ids := make([]int64, 0, clientCalls)
+	for {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		ids = ids[:0]
+		invoke := time.Now()
+		kind := ""
+		for range clientCalls {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			id, err := cl.Next(ctx)
+			cancel()
+			if err != nil {
+				var ce *client.Error
+				kind = "client"
+				if errors.As(err, &ce) && ce.Code != "" {
+					kind = ce.Code
+				}
+				break
+			}
+			ids = append(ids, id)
+		}
+		done := time.Now()
+		if len(ids) > 0 {
+			l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Buffered: true,
+				Invoke: invoke.UnixNano(), Complete: done.UnixNano(), IDs: slices.Clone(ids)})
+			l.ids.Add(int64(len(ids)))
+		}
+		if kind != "" {
+			l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Buffered: true,
+				Invoke: invoke.UnixNano(), Complete: done.UnixNano(), Err: kind})
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		time.Sleep(l.c.cfg.Pace)
+	}
 }
 
 // SegmentErrors is how many requests for segment IDs have failed as a

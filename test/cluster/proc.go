@@ -26,6 +26,7 @@ type Proc struct {
 	Name    string
 	proxies []*faultproxy.Proxy
 	db      []*faultproxy.Proxy // to each segment database of the set
+	front   *front              // the Go client's fixed address of the process
 	log     *os.File
 
 	mu     chan struct{} // a one-slot lock, usable with select
@@ -46,6 +47,7 @@ func (c *Cluster) newProc(name string) *Proc {
 		p.proxies = append(p.proxies, faultproxy.New(c.t, strings.TrimPrefix(ep, "http://")))
 	}
 	p.db = c.dbProxies()
+	p.front = newFront(c.t, p)
 	f, err := os.Create(filepath.Join(c.Dir, name+".log"))
 	if err != nil {
 		c.t.Fatal(err)

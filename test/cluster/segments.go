@@ -112,9 +112,11 @@ func (c *Cluster) segmentConfig(name string, xs []*faultproxy.Proxy) ([]string, 
 	return []string{"--config", path}, nil
 }
 
-// createTag creates SegmentTag through the first process that answers.
+// createTag creates SegmentTag through the first process that serves (a
+// process waiting for a node answers 503 not_ready).
 func (c *Cluster) createTag() {
 	body := fmt.Sprintf(`{"tag":%q,"first":"1","step":%d}`, SegmentTag, 10*c.cfg.Batch)
+	var answers []string
 	for _, p := range c.Procs {
 		_, addr := p.Life()
 		if addr == "" {
@@ -122,15 +124,16 @@ func (c *Cluster) createTag() {
 		}
 		resp, err := http.Post("http://"+addr+"/v1/segments", "application/json", strings.NewReader(body))
 		if err != nil {
+			answers = append(answers, p.Name+": "+err.Error())
 			continue
 		}
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
 			return
 		}
-		c.t.Fatalf("create tag %s on %s: %s", SegmentTag, p.Name, resp.Status)
+		answers = append(answers, p.Name+": "+resp.Status)
 	}
-	c.t.Fatalf("create tag %s: no process answered", SegmentTag)
+	c.t.Fatalf("create tag %s: no process created it (%s)", SegmentTag, strings.Join(answers, "; "))
 }
 
 // RecordSegmentEnd reads SegmentTag's counter in each database of the

@@ -39,6 +39,10 @@ type Options struct {
 	// the start-ahead bound plus the borrowing bound plus any clock offset
 	// injected. Default 10 s, firn's default start-ahead bound.
 	Lead time.Duration
+	// BufferEpsilon replaces Epsilon for IDs taken from the Go client's
+	// buffer (Record.Buffered): at least the client's MaxAge. Default
+	// 1 s + Epsilon.
+	BufferEpsilon time.Duration
 	// SegmentEnd is, per segment tag, the store's counter read after the
 	// run: no range reserved holds an ID at or past it. KindSegmentEnd
 	// records add to it. A tag with neither is checked for uniqueness and
@@ -87,6 +91,8 @@ type Report struct {
 	// holds the counters they were checked against, where known.
 	SegmentIDs map[string]int
 	SegmentEnd map[string][]SegmentEnd
+	// BufferedIDs counts the snowflake IDs taken through the Go client.
+	BufferedIDs int
 }
 
 // SegmentEnd bounds a tag's IDs by a store's counter after the run: the
@@ -125,6 +131,7 @@ type Checker struct {
 	procs    map[string]int32
 	names    []string
 	ids      []issued
+	buffered []issued                // snowflake IDs from the client's buffer: no life, so no fencing or order
 	seg      map[string][]issued     // segment IDs per tag
 	segSeq   map[segKey][]int64      // segment IDs per caller, life and tag, in order
 	ends     map[string][]SegmentEnd // Options.SegmentEnd and KindSegmentEnd
@@ -148,6 +155,9 @@ func NewChecker(opts Options) (*Checker, error) {
 	}
 	if opts.Lead == 0 {
 		opts.Lead = 10 * time.Second
+	}
+	if opts.BufferEpsilon == 0 {
+		opts.BufferEpsilon = time.Second + opts.Epsilon
 	}
 	c := &Checker{
 		opts: opts, procs: map[string]int32{}, last: map[orderKey]int64{}, seg: map[string][]issued{}, segSeq: map[segKey][]int64{}, ends: map[string][]SegmentEnd{},
@@ -239,16 +249,28 @@ func (c *Checker) request(r Record) {
 	c.rep.IDs += len(r.IDs)
 	ph.IDs += len(r.IDs)
 	c.gaps(r)
+	if r.Buffered {
+		r.Proc = "client buffer"
+	}
 	p := c.proc(r.Proc)
 	if r.Tag != "" {
 		c.segment(r, p)
 		return
 	}
-	lo := r.Invoke - int64(c.opts.Epsilon)
-	hi := r.Complete + int64(c.opts.Epsilon+c.opts.Lead)
+	eps := c.opts.Epsilon
+	if r.Buffered {
+		eps = c.opts.BufferEpsilon
+	}
+	lo := r.Invoke - int64(eps)
+	hi := r.Complete + int64(eps+c.opts.Lead)
 	tick := int64(c.opts.Layout.Tick)
 	for _, id := range r.IDs {
-		c.ids = append(c.ids, issued{id: id, proc: p})
+		if r.Buffered {
+			c.rep.BufferedIDs++
+			c.buffered = append(c.buffered, issued{id: id, proc: p})
+		} else {
+			c.ids = append(c.ids, issued{id: id, proc: p})
+		}
 		parts, err := c.opts.Layout.Decompose(uint64(id))
 		if err != nil {
 			c.violate(CheckDecode, "%s from %s: %v", fmtID(id), r.Proc, err)
@@ -260,6 +282,9 @@ func (c *Checker) request(r Record) {
 				time.Unix(0, lo).UTC().Format(time.RFC3339Nano), time.Unix(0, hi).UTC().Format(time.RFC3339Nano))
 		}
 		c.rep.MaxLead = max(c.rep.MaxLead, time.Duration(parts.Time.UnixNano()-r.Complete))
+		if r.Buffered {
+			continue // refills in parallel, from any server: no order to keep
+		}
 		k := orderKey{caller: r.Caller, proc: r.Proc, node: parts.Node}
 		if prev, ok := c.last[k]; ok && id <= prev {
 			c.violate(CheckOrder, "caller %s got %s from %s (node %d) after %s", r.Caller, fmtID(id), r.Proc, parts.Node, fmtID(prev))
@@ -329,6 +354,7 @@ func (c *Checker) Finish() *Report {
 	c.rep.SegmentEnd = c.ends
 	c.segmentOrder()
 	c.duplicates(c.ids, "")
+	c.bufferedDuplicates()
 	tags := make([]string, 0, len(c.seg))
 	for tag := range c.seg {
 		tags = append(tags, tag)
@@ -351,6 +377,17 @@ func (c *Checker) Finish() *Report {
 	}
 	c.fencing()
 	return &c.rep
+}
+
+// bufferedDuplicates reports each ID from the client's buffer that came
+// twice, or that a caller of a process also got; c.ids is sorted.
+func (c *Checker) bufferedDuplicates() {
+	c.duplicates(c.buffered, " (through the client)")
+	for _, x := range c.buffered {
+		if i, ok := slices.BinarySearchFunc(c.ids, x.id, func(a issued, id int64) int { return cmp.Compare(a.id, id) }); ok {
+			c.violate(CheckDuplicate, "%s issued through the client and by %s", fmtID(x.id), c.names[c.ids[i].proc])
+		}
+	}
 }
 
 // duplicates sorts ids and reports each ID issued twice.

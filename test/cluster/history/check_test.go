@@ -153,6 +153,27 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 				{Kind: history.KindSegmentEnd, Tag: "pair", End: 5, Delta: 2, Remainder: 0},
 				{Kind: history.KindSegmentEnd, Tag: "pair", End: 43, Delta: 2, Remainder: 1}}
 		}, history.CheckSegmentRange},
+		{"IDs through the client's buffer: no life, no order, a wider window", func(t *testing.T) []history.Record {
+			return []history.Record{
+				acquire("a#1", 1, 0),
+				req("c1", "a#1", 10, 11, id(t, 10, 1, 0)),
+				{Kind: history.KindRequest, Caller: "client.c0", Buffered: true, Invoke: at(900), Complete: at(901),
+					IDs: []int64{id(t, 12, 1, 1), id(t, 11, 1, 0)}},
+			}
+		}, ""},
+		{"an ID through the client that a process's caller also got", func(t *testing.T) []history.Record {
+			return []history.Record{
+				acquire("a#1", 1, 0),
+				req("c1", "a#1", 10, 11, id(t, 10, 1, 0)),
+				{Kind: history.KindRequest, Caller: "client.c0", Buffered: true, Invoke: at(20), Complete: at(21), IDs: []int64{id(t, 10, 1, 0)}},
+			}
+		}, history.CheckDuplicate},
+		{"an ID through the client older than the buffer keeps one", func(t *testing.T) []history.Record {
+			return []history.Record{
+				acquire("a#1", 1, 0),
+				{Kind: history.KindRequest, Caller: "client.c0", Buffered: true, Invoke: at(5000), Complete: at(5001), IDs: []int64{id(t, 10, 1, 0)}},
+			}
+		}, history.CheckTime},
 		{"a segment ID below the first", func(t *testing.T) []history.Record {
 			return []history.Record{seg("c1", "a#1", "order", 0)}
 		}, history.CheckSegmentRange},

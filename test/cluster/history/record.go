@@ -33,6 +33,10 @@ type Record struct {
 	Invoke   int64   `json:"invoke,omitempty"`
 	Complete int64   `json:"complete,omitempty"`
 	IDs      []int64 `json:"ids,omitempty"`
+	// Buffered marks IDs taken from the Go client's buffer: they were
+	// fetched from some process before the call (Proc is empty), up to
+	// the client's MaxAge earlier.
+	Buffered bool `json:"buffered,omitempty"`
 	// Tag names the segment tag of a request for segment IDs; empty for
 	// snowflake IDs.
 	Tag string `json:"tag,omitempty"`

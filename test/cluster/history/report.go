@@ -39,6 +39,9 @@ func (r *Report) Write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "segment tag %s: %d IDs, %s\n", tag, r.SegmentIDs[tag], end)
 	}
+	if r.BufferedIDs > 0 {
+		fmt.Fprintf(w, "through the Go client's buffer: %d snowflake IDs (unique with every other, times within the client's MaxAge)\n", r.BufferedIDs)
+	}
 	if r.OK() {
 		fmt.Fprintln(w, "no violations: no duplicate, order, fencing, time, decode or segment-range error")
 		return
