@@ -32,6 +32,9 @@ type tagValue struct {
 	Step        int64     `json:"step"`
 	Description string    `json:"description,omitempty"`
 	Updated     time.Time `json:"updated"`
+	// Opaque is the tag's permutation record (segment.Recorded), written
+	// at creation and never changed; empty for plain IDs.
+	Opaque string `json:"opaque,omitempty"`
 }
 
 func (g *segments) key(tag string) string { return g.prefix + "segments/" + tag }
@@ -101,12 +104,12 @@ func (g *segments) Reserve(ctx context.Context, tag string, step int64) (segment
 	if err != nil {
 		return segment.Range{}, err
 	}
-	return segment.Range{Start: start, End: v.Next, Delta: 1, Step: v.Step}, nil
+	return segment.Range{Start: start, End: v.Next, Delta: 1, Step: v.Step, Opaque: v.Opaque}, nil
 }
 
 func (g *segments) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
 	v, _, err := g.read(ctx, tag)
-	return segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Delta: 1, Description: v.Description, Updated: v.Updated}, err
+	return segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Delta: 1, Description: v.Description, Updated: v.Updated, Opaque: v.Opaque}, err
 }
 
 func (g *segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
@@ -121,16 +124,28 @@ func (g *segments) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 			return nil, fmt.Errorf("list tags: %s: %w", kv.Key, err)
 		}
 		tag := strings.TrimPrefix(string(kv.Key), g.prefix+"segments/")
-		out = append(out, segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Delta: 1, Description: v.Description, Updated: v.Updated})
+		out = append(out, segment.TagInfo{Tag: tag, Next: v.Next, Step: v.Step, Delta: 1, Description: v.Description, Updated: v.Updated, Opaque: v.Opaque})
 	}
 	return out, nil
 }
 
 func (g *segments) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	return g.CreateTagOpaque(ctx, tag, first, step, 1, 0, description, "")
+}
+
+// CreateTagOpaque implements segment.OpaqueCreator, for one store (delta
+// 1): etcd records no residue class.
+func (g *segments) CreateTagOpaque(ctx context.Context, tag string, first, step, delta, remainder int64, description, permutation string) error {
 	if err := segment.CheckCreate(tag, first, step, description, limits); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(tagValue{Next: first, Step: step, Description: description, Updated: time.Now().UTC()})
+	if err := segment.CheckRecorded(permutation); err != nil {
+		return err
+	}
+	if delta != 1 || remainder != 0 {
+		return fmt.Errorf("etcdstore: delta %d, remainder %d: etcd serves a tag alone (delta 1)", delta, remainder)
+	}
+	b, _ := json.Marshal(tagValue{Next: first, Step: step, Description: description, Updated: time.Now().UTC(), Opaque: permutation})
 	resp, err := g.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(g.key(tag)), "=", 0)).
 		Then(clientv3.OpPut(g.key(tag), string(b))).

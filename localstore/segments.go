@@ -21,6 +21,9 @@ type tagRecord struct {
 	Step        int64     `json:"step"`
 	Description string    `json:"description,omitempty"`
 	Updated     time.Time `json:"updated"`
+	// Opaque is the tag's permutation record (segment.Recorded), written
+	// at creation and never changed; empty for plain IDs.
+	Opaque string `json:"opaque,omitempty"`
 }
 
 // Segments returns the segment store of the data directory: every tag's
@@ -100,7 +103,7 @@ func (g *segments) Reserve(_ context.Context, tag string, step int64) (r segment
 		if err := segment.CanReserve(t.Next, step); err != nil {
 			return false, err
 		}
-		r = segment.Range{Start: t.Next, End: t.Next + step, Delta: 1, Step: t.Step}
+		r = segment.Range{Start: t.Next, End: t.Next + step, Delta: 1, Step: t.Step, Opaque: t.Opaque}
 		t.Next, t.Updated = r.End, time.Now().UTC()
 		return true, nil
 	})
@@ -116,7 +119,7 @@ func (g *segments) Tag(_ context.Context, tag string) (info segment.TagInfo, err
 		if t == nil {
 			return false, segment.ErrUnknownTag
 		}
-		info = segment.TagInfo{Tag: tag, Next: t.Next, Step: t.Step, Delta: 1, Description: t.Description, Updated: t.Updated}
+		info = segment.TagInfo{Tag: tag, Next: t.Next, Step: t.Step, Delta: 1, Description: t.Description, Updated: t.Updated, Opaque: t.Opaque}
 		return false, nil
 	})
 	return info, err
@@ -125,7 +128,7 @@ func (g *segments) Tag(_ context.Context, tag string) (info segment.TagInfo, err
 func (g *segments) Tags(_ context.Context) (out []segment.TagInfo, err error) {
 	err = g.change(func(tags map[string]*tagRecord) (bool, error) {
 		for name, t := range tags {
-			out = append(out, segment.TagInfo{Tag: name, Next: t.Next, Step: t.Step, Delta: 1, Description: t.Description, Updated: t.Updated})
+			out = append(out, segment.TagInfo{Tag: name, Next: t.Next, Step: t.Step, Delta: 1, Description: t.Description, Updated: t.Updated, Opaque: t.Opaque})
 		}
 		return false, nil
 	})
@@ -133,15 +136,23 @@ func (g *segments) Tags(_ context.Context) (out []segment.TagInfo, err error) {
 	return out, err
 }
 
-func (g *segments) CreateTag(_ context.Context, tag string, first, step int64, description string) error {
+func (g *segments) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	return g.CreateTagOpaque(ctx, tag, first, step, 1, 0, description, "")
+}
+
+// CreateTagOpaque implements segment.OpaqueCreator, for one store (delta 1).
+func (g *segments) CreateTagOpaque(_ context.Context, tag string, first, step, delta, remainder int64, description, permutation string) error {
 	if err := segment.CheckCreate(tag, first, step, description, limits); err != nil {
+		return err
+	}
+	if err := errors.Join(oneStore(delta, remainder), segment.CheckRecorded(permutation)); err != nil {
 		return err
 	}
 	return g.change(func(tags map[string]*tagRecord) (bool, error) {
 		if tags[tag] != nil {
 			return false, segment.ErrTagExists
 		}
-		tags[tag] = &tagRecord{Next: first, Step: step, Description: description, Updated: time.Now().UTC()}
+		tags[tag] = &tagRecord{Next: first, Step: step, Description: description, Updated: time.Now().UTC(), Opaque: permutation}
 		return true, nil
 	})
 }
@@ -175,4 +186,13 @@ func (g *segments) Advance(_ context.Context, tag string, next int64) (after int
 		return raise, nil
 	})
 	return after, err
+}
+
+// oneStore refuses a residue class other than the whole: the data
+// directory records none.
+func oneStore(delta, remainder int64) error {
+	if delta != 1 || remainder != 0 {
+		return fmt.Errorf("localstore: delta %d, remainder %d: the data directory serves a tag alone (delta 1)", delta, remainder)
+	}
+	return nil
 }

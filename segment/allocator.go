@@ -44,6 +44,11 @@ type Config struct {
 	// it is cut short, and a range starting past it answers ErrExhausted.
 	// JavaScriptSafe is the bound of IDs JavaScript holds exactly.
 	MaxID func(tag string) int64
+	// Opaque, if set, returns the permutation a tag's IDs pass through on
+	// the way out, or nil for plain IDs. Every range is checked against
+	// the permutation its tag records (CheckPermutation): a tag is served
+	// only as it was created, opaque or plain. Nil: every tag is plain.
+	Opaque func(tag string) Permutation
 }
 
 // JavaScriptSafe is the largest ID JavaScript's Number holds exactly,
@@ -202,7 +207,15 @@ func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	if h := old[tag]; h != nil {
 		return h, nil
 	}
+	p := a.permutation(tag)
+	if err := CheckPermutation(tag, info.Opaque, p); err != nil {
+		return nil, err
+	}
+	if err := checkSpace(tag, p, a.maxID(tag)); err != nil {
+		return nil, err
+	}
 	h := newHandle(a, tag, info.Step)
+	h.perm, h.recorded = p, Recorded(p)
 	tags := make(map[string]*Handle, len(old)+1)
 	for k, v := range old {
 		tags[k] = v
@@ -210,6 +223,49 @@ func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	tags[tag] = h
 	a.tags.Store(&tags)
 	return h, nil
+}
+
+// permutation returns the permutation of tag's IDs, nil for plain IDs.
+func (a *Allocator) permutation(tag string) Permutation {
+	if a.cfg.Opaque == nil {
+		return nil
+	}
+	return a.cfg.Opaque(tag)
+}
+
+// maxID returns the largest ID tag may issue, 0 for the store's bound.
+func (a *Allocator) maxID(tag string) int64 {
+	if a.cfg.MaxID == nil {
+		return 0
+	}
+	return a.cfg.MaxID(tag)
+}
+
+// Opaque reports whether tag's IDs pass through a permutation.
+func (a *Allocator) Opaque(tag string) bool { return a.permutation(tag) != nil }
+
+// CreateTag creates tag in the allocator's store, recording the
+// permutation its IDs pass through here (see segment.CreateTag).
+func (a *Allocator) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
+	p := a.permutation(tag)
+	if err := checkSpace(tag, p, a.maxID(tag)); err != nil {
+		return err
+	}
+	return CreateTag(ctx, a.store, tag, first, step, description, p)
+}
+
+// Reveal undoes the permutation of tag's IDs: the plain ID behind an
+// opaque one. A plain tag gives ErrInvalid.
+func (a *Allocator) Reveal(tag string, id uint64) (int64, error) {
+	p := a.permutation(tag)
+	if p == nil {
+		return 0, &TagError{Tag: tag, Err: fmt.Errorf("%w: the tag's IDs are not opaque on this server", ErrInvalid)}
+	}
+	plain, err := p.Decode(id)
+	if err != nil {
+		return 0, &TagError{Tag: tag, Err: fmt.Errorf("%w: ID %d does not fit the tag's %d-bit opaque space", ErrInvalid, id, p.Bits())}
+	}
+	return int64(plain), nil
 }
 
 // Close stops background fetches and waits for them. Buffered IDs are

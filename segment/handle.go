@@ -59,6 +59,9 @@ type Handle struct {
 	backoff  time.Duration
 	fetches  atomic.Int64
 	failures atomic.Int64
+
+	perm     Permutation // nil: plain IDs
+	recorded string      // Recorded(perm): what every range must record
 }
 
 func newHandle(a *Allocator, tag string, step int64) *Handle {
@@ -85,6 +88,9 @@ func (h *Handle) Next(ctx context.Context) (int64, error) {
 				if p >= b.trigger && !b.asked.Load() {
 					h.prefetch(b)
 				}
+				if h.perm != nil {
+					return h.conceal(p)
+				}
 				return p, nil
 			}
 			h.contended.Store(true)
@@ -97,12 +103,26 @@ func (h *Handle) Next(ctx context.Context) (int64, error) {
 			if id >= b.trigger && !b.asked.Load() {
 				h.prefetch(b)
 			}
+			if h.perm != nil {
+				return h.conceal(id)
+			}
 			return id, nil
 		}
 		if err := h.refill(ctx, b); err != nil {
 			return 0, err
 		}
 	}
+}
+
+// conceal returns id's image under the tag's permutation. An ID outside
+// the permutation's space (the allocator's bound prevents it) fails: no
+// plain ID of an opaque tag leaves the handle.
+func (h *Handle) conceal(id int64) (int64, error) {
+	y, err := h.perm.Encode(uint64(id))
+	if err != nil {
+		return 0, &TagError{Tag: h.tag, Err: fmt.Errorf("opaque ID of %d: %w", id, err)}
+	}
+	return int64(y), nil
 }
 
 // quietRun is how many calls in a row must find the mutex free before
@@ -161,9 +181,20 @@ func (b *buffer) claimN(want int64) (first, got int64) {
 	}
 }
 
-// NextN fills dst with new IDs, in increasing order; a batch may span
-// ranges. It returns the number written: len(dst), or fewer with an error.
+// NextN fills dst with new IDs, in increasing order (for an opaque tag,
+// their images); a batch may span ranges. It returns the number written:
+// len(dst), or fewer with an error.
 func (h *Handle) NextN(ctx context.Context, dst []int64) (int, error) {
+	n, err := h.nextN(ctx, dst)
+	if h.perm != nil && n > 0 {
+		if perr := h.perm.EncodeN(dst[:n]); perr != nil {
+			return 0, &TagError{Tag: h.tag, Err: fmt.Errorf("opaque IDs: %w", perr)}
+		}
+	}
+	return n, err
+}
+
+func (h *Handle) nextN(ctx context.Context, dst []int64) (int, error) {
 	n := 0
 	for n < len(dst) {
 		b := h.cur.Load()
@@ -343,6 +374,9 @@ func (h *Handle) fetch(step int64) {
 		if cerr := r.Check(); cerr != nil {
 			err = fmt.Errorf("store returned %w", cerr)
 		}
+	}
+	if err == nil {
+		err = CheckPermutation(h.tag, r.Opaque, h.perm)
 	}
 	if err == nil {
 		r, err = h.bound(r)

@@ -225,7 +225,21 @@ func (m *Multi) Tags(ctx context.Context) ([]TagInfo, error) {
 // of the set (Limits): it is created where every store can hold it, or
 // nowhere.
 func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, description string) error {
-	if err := CheckCreate(tag, first, step, description, m.Limits()); err != nil {
+	return m.create(ctx, tag, first, step, description, "")
+}
+
+// CreateTagOpaque implements OpaqueCreator: CreateTag with the permutation
+// record, on every store of the set, each an OpaqueCreator. delta and
+// remainder must be 1 and 0: the set gives each store its class.
+func (m *Multi) CreateTagOpaque(ctx context.Context, tag string, first, step, delta, remainder int64, description, permutation string) error {
+	if delta != 1 || remainder != 0 {
+		return fmt.Errorf("segment: a set of %d stores gives each its class: create with delta 1, not %d", len(m.stores), delta)
+	}
+	return m.create(ctx, tag, first, step, description, permutation)
+}
+
+func (m *Multi) create(ctx context.Context, tag string, first, step int64, description, permutation string) error {
+	if err := errors.Join(CheckCreate(tag, first, step, description, m.Limits()), CheckRecorded(permutation)); err != nil {
 		return err
 	}
 	if err := m.checkStep(step); err != nil {
@@ -239,6 +253,9 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		if _, ok := s.(ResidueCreator); !ok {
 			return fmt.Errorf("segment: store %d (%T) records no residue class: several stores need Tinyid's table or firn's own", i, s)
 		}
+		if _, ok := s.(OpaqueCreator); permutation != "" && !ok {
+			return &TagError{Tag: tag, Err: fmt.Errorf("store %d: %w (%T)", i, ErrOpaqueUnsupported, s)}
+		}
 		info, err := s.Tag(ctx, tag)
 		switch {
 		case errors.Is(err, ErrUnknownTag):
@@ -251,6 +268,8 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		case info.Delta != n || info.Remainder != int64(i):
 			return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
 				Reason: fmt.Sprintf("has the tag already, outside the class its position gives it (delta %d, remainder %d)", n, i)}
+		case info.Opaque != permutation:
+			return fmt.Errorf("store %d: %w", i, &PermutationError{Tag: tag, Recorded: info.Opaque, Want: permutation})
 		default:
 			start = max(start, info.Next)
 		}
@@ -262,7 +281,13 @@ func (m *Multi) CreateTag(ctx context.Context, tag string, first, step int64, de
 		if !missing[i] {
 			continue
 		}
-		if err := s.(ResidueCreator).CreateTagResidue(ctx, tag, start, step, n, int64(i), description); err != nil {
+		var err error
+		if permutation != "" {
+			err = s.(OpaqueCreator).CreateTagOpaque(ctx, tag, start, step, n, int64(i), description, permutation)
+		} else {
+			err = s.(ResidueCreator).CreateTagResidue(ctx, tag, start, step, n, int64(i), description)
+		}
+		if err != nil {
 			return fmt.Errorf("store %d: %w", i, err)
 		}
 	}

@@ -20,6 +20,9 @@ type Range struct {
 	// one (firn's own table); segment.Multi checks them on every range.
 	Set     string
 	SetSize int64
+	// Opaque is the permutation record of the tag's row (Recorded): ""
+	// for plain IDs. The allocator serves a range only if it matches.
+	Opaque string
 }
 
 // Len returns the number of IDs in the range.
@@ -82,6 +85,7 @@ type TagInfo struct {
 	Remainder   int64
 	Set         string // the store set the row belongs to, where recorded
 	SetSize     int64  // the number of stores in that set; 0: not recorded
+	Opaque      string // the permutation record (Recorded); "" for plain IDs
 	Description string
 	Updated     time.Time
 }

@@ -318,3 +318,40 @@ func execStrict(ctx context.Context, db *sql.DB, d Dialect, query string, args .
 	}
 	return res, err
 }
+
+// columnOnce adds a column to a table made before the column existed,
+// once: a table that answers a SELECT of the column is used as it is.
+type columnOnce struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// ensure selects column from table and, if that fails, adds it with
+// ALTER TABLE … ADD COLUMN column def; if the ALTER fails too, the column
+// is selected again (another process may have added it meanwhile) and
+// the ALTER's error returned if it still fails. A failure is tried again
+// on the next use.
+func (o *columnOnce) ensure(ctx context.Context, c classifier, table, column, def string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	// The names are the store's own, checked by its constructor.
+	probe := "SELECT " + column + " FROM " + table + " WHERE 1 = 0"
+	if _, err := c.db.ExecContext(ctx, probe); err == nil {
+		o.done = true
+		return nil
+	}
+	_, err := c.db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+column+" "+def)
+	if err != nil {
+		if _, again := c.db.ExecContext(ctx, probe); again == nil {
+			o.done = true
+			return nil
+		}
+		return fmt.Errorf("table %s was made by an earlier firn and lacks column %s: adding it failed; run ALTER TABLE %s ADD COLUMN %s %s as the table's owner: %w",
+			table, column, table, column, def, err)
+	}
+	o.done = true
+	return nil
+}

@@ -39,6 +39,7 @@ type Tinyid struct {
 	c       classifier
 
 	schema schemaOnce
+	column columnOnce // own table: the opaque column, added to a table made before it
 }
 
 // NewTinyid returns a Tinyid store on db. It does no I/O.
@@ -99,10 +100,12 @@ func SetSchema(d Dialect, table string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	extra := "    description VARCHAR(256) DEFAULT NULL,\n    set_name    VARCHAR(128) NOT NULL DEFAULT '',\n    set_size    INT          NOT NULL DEFAULT 1,\n"
+	extra := "    description VARCHAR(256) DEFAULT NULL,\n    set_name    VARCHAR(128) NOT NULL DEFAULT '',\n    set_size    INT          NOT NULL DEFAULT 1,\n" +
+		"    opaque      VARCHAR(64)  NOT NULL DEFAULT '',\n"
 	anchor := "    version     BIGINT       NOT NULL DEFAULT 0\n"
 	if d == MySQL {
-		extra = "  `description` varchar(256) DEFAULT NULL,\n  `set_name` varchar(128) NOT NULL DEFAULT '',\n  `set_size` int(11) NOT NULL DEFAULT '1',\n"
+		extra = "  `description` varchar(256) DEFAULT NULL,\n  `set_name` varchar(128) NOT NULL DEFAULT '',\n  `set_size` int(11) NOT NULL DEFAULT '1',\n" +
+			"  `opaque` varchar(64) NOT NULL DEFAULT '',\n"
 		anchor = "  `version` bigint(20) NOT NULL DEFAULT '0',\n"
 		return strings.Replace(ddl, anchor, anchor+extra, 1), nil
 	}
@@ -175,21 +178,25 @@ func (s *Tinyid) ensureSchema(ctx context.Context) error {
 	if s.own {
 		ddl, _ = SetSchema(s.dialect, s.opt.Table)
 	}
-	return s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table}, ddl)
+	if err := s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table}, ddl); err != nil || !s.own {
+		return err
+	}
+	return s.column.ensure(ctx, s.c, s.opt.Table, "opaque", "VARCHAR(64) NOT NULL DEFAULT ''")
 }
 
 type tinyRow struct {
 	maxID, step, delta, remainder, version int64
 	description, set                       string
 	setSize                                int64
+	opaque                                 string
 }
 
 // extraColumns are the columns of firn's own table.
 func (s *Tinyid) extraColumns() string {
 	if s.own {
-		return ", COALESCE(description, ''), set_name, set_size"
+		return ", COALESCE(description, ''), set_name, set_size, opaque"
 	}
-	return ", '', '', 0"
+	return ", '', '', 0, ''"
 }
 
 func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
@@ -199,7 +206,7 @@ func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 	}
 	cond, args := s.where(tag)
 	err := s.db.QueryRowContext(ctx, s.q("SELECT max_id, COALESCE(step, 0), delta, remainder, version"+s.extraColumns()+" FROM {t} WHERE "+cond), args...).
-		Scan(&r.maxID, &r.step, &r.delta, &r.remainder, &r.version, &r.description, &r.set, &r.setSize)
+		Scan(&r.maxID, &r.step, &r.delta, &r.remainder, &r.version, &r.description, &r.set, &r.setSize, &r.opaque)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, segment.ErrUnknownTag
 	}
@@ -250,7 +257,7 @@ func (s *Tinyid) Reserve(ctx context.Context, tag string, step int64) (segment.R
 			return segment.Range{}, fmt.Errorf("reserve %q: %w", tag, err)
 		} else if n == 1 {
 			return segment.Range{Start: firstAfter(r.maxID, r.delta, r.remainder), End: r.maxID + step + 1, Delta: r.delta,
-				Step: r.step, Set: r.set, SetSize: r.setSize}, nil
+				Step: r.step, Set: r.set, SetSize: r.setSize, Opaque: r.opaque}, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return segment.Range{}, err
@@ -268,7 +275,7 @@ func (s *Tinyid) Tag(ctx context.Context, tag string) (segment.TagInfo, error) {
 		return segment.TagInfo{}, err
 	}
 	return segment.TagInfo{Tag: tag, Next: firstAfter(r.maxID, r.delta, r.remainder), Step: r.step, Delta: r.delta, Remainder: r.remainder,
-		Description: r.description, Set: r.set, SetSize: r.setSize}, nil
+		Description: r.description, Set: r.set, SetSize: r.setSize, Opaque: r.opaque}, nil
 }
 
 // Tags implements segment.Store.
@@ -285,7 +292,7 @@ func (s *Tinyid) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	for rows.Next() {
 		var t segment.TagInfo
 		var maxID int64
-		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder, &t.Description, &t.Set, &t.SetSize); err != nil {
+		if err := rows.Scan(&t.Tag, &maxID, &t.Step, &t.Delta, &t.Remainder, &t.Description, &t.Set, &t.SetSize, &t.Opaque); err != nil {
 			return nil, fmt.Errorf("list tags: %w", err)
 		}
 		if segment.CheckResidue(t.Delta, t.Remainder) == nil {
@@ -325,8 +332,22 @@ func (s *Tinyid) Collides(ctx context.Context, tag string) (string, bool, error)
 // columns first (segment.CheckCreate), and MySQL inserts strictly: nothing
 // is truncated.
 func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error {
+	return s.CreateTagOpaque(ctx, tag, first, step, delta, remainder, description, "")
+}
+
+// CreateTagOpaque implements segment.OpaqueCreator on firn's own table,
+// which records the permutation in its opaque column. Tinyid's table has
+// no such column: an opaque tag there is refused
+// (segment.ErrOpaqueUnsupported).
+func (s *Tinyid) CreateTagOpaque(ctx context.Context, tag string, first, step, delta, remainder int64, description, permutation string) error {
 	if err := segment.CheckCreate(tag, first, step, description, s.Limits()); err != nil {
 		return err
+	}
+	if err := segment.CheckRecorded(permutation); err != nil {
+		return err
+	}
+	if permutation != "" && !s.own {
+		return &segment.TagError{Tag: tag, Err: fmt.Errorf("%w (Tinyid's table %s)", segment.ErrOpaqueUnsupported, s.opt.Table)}
 	}
 	if err := segment.CheckResidue(delta, remainder); err != nil {
 		return fmt.Errorf("create tag %q: %w: %w", tag, err, segment.ErrInvalid)
@@ -340,9 +361,9 @@ func (s *Tinyid) CreateTagResidue(ctx context.Context, tag string, first, step, 
 	}
 	args := []any{tag, first - 1, first - 1, step, delta, remainder}
 	if s.own {
-		insert = strings.Replace(insert, "version)", "version, description, set_name, set_size)", 1)
-		insert = strings.Replace(insert, "now(), 0)", "now(), 0, ?, ?, ?)", 1)
-		args = append(args, description, s.set, delta)
+		insert = strings.Replace(insert, "version)", "version, description, set_name, set_size, opaque)", 1)
+		insert = strings.Replace(insert, "now(), 0)", "now(), 0, ?, ?, ?, ?)", 1)
+		args = append(args, description, s.set, delta, permutation)
 	}
 	res, err := execStrict(ctx, s.db, s.dialect, s.q(insert), args...)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -196,6 +197,63 @@ func TestSetStoreRecordsItsSet(t *testing.T) {
 		defer a3.Close(ctx)
 		if _, err := a3.Next(ctx, "t"); !errors.Is(err, segment.ErrResidues) {
 			t.Fatalf("a set of 2 with a third store: %v, want ErrResidues", err)
+		}
+	})
+}
+
+// TestSetStoreAddsTheOpaqueColumnToAnOlderTable: a firn_segments table
+// made before tags recorded their permutation gets the column on first
+// use; its rows stay plain, and an opaque tag can be created beside them.
+func TestSetStoreAddsTheOpaqueColumnToAnOlderTable(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		ctx := context.Background()
+		suffix := make([]byte, 6)
+		rand.Read(suffix)
+		table := "firn_segments_" + hex.EncodeToString(suffix)
+		t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
+		ddl, err := sqlstore.SetSchema(b.dialect, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var older []string
+		for _, line := range strings.Split(ddl, "\n") {
+			if !strings.Contains(line, "opaque") {
+				older = append(older, line)
+			}
+		}
+		if _, err := db.Exec(strings.Join(older, "\n")); err != nil {
+			t.Fatalf("older table: %v", err)
+		}
+		if _, err := db.Exec("INSERT INTO " + table + " (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES ('old', 0, 0, 10, 1, 0, now(), now(), 0)"); err != nil {
+			t.Fatal(err)
+		}
+		s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Reserve(ctx, "old", 10)
+		if err != nil || r.Opaque != "" || r.Start != 1 {
+			t.Fatalf("Reserve(old) = %+v, %v; want a plain range from 1", r, err)
+		}
+		if err := s.CreateTagOpaque(ctx, "new", 1, 10, 1, 0, "", "ff1:0123456789abcdef:0123456789ab/63"); err != nil {
+			t.Fatal(err)
+		}
+		if info, err := s.Tag(ctx, "new"); err != nil || info.Opaque != "ff1:0123456789abcdef:0123456789ab/63" {
+			t.Fatalf("Tag(new) = %+v, %v", info, err)
+		}
+	})
+}
+
+// TestTinyidTableRefusesOpaqueTags: Tinyid's table has no column for the
+// permutation, so no opaque tag is created there.
+func TestTinyidTableRefusesOpaqueTags(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		s, _ := newTinyid(t, b, db)
+		err := s.CreateTagOpaque(context.Background(), "order", 1, 10, 1, 0, "", "ff1:0123456789abcdef:0123456789ab/63")
+		if !errors.Is(err, segment.ErrOpaqueUnsupported) {
+			t.Fatalf("CreateTagOpaque = %v; want ErrOpaqueUnsupported", err)
 		}
 	})
 }

@@ -96,7 +96,7 @@ func (s *MemStore) Reserve(ctx context.Context, tag string, step int64) (segment
 	if err := segment.CanReserve(t.Next, step); err != nil {
 		return segment.Range{}, err
 	}
-	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: t.Delta, Step: t.Step}
+	r := segment.Range{Start: t.Next, End: t.Next + step, Delta: t.Delta, Step: t.Step, Opaque: t.Opaque}
 	t.Next = r.End + (t.Remainder-r.End%t.Delta+t.Delta)%t.Delta
 	s.reserves++
 	return r, nil
@@ -159,6 +159,28 @@ func (s *MemStore) CreateTagResidue(ctx context.Context, tag string, first, step
 	t.Delta, t.Remainder = delta, remainder
 	t.Next = first + (remainder-first%delta+delta)%delta
 	return nil
+}
+
+// CreateTagOpaque implements segment.OpaqueCreator.
+func (s *MemStore) CreateTagOpaque(ctx context.Context, tag string, first, step, delta, remainder int64, description, permutation string) error {
+	if err := segment.CheckRecorded(permutation); err != nil {
+		return err
+	}
+	if err := s.CreateTagResidue(ctx, tag, first, step, delta, remainder, description); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tags[tag].Opaque = permutation
+	return nil
+}
+
+// EditOpaque changes a tag's permutation record in place, as an operator
+// editing a row would.
+func (s *MemStore) EditOpaque(tag, permutation string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tags[tag].Opaque = permutation
 }
 
 // EditResidue changes a tag's residue class in place, as an operator

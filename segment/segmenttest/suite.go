@@ -208,6 +208,47 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 				}
 			}
 		}},
+		{"a tag records its permutation for life, or the store refuses opaque tags", func(t *testing.T, s segment.Store) {
+			p := recordOnly{fp: "ff1:0123456789abcdef:0123456789ab", bits: 63}
+			err := segment.CreateTag(ctx(t), s, "secret", 1, 10, "", p)
+			if errors.Is(err, segment.ErrOpaqueUnsupported) {
+				if _, terr := s.Tag(ctx(t), "secret"); !errors.Is(terr, segment.ErrUnknownTag) {
+					t.Fatalf("after a refused opaque tag, Tag = %v; want ErrUnknownTag: nothing created", terr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CreateTag(secret, opaque): %v", err)
+			}
+			create(t, s, "plain", 1, 10, "")
+			rec := segment.Recorded(p)
+			if info, err := s.Tag(ctx(t), "secret"); err != nil || info.Opaque != rec {
+				t.Fatalf("Tag(secret).Opaque = %q, %v; want %q", info.Opaque, err, rec)
+			}
+			if r := reserve(t, s, "secret", 10); r.Opaque != rec {
+				t.Fatalf("Reserve(secret).Opaque = %q; want %q", r.Opaque, rec)
+			}
+			if r := reserve(t, s, "plain", 10); r.Opaque != "" {
+				t.Fatalf("Reserve(plain).Opaque = %q; want none", r.Opaque)
+			}
+			tags, err := s.Tags(ctx(t))
+			if err != nil || len(tags) != 2 || tags[1].Tag != "secret" || tags[1].Opaque != rec || tags[0].Opaque != "" {
+				t.Fatalf("Tags = %+v, %v; want plain, then secret recording %q", tags, err, rec)
+			}
+			if err := s.SetStep(ctx(t), "secret", 20); err != nil {
+				t.Fatalf("SetStep(secret): %v", err)
+			}
+			if _, err := s.Advance(ctx(t), "secret", 1000); err != nil {
+				t.Fatalf("Advance(secret): %v", err)
+			}
+			if info, err := s.Tag(ctx(t), "secret"); err != nil || info.Opaque != rec {
+				t.Fatalf("after SetStep and Advance, Tag(secret).Opaque = %q, %v; want %q unchanged", info.Opaque, err, rec)
+			}
+			long := recordOnly{fp: strings.Repeat("f", segment.MaxRecorded), bits: 63}
+			if err := segment.CreateTag(ctx(t), s, "long", 1, 10, "", long); !errors.Is(err, segment.ErrInvalid) {
+				t.Fatalf("CreateTag with a %d-byte record = %v; want ErrInvalid", len(segment.Recorded(long)), err)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
@@ -236,3 +277,16 @@ func ctx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
+
+// recordOnly is a segment.Permutation for the record alone: stores never
+// encode.
+type recordOnly struct {
+	fp   string
+	bits int
+}
+
+func (p recordOnly) Encode(x uint64) (uint64, error) { return x, nil }
+func (p recordOnly) EncodeN([]int64) error           { return nil }
+func (p recordOnly) Decode(y uint64) (uint64, error) { return y, nil }
+func (p recordOnly) Bits() int                       { return p.bits }
+func (p recordOnly) Fingerprint() string             { return p.fp }

@@ -1,0 +1,254 @@
+package segment_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/firn-id/firn/opaque"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+)
+
+func permutation(t *testing.T, key byte, tweak string, bits int) *opaque.Permutation {
+	t.Helper()
+	k := make([]byte, 32)
+	k[0] = key
+	p, err := opaque.New(k, []byte(tweak), bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// opaqueAllocator returns an allocator on s whose tags in perms are opaque.
+func opaqueAllocator(t *testing.T, s segment.Store, perms map[string]segment.Permutation, maxID int64) *segment.Allocator {
+	t.Helper()
+	cfg := segment.Config{MaxWait: time.Second, Opaque: func(tag string) segment.Permutation {
+		if p, ok := perms[tag]; ok {
+			return p
+		}
+		return nil
+	}}
+	if maxID > 0 {
+		cfg.MaxID = func(string) int64 { return maxID }
+	}
+	a, err := segment.NewAllocator(s, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	return a
+}
+
+func TestOpaqueTagIssuesUniqueImagesItReveals(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	p := permutation(t, 1, "order", 63)
+	a := opaqueAllocator(t, s, map[string]segment.Permutation{"order": p}, 0)
+	if err := a.CreateTag(t.Context(), "order", 1, 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	var plain []int64
+	take := func(id int64) {
+		if id < 0 {
+			t.Fatalf("opaque ID %d is negative", id)
+		}
+		if seen[id] {
+			t.Fatalf("opaque ID %d issued twice", id)
+		}
+		seen[id] = true
+		x, err := a.Reveal("order", uint64(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain = append(plain, x)
+	}
+	for range 250 {
+		id, err := a.Next(t.Context(), "order")
+		if err != nil {
+			t.Fatal(err)
+		}
+		take(id)
+	}
+	dst := make([]int64, 333)
+	for range 3 {
+		n, err := a.NextN(t.Context(), "order", dst)
+		if err != nil || n != len(dst) {
+			t.Fatalf("NextN = %d, %v", n, err)
+		}
+		for _, id := range dst {
+			take(id)
+		}
+	}
+	// Behind the permutation, the tag's plain IDs: 1, 2, 3… in order.
+	for i, x := range plain {
+		if x != int64(i)+1 {
+			t.Fatalf("revealed ID %d is %d; want %d", i, x, i+1)
+		}
+	}
+	// The images are not the plain IDs, nor ordered like them.
+	rising := 0
+	for i := 1; i < 250; i++ {
+		id, _ := p.Encode(uint64(i + 1))
+		prev, _ := p.Encode(uint64(i))
+		if id > prev {
+			rising++
+		}
+	}
+	if rising < 75 || rising > 175 {
+		t.Errorf("%d of 249 consecutive images rise; want about half", rising)
+	}
+	if info, err := s.Tag(t.Context(), "order"); err != nil || info.Opaque != segment.Recorded(p) {
+		t.Fatalf("the store records %q, %v; want %q", info.Opaque, err, segment.Recorded(p))
+	}
+}
+
+func TestOpaqueTagIsServedOnlyAsCreated(t *testing.T) {
+	p := permutation(t, 1, "order", 63)
+	tests := []struct {
+		name    string
+		created segment.Permutation // nil: plain
+		served  segment.Permutation
+	}{
+		{"a plain server on an opaque tag", p, nil},
+		{"an opaque server on a plain tag", nil, p},
+		{"another key", p, permutation(t, 2, "order", 63)},
+		{"another tweak", p, permutation(t, 1, "other", 63)},
+		{"another width", permutation(t, 1, "order", 53), p},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := segmenttest.NewMemStore()
+			if err := segment.CreateTag(t.Context(), s, "order", 1, 10, "", tt.created); err != nil {
+				t.Fatal(err)
+			}
+			perms := map[string]segment.Permutation{}
+			if tt.served != nil {
+				perms["order"] = tt.served
+			}
+			a := opaqueAllocator(t, s, perms, 0)
+			_, err := a.Next(t.Context(), "order")
+			var pe *segment.PermutationError
+			if !errors.As(err, &pe) || !errors.Is(err, segment.ErrPermutation) ||
+				pe.Recorded != segment.Recorded(tt.created) || pe.Want != segment.Recorded(tt.served) {
+				t.Fatalf("Next = %v; want a *PermutationError naming %q and %q", err, segment.Recorded(tt.created), segment.Recorded(tt.served))
+			}
+			if n := s.Reserves(); n != 0 {
+				t.Fatalf("%d ranges reserved for a tag that cannot be served", n)
+			}
+		})
+	}
+}
+
+// A record changed under a running allocator (a row edited by hand) stops
+// the tag once its buffers run dry: no range recording another
+// permutation is served.
+func TestOpaqueRecordChangedMidLifeStopsTheTag(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	p := permutation(t, 1, "order", 63)
+	a := opaqueAllocator(t, s, map[string]segment.Permutation{"order": p}, 0)
+	if err := a.CreateTag(t.Context(), "order", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Next(t.Context(), "order"); err != nil {
+		t.Fatal(err)
+	}
+	s.EditOpaque("order", "")
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		_, err = a.Next(t.Context(), "order")
+	}
+	if !errors.Is(err, segment.ErrPermutation) {
+		t.Fatalf("after the record changed, Next = %v; want ErrPermutation once the buffers are used", err)
+	}
+}
+
+func TestOpaqueTagNeedsAStoreThatRecordsIt(t *testing.T) {
+	s := struct{ segment.Store }{segmenttest.NewMemStore()} // hides CreateTagOpaque
+	err := segment.CreateTag(t.Context(), s, "order", 1, 10, "", permutation(t, 1, "order", 63))
+	if !errors.Is(err, segment.ErrOpaqueUnsupported) {
+		t.Fatalf("CreateTag = %v; want ErrOpaqueUnsupported", err)
+	}
+	if _, err := s.Tag(t.Context(), "order"); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Tag = %v; want the tag not created", err)
+	}
+}
+
+func TestOpaqueNarrowSpaceNeedsABound(t *testing.T) {
+	p := permutation(t, 1, "order", 53)
+	s := segmenttest.NewMemStore()
+	unbounded := opaqueAllocator(t, s, map[string]segment.Permutation{"order": p}, 0)
+	if err := unbounded.CreateTag(t.Context(), "order", 1, 10, ""); !errors.Is(err, segment.ErrInvalid) {
+		t.Fatalf("a 53-bit permutation with no bound: CreateTag = %v; want ErrInvalid", err)
+	}
+	wide := opaqueAllocator(t, s, map[string]segment.Permutation{"order": p}, 1<<53)
+	if err := wide.CreateTag(t.Context(), "order", 1, 10, ""); !errors.Is(err, segment.ErrInvalid) {
+		t.Fatalf("a 53-bit permutation bounded at 2^53: CreateTag = %v; want ErrInvalid", err)
+	}
+	a := opaqueAllocator(t, s, map[string]segment.Permutation{"order": p}, segment.JavaScriptSafe)
+	if err := a.CreateTag(t.Context(), "order", segment.JavaScriptSafe-50, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for {
+		id, err := a.Next(t.Context(), "order")
+		if errors.Is(err, segment.ErrExhausted) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id < 0 || id > segment.JavaScriptSafe || seen[id] {
+			t.Fatalf("ID %d: outside [0, 2^53) or repeated", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != 51 {
+		t.Fatalf("%d IDs up to the bound; want 51", len(seen))
+	}
+	// A plain tag beside it is not bound by the opaque one's space.
+	if _, err := a.Reveal("other", 1); !errors.Is(err, segment.ErrInvalid) {
+		t.Fatalf("Reveal on a plain tag = %v; want ErrInvalid", err)
+	}
+}
+
+func TestOpaqueTagOnASet(t *testing.T) {
+	stores := []*segmenttest.MemStore{segmenttest.NewMemStore(), segmenttest.NewMemStore()}
+	m, err := segment.NewMulti(stores[0], stores[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := permutation(t, 1, "order", 63)
+	a := opaqueAllocator(t, m, map[string]segment.Permutation{"order": p}, 0)
+	if err := a.CreateTag(t.Context(), "order", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range stores {
+		if info, err := s.Tag(t.Context(), "order"); err != nil || info.Opaque != segment.Recorded(p) || info.Remainder != int64(i) {
+			t.Fatalf("store %d: %+v, %v; want remainder %d recording %q", i, info, err, i, segment.Recorded(p))
+		}
+	}
+	seen := map[int64]bool{}
+	for range 100 {
+		id, err := a.Next(t.Context(), "order")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[id] {
+			t.Fatalf("ID %d twice", id)
+		}
+		seen[id] = true
+	}
+	// A store of the set that has the tag plain: the set refuses to
+	// complete it as opaque.
+	lone := segmenttest.NewMemStore()
+	if err := lone.CreateTagResidue(t.Context(), "user", 1, 10, 2, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := segment.NewMulti(lone, segmenttest.NewMemStore())
+	if err := segment.CreateTag(t.Context(), m2, "user", 1, 10, "", p); !errors.Is(err, segment.ErrPermutation) {
+		t.Fatalf("completing a plain tag as opaque = %v; want ErrPermutation", err)
+	}
+}
