@@ -254,6 +254,27 @@ func (a *Allocator) CreateTag(ctx context.Context, tag string, first, step int64
 	return CreateTag(ctx, a.store, tag, first, step, description, p)
 }
 
+// CheckPermutation returns a *PermutationError unless recorded, the
+// permutation record of tag's row, is the one this allocator applies.
+func (a *Allocator) CheckPermutation(tag, recorded string) error {
+	return CheckPermutation(tag, recorded, a.permutation(tag))
+}
+
+// OpaqueTags reports whether any tag's IDs may be opaque here.
+func (a *Allocator) OpaqueTags() bool { return a.cfg.Opaque != nil }
+
+// CheckHandOut returns an error unless a range of tag, from a row that
+// records the permutation record recorded, may be handed to a caller
+// that issues from it itself (Tinyid's nextSegmentId): never for an
+// opaque tag (ErrOpaqueRange: a range is plain IDs), nor for a row that
+// records a permutation (a *PermutationError).
+func (a *Allocator) CheckHandOut(tag, recorded string) error {
+	if a.Opaque(tag) {
+		return &TagError{Tag: tag, Err: ErrOpaqueRange}
+	}
+	return CheckPermutation(tag, recorded, nil)
+}
+
 // Reveal undoes the permutation of tag's IDs: the plain ID behind an
 // opaque one. A plain tag gives ErrInvalid.
 func (a *Allocator) Reveal(tag string, id uint64) (int64, error) {

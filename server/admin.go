@@ -25,6 +25,9 @@ type tagJSON struct {
 	Delta       int64  `json:"delta"`
 	Remainder   int64  `json:"remainder"`
 	Description string `json:"description"`
+	// Opaque is the permutation the tag's IDs pass through, as the store
+	// records it (segment.Recorded); empty for plain IDs.
+	Opaque string `json:"opaque,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -55,7 +58,7 @@ func (h *handler) listTags(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]tagJSON, 0, len(tags))
 	for _, t := range tags {
-		out = append(out, tagJSON{t.Tag, t.Next, t.Step, t.Delta, t.Remainder, t.Description})
+		out = append(out, tagJSON{t.Tag, t.Next, t.Step, t.Delta, t.Remainder, t.Description, t.Opaque})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tags": out})
 }
@@ -90,11 +93,17 @@ func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	if err := s.CreateTag(ctx, body.Tag, first, body.Step, body.Description); err != nil {
+	// The allocator records the permutation the tag's IDs pass through
+	// here with the tag: an opaque tag is opaque from its first ID.
+	if err := h.svc.Segments.CreateTag(ctx, body.Tag, first, body.Step, body.Description); err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, tagJSON{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description})
+	var opaque string
+	if info, err := s.Tag(ctx, body.Tag); err == nil {
+		opaque = info.Opaque
+	}
+	writeJSON(w, http.StatusCreated, tagJSON{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description, Opaque: opaque})
 }
 
 func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {

@@ -218,6 +218,9 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 	ctx, cancel := h.ctx(r) // a store read and write on every call
 	defer cancel()
 	info, err := h.svc.SegmentStore.Tag(ctx, tag)
+	if err == nil {
+		err = h.svc.Segments.CheckHandOut(tag, info.Opaque)
+	}
 	if err != nil {
 		return tinyidSegment{}, err
 	}
@@ -225,6 +228,9 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 	rg, err := h.svc.SegmentStore.Reserve(ctx, tag, step)
 	if err == nil {
 		err = rg.Check() // the client issues from it: the allocator's own checks
+	}
+	if err == nil {
+		err = h.svc.Segments.CheckHandOut(tag, rg.Opaque)
 	}
 	if err != nil {
 		return tinyidSegment{}, err

@@ -88,6 +88,12 @@ func status(err error) (int, string) {
 		return http.StatusBadRequest, "bad_request"
 	case errors.Is(err, ErrOpaqueIDs), errors.Is(err, ErrOpaqueWide):
 		return http.StatusBadRequest, "opaque_ids"
+	case errors.Is(err, segment.ErrOpaqueRange):
+		return http.StatusBadRequest, "opaque_ids"
+	case errors.Is(err, segment.ErrPermutation):
+		return http.StatusServiceUnavailable, "opaque_mismatch"
+	case errors.Is(err, segment.ErrOpaqueUnsupported):
+		return http.StatusServiceUnavailable, "opaque_unsupported"
 	case errors.Is(err, segment.ErrUnknownTag):
 		return http.StatusNotFound, "unknown_tag"
 	case errors.Is(err, segment.ErrExhausted):

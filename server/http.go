@@ -103,7 +103,7 @@ func newHandler(svc *service) (*handler, error) {
 	// In opaque mode the counters would tell what the IDs hide (how many
 	// were issued): /metrics then needs scope metrics.
 	metricsScope := open
-	if svc.Opaque != nil {
+	if svc.Opaque != nil || (svc.Segments != nil && svc.Segments.OpaqueTags()) {
 		metricsScope = needMetrics
 	}
 	h.route("GET /metrics", metricsScope, metrics.ServeHTTP)
@@ -116,6 +116,7 @@ func newHandler(svc *service) (*handler, error) {
 	h.route("GET /v1/status", needStatus, h.status)
 	h.route("GET /v1/segments/{tag}/next", tagInPath("tag"), h.segmentNext)
 	h.route("GET /v1/segments/{tag}/batch", tagInPath("tag"), h.segmentBatch)
+	h.route("GET /v1/segments/{tag}/reveal/{id}", needReveal, h.revealTag)
 	healthz := []byte("ok " + buildinfo.Read().String() + "\n")
 	h.route("GET /healthz", open, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(healthz) })
 	h.route("GET /readyz", open, h.ready)

@@ -59,3 +59,23 @@ func (h *handler) reveal(w http.ResponseWriter, r *http.Request) {
 	}
 	h.writeDecoded(w, plain, strconv.FormatUint(id, 10))
 }
+
+// revealTag undoes the permutation of an opaque tag's ID.
+func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
+	if h.svc.Segments == nil {
+		writeError(w, ErrSegmentsOff)
+		return
+	}
+	tag, s := pathValue(r, "tag"), pathValue(r, "id")
+	id, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		return
+	}
+	plain, err := h.svc.Segments.Reveal(tag, id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"tag": tag, "id": strconv.FormatInt(plain, 10), "opaque_id": s})
+}

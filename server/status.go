@@ -98,6 +98,9 @@ type tagState struct {
 	LatencyMS  float64    `json:"fetch_latency_ms"`
 	Healthy    bool       `json:"healthy"`
 	LastError  string     `json:"last_error,omitempty"`
+	// Opaque: the tag's IDs are opaque, and its ranges, plain IDs, are
+	// left out (zero).
+	Opaque bool `json:"opaque,omitempty"`
 }
 
 // rangeState is a range of IDs, [start, end) by delta.
@@ -126,8 +129,12 @@ func (s *service) status(now time.Time) statusDoc {
 		}
 	}
 	cur := s.rate.second()
-	doc.Rate = rateState{EndMS: s.rate.end(cur).UnixMilli(), PerSecond: map[string][]uint64{
-		"segment": s.rate.perSecond(modeSegment, cur)}}
+	doc.Rate = rateState{EndMS: s.rate.end(cur).UnixMilli(), PerSecond: map[string][]uint64{}}
+	// With opaque tags, how many segment IDs were issued is what their
+	// IDs hide: left out, as the snowflake rate in opaque mode.
+	if s.Segments == nil || !s.Segments.OpaqueTags() {
+		doc.Rate.PerSecond["segment"] = s.rate.perSecond(modeSegment, cur)
+	}
 	// In opaque mode how many snowflake IDs were issued is what the IDs
 	// hide (/metrics needs scope metrics there): left out.
 	if s.Opaque == nil {
@@ -193,6 +200,9 @@ func (s *service) tagOf(st segment.Stats, now time.Time) tagState {
 		LatencyMS: float64(st.Latency.Microseconds()) / 1000, Healthy: st.Err == nil}
 	if !st.Fetched.IsZero() {
 		t.FetchedMS = st.Fetched.UnixMilli()
+	}
+	if s.Segments.Opaque(st.Tag) {
+		t.Opaque, t.Current, t.Next = true, rangeState{}, rangeState{}
 	}
 	if st.Err != nil {
 		t.LastError = redactSecrets(st.Err.Error())

@@ -60,6 +60,11 @@ func checkNotes(o *serveOptions) string {
 	if o.opaque != nil {
 		fmt.Fprintf(&b, "  opaque: every snowflake ID is permuted (%s); the key is recorded by fingerprint only\n", o.opaque.Fingerprint())
 	}
+	if tags := o.cfg.Opaque.Tags; slices.Contains(tags, "*") {
+		b.WriteString("  opaque: the IDs of every tag are permuted, each under its own permutation, recorded with the tag when it is created\n")
+	} else if len(tags) > 0 {
+		fmt.Fprintf(&b, "  opaque: the IDs of tags %s are permuted, each under its own permutation, recorded with the tag when it is created\n", strings.Join(tags, ","))
+	}
 	if o.cfg.Snowflake.JavaScriptSafe {
 		b.WriteString("  javascript-safe: snowflake IDs stay below 2^53\n")
 	}

@@ -14,7 +14,7 @@ func TestConfigCheckNotes(t *testing.T) {
 	dir := t.TempDir()
 	key := "00112233445566778899aabbccddeeff"
 	doc := "registry:\n  data_dir: " + dir + "\nlayout:\n  preset: js53\nsnowflake:\n  javascript_safe: true\n" +
-		"segments:\n  javascript_safe: [order, user]\nopaque:\n  snowflake: true\n  key: " + key + "\n" +
+		"segments:\n  javascript_safe: [order, user]\nopaque:\n  snowflake: true\n  tags: [order]\n  key: " + key + "\n" +
 		"auth:\n  tokens:\n    - {name: a, secret: s3cret-token-value, scopes: [snowflake]}\n  anonymous: [\"tag:order\"]\n"
 	path := filepath.Join(dir, "firn.yaml")
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
@@ -24,7 +24,7 @@ func TestConfigCheckNotes(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("config check: exit %d, %q", code, errOut)
 	}
-	for _, want := range []string{"config ok: http ", "  opaque: every snowflake ID is permuted (ff1:", "snowflake IDs stay below 2^53",
+	for _, want := range []string{"config ok: http ", "  opaque: every snowflake ID is permuted (ff1:", "  opaque: the IDs of tags order are permuted", "snowflake IDs stay below 2^53",
 		"the IDs of tags order,user stay below 2^53", "  auth: 1 tokens; anonymous scopes tag:order"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("config check says %q; want %q in it", out, want)

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/firn-id/firn/idtext"
 	"os"
+	"slices"
+	"sync"
+
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/segment"
 
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
@@ -53,6 +58,24 @@ func permutationOf(o config.Opaque, l snowflake.Layout) (*opaque.Permutation, er
 	if !o.Snowflake {
 		return nil, nil
 	}
+	key, err := opaqueKey(o)
+	if err != nil {
+		return nil, err
+	}
+	p, err := opaque.New(key, []byte(o.Tweak), l.Bits())
+	if errors.Is(err, opaque.ErrDomain) {
+		return nil, usagef("opaque.snowflake: the layout has %d bits; opaque mode needs %d to %d (FF1's smallest binary domain holds a million IDs)",
+			l.Bits(), opaque.MinBits, opaque.MaxBits)
+	}
+	if err != nil {
+		return nil, usagef("opaque: %s", err)
+	}
+	return p, nil
+}
+
+// opaqueKey reads the key of valid opaque settings. The key is never
+// part of a message.
+func opaqueKey(o config.Opaque) ([]byte, error) {
 	text, where := []byte(o.Key), "opaque.key"
 	if o.KeyFile != "" {
 		b, err := os.ReadFile(o.KeyFile)
@@ -70,15 +93,59 @@ func permutationOf(o config.Opaque, l snowflake.Layout) (*opaque.Permutation, er
 	if err != nil {
 		return nil, usagef("%s: %s", where, err)
 	}
-	p, err := opaque.New(key, []byte(o.Tweak), l.Bits())
-	if errors.Is(err, opaque.ErrDomain) {
-		return nil, usagef("opaque.snowflake: the layout has %d bits; opaque mode needs %d to %d (FF1's smallest binary domain holds a million IDs)",
-			l.Bits(), opaque.MinBits, opaque.MaxBits)
+	return key, nil
+}
+
+// tagPermutations returns the permutation of each tag o lists, nil for the
+// others: 63 bits, or 53 for a tag maxID bounds at 2^53−1
+// (segments.javascript_safe). Each tag has its own permutation, under a
+// tweak derived from opaque.tweak and the tag's name, so equal plain IDs
+// of two tags look unrelated. It returns nil when no tag is opaque.
+func tagPermutations(o config.Opaque, maxID func(string) int64) (func(tag string) segment.Permutation, error) {
+	if len(o.Tags) == 0 {
+		return nil, nil
 	}
+	key, err := opaqueKey(o)
 	if err != nil {
-		return nil, usagef("opaque: %s", err)
+		return nil, err
 	}
-	return p, nil
+	for _, bits := range []int{53, 63} { // every tag's permutation differs from these in its tweak alone
+		if _, err := opaque.New(key, tagTweak(o.Tweak, ""), bits); err != nil {
+			return nil, usagef("opaque.tags: %s", err)
+		}
+	}
+	all, listed := slices.Contains(o.Tags, "*"), map[string]bool{}
+	for _, t := range o.Tags {
+		listed[t] = true
+	}
+	var cache sync.Map // tag -> segment.Permutation
+	return func(tag string) segment.Permutation {
+		if !all && !listed[tag] {
+			return nil
+		}
+		if p, ok := cache.Load(tag); ok {
+			return p.(segment.Permutation)
+		}
+		bits := 63
+		if maxID != nil && maxID(tag) == segment.JavaScriptSafe {
+			bits = 53
+		}
+		p, err := opaque.New(key, tagTweak(o.Tweak, tag), bits)
+		if err != nil { // unreachable: the same key and widths, and a tweak of the same length, were taken above
+			panic(fmt.Sprintf("opaque permutation of tag %q: %v", tag, err))
+		}
+		cache.Store(tag, p)
+		return p
+	}, nil
+}
+
+// tagTweak is the tweak of tag's permutation: SHA-256 over a label, the
+// length of opaque.tweak, opaque.tweak and the tag, so that no two
+// (tweak, tag) pairs share one.
+func tagTweak(tweak, tag string) []byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "firn segment tag v1\x00%d\x00%s%s", len(tweak), tweak, tag)
+	return h.Sum(nil)
 }
 
 // spaceID is how stores record a namespace's ID space: its layout and, in

@@ -197,6 +197,7 @@ type remoteTag struct {
 	Delta       int64  `json:"delta"`
 	Remainder   int64  `json:"remainder"`
 	Description string `json:"description"`
+	Opaque      string `json:"opaque"`
 }
 
 func (r *remote) Tags(ctx context.Context) ([]segment.TagInfo, error) {
@@ -208,7 +209,7 @@ func (r *remote) Tags(ctx context.Context) ([]segment.TagInfo, error) {
 	}
 	tags := make([]segment.TagInfo, 0, len(out.Tags))
 	for _, t := range out.Tags {
-		tags = append(tags, segment.TagInfo{Tag: t.Tag, Next: t.Next, Step: t.Step, Delta: t.Delta, Remainder: t.Remainder, Description: t.Description})
+		tags = append(tags, segment.TagInfo{Tag: t.Tag, Next: t.Next, Step: t.Step, Delta: t.Delta, Remainder: t.Remainder, Description: t.Description, Opaque: t.Opaque})
 	}
 	return tags, nil
 }

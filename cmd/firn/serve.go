@@ -93,11 +93,14 @@ otherwise), and gRPC off loopback still needs tokens.
   --opaque, --opaque-key-file FILE, --opaque-tweak T, --opaque-accept-unchecked-key
                      opaque IDs: every snowflake ID a keyed permutation of the
                      layout's (docs/config.md#opaque-ids)
+  --opaque-tags T,U  tags ("*": all) whose IDs are opaque, each under its own
+                     permutation, recorded with the tag when it is created
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
 --guess), /v1/snowflake/info, /v1/snowflake/reveal/{id} (opaque mode,
 scope reveal), /v1/segments/{tag}/next, /v1/segments/{tag}/batch?count=N,
+/v1/segments/{tag}/reveal/{id} (opaque tags, scope reveal),
 /v1/uuid/next, /v1/uuid/batch, /v1/ulid/next, /v1/ulid/batch,
 /v1/wide/decode/{id}, the segment admin routes under /v1/segments (scope
 admin), /healthz, /readyz, /metrics, the OpenAPI
@@ -157,6 +160,9 @@ type serveOptions struct {
 	maxID func(tag string) int64
 	// opaque, in opaque mode, permutes every snowflake ID served.
 	opaque *opaque.Permutation
+	// tagOpaque returns the permutation of an opaque tag (opaque.tags),
+	// nil for a plain one; nil when no tag is opaque.
+	tagOpaque func(tag string) segment.Permutation
 	// segmentsOff, when set, is why segment mode is refused.
 	segmentsOff string
 	// cfg is the configuration the options came from: defaults, file,
@@ -249,6 +255,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	} else if sf.segFormat == "tinyid" && !sf.checkTokens {
 		log.Warn("tinyid tokens off (segments.check_tokens false): Tinyid's token= is not checked")
 	}
+	// The tags are read while a node is acquired, so the check below
+	// costs a start no time.
+	storedTags := readTags(ctx, segs, o.segmentsOff == "")
 	// lease is the current lease; a lost one is replaced (see below).
 	// With snowflake mode off no node is taken and no node table used.
 	var lease *nodeid.Lease
@@ -273,9 +282,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			err = errors.Join(err, cerr)
 		}()
 	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID})
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID, Opaque: o.tagOpaque})
 	if err != nil {
 		return err
+	}
+	if err := checkTagPermutations(storedTags, alloc, log); err != nil {
+		return err
+	}
+	if o.tagOpaque != nil {
+		log.Info("opaque tags: their IDs are a keyed permutation of the plain ones, recorded with each tag when it is created; reveal them with firn tag reveal or GET /v1/segments/{tag}/reveal/{id}",
+			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	auth := o.auth
@@ -581,3 +597,55 @@ func newLogger(level, format string) *slog.Logger {
 
 // startingMetrics is /metrics while firn serve starts.
 var startingMetrics = server.StartingMetrics()
+
+// storedTags is the store's tags as read at start, or why they were not.
+type storedTags struct {
+	tags []segment.TagInfo
+	err  error
+}
+
+// tagReadBound bounds the start's read of the tags: a store that does
+// not answer by then has its tags checked on first use instead.
+const tagReadBound = time.Second
+
+// readTags reads the store's tags in the background, when on.
+func readTags(ctx context.Context, segs segment.Store, on bool) <-chan storedTags {
+	out := make(chan storedTags, 1)
+	if !on {
+		out <- storedTags{err: errors.New("segment mode is off")}
+		return out
+	}
+	go func() {
+		rctx, cancel := context.WithTimeout(ctx, tagReadBound)
+		defer cancel()
+		tags, err := segs.Tags(rctx)
+		out <- storedTags{tags, err}
+	}()
+	return out
+}
+
+// checkTagPermutations refuses to start while a tag the store holds
+// records another permutation than this configuration gives it (opaque
+// where opaque.tags leaves it plain, plain where it lists it, another key
+// or tweak): serving it would mix two permutations in one ID space. The
+// allocator checks every range as well, so tags a store could not list
+// in time are checked on first use instead, and that is said.
+func checkTagPermutations(read <-chan storedTags, alloc *segment.Allocator, log *slog.Logger) error {
+	st := <-read
+	if st.err != nil {
+		if alloc.OpaqueTags() {
+			log.Warn("tags not checked against opaque.tags at start: each is checked on first use", "err", st.err)
+		}
+		return nil
+	}
+	var errs []error
+	for _, t := range st.tags {
+		if err := alloc.CheckPermutation(t.Tag, t.Opaque); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return usagef("%s", errors.Join(errs...))
+	}
+	return nil
+}

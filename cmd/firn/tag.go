@@ -32,8 +32,15 @@ store. Nothing here ever lowers a counter.
                                                   already reserved: stop them first
   firn tag next TAG [-n N] [--encoding E]         draw N IDs, one per line (E: decimal,
                                                   base62 or base32)
+  firn tag reveal TAG ID                          the plain ID behind an opaque tag's ID
+                                                  (needs the opaque flags)
 
-` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage
+A tag listed in --opaque-tags (serve's opaque.tags) is created opaque: its
+IDs pass through a keyed permutation for its whole life, recorded with the
+tag. Created here, or by a server, a tag is opaque or plain as that
+configuration says; every server must then say the same.
+
+` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage
 
 func runTag(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 {
@@ -56,6 +63,9 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	encoding := encodingFlag(fs)
 	var jsSafe tagList
 	fs.Var(&jsSafe, "javascript-safe-tags", "")
+	var of opaqueFlags
+	of.register(fs)
+	fs.Var((*tagList)(&of.cfg.Tags), "opaque-tags", "")
 	rest, err := withConfig(fs, args[1:])
 	if err != nil {
 		return err
@@ -64,10 +74,20 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	want := map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1}
+	want := map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1, "reveal": 2}
 	count, ok := want[sub]
 	if !ok {
-		return usagef("unknown subcommand %q: want list, create, step, advance or next", sub)
+		return usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", sub)
+	}
+	if err := of.cfg.Validate(); err != nil {
+		return usagef("%s", err)
+	}
+	perms, err := tagPermutations(of.cfg, maxIDOf(jsSafe))
+	if err != nil {
+		return err
+	}
+	if sub == "reveal" {
+		return revealTag(pos[0], pos[1], perms, stdout)
 	}
 	if len(pos) != count {
 		return usagef("%s takes %s, got %d; run 'firn help tag'", sub, plural(count, "argument"), len(pos))
@@ -75,6 +95,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var store tagAdmin
+	var alloc *segment.Allocator // the local store's, with the opaque settings
 	r, err := rf.explicit(&sf)
 	if r == nil && err == nil {
 		var local segment.Store
@@ -83,6 +104,10 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if err == nil {
 			defer func() { err = errors.Join(err, closeStore()) }()
 			store = local
+			if alloc, err = segment.NewAllocator(local, segment.Config{MaxWait: 5 * time.Second, MaxID: maxIDOf(jsSafe), Opaque: perms}); err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 		} else if r, err = rf.beside(&sf, err); r == nil {
 			return err
 		}
@@ -103,10 +128,18 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if *first < 0 || *first > segment.MaxEnd {
 			return usagef("--first %d: want 0 to %d", *first, int64(segment.MaxEnd))
 		}
-		if err := store.CreateTag(ctx, pos[0], *first, *step, *desc); err != nil {
+		create := store.CreateTag // a server records its own opaque settings
+		if alloc != nil {
+			create = alloc.CreateTag
+		}
+		if err := create(ctx, pos[0], *first, *step, *desc); err != nil {
 			return tagErr(pos[0], err)
 		}
-		_, err = fmt.Fprintf(stdout, "tag %s: first ID %d, step %d\n", pos[0], *first, *step)
+		ids := "plain IDs"
+		if alloc != nil && alloc.Opaque(pos[0]) {
+			ids = "opaque IDs (the first plain ID; draws show its image)"
+		}
+		_, err = fmt.Fprintf(stdout, "tag %s: first ID %d, step %d, %s\n", pos[0], *first, *step, ids)
 		return err
 	case "step":
 		v, err := strconv.ParseInt(pos[1], 10, 64)
@@ -144,7 +177,34 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), enc, w)
 		return errors.Join(tagErr(pos[0], err), w.Flush())
 	}
-	return drawTag(ctx, store.(segment.Store), pos[0], *n, maxIDOf(jsSafe), enc, stdout)
+	return drawTag(ctx, alloc, pos[0], *n, enc, stdout)
+}
+
+const opaqueTagFlagsUsage = `Opaque tags (serve's opaque.* settings; --config passes them on):
+  --opaque-tags T,...    the tags whose IDs are opaque ("*": all)
+  --opaque-key-file F    the file holding the key, in hex
+  --opaque-tweak T       the tweak
+`
+
+// revealTag prints the plain ID behind an opaque ID of tag.
+func revealTag(tag, text string, perms func(string) segment.Permutation, stdout io.Writer) error {
+	var p segment.Permutation
+	if perms != nil {
+		p = perms(tag)
+	}
+	if p == nil {
+		return usagef("reveal: tag %q is not opaque under these settings: give --opaque-tags, --opaque-key-file and --opaque-tweak as the tag's servers have them (or --config)", tag)
+	}
+	id, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return usagef("reveal: ID %q is not a non-negative decimal number", text)
+	}
+	plain, err := p.Decode(id)
+	if err != nil {
+		return usagef("reveal: ID %d does not fit the tag's %d-bit opaque space", id, p.Bits())
+	}
+	_, err = fmt.Fprintf(stdout, "%d\n", plain)
+	return err
 }
 
 // tagAdmin is what firn tag asks of a segment store, or of a running
@@ -175,26 +235,25 @@ func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 		return err
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TAG\tNEXT\tSTEP\tCLASS\tDESCRIPTION")
+	fmt.Fprintln(w, "TAG\tNEXT\tSTEP\tCLASS\tIDS\tDESCRIPTION")
 	for _, t := range tags {
 		class := "-"
 		if t.Delta > 1 {
 			class = fmt.Sprintf("%d mod %d", t.Remainder, t.Delta)
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\n", t.Tag, t.Next, t.Step, class, strings.ReplaceAll(t.Description, "\t", " "))
+		ids := "plain"
+		if t.Opaque != "" {
+			ids = "opaque " + t.Opaque
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", t.Tag, t.Next, t.Step, class, ids, strings.ReplaceAll(t.Description, "\t", " "))
 	}
 	return w.Flush()
 }
 
-func drawTag(ctx context.Context, store segment.Store, tag string, n int, maxID func(string) int64, enc idtext.Encoding, stdout io.Writer) (err error) {
+func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc idtext.Encoding, stdout io.Writer) (err error) {
 	if n < 1 || n > maxNext {
 		return usagef("-n %d: want 1 to %d", n, maxNext)
 	}
-	a, err := segment.NewAllocator(store, segment.Config{MaxWait: 5 * time.Second, MaxID: maxID})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, a.Close(context.Background())) }()
 	h, err := a.Tag(ctx, tag)
 	if err != nil {
 		return tagErr(tag, err)

@@ -107,6 +107,9 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.opaque, err = permutationOf(cfg.Opaque, o.layout); err != nil {
 		return o, err
 	}
+	if o.tagOpaque, err = tagPermutations(cfg.Opaque, o.maxID); err != nil {
+		return o, err
+	}
 	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: spaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
 	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
 		return o, err

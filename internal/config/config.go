@@ -43,16 +43,24 @@ type Config struct {
 	Log       Log       `yaml:"log"`
 }
 
-// Opaque makes snowflake IDs opaque: every ID this server issues passes
-// through a keyed permutation of the layout's ID space (package opaque),
-// so it shows neither its time nor how many came before it. The key's
-// fingerprint and the tweak are recorded with the namespace's layout: a
-// namespace keeps one key and one tweak for its whole life, and a server
-// with another key, another tweak, or opaque mode set differently refuses
-// to start (two permutations over one space collide).
+// Opaque makes IDs opaque: every snowflake ID, and every ID of the tags
+// listed, passes through a keyed permutation of its ID space (package
+// opaque), so it shows neither its time nor how many came before it. The
+// key's fingerprint and the tweak are recorded with the namespace's
+// layout, and with each opaque tag when it is created: a namespace or tag
+// keeps one key and one tweak for its whole life, and a server with
+// another key, another tweak, or opaque mode set differently refuses it
+// (two permutations over one space collide).
 type Opaque struct {
 	// Snowflake permutes every snowflake ID this server issues.
 	Snowflake bool `yaml:"snowflake" flag:"opaque"`
+	// Tags lists the segment tags (or "*" for all) whose IDs are opaque:
+	// a permutation of 63 bits per tag (53 for the tags in
+	// segments.javascript_safe), recorded with the tag when it is
+	// created. A tag created plain stays plain, and the reverse: list a
+	// tag here before creating it. Needs firn's own segment table
+	// (segments.format set), the local store or etcd.
+	Tags []string `yaml:"tags" flag:"opaque-tags"`
 	// KeyFile names a file holding the key in hex: 32, 48 or 64 digits
 	// (AES-128, -192, -256), such as the output of openssl rand -hex 32.
 	KeyFile string `yaml:"key_file" flag:"opaque-key-file"`
@@ -547,16 +555,15 @@ func (c *Config) Validate(kinds []string) error {
 	case !tableName.MatchString(sg.TokenTable):
 		return fail("segments.token_table", "%q: want lower-case letters, digits and underscores, at most 55, such as tiny_id_token", sg.TokenTable)
 	}
-	for i, tag := range c.Segments.JavaScriptSafe {
-		if tag == "*" {
-			continue
-		}
-		if err := segment.CheckTag(tag, segment.Limits{Tag: segment.LongestTag}); err != nil {
-			return &FieldError{Field: "segments.javascript_safe", Reason: fmt.Sprintf("entry %d: %s; or \"*\" for every tag", i, err)}
-		}
+	if err := CheckTagList("segments.javascript_safe", c.Segments.JavaScriptSafe); err != nil {
+		return err
 	}
 	if err := c.Opaque.Validate(); err != nil {
 		return err
+	}
+	if len(c.Opaque.Tags) > 0 && c.sqlSegments() && c.Segments.Format != "set" {
+		return &FieldError{Field: "opaque.tags", Reason: fmt.Sprintf("segments.format %s: Leaf's and Tinyid's tables have no column to record a tag's permutation; "+
+			"use firn's own table (segments.format set), or the local store or etcd", c.Segments.Format)}
 	}
 	if err := c.Opaque.CheckNode(c.Registry.Node); err != nil {
 		return err
@@ -573,6 +580,25 @@ func (c *Config) Validate(kinds []string) error {
 	return c.validateStores()
 }
 
+// sqlSegments reports whether segment counters live in a SQL table.
+func (c *Config) sqlSegments() bool {
+	return c.Segments.Store != "" || len(c.Segments.Stores) > 0 || c.Registry.Store == "postgres" || c.Registry.Store == "mysql"
+}
+
+// CheckTagList checks a list of tags a setting names: each a tag any
+// store may hold, or "*" for every tag.
+func CheckTagList(field string, tags []string) error {
+	for i, tag := range tags {
+		if tag == "*" {
+			continue
+		}
+		if err := segment.CheckTag(tag, segment.Limits{Tag: segment.LongestTag}); err != nil {
+			return &FieldError{Field: field, Reason: fmt.Sprintf("entry %d: %s; or \"*\" for every tag", i, err)}
+		}
+	}
+	return nil
+}
+
 // Validate checks opaque mode's settings, for firn serve's configuration
 // and for the commands that take them as flags; the key file is read, and
 // the layout's size checked, where the layout is read.
@@ -581,10 +607,10 @@ func (o Opaque) Validate() error {
 	switch {
 	case o.Key != "" && o.KeyFile != "":
 		return fail("opaque.key", "set the key or a key file, not both")
-	case o.Snowflake && o.Key == "" && o.KeyFile == "":
+	case o.On() && o.Key == "" && o.KeyFile == "":
 		return fail("opaque.key_file", "opaque mode needs a key: name a file holding 32, 48 or 64 hex digits (openssl rand -hex 32 > key)")
-	case !o.Snowflake && (o.Key != "" || o.KeyFile != "" || o.Tweak != ""):
-		return fail("opaque.snowflake", "a key or tweak is set but opaque mode is off: set it to true, or remove the key")
+	case !o.On() && (o.Key != "" || o.KeyFile != "" || o.Tweak != ""):
+		return fail("opaque.snowflake", "a key or tweak is set but opaque mode is off: set opaque.snowflake to true or list tags in opaque.tags, or remove the key")
 	case len(o.Tweak) > opaque.MaxTweak:
 		return fail("opaque.tweak", fmt.Sprintf("%d bytes: want at most %d", len(o.Tweak), opaque.MaxTweak))
 	}
@@ -593,8 +619,11 @@ func (o Opaque) Validate() error {
 			return fail("opaque.key", err.Error())
 		}
 	}
-	return nil
+	return CheckTagList("opaque.tags", o.Tags)
 }
+
+// On reports whether any IDs are opaque: snowflake IDs or a tag's.
+func (o Opaque) On() bool { return o.Snowflake || len(o.Tags) > 0 }
 
 // validateAuth checks the tokens and anonymous grants with the server's
 // own rules (server.NewAuthWith), naming the field at fault; a token

@@ -156,8 +156,8 @@
       const tr = document.createElement("tr");
       const cells = [
         t.tag, t.left, t.prefetched, t.step,
-        t.current.end > t.current.start ? "[" + t.current.start + ", " + t.current.end + ")" : "–",
-        t.next.end > t.next.start ? "[" + t.next.start + ", " + t.next.end + ")" : "–",
+        t.opaque ? "opaque" : t.current.end > t.current.start ? "[" + t.current.start + ", " + t.current.end + ")" : "–",
+        t.opaque ? "opaque" : t.next.end > t.next.start ? "[" + t.next.start + ", " + t.next.end + ")" : "–",
         t.last_fetch_ms ? when(t.last_fetch_ms) : "–",
         t.fetch_latency_ms.toFixed(1) + " ms",
         t.healthy ? "ok" : "failing",
