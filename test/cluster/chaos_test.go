@@ -25,7 +25,7 @@ type plan struct {
 // FIRN_CHAOS=long (make chaos) also asserts the availability goals.
 var plans = map[string]plan{
 	"short": {name: "short", ids: 2_000_000, rounds: 1, batch: 500, pace: 20 * time.Millisecond},
-	"long":  {name: "long", ids: 50_000_000, rounds: 5, goals: true, batch: 2000, pace: 20 * time.Millisecond},
+	"long":  {name: "long", ids: 50_000_000, rounds: 4, goals: true, batch: 1000, pace: 20 * time.Millisecond},
 }
 
 // allowed are the error kinds a client may see while a fault lasts: the

@@ -22,6 +22,9 @@ type Result struct {
 	// IDs of that node, whoever serves them. Zero when not measured.
 	NodeFree time.Duration
 	Resumed  time.Duration
+	// Back is, for a process killed and started again, from the kill to
+	// its new life's first IDs (from any node). Zero when not measured.
+	Back time.Duration
 	// Pause is the longest time a process life serving when the fault
 	// began, other than the target, went without an answer.
 	Pause     time.Duration
@@ -33,6 +36,9 @@ func (r Result) String() string {
 	s := fmt.Sprintf("%-18s %-4s node %2d", r.Fault, r.Target, r.Node)
 	if r.NodeFree > 0 {
 		s += fmt.Sprintf("  node free after %-8s served again %-8s later", r.NodeFree.Round(time.Millisecond), r.Resumed.Round(time.Millisecond))
+	}
+	if r.Back > 0 {
+		s += fmt.Sprintf("  restarted process serving after %s", r.Back.Round(time.Millisecond))
 	}
 	s += fmt.Sprintf("  survivors' longest pause %s (%s)", r.Pause.Round(time.Millisecond), r.PauseLife)
 	if r.Err != nil {
@@ -138,7 +144,13 @@ func (f *Faults) Kill9(i int) Result {
 	if err := p.Start(); err != nil {
 		r.Err = err
 	}
+	life, _ := p.Life()
 	f.recovered(&r, start, free, 3*f.c.cfg.TTL+5*time.Second)
+	if back, err := f.load.WaitLife(life, 3*f.c.cfg.TTL+5*time.Second); err != nil {
+		r.Err = errors.Join(r.Err, err)
+	} else {
+		r.Back = back.Sub(start)
+	}
 	f.end(&r, live)
 	return r
 }

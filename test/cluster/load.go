@@ -33,8 +33,9 @@ type Load struct {
 	served map[uint64]time.Time
 	// lastOK and gaps are, per process life, the last success and the
 	// longest time between two since Mark.
-	lastOK map[string]time.Time
-	gaps   map[string]time.Duration
+	lastOK  map[string]time.Time
+	firstOK map[string]time.Time
+	gaps    map[string]time.Duration
 	// segOK is, per process, when a request for segment IDs last
 	// succeeded.
 	segOK map[string]time.Time
@@ -43,7 +44,7 @@ type Load struct {
 // StartLoad starts the callers; Stop ends them.
 func (c *Cluster) StartLoad() *Load {
 	l := &Load{c: c, layout: Layout(), stop: make(chan struct{}), served: map[uint64]time.Time{},
-		lastOK: map[string]time.Time{}, gaps: map[string]time.Duration{}, segOK: map[string]time.Time{}}
+		lastOK: map[string]time.Time{}, firstOK: map[string]time.Time{}, gaps: map[string]time.Duration{}, segOK: map[string]time.Time{}}
 	for _, p := range c.Procs {
 		for i := range c.cfg.Callers {
 			l.wg.Add(1)
@@ -190,6 +191,8 @@ func (l *Load) ok(life string, ids []int64, at time.Time) {
 	}
 	if prev, ok := l.lastOK[life]; ok {
 		l.gaps[life] = max(l.gaps[life], at.Sub(prev))
+	} else {
+		l.firstOK[life] = at
 	}
 	l.lastOK[life] = at
 }
@@ -288,6 +291,22 @@ func (l *Load) WaitSegments(p *Proc, since time.Time, timeout time.Duration) err
 		time.Sleep(5 * time.Millisecond)
 	}
 	return fmt.Errorf("%s served no segment IDs within %s after the database came back", p.Name, timeout)
+}
+
+// WaitLife waits until process life answers with IDs, and returns when it
+// first did.
+func (l *Load) WaitLife(life string, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		at, ok := l.firstOK[life]
+		l.mu.Unlock()
+		if ok {
+			return at, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Time{}, fmt.Errorf("%s served no IDs within %s of its start", life, timeout)
 }
 
 // WaitServed waits until a request completes with IDs of node n after
