@@ -12,7 +12,7 @@ import (
 const (
 	ttl         = 2 * time.Second
 	nodeFree    = ttl + time.Second      // a dead holder's node is free
-	backAfter   = ttl + time.Second      // a killed process serves again
+	backAfter   = ttl + time.Second      // a killed process's place serves again
 	resumeAfter = 200 * time.Millisecond // a paused or cut-off process's node serves again
 	survivor    = 100 * time.Millisecond // the longest pause of a process not hit
 )
@@ -47,7 +47,7 @@ func assertGoals(t *testing.T, results []cluster.Result) {
 			if r.Back > 0 {
 				back = append(back, r.Back)
 				if r.Back > backAfter {
-					t.Errorf("%s: %s served again %s after the kill, goal %s", fault, r.Target, r.Back, backAfter)
+					t.Errorf("%s: %s's place served again %s after the kill, goal %s", fault, r.Target, r.Back, backAfter)
 				}
 			}
 			pause = append(pause, r.Pause)
@@ -55,7 +55,7 @@ func assertGoals(t *testing.T, results []cluster.Result) {
 				t.Errorf("%s: %s paused %s, goal %s", fault, r.PauseLife, r.Pause, survivor)
 			}
 		}
-		t.Logf("%-18s n=%d  node free %s  node served again %s  restarted process serving %s  survivors' pause %s", fault, len(rs),
+		t.Logf("%-18s n=%d  node free %s  node served again %s  killed process's place served again %s  survivors' pause %s", fault, len(rs),
 			stats(free), stats(resumed), stats(back), stats(pause))
 	}
 }

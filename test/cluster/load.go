@@ -297,12 +297,15 @@ func (l *Load) WaitSegments(p *Proc, since time.Time, timeout time.Duration) err
 // first did.
 func (l *Load) WaitLife(life string, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
+	for {
 		l.mu.Lock()
 		at, ok := l.firstOK[life]
 		l.mu.Unlock()
 		if ok {
 			return at, nil
+		}
+		if !time.Now().Before(deadline) {
+			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
