@@ -79,17 +79,28 @@ type Config struct {
 	// modulo a shard count are uneven at low traffic). It costs that much
 	// of each tick's capacity; at most half the sequence range. Default 0.
 	SequenceJitter uint64
-	// CatchUpRate bounds how fast the generator's clock closes a gap to
-	// the wall clock, as a fraction of elapsed monotonic time: 0.1 means
-	// at most 100 ms gained or shed per second. The generator's clock is
+	// CatchUpRate bounds how fast the generator's clock gains on a wall
+	// clock ahead of it, as a fraction of elapsed monotonic time: 0.1
+	// means at most 100 ms gained per second. The generator's clock is
 	// the wall clock at start plus monotonic elapsed time; it follows
-	// later steps of the wall clock only at this rate, compared every
-	// 64 ms and by at most the rate times one second after an idle
-	// period. Shedding a lead holds the clock back by at most the rate
-	// times the time since the last comparison, so it never falls below
-	// its reading at that comparison; the IDs, whose counter only grows,
-	// never go back. Default 0.1; range (0, 0.5].
+	// later forward steps of the wall clock only at this rate, compared
+	// every 64 ms and by at most the rate times one second after an idle
+	// period, so a bogus step of years moves it, and the HWM it writes,
+	// little. Default 0.1; range (0, 0.5].
 	CatchUpRate float64
+	// ShedRate bounds how fast the generator's clock sheds a lead over
+	// the wall clock — a start at an HWM ahead of it after a quick
+	// hand-over, a wall clock stepped back — as a fraction of elapsed
+	// monotonic time: 0.25 means ticks pass at three quarters of real
+	// time until the lead is gone, costing that share of the node's
+	// capacity meanwhile. Shedding holds the clock back by at most the
+	// rate times the time since the last comparison, so it never falls
+	// below its reading at that comparison; the IDs, whose counter only
+	// grows, never go back. Faster than CatchUpRate by default: each
+	// hand-over starts a window ahead, and leads shed at the slower rate
+	// pile up when a node changes hands every few seconds. Default 0.25;
+	// range (0, 0.5].
+	ShedRate float64
 }
 
 // cacheLine is twice the x86 line size, as the adjacent-line prefetcher
@@ -141,7 +152,8 @@ type Generator struct {
 	borrowNs            int64
 	maxWaitNs           int64
 	jitter              uint64
-	rate                float64
+	rate                float64 // CatchUpRate
+	shed                float64 // ShedRate
 
 	start time.Time // wall and monotonic reading at New
 	base  int64     // wall at start, ns since the epoch
@@ -219,6 +231,7 @@ func configure(cfg Config) (*Generator, error) {
 		tickNs:  int64(l.Tick),
 		jitter:  d.SequenceJitter,
 		rate:    d.CatchUpRate,
+		shed:    d.ShedRate,
 	}
 	var nodeShift uint
 	g.timeShift, nodeShift, g.seqShift = l.shifts()
@@ -256,6 +269,9 @@ func defaults(cfg Config) Config {
 	if cfg.CatchUpRate == 0 {
 		cfg.CatchUpRate = 0.1
 	}
+	if cfg.ShedRate == 0 {
+		cfg.ShedRate = 0.25
+	}
 	return cfg
 }
 
@@ -274,6 +290,8 @@ func (c Config) check(l Layout) error {
 			c.SequenceJitter, l.SequenceBits, (l.MaxSequence()+1)/2)
 	case !(c.CatchUpRate > 0 && c.CatchUpRate <= 0.5):
 		return fmt.Errorf("snowflake: catch-up rate %g outside (0, 0.5]", c.CatchUpRate)
+	case !(c.ShedRate > 0 && c.ShedRate <= 0.5):
+		return fmt.Errorf("snowflake: shed rate %g outside (0, 0.5]", c.ShedRate)
 	}
 	return nil
 }
@@ -602,12 +620,13 @@ func (g *Generator) notServing(tick uint64) error {
 }
 
 // sync moves the generator's clock toward the wall clock by at most
-// CatchUpRate times the monotonic time since the last sync (capped at
-// maxSyncSpan), never below the monotonic baseline. Elapsed time is
-// measured on the monotonic clock alone, so neither a start ahead of the
-// wall clock nor an earlier catch-up counts as time passed. As the rate
-// is at most 0.5, the clock sheds at most half the time that passed since
-// the last sync, and so never falls below its value at that sync.
+// CatchUpRate (forward) or ShedRate (back) times the monotonic time since
+// the last sync (capped at maxSyncSpan), never below the monotonic
+// baseline. Elapsed time is measured on the monotonic clock alone, so
+// neither a start ahead of the wall clock nor an earlier catch-up counts
+// as time passed. As ShedRate is at most 0.5, the clock sheds at most
+// half the time that passed since the last sync, and so never falls
+// below its value at that sync.
 //
 // The offset moves by compare-and-swap from the value it is computed
 // from, so a sync that stalled after taking its turn cannot apply its
@@ -620,15 +639,16 @@ func (g *Generator) sync() {
 	// The offset that would put the clock on the wall clock; never below
 	// the monotonic baseline.
 	target := max(0, g.wallNs()-g.epochNs-g.base-mono)
-	step := int64(float64(min(mono-last, maxSyncSpan)) * g.rate)
+	span := float64(min(mono-last, maxSyncSpan))
+	gain, shed := int64(span*g.rate), int64(span*g.shed)
 	for {
 		off := g.offset.Load()
 		next := off
 		switch {
 		case target > off:
-			next = off + min(step, target-off)
+			next = off + min(gain, target-off)
 		case target < off:
-			next = off - min(step, off-target)
+			next = off - min(shed, off-target)
 		}
 		if next == off || g.offset.CompareAndSwap(off, next) {
 			return

@@ -409,22 +409,26 @@ func TestStartAheadShedsGradually(t *testing.T) {
 			res.start = t0.Add(ahead).UnixMilli()
 			g := mustGen(t, Config{Layout: twitter(), Reservation: res, StartAhead: true}, clk)
 			ctx := context.Background()
-			prev := g.Now()
+			prev, mono0 := g.Now(), clk.mono()
 			for range 2000 { // two seconds, 1 ms at a time
 				clk.advance(time.Millisecond)
 				if _, err := g.Next(ctx); err != nil {
 					t.Fatal(err)
 				}
 				now := g.Now()
-				// Per sync the clock sheds at most CatchUpRate of the
-				// 64 ms since the last one.
-				if back := prev.Sub(now); back > 7*time.Millisecond {
+				// Per sync the clock sheds at most ShedRate (0.25) of
+				// the 64 ms since the last one.
+				if back := prev.Sub(now); back > 17*time.Millisecond {
 					t.Fatalf("clock stepped back %s at once", back)
 				}
 				prev = now
 			}
-			if shed := ahead + 2*time.Second - g.Now().Sub(t0); shed > 210*time.Millisecond || shed <= 0 {
-				t.Fatalf("shed %s of the lead in 2 s, want (0, 200ms] at rate 0.1", shed)
+			// Over the monotonic time that passed (waits for the next
+			// tick included), the lead shrank by a quarter of it: not
+			// more (gradual), and not much less (the lead goes).
+			elapsed := time.Duration(clk.mono() - mono0)
+			if shed := ahead - time.Duration(g.offset.Load()); shed > elapsed/4 || shed < elapsed/4-70*time.Millisecond {
+				t.Fatalf("shed %s of the lead in %s, want a quarter of it (rate 0.25), within a sync", shed, elapsed)
 			}
 		})
 	}

@@ -46,6 +46,8 @@ func TestNewRejects(t *testing.T) {
 			wantInMsg: "shorter than one tick"},
 		{name: "bad policy", cfg: snowflake.Config{Exhausted: 7, Reservation: snowflake.Unreserved()}, wantInMsg: "unknown policy"},
 		{name: "catch-up rate", cfg: snowflake.Config{CatchUpRate: 2, Reservation: snowflake.Unreserved()}, wantInMsg: "catch-up rate"},
+		{name: "shed rate", cfg: snowflake.Config{ShedRate: 0.6, Reservation: snowflake.Unreserved()}, wantInMsg: "shed rate"},
+		{name: "negative shed rate", cfg: snowflake.Config{ShedRate: -0.1, Reservation: snowflake.Unreserved()}, wantInMsg: "shed rate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -229,6 +229,7 @@ func propConfig(s *script, l Layout) Config {
 		cfg.SequenceJitter = s.n((l.MaxSequence()+1)/2 + 1)
 	}
 	cfg.CatchUpRate = []float64{0, 0.5, 0.001}[s.n(3)]
+	cfg.ShedRate = []float64{0, 0.5, 0.001}[s.n(3)]
 	if s.n(2) == 0 {
 		cfg.MaxWait = l.Tick
 	}
