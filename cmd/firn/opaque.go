@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/segment"
@@ -119,6 +120,7 @@ func tagPermutations(o config.Opaque, maxID func(string) int64) (func(tag string
 		listed[t] = true
 	}
 	var cache sync.Map // tag -> segment.Permutation
+	var cached atomic.Int64
 	return func(tag string) segment.Permutation {
 		if !all && !listed[tag] {
 			return nil
@@ -134,10 +136,19 @@ func tagPermutations(o config.Opaque, maxID func(string) int64) (func(tag string
 		if err != nil { // unreachable: the same key and widths, and a tweak of the same length, were taken above
 			panic(fmt.Sprintf("opaque permutation of tag %q: %v", tag, err))
 		}
-		cache.Store(tag, p)
+		// Bounded: the reveal route takes any tag name; past the bound a
+		// permutation is made afresh on each call.
+		if cached.Load() < maxCachedTags {
+			if _, loaded := cache.LoadOrStore(tag, p); !loaded {
+				cached.Add(1)
+			}
+		}
 		return p
 	}, nil
 }
+
+// maxCachedTags bounds the permutations tagPermutations keeps.
+const maxCachedTags = 100_000
 
 // tagTweak is the tweak of tag's permutation: SHA-256 over a label, the
 // length of opaque.tweak, opaque.tweak and the tag, so that no two
