@@ -93,13 +93,12 @@ type Config struct {
 	// hand-over, a wall clock stepped back — as a fraction of elapsed
 	// monotonic time: 0.25 means ticks pass at three quarters of real
 	// time until the lead is gone, costing that share of the node's
-	// capacity meanwhile. Shedding holds the clock back by at most the
-	// rate times the time since the last comparison, so it never falls
-	// below its reading at that comparison; the IDs, whose counter only
-	// grows, never go back. Faster than CatchUpRate by default: each
-	// hand-over starts a window ahead, and leads shed at the slower rate
-	// pile up when a node changes hands every few seconds. Default 0.25;
-	// range (0, 0.5].
+	// capacity meanwhile. The clock slows down from the comparison that
+	// finds the lead on, and never goes back: no caller waits for it to
+	// return to a tick already issued. Faster than CatchUpRate by
+	// default: each hand-over starts a window ahead, and leads shed at
+	// the slower rate pile up when a node changes hands every few
+	// seconds. Default 0.25; range (0, 0.5].
 	ShedRate float64
 }
 
@@ -132,8 +131,9 @@ type Generator struct {
 	_         [cacheLine - 16]byte
 	contended atomic.Bool
 
-	// offset is added to wall-at-start + monotonic elapsed (nanoseconds).
-	offset atomic.Int64
+	// drift gives the offset added to wall-at-start + monotonic elapsed
+	// (nanoseconds); never nil after configure.
+	drift atomic.Pointer[drift]
 	// limit is the last tick the reservation allows, never above maxTick.
 	limit atomic.Int64
 	// lastSync is the monotonic time (ns since start) of the last sync.
@@ -253,6 +253,7 @@ func configure(cfg Config) (*Generator, error) {
 	}
 	g.maxWaitNs = int64(d.MaxWait)
 	g.limit.Store(-1)
+	g.drift.Store(&drift{})
 	return g, nil
 }
 
@@ -316,7 +317,9 @@ func (g *Generator) startAt(cfg Config) error {
 		if ahead > int64(defaults(cfg).MaxStartAhead) && !cfg.StartAhead {
 			return &ClockBehindError{Last: g.layout.TickTime(uint64(first)), Now: g.layout.Epoch.Add(time.Duration(g.base))}
 		}
-		g.offset.Store(ahead)
+		// Shedding starts at once: the lead is over the wall clock as
+		// read at start, which the baseline is.
+		g.drift.Store(&drift{off: ahead, shed: g.shed})
 	}
 	g.state.Store(uint64(first) << g.seqBits)
 	return nil
@@ -347,15 +350,18 @@ func (g *Generator) unixMilli() int64 {
 // saturating at MaxInt64, which lies past the last tick the generator
 // issues.
 func (g *Generator) nowNs() int64 {
+	// The drift is read before the clock, so the reading is never earlier
+	// than the drift's anchor, which its sync read before installing it.
+	d := g.drift.Load()
 	if g.clk != nil {
-		return g.at(g.clk.mono())
+		return g.at(d, g.clk.mono())
 	}
-	return g.at(int64(time.Since(g.start)))
+	return g.at(d, int64(time.Since(g.start)))
 }
 
-// at returns the generator's time at monotonic time mono.
-func (g *Generator) at(mono int64) int64 {
-	s := g.base + g.offset.Load() // never negative: base ≥ 0 (New), offset ≥ 0 (sync)
+// at returns the generator's time at monotonic time mono under drift d.
+func (g *Generator) at(d *drift, mono int64) int64 {
+	s := g.base + d.offsetAt(mono) // never negative: base ≥ 0 (New), offset ≥ 0 (drift)
 	if s > 0 && mono > math.MaxInt64-s {
 		return math.MaxInt64
 	}
@@ -617,41 +623,4 @@ func (g *Generator) notServing(tick uint64) error {
 		return fmt.Errorf("%w: tick ends %s, HWM %s: %w", ErrNotServing, end, hwm, e.Err())
 	}
 	return fmt.Errorf("%w: tick ends %s, HWM %s", ErrNotServing, end, hwm)
-}
-
-// sync moves the generator's clock toward the wall clock by at most
-// CatchUpRate (forward) or ShedRate (back) times the monotonic time since
-// the last sync (capped at maxSyncSpan), never below the monotonic
-// baseline. Elapsed time is measured on the monotonic clock alone, so
-// neither a start ahead of the wall clock nor an earlier catch-up counts
-// as time passed. As ShedRate is at most 0.5, the clock sheds at most
-// half the time that passed since the last sync, and so never falls
-// below its value at that sync.
-//
-// The offset moves by compare-and-swap from the value it is computed
-// from, so a sync that stalled after taking its turn cannot apply its
-// step on top of a later one's.
-func (g *Generator) sync() {
-	mono, last := g.monoNs(), g.lastSync.Load()
-	if mono-last < syncEvery || !g.lastSync.CompareAndSwap(last, mono) {
-		return
-	}
-	// The offset that would put the clock on the wall clock; never below
-	// the monotonic baseline.
-	target := max(0, g.wallNs()-g.epochNs-g.base-mono)
-	span := float64(min(mono-last, maxSyncSpan))
-	gain, shed := int64(span*g.rate), int64(span*g.shed)
-	for {
-		off := g.offset.Load()
-		next := off
-		switch {
-		case target > off:
-			next = off + min(gain, target-off)
-		case target < off:
-			next = off - min(shed, off-target)
-		}
-		if next == off || g.offset.CompareAndSwap(off, next) {
-			return
-		}
-	}
 }

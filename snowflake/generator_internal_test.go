@@ -3,6 +3,7 @@ package snowflake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -216,7 +217,7 @@ func TestForwardStepCaughtUpGradually(t *testing.T) {
 		}
 		rec.Add("g", id)
 	}
-	gained := g.offset.Load()
+	gained := offsetNow(g)
 	if gained <= 0 || gained > int64(110*time.Millisecond) {
 		t.Fatalf("after 1 s the clock gained %s, want (0, 110ms] at rate 0.1", time.Duration(gained))
 	}
@@ -236,7 +237,7 @@ func TestForwardStepCaughtUpGradually(t *testing.T) {
 		}
 		rec.Add("g", id)
 	}
-	if off := g.offset.Load(); off != 0 {
+	if off := offsetNow(g); off != 0 {
 		t.Fatalf("offset %s after the wall clock returned, want 0", time.Duration(off))
 	}
 }
@@ -412,25 +413,70 @@ func TestStartAheadShedsGradually(t *testing.T) {
 			prev, mono0 := g.Now(), clk.mono()
 			for range 2000 { // two seconds, 1 ms at a time
 				clk.advance(time.Millisecond)
+				m := clk.mono()
 				if _, err := g.Next(ctx); err != nil {
 					t.Fatal(err)
 				}
+				// The clock slows down, never goes back: no call waits
+				// for it to reach a tick issued before.
+				if waited := clk.mono() - m; waited > 0 {
+					t.Fatalf("a call waited %s for the clock", time.Duration(waited))
+				}
 				now := g.Now()
-				// Per sync the clock sheds at most ShedRate (0.25) of
-				// the 64 ms since the last one.
-				if back := prev.Sub(now); back > 17*time.Millisecond {
-					t.Fatalf("clock stepped back %s at once", back)
+				if now.Before(prev) {
+					t.Fatalf("clock went back %s", prev.Sub(now))
 				}
 				prev = now
 			}
-			// Over the monotonic time that passed (waits for the next
-			// tick included), the lead shrank by a quarter of it: not
-			// more (gradual), and not much less (the lead goes).
+			// Over the monotonic time that passed, the lead shrank by a
+			// quarter of it: not more (gradual), and not much less (the
+			// lead goes).
 			elapsed := time.Duration(clk.mono() - mono0)
-			if shed := ahead - time.Duration(g.offset.Load()); shed > elapsed/4 || shed < elapsed/4-70*time.Millisecond {
-				t.Fatalf("shed %s of the lead in %s, want a quarter of it (rate 0.25), within a sync", shed, elapsed)
+			if shed := ahead - time.Duration(offsetNow(g)); shed > elapsed/4 || shed < elapsed/4-time.Millisecond {
+				t.Fatalf("shed %s of the lead in %s, want a quarter of it (rate 0.25)", shed, elapsed)
 			}
 		})
+	}
+}
+
+// A lead met while the generator is idle costs its callers no wait when
+// traffic returns, and with MaxWait of one tick, on any tick length and
+// any valid shed rate, no call fails: shedding slows the clock down, it
+// never sets it back below a tick already issued.
+func TestSheddingNeverStallsCallers(t *testing.T) {
+	for _, tick := range []time.Duration{time.Millisecond, 10 * time.Millisecond, time.Second} {
+		for _, rate := range []float64{0.01, 0.25, 0.5} {
+			t.Run(fmt.Sprintf("%s/%g", tick, rate), func(t *testing.T) {
+				l := twitter()
+				l.Tick = tick
+				clk := newFakeClock(t0)
+				res := unlimited()
+				res.start = t0.Add(5 * time.Second).UnixMilli()
+				g := mustGen(t, Config{Layout: l, Reservation: res, ShedRate: rate, MaxWait: tick}, clk)
+				ctx := context.Background()
+				rec := idtest.NewRecorder(t)
+				call := func(i int) {
+					t.Helper()
+					m := clk.mono()
+					id, err := g.Next(ctx)
+					if err != nil {
+						t.Fatalf("call %d: %v", i, err)
+					}
+					rec.Add("g", id)
+					// A call waits only for the next tick once the
+					// current one's sequence is spent, never longer.
+					if waited := clk.mono() - m; waited > int64(tick) {
+						t.Fatalf("call %d waited %s", i, time.Duration(waited))
+					}
+				}
+				call(0)
+				clk.advance(2 * time.Second) // idle
+				for i := 1; i < 3000; i++ {
+					call(i)
+					clk.advance(time.Millisecond)
+				}
+			})
+		}
 	}
 }
 
@@ -449,7 +495,7 @@ func TestIdleCatchUpIsBounded(t *testing.T) {
 	if _, err := g.Next(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if gained := time.Duration(g.offset.Load()); gained <= 0 || gained > 100*time.Millisecond {
+	if gained := time.Duration(offsetNow(g)); gained <= 0 || gained > 100*time.Millisecond {
 		t.Fatalf("first call after a day idle gained %s, want (0, 100ms]", gained)
 	}
 }
@@ -678,3 +724,6 @@ func TestBorrowStopsAtTheLimitAndWaits(t *testing.T) {
 		t.Fatalf("NextN = %d, %v; want the 100 reserved ms of IDs, then ErrNotServing at the limit", n, err)
 	}
 }
+
+// offsetNow returns how far g's clock lies ahead of its monotonic baseline.
+func offsetNow(g *Generator) int64 { return g.drift.Load().offsetAt(g.monoNs()) }

@@ -228,8 +228,8 @@ func propConfig(s *script, l Layout) Config {
 	if s.n(3) == 0 {
 		cfg.SequenceJitter = s.n((l.MaxSequence()+1)/2 + 1)
 	}
-	cfg.CatchUpRate = []float64{0, 0.5, 0.001}[s.n(3)]
-	cfg.ShedRate = []float64{0, 0.5, 0.001}[s.n(3)]
+	cfg.CatchUpRate = []float64{0, 0.5, 0.001, 5e-324}[s.n(4)]
+	cfg.ShedRate = []float64{0, 0.5, 0.001, 5e-324}[s.n(4)]
 	if s.n(2) == 0 {
 		cfg.MaxWait = l.Tick
 	}
@@ -265,7 +265,7 @@ func (h *history) step(s *script, g *Generator, clk *fakeClock, res *propReserva
 		return nil
 	}
 	res.extend(int64(s.n(uint64(4*h.l.tickMS()) + 100)))
-	nowBefore, offBefore := g.nowNs(), g.offset.Load()
+	nowBefore, offBefore := g.nowNs(), offsetNow(g)
 	past := nowBefore >= int64(g.maxTick+1)*tickNs
 	limit := res.Limit()
 	dst := make([]int64, s.n(300)+1)
@@ -312,7 +312,7 @@ func (h *history) check(g *Generator, id, nowBefore, offBefore, limitBefore, lim
 		return fmt.Errorf("ID %d: tick %d past the last tick %d", id, p.Tick, g.maxTick)
 	case h.l.Epoch.UnixMilli()+int64(p.Tick+1)*h.l.tickMS() > max(limitBefore, limitAfter):
 		return fmt.Errorf("ID %d: tick %d ends after the HWM %d", id, p.Tick, limitAfter)
-	case int64(p.Tick)*int64(h.l.Tick)-g.borrowNs-max(0, offBefore-g.offset.Load()) > max(nowBefore, g.nowNs()):
+	case int64(p.Tick)*int64(h.l.Tick)-g.borrowNs-max(0, offBefore-offsetNow(g)) > max(nowBefore, g.nowNs()):
 		return fmt.Errorf("ID %d: tick %d ahead of the clock (%d ns since the epoch) by more than borrowing allows", id, p.Tick, max(nowBefore, g.nowNs()))
 	}
 	cur := [2]uint64{p.Tick, p.Sequence}
