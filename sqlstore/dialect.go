@@ -355,3 +355,48 @@ func (o *columnOnce) ensure(ctx context.Context, c classifier, table, column, de
 	o.done = true
 	return nil
 }
+
+// kindOnce refuses, once per store, firn's own segment table opened in
+// Tinyid's format. Tinyid's columns carry neither the store set nor the
+// permutation a row records, so such a store would serve an opaque tag's
+// counter plain, beside servers that permute it, and a tag of a store
+// set without the set's checks. The table is firn's own if it has the
+// set_name column, which every version of it has.
+type kindOnce struct {
+	mu   sync.Mutex
+	done bool
+}
+
+func (o *kindOnce) ensure(ctx context.Context, c classifier, table string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	own, err := hasColumn(ctx, c, table, "set_name")
+	if err != nil {
+		return err
+	}
+	if own {
+		return fmt.Errorf("table %s has column set_name: %w", table, ErrOwnTable)
+	}
+	o.done = true
+	return nil
+}
+
+// hasColumn reports whether table, as the store's statements name it, has
+// column. It reads the catalog, which needs no grant: a query naming the
+// column could not tell a missing column from an outage.
+func hasColumn(ctx context.Context, c classifier, table, column string) (bool, error) {
+	// The names are the store's own, checked by its constructor and the
+	// caller: lower-case letters, digits and underscores.
+	q := "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = '" + table + "' AND column_name = '" + column + "'"
+	if c.d == Postgres {
+		q = "SELECT COUNT(*) FROM pg_attribute WHERE attrelid = to_regclass('" + table + "') AND attname = '" + column + "' AND attnum > 0 AND NOT attisdropped"
+	}
+	var n int
+	if err := c.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, fmt.Errorf("read the columns of table %s: %w", table, c.wrap(ctx, err, table, "SELECT"))
+	}
+	return n > 0, nil
+}

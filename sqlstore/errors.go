@@ -16,6 +16,12 @@ var ErrTokenTable = errors.New("sqlstore: cannot read Tinyid's token table")
 // firn moves no other kind of counter for it.
 var ErrFenceDialect = errors.New("sqlstore: uid-generator's WORKER_NODE is MySQL's only: move its ID counter past the layout's last node by hand")
 
+// ErrOwnTable is returned by a Tinyid store on firn's own segment table
+// (NewSetStore's): Tinyid's columns carry neither the permutation an
+// opaque tag records nor its store set, so it would serve such a tag's
+// counter plain beside servers that permute it.
+var ErrOwnTable = errors.New("sqlstore: firn's own segment table, not Tinyid's: serve it with segments.format set")
+
 // ErrDenied is matched by a *PrivilegeError: the database refused a
 // statement for want of a privilege.
 var ErrDenied = errors.New("sqlstore: permission denied")

@@ -40,6 +40,7 @@ type Tinyid struct {
 
 	schema schemaOnce
 	column columnOnce // own table: the opaque column, added to a table made before it
+	kind   kindOnce   // Tinyid's format: the table is not firn's own
 }
 
 // NewTinyid returns a Tinyid store on db. It does no I/O.
@@ -178,8 +179,11 @@ func (s *Tinyid) ensureSchema(ctx context.Context) error {
 	if s.own {
 		ddl, _ = SetSchema(s.dialect, s.opt.Table)
 	}
-	if err := s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table}, ddl); err != nil || !s.own {
+	if err := s.schema.ensure(ctx, s.c, s.opt.NoCreate, []string{s.opt.Table}, ddl); err != nil {
 		return err
+	}
+	if !s.own {
+		return s.kind.ensure(ctx, s.c, s.opt.Table)
 	}
 	return s.column.ensure(ctx, s.c, s.opt.Table, "opaque", "VARCHAR(64) NOT NULL DEFAULT ''")
 }

@@ -257,3 +257,60 @@ func TestTinyidTableRefusesOpaqueTags(t *testing.T) {
 		}
 	})
 }
+
+// TestTinyidFormatRefusesTheSetTable: firn's own table opened in Tinyid's
+// format would serve an opaque tag's counter plain, beside servers that
+// permute it; it is refused before any row is read, on a table made by
+// this version and on one made before tags recorded their permutation.
+// Tinyid's own table is still served.
+func TestTinyidFormatRefusesTheSetTable(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		ctx := context.Background()
+		for _, older := range []bool{false, true} {
+			suffix := make([]byte, 6)
+			rand.Read(suffix)
+			table := "firn_segments_" + hex.EncodeToString(suffix)
+			t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
+			ddl, err := sqlstore.SetSchema(b.dialect, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if older {
+				var lines []string
+				for _, line := range strings.Split(ddl, "\n") {
+					if !strings.Contains(line, "opaque") {
+						lines = append(lines, line)
+					}
+				}
+				ddl = strings.Join(lines, "\n")
+			}
+			if _, err := db.Exec(ddl); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("INSERT INTO " + table + " (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES ('order', 0, 0, 10, 1, 0, now(), now(), 0)"); err != nil {
+				t.Fatal(err)
+			}
+			tiny, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tiny.Reserve(ctx, "order", 10); !errors.Is(err, sqlstore.ErrOwnTable) {
+				t.Fatalf("older %v: Reserve = %v; want ErrOwnTable", older, err)
+			}
+			if _, err := tiny.Tag(ctx, "order"); !errors.Is(err, sqlstore.ErrOwnTable) {
+				t.Fatalf("older %v: Tag = %v; want ErrOwnTable", older, err)
+			}
+			if _, err := tiny.Tags(ctx); !errors.Is(err, sqlstore.ErrOwnTable) {
+				t.Fatalf("older %v: Tags = %v; want ErrOwnTable", older, err)
+			}
+		}
+		tiny, _ := newTinyid(t, b, db)
+		if err := tiny.CreateTag(ctx, "order", 1, 10, ""); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := tiny.Reserve(ctx, "order", 10); err != nil || r.Start != 1 {
+			t.Fatalf("Tinyid's table: Reserve = %+v, %v", r, err)
+		}
+	})
+}
