@@ -3,31 +3,51 @@ package snowflake
 // drift is how far the generator's clock lies ahead of its monotonic
 // baseline (the wall clock at start plus monotonic elapsed time), as a
 // function of monotonic time: off at monotonic time at and, while
-// shedding, falling from there at the shed rate until it reaches floor.
+// shedding, the clock running at 1 − shed of real time from there until
+// the offset reaches floor. Before at, the drift it follows (before)
+// still holds: shedding starts one sync interval after the sync that
+// decides it, so every reading taken under the previous drift — by a
+// caller whose reading ran late, or while the sync installed this one —
+// is of a time the previous drift still governs.
 //
-// A drift is never changed in place: sync installs a new one, anchored
-// where the old one stood at that moment, so the generator's clock is
-// continuous and, as the shed rate is below 1, never goes back. A lead
-// shed in steps would set the clock back below ticks already issued, and
-// callers would wait for it to reach them again.
+// A drift is never changed in place: sync installs a new one, so the
+// generator's clock is continuous and never goes back. A lead shed in
+// steps would set the clock back below ticks already issued, and callers
+// would wait for it to reach them again.
 type drift struct {
-	off   int64   // the offset at monotonic time at; never negative
-	at    int64   // monotonic ns since the generator started
-	floor int64   // where shedding stops; 0 ≤ floor ≤ off
-	shed  float64 // offset lost per monotonic ns after at; 0: none
+	off    int64   // the offset at monotonic time at; never negative
+	at     int64   // monotonic ns since the generator started
+	floor  int64   // where shedding stops; 0 ≤ floor ≤ off
+	shed   float64 // ShedRate while shedding; 0: none
+	before *drift  // the drift in force before at, whose own before is nil
 }
 
-// offsetAt returns the offset at monotonic time mono. Before at (a reader
-// that read the clock before a sync installed d) it is d's starting
-// offset, which is no more than the previous drift gave at that time.
+// offsetAt returns the offset at monotonic time mono. The clock it gives,
+// mono plus the offset, never decreases as mono grows: the time kept past
+// at is computed from a float64 that only grows with mono, and the floor
+// grows with mono too.
 func (d *drift) offsetAt(mono int64) int64 {
+	if d.shed == 0 { // flat: before is nil
+		return d.off
+	}
+	return d.shedding(mono)
+}
+
+// shedding is offsetAt of a shedding drift, apart and out of line so
+// that the flat case costs the hot path one compare.
+//
+//go:noinline
+func (d *drift) shedding(mono int64) int64 {
+	if mono < d.at && d.before != nil {
+		d = d.before // whose own before is nil
+	}
 	if d.shed == 0 || mono <= d.at {
 		return d.off
 	}
-	// The product is at most half of an int64 (shed ≤ 0.5), and the
-	// conversion of a float64 below 2^63 cannot overflow.
-	lost := int64(float64(mono-d.at) * d.shed)
-	return max(d.floor, d.off-lost)
+	// kept is at most the time elapsed since at, so the sum stays below
+	// the clock's own range.
+	kept := int64(float64(mono-d.at) * (1 - d.shed))
+	return max(d.floor, d.off+d.at+kept-mono)
 }
 
 // same reports whether d gives the offset e gives from d's anchor on.
@@ -42,15 +62,17 @@ func (d *drift) same(e *drift) bool {
 // ahead is caught up in a step of at most CatchUpRate times the monotonic
 // time since the last sync (capped at maxSyncSpan, so a bogus step of
 // years moves the clock little). A wall clock behind is met by running
-// the clock slower, at 1 − ShedRate of real time, from this moment until
-// the lead is gone: never by a step back. The offset never falls below
-// zero, the monotonic baseline. Elapsed time is measured on the
+// the clock slower, at 1 − ShedRate of real time, from one sync interval
+// on until the lead is gone: never by a step back. The offset never falls
+// below zero, the monotonic baseline. Elapsed time is measured on the
 // monotonic clock alone, so neither a start ahead of the wall clock nor
 // an earlier catch-up counts as time passed.
 //
-// The drift moves by compare-and-swap from the one it is computed from,
-// and a sync that stalled after a later one installed its drift gives up,
-// so a stale reading of the wall clock never undoes a fresher one.
+// The drift moves by compare-and-swap from the one it is computed from. A
+// sync that finds a later one installed, or whose own change would start
+// before it is installed (it stalled a sync interval), gives up: a stale
+// reading never undoes a fresher one, and no reading of the clock under
+// the previous drift lies past the new one's start.
 func (g *Generator) sync() {
 	mono, last := g.monoNs(), g.lastSync.Load()
 	if mono-last < syncEvery || !g.lastSync.CompareAndSwap(last, mono) {
@@ -71,7 +93,14 @@ func (g *Generator) sync() {
 		case target > off:
 			next.off = off + min(gain, target-off)
 		case target < off:
-			next.floor, next.shed = target, g.shed
+			prev := *d
+			prev.before = nil
+			next.at += syncEvery
+			next.off, next.floor, next.shed, next.before = d.offsetAt(next.at), target, g.shed, &prev
+			next.floor = min(next.floor, next.off)
+			if g.monoNs() >= next.at {
+				return
+			}
 		}
 		if next.same(d) || g.drift.CompareAndSwap(d, next) {
 			return

@@ -350,18 +350,31 @@ func (g *Generator) unixMilli() int64 {
 // saturating at MaxInt64, which lies past the last tick the generator
 // issues.
 func (g *Generator) nowNs() int64 {
-	// The drift is read before the clock, so the reading is never earlier
-	// than the drift's anchor, which its sync read before installing it.
-	d := g.drift.Load()
-	if g.clk != nil {
-		return g.at(d, g.clk.mono())
+	// The reading is taken under the drift in force when the clock was
+	// read: one installed meanwhile starts a sync interval after its sync,
+	// later than this reading unless the caller stalled, and then the
+	// reading is taken again under it.
+	for {
+		d := g.drift.Load()
+		var mono int64
+		if g.clk != nil {
+			mono = g.clk.mono()
+		} else {
+			mono = int64(time.Since(g.start))
+		}
+		if g.drift.Load() != d {
+			continue
+		}
+		if d.shed != 0 {
+			return g.at(d.shedding(mono), mono)
+		}
+		return g.at(d.off, mono)
 	}
-	return g.at(d, int64(time.Since(g.start)))
 }
 
-// at returns the generator's time at monotonic time mono under drift d.
-func (g *Generator) at(d *drift, mono int64) int64 {
-	s := g.base + d.offsetAt(mono) // never negative: base ≥ 0 (New), offset ≥ 0 (drift)
+// at returns the generator's time at monotonic time mono and offset off.
+func (g *Generator) at(off, mono int64) int64 {
+	s := g.base + off // never negative: base ≥ 0 (New), offset ≥ 0 (drift)
 	if s > 0 && mono > math.MaxInt64-s {
 		return math.MaxInt64
 	}
