@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"sync"
 )
 
 // The sizes of a binary ID space New accepts: 2^20 is the smallest binary
@@ -88,18 +89,24 @@ func (p *Permutation) Encode(x uint64) (uint64, error) {
 	if x>>p.bits != 0 {
 		return 0, ErrOutOfDomain
 	}
-	var buf [16]byte
-	a, b := x>>p.v, x&(1<<p.v-1)
-	for i := range rounds {
-		m := p.u
-		if i%2 == 1 {
-			m = p.v
-		}
-		c := (a + p.round(&buf, i, b)) & (1<<m - 1)
-		a, b = b, c
+	buf := scratch.Get().(*[16]byte)
+	mu, mv := uint64(1)<<p.u-1, uint64(1)<<p.v-1
+	a, b := x>>p.v, x&mv
+	// Two rounds a turn (rounds is even): round i adds to A under mod
+	// 2^u, round i+1 to B under mod 2^v, and the halves then stand as
+	// Algorithm 7's A and B would after both swaps.
+	for i := 0; i < rounds; i += 2 {
+		a = (a + p.round(buf, i, b)) & mu
+		b = (b + p.round(buf, i+1, a)) & mv
 	}
+	scratch.Put(buf)
 	return a<<p.v | b, nil
 }
+
+// scratch holds the blocks a round encrypts in place: a block passed to
+// cipher.Block escapes, and one taken from the pool costs less than one
+// allocated per call.
+var scratch = sync.Pool{New: func() any { return new([16]byte) }}
 
 // EncodeN replaces each ID of ids, which must be below 2^Bits(), with its
 // image. It is Encode for a batch, several IDs a round at a time: their
@@ -143,16 +150,15 @@ func (p *Permutation) Decode(y uint64) (uint64, error) {
 	if y>>p.bits != 0 {
 		return 0, ErrOutOfDomain
 	}
-	var buf [16]byte
-	a, b := y>>p.v, y&(1<<p.v-1)
-	for i := rounds - 1; i >= 0; i-- {
-		m := p.u
-		if i%2 == 1 {
-			m = p.v
-		}
-		c := (b - p.round(&buf, i, a)) & (1<<m - 1)
-		a, b = c, a
+	buf := scratch.Get().(*[16]byte)
+	mu, mv := uint64(1)<<p.u-1, uint64(1)<<p.v-1
+	a, b := y>>p.v, y&mv
+	// Encode's pairs of rounds undone, last first.
+	for i := rounds - 2; i >= 0; i -= 2 {
+		b = (b - p.round(buf, i+1, a)) & mv
+		a = (a - p.round(buf, i, b)) & mu
 	}
+	scratch.Put(buf)
 	return a<<p.v | b, nil
 }
 
