@@ -1,5 +1,7 @@
 package snowflake
 
+import "time"
+
 // drift is how far the generator's clock lies ahead of its monotonic
 // baseline (the wall clock at start plus monotonic elapsed time), as a
 // function of monotonic time: off at monotonic time at and, while
@@ -50,6 +52,10 @@ func (d *drift) shedding(mono int64) int64 {
 	return max(d.floor, d.off+d.at+kept-mono)
 }
 
+// maxReadGap is how far apart sync's readings of the monotonic and the
+// wall clock may lie.
+const maxReadGap = int64(time.Millisecond)
+
 // same reports whether d gives the offset e gives from d's anchor on.
 func (d *drift) same(e *drift) bool {
 	if d.shed == 0 {
@@ -79,8 +85,14 @@ func (g *Generator) sync() {
 		return
 	}
 	// The offset that would put the clock on the wall clock; never below
-	// the monotonic baseline.
-	target := max(0, g.wallNs()-g.epochNs-g.base-mono)
+	// the monotonic baseline. The two clocks are read as a pair: a sync
+	// descheduled between them would take the stall for a step of the
+	// wall clock, and leaves it to the next.
+	wall := g.wallNs()
+	if g.monoNs()-mono > maxReadGap {
+		return
+	}
+	target := max(0, wall-g.epochNs-g.base-mono)
 	gain := int64(float64(min(mono-last, maxSyncSpan)) * g.rate)
 	for {
 		d := g.drift.Load()

@@ -210,3 +210,37 @@ func TestStartAheadYearsClockMonotone(t *testing.T) {
 		prev = now
 	}
 }
+
+// A sync descheduled between its readings of the monotonic and the wall
+// clock would take the stall for a forward step of the wall clock, and
+// make a lead out of nothing: it leaves the step to the next sync.
+func TestStalledWallReadingMakesNoLead(t *testing.T) {
+	clk := newGateClock()
+	g, err := newGenerator(Config{Layout: twitter(), Reservation: unlimited(), CatchUpRate: 0.5}, clk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	clk.advance(time.Second) // idle: the next sync may gain up to 0.5 s
+	clk.armWall.Store(true)
+	done := make(chan error)
+	go func() { _, err := g.Next(ctx); done <- err }()
+	<-clk.entered
+	clk.advance(300 * time.Millisecond)
+	close(clk.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if off := time.Duration(g.nowNs() - (clk.wall() - g.epochNs)); off > 0 {
+		t.Errorf("the wall clock never stepped, yet the generator leads it by %s", off)
+	}
+	// The next sync, unstalled, still follows a real step.
+	clk.wallNs.Add(int64(time.Hour))
+	clk.advance(100 * time.Millisecond)
+	if _, err := g.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if off := offsetNow(g); off <= 0 {
+		t.Errorf("a real step of the wall clock gained nothing (offset %s)", time.Duration(off))
+	}
+}
