@@ -55,38 +55,72 @@ type Record struct {
 }
 
 // Writer appends records to a history; it is safe for concurrent use.
+// A record is encoded into memory; the file is written by a drain that
+// runs apart from the callers once 1 MiB is pending, so a caller never
+// waits for the disk. A history of tens of millions of IDs is gigabytes,
+// and a write held back by the kernel's dirty-page throttling would
+// otherwise stall every caller at once and show as a pause of every
+// process.
 type Writer struct {
-	mu  sync.Mutex
-	buf *bufio.Writer
-	enc *json.Encoder
-	err error
+	w io.Writer
+
+	mu       sync.Mutex
+	pending  []byte
+	err      error
+	draining bool
+
+	drain sync.Mutex // held while pending bytes are written, in order
 }
 
+// drainAt is how many pending bytes start a drain.
+const drainAt = 1 << 20
+
 // NewWriter returns a writer on w; Flush before closing w.
-func NewWriter(w io.Writer) *Writer {
-	buf := bufio.NewWriterSize(w, 1<<20)
-	return &Writer{buf: buf, enc: json.NewEncoder(buf)}
-}
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // Write appends r. The first error is kept and returned by every later
 // call and by Flush.
 func (w *Writer) Write(r Record) error {
+	line, err := json.Marshal(r)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
-		w.err = w.enc.Encode(r)
+		w.err = err
 	}
-	return w.err
+	if w.err != nil {
+		return w.err
+	}
+	w.pending = append(append(w.pending, line...), '\n')
+	if len(w.pending) >= drainAt && !w.draining {
+		w.draining = true
+		go w.flush()
+	}
+	return nil
 }
 
-// Flush writes what is buffered.
-func (w *Writer) Flush() error {
+// Flush writes what is pending, after any drain under way.
+func (w *Writer) Flush() error { return w.flush() }
+
+func (w *Writer) flush() error {
+	w.drain.Lock()
+	defer w.drain.Unlock()
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err == nil {
-		w.err = w.buf.Flush()
+	buf := w.pending
+	w.pending, w.draining = nil, false
+	err := w.err
+	w.mu.Unlock()
+	if err != nil || len(buf) == 0 {
+		return err
 	}
-	return w.err
+	if _, err := w.w.Write(buf); err != nil {
+		w.mu.Lock()
+		if w.err == nil {
+			w.err = err
+		}
+		w.mu.Unlock()
+		return err
+	}
+	return nil
 }
 
 // Scan calls fn for every record of r in order.
