@@ -93,7 +93,7 @@ func (w *Writer) Write(r Record) error {
 	w.pending = append(append(w.pending, line...), '\n')
 	if len(w.pending) >= drainAt && !w.draining {
 		w.draining = true
-		go w.flush()
+		go func() { _ = w.flush() }() // its error is kept, for the next Write and Flush
 	}
 	return nil
 }
