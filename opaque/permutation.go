@@ -132,8 +132,18 @@ func (p *Permutation) EncodeN(ids []int64) error {
 			if i%2 == 1 {
 				mask = 1<<p.v - 1
 			}
+			// The lanes' blocks are all stored before the first is
+			// encrypted: a block read back at once, as two 8-byte
+			// stores under one 16-byte load, waits for the stores to
+			// reach the cache, and this way the waits overlap.
 			for j := range k {
-				c := (a[j] + p.round(&buf[j], i, b[j])) & mask
+				p.put(&buf[j], i, b[j])
+			}
+			for j := range k {
+				p.block.Encrypt(buf[j][:], buf[j][:])
+			}
+			for j := range k {
+				c := (a[j] + binary.BigEndian.Uint64(buf[j][:8])) & mask
 				a[j], b[j] = b[j], c
 			}
 		}
@@ -167,10 +177,16 @@ func (p *Permutation) Decode(y uint64) (uint64, error) {
 // (b ≤ 4 bytes for v ≤ 32 bits makes d = 4·⌈b/4⌉+4 = 8). Q's last block ends
 // with [i]^1 ‖ [NUM(x)]^b, both zero in p.lo.
 func (p *Permutation) round(buf *[16]byte, i int, x uint64) uint64 {
-	binary.BigEndian.PutUint64(buf[:8], p.hi)
-	binary.BigEndian.PutUint64(buf[8:], p.lo^uint64(i)<<(8*p.nb)^x)
+	p.put(buf, i, x)
 	p.block.Encrypt(buf[:], buf[:])
 	return binary.BigEndian.Uint64(buf[:8])
+}
+
+// put writes round i's block for half x into buf: Q's last block XOR the
+// CBC-MAC state.
+func (p *Permutation) put(buf *[16]byte, i int, x uint64) {
+	binary.BigEndian.PutUint64(buf[:8], p.hi)
+	binary.BigEndian.PutUint64(buf[8:], p.lo^uint64(i)<<(8*p.nb)^x)
 }
 
 // ParseKey reads a key written in hex (32, 48 or 64 digits for AES-128,

@@ -310,7 +310,12 @@ func benchEncode63(b *testing.B, keySize int) {
 // BenchmarkEncodeN63 is the cost per ID of a server's batch in opaque
 // mode: 1,000 IDs per call.
 func BenchmarkEncodeN63(b *testing.B) {
-	p, err := opaque.New(make([]byte, 16), []byte("tag"), 63)
+	b.Run("Key128", func(b *testing.B) { benchEncodeN63(b, 16) })
+	b.Run("Key256", func(b *testing.B) { benchEncodeN63(b, 32) })
+}
+
+func benchEncodeN63(b *testing.B, keySize int) {
+	p, err := opaque.New(make([]byte, keySize), []byte("tag"), 63)
 	if err != nil {
 		b.Fatal(err)
 	}
