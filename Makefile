@@ -43,7 +43,7 @@ chaos-short: ## the fault harness's short run (safety only, >= 2 million IDs): i
 	cd test/cluster && $(GO) test -count=1 -race -timeout 10m -v ./...
 
 chaos: ## the client against three firn serve (COUNT runs), then the fault harness's long run (>= 50 million IDs, the availability goals): medians and p99
-	$(GO) test -count=1 -run TestFaults -faults.runs $(COUNT) -v ./client/
+	$(GO) test -count=1 -run TestFaults -v ./client/ -faults.runs $(COUNT)
 	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 30m -v -run TestChaos .
 
 race: test ## alias of test, which always runs with -race
