@@ -90,12 +90,14 @@ func pathValue(r *http.Request, name string) string {
 		return v
 	}
 	_, pat, _ := strings.Cut(r.Pattern, " ")
-	i := strings.Index(pat, "{"+name+"}")
-	if i < 0 {
+	// The pattern's first wildcard must be {name}, and the only one: read
+	// in place, as this runs more than once on every request.
+	i, n := strings.IndexByte(pat, '{'), len(name)
+	if i < 0 || len(pat) < i+n+2 || pat[i+1:i+1+n] != name || pat[i+1+n] != '}' {
 		return ""
 	}
-	prefix, suffix, p := pat[:i], pat[i+len(name)+2:], r.URL.Path
-	if strings.Contains(prefix, "{") || strings.Contains(suffix, "{") || len(p) <= len(prefix)+len(suffix) ||
+	prefix, suffix, p := pat[:i], pat[i+n+2:], r.URL.Path
+	if strings.IndexByte(suffix, '{') >= 0 || len(p) <= len(prefix)+len(suffix) ||
 		!strings.HasPrefix(p, prefix) || !strings.HasSuffix(p, suffix) {
 		return ""
 	}
