@@ -173,11 +173,28 @@ func rebind(d Dialect, q string) string {
 	return b.String()
 }
 
-// schemaOnce creates a store's tables on first use, unless told not to.
-type schemaOnce struct {
+// untilOK runs a check on a store's first use, and on every later use
+// until it has succeeded once.
+type untilOK struct {
 	mu   sync.Mutex
 	done bool
 }
+
+func (o *untilOK) do(f func() error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done {
+		return nil
+	}
+	if err := f(); err != nil {
+		return err
+	}
+	o.done = true
+	return nil
+}
+
+// schemaOnce creates a store's tables on first use, unless told not to.
+type schemaOnce struct{ untilOK }
 
 // ensure makes sure the tables exist, once: a table that answers a
 // SELECT is used as it is, with no CREATE (an account with only the
@@ -187,11 +204,13 @@ type schemaOnce struct {
 // outage — is returned as it came. A failure is tried again on the next
 // use.
 func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables []string, ddl string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.done || skip {
+	if skip {
 		return nil
 	}
+	return o.do(func() error { return createTables(ctx, c, tables, ddl) })
+}
+
+func createTables(ctx context.Context, c classifier, tables []string, ddl string) error {
 	missing := false
 	for _, t := range tables {
 		// The name is checked by the store's constructor (checkTable).
@@ -205,7 +224,6 @@ func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables
 		missing = missing || err != nil
 	}
 	if !missing {
-		o.done = true
 		return nil
 	}
 	for _, stmt := range strings.Split(ddl, ";\n") {
@@ -215,7 +233,6 @@ func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables
 			}
 		}
 	}
-	o.done = true
 	return nil
 }
 
@@ -321,10 +338,7 @@ func execStrict(ctx context.Context, db *sql.DB, d Dialect, query string, args .
 
 // columnOnce adds a column to a table made before the column existed,
 // once: a table that answers a SELECT of the column is used as it is.
-type columnOnce struct {
-	mu   sync.Mutex
-	done bool
-}
+type columnOnce struct{ untilOK }
 
 // ensure selects column from table and, if that fails, adds it with
 // ALTER TABLE … ADD COLUMN column def; if the ALTER fails too, the column
@@ -332,28 +346,22 @@ type columnOnce struct {
 // the ALTER's error returned if it still fails. A failure is tried again
 // on the next use.
 func (o *columnOnce) ensure(ctx context.Context, c classifier, table, column, def string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.done {
-		return nil
-	}
-	// The names are the store's own, checked by its constructor.
-	probe := "SELECT " + column + " FROM " + table + " WHERE 1 = 0"
-	if _, err := c.db.ExecContext(ctx, probe); err == nil {
-		o.done = true
-		return nil
-	}
-	_, err := c.db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+column+" "+def)
-	if err != nil {
+	return o.do(func() error {
+		// The names are the store's own, checked by its constructor.
+		probe := "SELECT " + column + " FROM " + table + " WHERE 1 = 0"
+		if _, err := c.db.ExecContext(ctx, probe); err == nil {
+			return nil
+		}
+		_, err := c.db.ExecContext(ctx, "ALTER TABLE "+table+" ADD COLUMN "+column+" "+def)
+		if err == nil {
+			return nil
+		}
 		if _, again := c.db.ExecContext(ctx, probe); again == nil {
-			o.done = true
 			return nil
 		}
 		return fmt.Errorf("table %s was made by an earlier firn and lacks column %s: adding it failed; run ALTER TABLE %s ADD COLUMN %s %s as the table's owner: %w",
 			table, column, table, column, def, err)
-	}
-	o.done = true
-	return nil
+	})
 }
 
 // kindOnce refuses, once per store, firn's own segment table opened in
@@ -362,26 +370,16 @@ func (o *columnOnce) ensure(ctx context.Context, c classifier, table, column, de
 // counter plain, beside servers that permute it, and a tag of a store
 // set without the set's checks. The table is firn's own if it has the
 // set_name column, which every version of it has.
-type kindOnce struct {
-	mu   sync.Mutex
-	done bool
-}
+type kindOnce struct{ untilOK }
 
 func (o *kindOnce) ensure(ctx context.Context, c classifier, table string) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.done {
-		return nil
-	}
-	own, err := hasColumn(ctx, c, table, "set_name")
-	if err != nil {
+	return o.do(func() error {
+		own, err := hasColumn(ctx, c, table, "set_name")
+		if err == nil && own {
+			err = fmt.Errorf("table %s has column set_name: %w", table, ErrOwnTable)
+		}
 		return err
-	}
-	if own {
-		return fmt.Errorf("table %s has column set_name: %w", table, ErrOwnTable)
-	}
-	o.done = true
-	return nil
+	})
 }
 
 // hasColumn reports whether table, as the store's statements name it, has

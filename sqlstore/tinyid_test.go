@@ -208,26 +208,7 @@ func TestSetStoreAddsTheOpaqueColumnToAnOlderTable(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend, dsn string) {
 		db := openDB(t, b, dsn)
 		ctx := context.Background()
-		suffix := make([]byte, 6)
-		rand.Read(suffix)
-		table := "firn_segments_" + hex.EncodeToString(suffix)
-		t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
-		ddl, err := sqlstore.SetSchema(b.dialect, table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var older []string
-		for _, line := range strings.Split(ddl, "\n") {
-			if !strings.Contains(line, "opaque") {
-				older = append(older, line)
-			}
-		}
-		if _, err := db.Exec(strings.Join(older, "\n")); err != nil {
-			t.Fatalf("older table: %v", err)
-		}
-		if _, err := db.Exec("INSERT INTO " + table + " (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES ('old', 0, 0, 10, 1, 0, now(), now(), 0)"); err != nil {
-			t.Fatal(err)
-		}
+		table := newSetTable(t, b, db, true, "old")
 		s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table})
 		if err != nil {
 			t.Fatal(err)
@@ -268,29 +249,7 @@ func TestTinyidFormatRefusesTheSetTable(t *testing.T) {
 		db := openDB(t, b, dsn)
 		ctx := context.Background()
 		for _, older := range []bool{false, true} {
-			suffix := make([]byte, 6)
-			rand.Read(suffix)
-			table := "firn_segments_" + hex.EncodeToString(suffix)
-			t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
-			ddl, err := sqlstore.SetSchema(b.dialect, table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if older {
-				var lines []string
-				for _, line := range strings.Split(ddl, "\n") {
-					if !strings.Contains(line, "opaque") {
-						lines = append(lines, line)
-					}
-				}
-				ddl = strings.Join(lines, "\n")
-			}
-			if _, err := db.Exec(ddl); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec("INSERT INTO " + table + " (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES ('order', 0, 0, 10, 1, 0, now(), now(), 0)"); err != nil {
-				t.Fatal(err)
-			}
+			table := newSetTable(t, b, db, older, "order")
 			tiny, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table})
 			if err != nil {
 				t.Fatal(err)
@@ -313,4 +272,35 @@ func TestTinyidFormatRefusesTheSetTable(t *testing.T) {
 			t.Fatalf("Tinyid's table: Reserve = %+v, %v", r, err)
 		}
 	})
+}
+
+// newSetTable makes a firn_segments table of its own, dropped when t ends,
+// with one plain row for tag: the table of this version, or, if older,
+// one made before tags recorded their permutation (no opaque column).
+func newSetTable(t *testing.T, b backend, db *sql.DB, older bool, tag string) string {
+	t.Helper()
+	suffix := make([]byte, 6)
+	rand.Read(suffix)
+	table := "firn_segments_" + hex.EncodeToString(suffix)
+	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
+	ddl, err := sqlstore.SetSchema(b.dialect, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if older {
+		var lines []string
+		for _, line := range strings.Split(ddl, "\n") {
+			if !strings.Contains(line, "opaque") {
+				lines = append(lines, line)
+			}
+		}
+		ddl = strings.Join(lines, "\n")
+	}
+	if _, err := db.Exec(ddl); err != nil {
+		t.Fatalf("table (older %v): %v", older, err)
+	}
+	if _, err := db.Exec("INSERT INTO " + table + " (biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) VALUES ('" + tag + "', 0, 0, 10, 1, 0, now(), now(), 0)"); err != nil {
+		t.Fatal(err)
+	}
+	return table
 }
