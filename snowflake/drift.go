@@ -108,8 +108,8 @@ func (g *Generator) sync() {
 			prev := *d
 			prev.before = nil
 			next.at += syncEvery
-			next.off, next.floor, next.shed, next.before = d.offsetAt(next.at), target, g.shed, &prev
-			next.floor = min(next.floor, next.off)
+			next.off, next.shed, next.before = d.offsetAt(next.at), g.shed, &prev
+			next.floor = min(target, next.off)
 			if g.monoNs() >= next.at {
 				return
 			}

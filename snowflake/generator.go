@@ -362,13 +362,9 @@ func (g *Generator) nowNs() int64 {
 		} else {
 			mono = int64(time.Since(g.start))
 		}
-		if g.drift.Load() != d {
-			continue
+		if g.drift.Load() == d {
+			return g.at(d.offsetAt(mono), mono)
 		}
-		if d.shed != 0 {
-			return g.at(d.shedding(mono), mono)
-		}
-		return g.at(d.off, mono)
 	}
 }
 
