@@ -89,7 +89,8 @@ func (p *Permutation) Encode(x uint64) (uint64, error) {
 	if x>>p.bits != 0 {
 		return 0, ErrOutOfDomain
 	}
-	buf := scratch.Get().(*[16]byte)
+	blocks := scratch.Get().(*[lanes][16]byte)
+	buf := &blocks[0]
 	mu, mv := uint64(1)<<p.u-1, uint64(1)<<p.v-1
 	a, b := x>>p.v, x&mv
 	// Two rounds a turn (rounds is even): round i adds to A under mod
@@ -99,14 +100,17 @@ func (p *Permutation) Encode(x uint64) (uint64, error) {
 		a = (a + p.round(buf, i, b)) & mu
 		b = (b + p.round(buf, i+1, a)) & mv
 	}
-	scratch.Put(buf)
+	scratch.Put(blocks)
 	return a<<p.v | b, nil
 }
 
-// scratch holds the blocks a round encrypts in place: a block passed to
-// cipher.Block escapes, and one taken from the pool costs less than one
-// allocated per call.
-var scratch = sync.Pool{New: func() any { return new([16]byte) }}
+// lanes is how many IDs EncodeN permutes side by side.
+const lanes = 4
+
+// scratch holds the blocks a round encrypts in place, one per lane: a block
+// passed to cipher.Block escapes, and one taken from the pool costs less
+// than one allocated per call.
+var scratch = sync.Pool{New: func() any { return new([lanes][16]byte) }}
 
 // EncodeN replaces each ID of ids, which must be below 2^Bits(), with its
 // image. It is Encode for a batch, several IDs a round at a time: their
@@ -118,8 +122,7 @@ func (p *Permutation) EncodeN(ids []int64) error {
 			return ErrOutOfDomain
 		}
 	}
-	const lanes = 4
-	var buf [lanes][16]byte
+	buf := scratch.Get().(*[lanes][16]byte)
 	var a, b [lanes]uint64
 	for len(ids) > 0 {
 		k := min(len(ids), lanes)
@@ -132,14 +135,8 @@ func (p *Permutation) EncodeN(ids []int64) error {
 			if i%2 == 1 {
 				mask = 1<<p.v - 1
 			}
-			// The lanes' blocks are all stored before the first is
-			// encrypted: a block read back at once, as two 8-byte
-			// stores under one 16-byte load, waits for the stores to
-			// reach the cache, and this way the waits overlap.
 			for j := range k {
 				p.put(&buf[j], i, b[j])
-			}
-			for j := range k {
 				p.block.Encrypt(buf[j][:], buf[j][:])
 			}
 			for j := range k {
@@ -152,6 +149,7 @@ func (p *Permutation) EncodeN(ids []int64) error {
 		}
 		ids = ids[k:]
 	}
+	scratch.Put(buf)
 	return nil
 }
 
@@ -160,7 +158,8 @@ func (p *Permutation) Decode(y uint64) (uint64, error) {
 	if y>>p.bits != 0 {
 		return 0, ErrOutOfDomain
 	}
-	buf := scratch.Get().(*[16]byte)
+	blocks := scratch.Get().(*[lanes][16]byte)
+	buf := &blocks[0]
 	mu, mv := uint64(1)<<p.u-1, uint64(1)<<p.v-1
 	a, b := y>>p.v, y&mv
 	// Encode's pairs of rounds undone, last first.
@@ -168,7 +167,7 @@ func (p *Permutation) Decode(y uint64) (uint64, error) {
 		b = (b - p.round(buf, i+1, a)) & mv
 		a = (a - p.round(buf, i, b)) & mu
 	}
-	scratch.Put(buf)
+	scratch.Put(blocks)
 	return a<<p.v | b, nil
 }
 
@@ -185,8 +184,7 @@ func (p *Permutation) round(buf *[16]byte, i int, x uint64) uint64 {
 // put writes round i's block for half x into buf: Q's last block XOR the
 // CBC-MAC state.
 func (p *Permutation) put(buf *[16]byte, i int, x uint64) {
-	binary.BigEndian.PutUint64(buf[:8], p.hi)
-	binary.BigEndian.PutUint64(buf[8:], p.lo^uint64(i)<<(8*p.nb)^x)
+	putBlock(buf, p.hi, p.lo^uint64(i)<<(8*p.nb)^x)
 }
 
 // ParseKey reads a key written in hex (32, 48 or 64 digits for AES-128,

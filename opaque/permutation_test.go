@@ -73,8 +73,6 @@ func TestPermutationMatchesFF1(t *testing.T) {
 	}
 }
 
-// TestPermutationBijective20 encodes the whole of the smallest domain New
-// accepts and checks every image is distinct, in range and decodes back.
 // TestEncodeNIsEncode: the batch path gives every ID's Encode image, for
 // every batch length around its lanes, and refuses a batch with an ID out
 // of the domain, leaving it unchanged.
@@ -113,6 +111,8 @@ func TestEncodeNIsEncode(t *testing.T) {
 	}
 }
 
+// TestPermutationBijective20 encodes the whole of the smallest domain New
+// accepts and checks every image is distinct, in range and decodes back.
 func TestPermutationBijective20(t *testing.T) {
 	p, err := opaque.New(make([]byte, 16), []byte("firn"), 20)
 	if err != nil {
