@@ -106,3 +106,29 @@ func TestDocsSampleConfigChecks(t *testing.T) {
 		t.Fatalf("config check of the sample: exit %d, %s%s", code, out, errOut)
 	}
 }
+
+// TestConfigFilePathsAreRelativeToTheFile: opaque.key_file: key in a
+// configuration file names the key beside the file, wherever firn is
+// started; a missing one is reported with the path that was read.
+func TestConfigFilePathsAreRelativeToTheFile(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "firn.yaml")
+	if err := os.WriteFile(conf, []byte("opaque:\n  snowflake: true\n  key_file: key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "key"), []byte(testKeyA+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"config", "check", "--config", conf, "--data-dir", t.TempDir()}
+	if out, errOut, code := runCLI(args...); code != 0 {
+		t.Fatalf("config check of a file whose key is beside it: exit %d, %s %s", code, out, errOut)
+	}
+	if err := os.Remove(filepath.Join(dir, "key")); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCLI(args...)
+	want := "opaque.key_file (env FIRN_OPAQUE_KEY_FILE, flag --opaque-key-file): open " + filepath.Join(dir, "key")
+	if code != 2 || !strings.Contains(errOut, want) {
+		t.Fatalf("config check without the key: exit %d, %q; want 2 with %q", code, errOut, want)
+	}
+}

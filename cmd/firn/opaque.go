@@ -32,8 +32,9 @@ const opaqueFlagsUsage = `Opaque flags (a namespace in opaque mode: serve's opaq
   --opaque-key-file F    the file holding the key, in hex
   --opaque-tweak T       the tweak
   --opaque-accept-unchecked-key
-                         with --node: promise every machine uses this key and
-                         tweak (each records only its own; two keys collide)
+                         required with a static or derived node (--node on
+                         next and admin): promise every machine uses this key
+                         and tweak (each records only its own; two keys collide)
 `
 
 func (f *opaqueFlags) register(fs *flag.FlagSet) {
@@ -86,7 +87,7 @@ func opaqueKey(o config.Opaque) ([]byte, error) {
 				// never repeat it.
 				return nil, usagef("opaque.key_file: the value given is a key, not the name of a file: write the key to a file and name that")
 			}
-			return nil, usagef("opaque.key_file: %s", err)
+			return nil, usagef("%s", &config.FieldError{Field: "opaque.key_file", Reason: err.Error() + "; a relative path in the configuration file is taken from the file's directory"})
 		}
 		text, where = b, "opaque.key_file "+o.KeyFile
 	}

@@ -157,7 +157,7 @@ func loadConfig(args []string) (*config.Config, error) {
 		}
 		doc = b
 	}
-	c, err := config.Load(doc, os.Environ())
+	c, err := config.LoadFile(path, doc, os.Environ())
 	if err != nil {
 		return nil, usagef("%s", err)
 	}

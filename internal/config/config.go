@@ -11,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -63,7 +64,7 @@ type Opaque struct {
 	Tags []string `yaml:"tags" flag:"opaque-tags"`
 	// KeyFile names a file holding the key in hex: 32, 48 or 64 digits
 	// (AES-128, -192, -256), such as the output of openssl rand -hex 32.
-	KeyFile string `yaml:"key_file" flag:"opaque-key-file"`
+	KeyFile string `yaml:"key_file" flag:"opaque-key-file" path:"true"`
 	// Key is the key itself, in hex, in the configuration file only
 	// (never a flag or variable); config print hides it. Prefer KeyFile.
 	Key string `yaml:"key" flag:"-" secret:"true"`
@@ -152,10 +153,10 @@ type Snowflake struct {
 
 // HTTP is the listener.
 type HTTP struct {
-	Listen   string `yaml:"listen" flag:"http"`         // host:port, default 127.0.0.1:8080
-	MaxBatch int    `yaml:"max_batch" flag:"max-batch"` // 1..server.MaxBatchLimit, default server.DefaultMaxBatch
-	TLSCert  string `yaml:"tls_cert" flag:"tls-cert"`   // PEM files: both or neither
-	TLSKey   string `yaml:"tls_key" flag:"tls-key"`
+	Listen   string `yaml:"listen" flag:"http"`                   // host:port, default 127.0.0.1:8080
+	MaxBatch int    `yaml:"max_batch" flag:"max-batch"`           // 1..server.MaxBatchLimit, default server.DefaultMaxBatch
+	TLSCert  string `yaml:"tls_cert" flag:"tls-cert" path:"true"` // PEM files: both or neither
+	TLSKey   string `yaml:"tls_key" flag:"tls-key" path:"true"`
 }
 
 // GRPC is the gRPC listener; it shares the HTTP listener's TLS files.
@@ -178,7 +179,7 @@ type Layout struct {
 // Registry is where node IDs, their HWMs and the segment counters live.
 type Registry struct {
 	Store               string   `yaml:"store" flag:"store"` // local, etcd, postgres, mysql
-	DataDir             string   `yaml:"data_dir" flag:"data-dir"`
+	DataDir             string   `yaml:"data_dir" flag:"data-dir" path:"true"`
 	Endpoints           []string `yaml:"endpoints" flag:"endpoints"`
 	DSN                 string   `yaml:"dsn" flag:"dsn" secret:"true"`
 	Namespace           string   `yaml:"namespace" flag:"namespace"`
@@ -308,6 +309,15 @@ func envName(field string) string {
 // variables of environ over the defaults. It refuses what it cannot
 // read; Validate checks the values once flags are bound too.
 func Load(doc []byte, environ []string) (*Config, error) {
+	return LoadFile("", doc, environ)
+}
+
+// LoadFile is Load for doc read from the file at path: a relative path
+// the file gives (opaque.key_file, http.tls_cert, http.tls_key,
+// registry.data_dir) is taken from the file's directory, as its author
+// sees it, wherever firn is started. Paths from the environment and
+// flags stay relative to the working directory. An empty path is Load.
+func LoadFile(path string, doc []byte, environ []string) (*Config, error) {
 	c := Default()
 	if len(bytes.TrimSpace(doc)) > 0 {
 		dec := yaml.NewDecoder(bytes.NewReader(doc))
@@ -315,11 +325,23 @@ func Load(doc []byte, environ []string) (*Config, error) {
 		if err := dec.Decode(&c); err != nil {
 			return nil, fmt.Errorf("config file: %s", yamlMessage(err))
 		}
+		if path != "" {
+			c.resolvePaths(filepath.Dir(path))
+		}
 	}
 	if err := c.applyEnv(environ); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// resolvePaths joins dir to every relative path field that is set.
+func (c *Config) resolvePaths(dir string) {
+	c.fields(func(_ string, v reflect.Value, sf reflect.StructField) {
+		if sf.Tag.Get("path") == "true" && v.String() != "" && !filepath.IsAbs(v.String()) {
+			v.SetString(filepath.Join(dir, v.String()))
+		}
+	})
 }
 
 // yamlMessage says what is wrong with a file in the configuration's

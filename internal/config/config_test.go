@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +248,35 @@ func TestFileErrorsInTheConfigurationsWords(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "config.") || strings.Contains(err.Error(), "!!") {
 			t.Errorf("Load(%q) = %v, want %q and no Go types", tt.doc, err, tt.want)
 		}
+	}
+}
+
+// TestFilePathsAreRelativeToTheFile: a relative path the file gives is
+// taken from the file's directory; an absolute one, and one from the
+// environment, are left as they are.
+func TestFilePathsAreRelativeToTheFile(t *testing.T) {
+	doc := "opaque:\n  key_file: key\nhttp:\n  tls_cert: certs/c.pem\n  tls_key: /abs/k.pem\nregistry:\n  data_dir: ../state\n"
+	c, err := config.LoadFile("/etc/firn/firn.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{c.Opaque.KeyFile, c.HTTP.TLSCert, c.HTTP.TLSKey, c.Registry.DataDir}
+	want := []string{"/etc/firn/key", "/etc/firn/certs/c.pem", "/abs/k.pem", "/etc/state"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paths %q; want %q", got, want)
+	}
+	c, err = config.LoadFile("/etc/firn/firn.yaml", []byte(doc), []string{"FIRN_OPAQUE_KEY_FILE=mine"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Opaque.KeyFile != "mine" {
+		t.Fatalf("key_file from the environment = %q; want it as given", c.Opaque.KeyFile)
+	}
+	c, err = config.Load([]byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Opaque.KeyFile != "key" {
+		t.Fatalf("key_file of a document without a file = %q; want it as given", c.Opaque.KeyFile)
 	}
 }
