@@ -53,7 +53,8 @@ the current rate is drawn on standard error when it is a terminal.
                      http (/v1), client (the Go SDK over gRPC, buffering),
                      leaf (/api/…/get/{key}) or tinyid
                      (/tinyid/id/nextIdSimple)
-  --mode M           snowflake (default) or segment
+  --mode M           snowflake or segment (default: snowflake; segment
+                     with --tag or --protocol tinyid)
   --tag T            the tag of segment mode (Leaf's key, Tinyid's bizType)
   --batch N          IDs per request, 1 to 100000 (default 1); leaf: 1 only
   --workers N        concurrent callers, 1 to 10000, each with its own
@@ -131,7 +132,7 @@ func runBench(args []string, stdout io.Writer) error {
 		return err
 	}
 	if cfg.insecure {
-		fmt.Fprintln(os.Stderr, "firn bench: WARNING: --insecure: the server's certificate is NOT verified; anyone on the path can answer in its name")
+		fmt.Fprintln(logOutput, "firn bench: WARNING: --insecure: the server's certificate is NOT verified; anyone on the path can answer in its name")
 	}
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && !*asJSON {
 		cfg.progress = os.Stderr
@@ -159,7 +160,7 @@ func (c *benchConfig) validate(target string, set map[string]bool) error {
 	if err := c.validateTarget(target); err != nil {
 		return err
 	}
-	if err := c.validateMode(); err != nil {
+	if err := c.validateMode(set); err != nil {
 		return err
 	}
 	if err := c.validateNumbers(set); err != nil {
@@ -208,7 +209,15 @@ func (c *benchConfig) web() bool {
 	return c.protocol == "http" || c.protocol == "leaf" || c.protocol == "tinyid"
 }
 
-func (c *benchConfig) validateMode() error {
+// validateMode checks --mode and --tag. Without --mode, a --tag or
+// --protocol tinyid (whose routes serve only segments) means segment.
+func (c *benchConfig) validateMode(set map[string]bool) error {
+	if !set["mode"] && (c.tag != "" || c.protocol == "tinyid") {
+		c.mode = "segment"
+	}
+	if c.protocol == "tinyid" && c.mode != "segment" {
+		return usagef("--mode %s: Tinyid's routes serve segment tags only (its bizType is --tag)", c.mode)
+	}
 	switch c.mode {
 	case "snowflake":
 		if c.tag != "" {
@@ -216,7 +225,7 @@ func (c *benchConfig) validateMode() error {
 		}
 	case "segment":
 		if c.tag == "" {
-			return usagef("--mode segment needs --tag")
+			return usagef("--mode segment needs --tag (the tag: Leaf's key, Tinyid's bizType)")
 		}
 	default:
 		return usagef("--mode %q: want snowflake or segment", c.mode)
