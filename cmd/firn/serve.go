@@ -33,21 +33,22 @@ import (
 	"github.com/firn-id/firn/sqlstore"
 )
 
-var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--node N] [store flags] [layout flags]
+var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--grpc ADDR|off] [--node N]
+                  [store flags] [layout flags]
 
-Serves snowflake and segment IDs over HTTP until SIGINT or SIGTERM, then
-stops accepting, finishes requests in flight, and releases its node (the
-HWM stays). SIGHUP is logged and ignored: nothing reloads in a running
-process (a reloaded layout, namespace, node or store could repeat IDs). A node whose lease is lost stops at its HWM, reports not ready,
-and is released and acquired again with a new claim (perhaps another
-node). While no node is free, or the one asked for is held, it waits, not
-ready (/readyz says why), claiming again every 75-150 ms.
-With no flags it needs no
-outside service: the local data
-directory holds its node's HWM and its segment tags, and it listens on
-loopback only. Listening on another address needs a store named
-explicitly (--store): two machines that both fell back to the local
-default would issue the same IDs.
+Serves snowflake and segment IDs over HTTP and gRPC until SIGINT or
+SIGTERM, then stops accepting, finishes requests in flight, and releases
+its node (the HWM stays). SIGHUP is logged and ignored: nothing reloads in
+a running process (a reloaded layout, namespace, node or store could
+repeat IDs). A node whose lease is lost stops at its HWM, reports not
+ready, and is released and acquired again with a new claim (perhaps
+another node). While no node is free, or the one asked for is held, it
+waits, not ready (/readyz says why), claiming again every 75-150 ms.
+With no flags it needs no outside service: the local data directory holds
+its node's HWM and its segment tags, and it listens on loopback only
+(HTTP 127.0.0.1:8080, gRPC 127.0.0.1:9090). Listening on another address
+needs a store named explicitly (--store): two machines that both fell
+back to the local default would issue the same IDs.
 
   --config FILE      a YAML file of these settings (docs/config.md); FIRN_…
                      environment variables override it, flags override both
@@ -179,7 +180,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	l, sf := o.layout, &o.stores
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
+		return fmt.Errorf("listen on %s: %w (HTTP: choose another address with --http)", o.addr, err)
 	}
 	defer ln.Close()
 	log := newLogger(o.logLevel, o.logFormat)
@@ -204,7 +205,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if o.grpcAddr != "off" {
 		gln, err := net.Listen("tcp", o.grpcAddr)
 		if err != nil {
-			return fmt.Errorf("listen on %s: %w", o.grpcAddr, err)
+			return fmt.Errorf("listen on %s: %w (gRPC: choose another address with --grpc, or --grpc off)", o.grpcAddr, err)
 		}
 		grpcPort = newHandoff(gln)
 		defer func() { _ = grpcPort.close() }() // the port, after the servers on it stopped: nothing new to say
@@ -574,7 +575,8 @@ func checkFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) 
 		"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
 }
 
-// logOutput is where firn serve logs; tests replace it.
+// logOutput is where firn serve logs and the other commands write their
+// warnings; tests replace it.
 var logOutput io.Writer = os.Stderr
 
 // newLogger logs at level (debug, info, warn, error) in format: text,

@@ -110,6 +110,29 @@ func TestServeRefusesAnOpenAddressOnTheImplicitDefault(t *testing.T) {
 	}
 }
 
+// TestServeNamesTheFlagOfATakenPort: a port already taken, HTTP or gRPC,
+// ends serve with an error naming the flag that moves it.
+func TestServeNamesTheFlagOfATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, tc := range []struct {
+		name, http, grpc, wantErr string
+	}{
+		{"http", taken.Addr().String(), "off", "choose another address with --http"},
+		{"grpc", "127.0.0.1:0", taken.Addr().String(), "choose another address with --grpc, or --grpc off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runCLI("serve", "--data-dir", t.TempDir(), "--http", tc.http, "--grpc", tc.grpc)
+			if code != 1 || !strings.Contains(errOut, "address already in use") || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d, stderr %q: want exit 1 with %q", code, errOut, tc.wantErr)
+			}
+		})
+	}
+}
+
 func waitReady(t *testing.T, base string, done chan error) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
