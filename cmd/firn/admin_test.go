@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/snowflake"
 )
 
 func TestAdminAdvanceRefusesWhatIsClearlyAMistake(t *testing.T) {
@@ -89,5 +93,33 @@ func TestAdminAdvanceRefusesANamespaceTypo(t *testing.T) {
 				t.Fatalf("the real namespace: exit %d, %q, %q", code, out, errOut)
 			}
 		})
+	}
+}
+
+// TestNextWarnsOfANodePassedOver: firn next, like serve, says so when it
+// passes over a free node whose HWM is too far ahead of the clock.
+func TestNextWarnsOfANodePassedOver(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := runCLI("next", "--data-dir", dir); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, errOut)
+	}
+	ahead := time.Now().Add(45 * time.Minute).UTC().Format(time.RFC3339)
+	if _, errOut, code := runCLI("admin", "advance", "--node", "0", "--to", ahead, "--data-dir", dir); code != 0 {
+		t.Fatalf("advance: exit %d: %s", code, errOut)
+	}
+	var warnings bytes.Buffer
+	old := logOutput
+	logOutput = &warnings
+	t.Cleanup(func() { logOutput = old })
+	out, errOut, code := runCLI("next", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("next: exit %d: %s", code, errOut)
+	}
+	l, _ := snowflake.Preset("firn")
+	id, _ := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	parts, err := l.Decompose(id)
+	if err != nil || parts.Node != 1 || !strings.Contains(warnings.String(), "passed over free node 0, whose HWM is 4") ||
+		!strings.Contains(warnings.String(), "took node 1") {
+		t.Fatalf("next printed %q (%+v, %v), warned %q; want node 1 and a warning naming node 0", out, parts, err, warnings.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -170,6 +171,10 @@ func withLease(sf *storeFlags, cfg nodeid.Config, f func(*nodeid.Lease) error) (
 		return err
 	}
 	defer func() { err = errors.Join(err, lease.Close(ctx)) }()
+	for _, cb := range lease.Skipped() {
+		fmt.Fprintf(logOutput, "firn next: warning: passed over free node %d, whose HWM is %s ahead of the clock; took node %d\n",
+			cb.Node, cb.HWM.Sub(cb.Now).Round(time.Millisecond), lease.Node())
+	}
 	return f(lease)
 }
 
