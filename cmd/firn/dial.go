@@ -84,6 +84,9 @@ func pingSQL(db *sql.DB, kind, endpoint string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
+		if why, ok := refusedSQL(err); ok {
+			return usagef("%s %s: %s", kind, endpoint, scrub(why))
+		}
 		if ctx.Err() != nil {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}

@@ -6,11 +6,16 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/firn-id/firn/internal/testenv"
 )
 
 // silentListener accepts connections and never answers: a firewall that
@@ -220,4 +225,71 @@ func TestServeKeepsRetryingAnUnreachableStore(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("serve stopped while starting returned %v", err)
 	}
+}
+
+// TestRefusedConnectionIsBadInput: a database that answers but refuses
+// the connection — no such database, an unknown user or a wrong
+// password — is bad input (exit 2) with one line saying what to change,
+// not an outage reported as unreachable.
+func TestRefusedConnectionIsBadInput(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		env := map[string]string{"postgres": "FIRN_TEST_POSTGRES", "mysql": "FIRN_TEST_MYSQL"}[kind]
+		for _, tc := range []struct {
+			name, want string
+			edit       func(u *dsnParts)
+		}{
+			{"no such database", "create it, or name another database in the DSN", func(u *dsnParts) { u.db = "nosuchdb_" + suffix() }},
+			{"unknown user", "check the user and password of the DSN", func(u *dsnParts) { u.user, u.password = "nobody_"+suffix(), "s3cretpw" }},
+		} {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				p := parseTestDSN(t, kind, testenv.Endpoint(t, env))
+				tc.edit(&p)
+				out, errOut, code := runBounded(t, "next", "--store", kind, "--dsn", p.String(kind), "--dial-timeout", "5s")
+				if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "unreachable") {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, tc.want)
+				}
+				if !strings.Contains(errOut, "firn next: "+kind+" ") || strings.Contains(errOut, "s3cretpw") {
+					t.Fatalf("stderr %q: want the store named, and no password", errOut)
+				}
+			})
+		}
+	}
+}
+
+// dsnParts are the parts of a test DSN the refusal test changes.
+type dsnParts struct {
+	user, password, db string
+	pg                 *url.URL
+	my                 *mysql.Config
+}
+
+func parseTestDSN(t *testing.T, kind, dsn string) dsnParts {
+	t.Helper()
+	if kind == "mysql" {
+		c, err := mysql.ParseDSN(dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dsnParts{user: c.User, password: c.Passwd, db: c.DBName, my: c}
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		t.Fatalf("FIRN_TEST_POSTGRES is not a URL DSN: %v", err)
+	}
+	pw, _ := u.User.Password()
+	return dsnParts{user: u.User.Username(), password: pw, db: strings.TrimPrefix(u.Path, "/"), pg: u}
+}
+
+func (p dsnParts) String(kind string) string {
+	if kind == "mysql" {
+		c := *p.my
+		c.User, c.Passwd, c.DBName = p.user, p.password, p.db
+		return c.FormatDSN()
+	}
+	u := *p.pg
+	u.User, u.Path = url.UserPassword(p.user, p.password), "/"+p.db
+	if p.password == "" {
+		u.User = url.User(p.user)
+	}
+	return u.String()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -82,4 +83,26 @@ const mysqlDuplicateColumn = 1060
 func duplicateColumnSQL(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && me.Number == mysqlDuplicateColumn
+}
+
+// refusedSQL says why a database that answered refused the connection
+// itself — no such database (PostgreSQL's SQLSTATE 3D000, MySQL's 1049),
+// or the user or password refused (28P01 and 28000; MySQL's SQLSTATE
+// 28000: 1045, 1698) — and what to
+// change; ok is false for anything else, an outage included. Waiting
+// cures none of these.
+func refusedSQL(err error) (why string, ok bool) {
+	var pe *pgconn.PgError
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "3D000":
+		return fmt.Sprintf("%s (SQLSTATE %s): create it, or name another database in the DSN", pe.Message, pe.Code), true
+	case errors.As(err, &pe) && (pe.Code == "28P01" || pe.Code == "28000"):
+		return fmt.Sprintf("%s (SQLSTATE %s): check the user and password of the DSN", pe.Message, pe.Code), true
+	case errors.As(err, &me) && me.Number == 1049:
+		return fmt.Sprintf("%s (error %d): create it, or name another database in the DSN", me.Message, me.Number), true
+	case errors.As(err, &me) && string(me.SQLState[:]) == "28000":
+		return fmt.Sprintf("%s (error %d): check the user and password of the DSN", me.Message, me.Number), true
+	}
+	return "", false
 }
