@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -33,10 +32,9 @@ type candidate struct {
 // guess ranks the presets an ID of unknown origin plausibly belongs to
 // (snowflake.Guess), whatever layout the server issues.
 func (h *handler) guess(w http.ResponseWriter, r *http.Request) {
-	s := pathValue(r, "id")
-	id, err := strconv.ParseUint(s, 10, 64)
+	id, err := pathID(r)
 	if err != nil {
-		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		writeError(w, err)
 		return
 	}
 	ranked := snowflake.Guess(id, time.Now())

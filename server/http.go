@@ -519,23 +519,30 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrOpaqueIDs)
 		return
 	}
-	s := pathValue(r, "id")
-	e := r.URL.Query().Get("encoding")
+	id, err := pathID(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	h.writeDecoded(w, id, "")
+}
+
+// pathID reads the {id} of r, written as its ?encoding= says: decimal
+// unless base62 or base32 is named.
+func pathID(r *http.Request) (uint64, error) {
+	s, e := pathValue(r, "id"), r.URL.Query().Get("encoding")
 	enc, err := idtext.ParseEncoding(e)
 	if err != nil {
-		writeError(w, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames)))
-		return
+		return 0, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames))
 	}
 	id, err := enc.Parse(s)
 	switch {
 	case err != nil && enc == idtext.Decimal:
-		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
-		return
+		return 0, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits (for base62 or base32, add ?encoding=base62 or ?encoding=base32)", s))
 	case err != nil:
-		writeError(w, badRequest(err.Error()))
-		return
+		return 0, badRequest(err.Error())
 	}
-	h.writeDecoded(w, id, "")
+	return id, nil
 }
 
 // writeDecoded answers with the parts of a plain ID, and the opaque ID it

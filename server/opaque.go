@@ -46,10 +46,9 @@ func (h *handler) reveal(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("this server's IDs are not opaque: decode them with GET /v1/snowflake/decode/{id}"))
 		return
 	}
-	s := pathValue(r, "id")
-	id, err := strconv.ParseUint(s, 10, 64)
+	id, err := pathID(r)
 	if err != nil {
-		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		writeError(w, err)
 		return
 	}
 	plain, err := h.svc.Opaque.Decode(id)
@@ -66,10 +65,10 @@ func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrSegmentsOff)
 		return
 	}
-	tag, s := pathValue(r, "tag"), pathValue(r, "id")
-	id, err := strconv.ParseUint(s, 10, 64)
+	tag := pathValue(r, "tag")
+	id, err := pathID(r)
 	if err != nil {
-		writeError(w, badRequest(fmt.Sprintf("ID %q is not a non-negative decimal number of at most 64 bits", s)))
+		writeError(w, err)
 		return
 	}
 	plain, err := h.svc.Segments.Reveal(tag, id)
@@ -77,5 +76,5 @@ func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"tag": tag, "id": strconv.FormatInt(plain, 10), "opaque_id": s})
+	writeJSON(w, http.StatusOK, map[string]string{"tag": tag, "id": strconv.FormatInt(plain, 10), "opaque_id": strconv.FormatUint(id, 10)})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/server"
 )
@@ -114,6 +115,10 @@ func TestOpaqueDecodeAndReveal(t *testing.T) {
 	x, _ := p.Decode(y)
 	if d.ID != strconv.FormatUint(x, 10) || d.OpaqueID != one.ID || d.UnixMS == 0 {
 		t.Errorf("reveal answered %+v, want id %d from opaque %s", d, x, one.ID)
+	}
+	w = getAs(h, "/v1/snowflake/reveal/"+string(idtext.Base32.Append(nil, y))+"?encoding=base32", "reveal-secret")
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":"`+d.ID+`"`) {
+		t.Errorf("reveal of the ID in base32: %d %s, want id %s", w.Code, w.Body, d.ID)
 	}
 }
 

@@ -261,8 +261,8 @@ func TestStatusScope(t *testing.T) {
 	}
 }
 
-// TestDecodeEncodings: the decode route reads base62 and base32 IDs with
-// ?encoding=, and refuses in opaque mode.
+// TestDecodeEncodings: the decode and guess routes read base62 and base32
+// IDs with ?encoding=, and a decimal ID that is not says how to name one.
 func TestDecodeEncodings(t *testing.T) {
 	h := newHandler(t, nil)
 	tests := []struct {
@@ -275,6 +275,9 @@ func TestDecodeEncodings(t *testing.T) {
 		{"base32", "/v1/snowflake/decode/" + string(idtext.Base32.Append(nil, 4194305)) + "?encoding=base32", 200, `"id":"4194305"`},
 		{"base62 that is not", "/v1/snowflake/decode/!!?encoding=base62", 400, "base62"},
 		{"unknown encoding", "/v1/snowflake/decode/1?encoding=roman", 400, "roman"},
+		{"base62 without its name", "/v1/snowflake/decode/" + string(idtext.Base62.Append(nil, 4194305)), 400, "add ?encoding=base62 or ?encoding=base32"},
+		{"guess, base62", "/v1/snowflake/guess/" + string(idtext.Base62.Append(nil, 4194305)) + "?encoding=base62", 200, `"id":"4194305"`},
+		{"guess, base32 without its name", "/v1/snowflake/guess/" + string(idtext.Base32.Append(nil, 1<<62-1)), 400, "add ?encoding=base62"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
