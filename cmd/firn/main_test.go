@@ -54,6 +54,7 @@ func TestBadInput(t *testing.T) {
 		{name: "count not a number", args: []string{"next", "-n", "many"}, wantErr: `-n "many": want a whole number`},
 		{name: "unknown flag", args: []string{"layout", "--bits", "3"}, wantErr: "unknown flag --bits"},
 		{name: "unknown command", args: []string{"mint"}, wantErr: `unknown command "mint"`},
+		{name: "migrate without --from", args: []string{"migrate", "check"}, wantErr: "--from is required: the old system, leaf, tinyid or uid-generator"},
 		{name: "no command", args: nil, wantErr: "Usage:"},
 		{name: "no ID", args: []string{"parse"}, wantErr: "no ID given"},
 		{name: "fractional tick", args: []string{"layout", "--tick", "1500ns"}, wantErr: "whole number of milliseconds (or, to decode only, of microseconds)"},
@@ -347,6 +348,9 @@ func TestTagCommands(t *testing.T) {
 		if out, errOut, code := run(args...); code != 2 || out != "" || errOut == "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errOut)
 		}
+	}
+	if _, errOut, _ := run("tag", "next", "nope"); !strings.Contains(errOut, "create it with 'tag create nope'") {
+		t.Errorf("tag next of an unknown tag: %q; want it to say how to create the tag", errOut)
 	}
 }
 

@@ -156,6 +156,8 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	fs.Visit(func(fl *flag.Flag) { f.explicit[fl.Name] = true })
 	sys, ok := oldSystems[f.from]
 	switch {
+	case f.from == "":
+		return nil, usagef("--from is required: the old system, leaf, tinyid or uid-generator")
 	case !ok:
 		return nil, usagef("--from %q: want leaf, tinyid or uid-generator", f.from)
 	case f.stores.dsn == "":

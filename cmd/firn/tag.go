@@ -220,7 +220,7 @@ type tagAdmin interface {
 func tagErr(tag string, err error) error {
 	switch {
 	case errors.Is(err, segment.ErrUnknownTag):
-		return usagef("unknown tag %q", tag)
+		return usagef("unknown tag %q: create it with 'tag create %s' ('tag list' shows the tags)", tag, tag)
 	case errors.Is(err, segment.ErrTagExists):
 		return usagef("tag %q exists", tag)
 	case errors.Is(err, segment.ErrInvalid):
