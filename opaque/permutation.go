@@ -135,8 +135,17 @@ func (p *Permutation) EncodeN(ids []int64) error {
 			if i%2 == 1 {
 				mask = 1<<p.v - 1
 			}
+			// Every lane's block is stored, as two 8-byte words, before
+			// the first is encrypted: each load then waits for its
+			// stores to reach the cache (putBlock's single store, which
+			// avoids that wait, costs a call per block), and the waits
+			// overlap.
 			for j := range k {
-				p.put(&buf[j], i, b[j])
+				hi, lo := p.words(i, b[j])
+				binary.BigEndian.PutUint64(buf[j][:8], hi)
+				binary.BigEndian.PutUint64(buf[j][8:], lo)
+			}
+			for j := range k {
 				p.block.Encrypt(buf[j][:], buf[j][:])
 			}
 			for j := range k {
@@ -184,7 +193,13 @@ func (p *Permutation) round(buf *[16]byte, i int, x uint64) uint64 {
 // put writes round i's block for half x into buf: Q's last block XOR the
 // CBC-MAC state.
 func (p *Permutation) put(buf *[16]byte, i int, x uint64) {
-	putBlock(buf, p.hi, p.lo^uint64(i)<<(8*p.nb)^x)
+	hi, lo := p.words(i, x)
+	putBlock(buf, hi, lo)
+}
+
+// words is round i's block for half x as two big-endian words.
+func (p *Permutation) words(i int, x uint64) (hi, lo uint64) {
+	return p.hi, p.lo ^ uint64(i)<<(8*p.nb) ^ x
 }
 
 // ParseKey reads a key written in hex (32, 48 or 64 digits for AES-128,
