@@ -31,7 +31,9 @@ store. Nothing here ever lowers a counter.
                                                   a running server first serves the ranges it
                                                   already reserved: stop them first
   firn tag next TAG [-n N] [--encoding E]         draw N IDs, one per line (E: decimal,
-                                                  base62 or base32)
+                                                  base62 or base32); from the store itself
+                                                  a run reserves whole ranges of the tag's
+                                                  step, and what it leaves is never issued
   firn tag reveal TAG ID                          the plain ID behind an opaque tag's ID
                                                   (needs the opaque flags)
 
@@ -44,7 +46,7 @@ configuration says; every server must then say the same.
 
 func runTag(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 {
-		return usagef("want a subcommand: list, create, step, advance or next; run 'firn help tag'")
+		return usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
 	}
 	sub := args[0]
 	if sub == "-h" || sub == "--help" || sub == "-help" {
