@@ -123,6 +123,17 @@ func TestConfigFilePathsAreRelativeToTheFile(t *testing.T) {
 	if out, errOut, code := runCLI(args...); code != 0 {
 		t.Fatalf("config check of a file whose key is beside it: exit %d, %s %s", code, out, errOut)
 	}
+	// A data directory is never relative, not even to the file.
+	rel := filepath.Join(dir, "rel.yaml")
+	if err := os.WriteFile(rel, []byte("registry:\n  data_dir: state\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"serve"}, {"config", "check"}, {"next"}} {
+		_, errOut, code := runCLI(append(cmd, "--config", rel)...)
+		if code != 2 || !strings.Contains(errOut, `"state" is relative: give an absolute path`) {
+			t.Fatalf("%v of a file with data_dir: state: exit %d, %q; want 2, refused as relative", cmd, code, errOut)
+		}
+	}
 	if err := os.Remove(filepath.Join(dir, "key")); err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func opaqueKey(o config.Opaque) ([]byte, error) {
 				// never repeat it.
 				return nil, usagef("opaque.key_file: the value given is a key, not the name of a file: write the key to a file and name that")
 			}
-			return nil, usagef("%s", &config.FieldError{Field: "opaque.key_file", Reason: err.Error() + "; a relative path in the configuration file is taken from the file's directory"})
+			return nil, usagef("%s", &config.FieldError{Field: "opaque.key_file", Reason: err.Error()})
 		}
 		text, where = b, "opaque.key_file "+o.KeyFile
 	}

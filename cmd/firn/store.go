@@ -91,6 +91,9 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 // localDir is the local store's data directory: --data-dir, or the
 // user's default.
 func (f *storeFlags) localDir() (string, error) {
+	if err := config.CheckDataDir(f.dataDir); err != nil {
+		return "", usagef("--data-dir %s", err)
+	}
 	if f.dataDir != "" {
 		return f.dataDir, nil
 	}

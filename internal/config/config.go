@@ -179,7 +179,7 @@ type Layout struct {
 // Registry is where node IDs, their HWMs and the segment counters live.
 type Registry struct {
 	Store               string   `yaml:"store" flag:"store"` // local, etcd, postgres, mysql
-	DataDir             string   `yaml:"data_dir" flag:"data-dir" path:"true"`
+	DataDir             string   `yaml:"data_dir" flag:"data-dir"`
 	Endpoints           []string `yaml:"endpoints" flag:"endpoints"`
 	DSN                 string   `yaml:"dsn" flag:"dsn" secret:"true"`
 	Namespace           string   `yaml:"namespace" flag:"namespace"`
@@ -272,6 +272,18 @@ const (
 	MaxDialTimeout     = 10 * time.Minute
 )
 
+// CheckDataDir refuses a data directory that is not an absolute path:
+// the one rule every command applies. A relative one would name another
+// directory — other HWMs, another lock — from another working directory,
+// and two processes on one machine would both take node 0. Empty is the
+// user's default, which is absolute.
+func CheckDataDir(dir string) error {
+	if dir != "" && !filepath.IsAbs(dir) {
+		return fmt.Errorf("%q is relative: give an absolute path, such as /var/lib/firn (a relative one is another directory, with other HWMs and another lock, from elsewhere)", dir)
+	}
+	return nil
+}
+
 // CheckDialTimeout refuses a dial timeout that is not above 0 or is past
 // MaxDialTimeout: the one rule every command applies.
 func CheckDialTimeout(d time.Duration) error {
@@ -313,10 +325,12 @@ func Load(doc []byte, environ []string) (*Config, error) {
 }
 
 // LoadFile is Load for doc read from the file at path: a relative path
-// the file gives (opaque.key_file, http.tls_cert, http.tls_key,
-// registry.data_dir) is taken from the file's directory, as its author
-// sees it, wherever firn is started. Paths from the environment and
-// flags stay relative to the working directory. An empty path is Load.
+// of a file the document names (opaque.key_file, http.tls_cert,
+// http.tls_key) is taken from the document's directory, as its author
+// sees it, wherever firn is started, and made absolute. Paths from the
+// environment and flags stay relative to the working directory. A data
+// directory must be absolute wherever it comes from (CheckDataDir). An
+// empty path is Load.
 func LoadFile(path string, doc []byte, environ []string) (*Config, error) {
 	c := Default()
 	if len(bytes.TrimSpace(doc)) > 0 {
@@ -326,7 +340,11 @@ func LoadFile(path string, doc []byte, environ []string) (*Config, error) {
 			return nil, fmt.Errorf("config file: %s", yamlMessage(err))
 		}
 		if path != "" {
-			c.resolvePaths(filepath.Dir(path))
+			dir, err := filepath.Abs(filepath.Dir(path))
+			if err != nil {
+				return nil, fmt.Errorf("config file: %w", err)
+			}
+			c.resolvePaths(dir)
 		}
 	}
 	if err := c.applyEnv(environ); err != nil {
@@ -695,6 +713,9 @@ func (c *Config) validateRegistry(kinds []string) error {
 	}
 	if err := CheckDialTimeout(r.DialTimeout); err != nil {
 		return fail("registry.dial_timeout", "%s", err)
+	}
+	if err := CheckDataDir(r.DataDir); err != nil {
+		return fail("registry.data_dir", "%s", err)
 	}
 	return nil
 }

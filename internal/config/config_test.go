@@ -3,6 +3,8 @@ package config_test
 import (
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -251,19 +253,44 @@ func TestFileErrorsInTheConfigurationsWords(t *testing.T) {
 	}
 }
 
-// TestFilePathsAreRelativeToTheFile: a relative path the file gives is
-// taken from the file's directory; an absolute one, and one from the
-// environment, are left as they are.
+// TestFilePathsAreRelativeToTheFile: a relative path of a file the
+// document names is taken from the document's directory and made
+// absolute; an absolute one, and one from the environment, are left as
+// they are. A relative data directory is refused from anywhere.
 func TestFilePathsAreRelativeToTheFile(t *testing.T) {
-	doc := "opaque:\n  key_file: key\nhttp:\n  tls_cert: certs/c.pem\n  tls_key: /abs/k.pem\nregistry:\n  data_dir: ../state\n"
+	doc := "opaque:\n  key_file: key\nhttp:\n  tls_cert: certs/c.pem\n  tls_key: /abs/k.pem\n"
 	c, err := config.LoadFile("/etc/firn/firn.yaml", []byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []string{c.Opaque.KeyFile, c.HTTP.TLSCert, c.HTTP.TLSKey, c.Registry.DataDir}
-	want := []string{"/etc/firn/key", "/etc/firn/certs/c.pem", "/abs/k.pem", "/etc/state"}
+	got := []string{c.Opaque.KeyFile, c.HTTP.TLSCert, c.HTTP.TLSKey}
+	want := []string{"/etc/firn/key", "/etc/firn/certs/c.pem", "/abs/k.pem"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("paths %q; want %q", got, want)
+	}
+	c, err = config.LoadFile("etc/firn.yaml", []byte(doc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wd, _ := os.Getwd(); c.Opaque.KeyFile != filepath.Join(wd, "etc", "key") {
+		t.Fatalf("key_file of a file named relatively = %q; want it absolute, under %s", c.Opaque.KeyFile, wd)
+	}
+	for _, tc := range []struct {
+		name    string
+		doc     string
+		environ []string
+	}{
+		{"file", "registry:\n  data_dir: state\n", nil},
+		{"environment", "", []string{"FIRN_REGISTRY_DATA_DIR=./state"}},
+	} {
+		c, err := config.LoadFile("/etc/firn/firn.yaml", []byte(tc.doc), tc.environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fe *config.FieldError
+		if err := c.Validate([]string{"local"}); !errors.As(err, &fe) || fe.Field != "registry.data_dir" || !strings.Contains(err.Error(), "is relative: give an absolute path") {
+			t.Errorf("a relative data_dir from the %s: %v; want it refused", tc.name, err)
+		}
 	}
 	c, err = config.LoadFile("/etc/firn/firn.yaml", []byte(doc), []string{"FIRN_OPAQUE_KEY_FILE=mine"})
 	if err != nil {
