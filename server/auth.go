@@ -175,7 +175,7 @@ type refusal struct {
 func (a *Auth) check(sc scope, r *http.Request) (*refusal, bool) {
 	need := sc.need(r)
 	if need.prefix == "reveal" && !a.HasTokens() {
-		return &refusal{status: http.StatusForbidden, message: "revealing opaque IDs needs a token with scope reveal: configure auth.tokens (plain IDs, of a server not in opaque mode, are read with GET /v1/snowflake/decode/{id})"}, false
+		return &refusal{status: http.StatusForbidden, message: "revealing opaque IDs needs a token with scope reveal: configure auth.tokens (a server or tag not in opaque mode has nothing to reveal: its IDs are read by the decode routes)"}, false
 	}
 	if !a.Enabled() || need.open() {
 		return nil, false

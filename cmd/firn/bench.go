@@ -215,20 +215,17 @@ func (c *benchConfig) validateMode(set map[string]bool) error {
 	if !set["mode"] && (c.tag != "" || c.protocol == "tinyid") {
 		c.mode = "segment"
 	}
-	if c.protocol == "tinyid" && c.mode != "segment" {
-		return usagef("--mode %s: Tinyid's routes serve segment tags only (its bizType is --tag)", c.mode)
-	}
-	switch c.mode {
-	case "snowflake":
-		if c.tag != "" {
-			return usagef("--tag %q: tags are for --mode segment", c.tag)
-		}
-	case "segment":
-		if c.tag == "" {
-			return usagef("--mode segment needs --tag (the tag: Leaf's key, Tinyid's bizType)")
-		}
-	default:
+	switch {
+	case c.mode != "snowflake" && c.mode != "segment":
 		return usagef("--mode %q: want snowflake or segment", c.mode)
+	case c.protocol == "tinyid" && c.mode != "segment":
+		return usagef("--mode %s: Tinyid's routes serve segment tags only (its bizType is --tag)", c.mode)
+	case c.protocol == "tinyid" && c.tag == "":
+		return usagef("--protocol tinyid needs --tag, Tinyid's bizType")
+	case c.mode == "snowflake" && c.tag != "":
+		return usagef("--tag %q: tags are for --mode segment", c.tag)
+	case c.mode == "segment" && c.tag == "":
+		return usagef("--mode segment needs --tag (the tag: Leaf's key, Tinyid's bizType)")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"io"
 	"net"
 	"net/http"
@@ -240,6 +241,7 @@ func TestRefusedConnectionIsBadInput(t *testing.T) {
 		}{
 			{"no such database", "create it, or name another database in the DSN", func(u *dsnParts) { u.db = "nosuchdb_" + suffix() }},
 			{"unknown user", "check the user and password of the DSN", func(u *dsnParts) { u.user, u.password = "nobody_"+suffix(), "s3cretpw" }},
+			{"no access to the database", "GRANT the user", func(u *dsnParts) { u.user, u.db = lockedOut(t, kind, u) }},
 		} {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				p := parseTestDSN(t, kind, testenv.Endpoint(t, env))
@@ -292,4 +294,40 @@ func (p dsnParts) String(kind string) string {
 		u.User = url.User(p.user)
 	}
 	return u.String()
+}
+
+// lockedOut makes a user that may log in but not into the database it
+// is given: on PostgreSQL a database of its own whose CONNECT is revoked
+// from PUBLIC, on MySQL a user with no privilege at all. Both are
+// dropped at the end of the test.
+func lockedOut(t *testing.T, kind string, admin *dsnParts) (user, db string) {
+	t.Helper()
+	user, db = "lockedout_"+suffix(), "lockedout_"+suffix()
+	conn, err := sql.Open(map[string]string{"postgres": "pgx", "mysql": "mysql"}[kind], admin.String(kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	var setup, cleanup []string
+	if kind == "postgres" {
+		setup = []string{"CREATE DATABASE " + db, "REVOKE CONNECT ON DATABASE " + db + " FROM PUBLIC", "CREATE ROLE " + user + " LOGIN"}
+		cleanup = []string{"DROP DATABASE IF EXISTS " + db, "DROP ROLE IF EXISTS " + user}
+	} else {
+		db = admin.db
+		setup = []string{"CREATE USER '" + user + "'@'%'"}
+		cleanup = []string{"DROP USER IF EXISTS '" + user + "'@'%'"}
+	}
+	t.Cleanup(func() {
+		for _, q := range cleanup {
+			if _, err := conn.Exec(q); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	for _, q := range setup {
+		if _, err := conn.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return user, db
 }

@@ -55,6 +55,10 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown flag", args: []string{"layout", "--bits", "3"}, wantErr: "unknown flag --bits"},
 		{name: "unknown command", args: []string{"mint"}, wantErr: `unknown command "mint"`},
 		{name: "migrate without --from", args: []string{"migrate", "check"}, wantErr: "--from is required: the old system, leaf, tinyid or uid-generator"},
+		{name: "tag reveal without an ID", args: []string{"tag", "reveal", "order"}, wantErr: "reveal takes 2 arguments, got 1"},
+		{name: "tag reveal without arguments", args: []string{"tag", "reveal"}, wantErr: "reveal takes 2 arguments, got 0"},
+		{name: "relative data directory", args: []string{"next", "--data-dir", "state"}, wantErr: `--data-dir "state" is relative: give an absolute path`},
+		{name: "relative data directory of tag", args: []string{"tag", "list", "--data-dir", "./state"}, wantErr: `--data-dir "./state" is relative`},
 		{name: "no command", args: nil, wantErr: "Usage:"},
 		{name: "no ID", args: []string{"parse"}, wantErr: "no ID given"},
 		{name: "fractional tick", args: []string{"layout", "--tick", "1500ns"}, wantErr: "whole number of milliseconds (or, to decode only, of microseconds)"},
@@ -349,7 +353,7 @@ func TestTagCommands(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line on stderr", args, code, out, errOut)
 		}
 	}
-	if _, errOut, _ := run("tag", "next", "nope"); !strings.Contains(errOut, "create it with 'tag create nope'") {
+	if _, errOut, _ := run("tag", "next", "nope"); !strings.Contains(errOut, `unknown tag "nope": create it first with the create subcommand`) {
 		t.Errorf("tag next of an unknown tag: %q; want it to say how to create the tag", errOut)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/segment"
 )
@@ -131,6 +132,13 @@ func revealAll(t *testing.T, run func(...string) (string, string, int), tag stri
 			t.Fatalf("tag reveal %s %s: exit %d, %q %s", tag, id, code, s, errOut)
 		}
 		out = append(out, x)
+	}
+	if len(ids) > 0 {
+		y, _ := strconv.ParseUint(ids[0], 10, 64)
+		s, errOut, code := run("tag", "reveal", tag, string(idtext.Base32.Append(nil, y)), "--encoding", "base32")
+		if code != 0 || strings.TrimSpace(s) != strconv.FormatInt(out[0], 10) {
+			t.Fatalf("tag reveal %s of %s in base32: exit %d, %q %s; want %d", tag, ids[0], code, s, errOut, out[0])
+		}
 	}
 	return out
 }

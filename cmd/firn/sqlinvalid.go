@@ -87,10 +87,12 @@ func duplicateColumnSQL(err error) bool {
 
 // refusedSQL says why a database that answered refused the connection
 // itself — no such database (PostgreSQL's SQLSTATE 3D000, MySQL's 1049),
-// or the user or password refused (28P01 and 28000; MySQL's SQLSTATE
-// 28000: 1045, 1698) — and what to
-// change; ok is false for anything else, an outage included. Waiting
-// cures none of these.
+// the user or password refused (28P01 and 28000; MySQL's SQLSTATE 28000:
+// 1045, 1698), or the user not let into the database (42501, CONNECT
+// revoked; MySQL's 1044, which also answers a database that does not
+// exist) — and what to change; ok is false for anything else, an outage
+// included. Waiting cures none of these. For errors of connecting only:
+// 42501 on a statement is a missing privilege (deniedSQL).
 func refusedSQL(err error) (why string, ok bool) {
 	var pe *pgconn.PgError
 	var me *mysql.MySQLError
@@ -103,6 +105,10 @@ func refusedSQL(err error) (why string, ok bool) {
 		return fmt.Sprintf("%s (error %d): create it, or name another database in the DSN", me.Message, me.Number), true
 	case errors.As(err, &me) && string(me.SQLState[:]) == "28000":
 		return fmt.Sprintf("%s (error %d): check the user and password of the DSN", me.Message, me.Number), true
+	case errors.As(err, &pe) && pe.Code == "42501":
+		return fmt.Sprintf("%s (SQLSTATE %s): GRANT the user CONNECT on the database, or name another in the DSN", pe.Message, pe.Code), true
+	case errors.As(err, &me) && me.Number == 1044:
+		return fmt.Sprintf("%s (error %d): check that the database exists, and GRANT the user access to it", me.Message, me.Number), true
 	}
 	return "", false
 }

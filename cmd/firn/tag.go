@@ -34,7 +34,7 @@ store. Nothing here ever lowers a counter.
                                                   base62 or base32); from the store itself
                                                   a run reserves whole ranges of the tag's
                                                   step, and what it leaves is never issued
-  firn tag reveal TAG ID                          the plain ID behind an opaque tag's ID
+  firn tag reveal TAG ID [--encoding E]          the plain ID behind an opaque tag's ID
                                                   (needs the opaque flags)
 
 A tag listed in --opaque-tags (serve's opaque.tags) is created opaque: its
@@ -88,11 +88,15 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	if sub == "reveal" {
-		return revealTag(pos[0], pos[1], perms, stdout)
-	}
 	if len(pos) != count {
 		return usagef("%s takes %s, got %d; run 'firn help tag'", sub, plural(count, "argument"), len(pos))
+	}
+	if sub == "reveal" {
+		enc, err := encoding()
+		if err != nil {
+			return err
+		}
+		return revealTag(pos[0], pos[1], enc, perms, stdout)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -189,7 +193,7 @@ const opaqueTagFlagsUsage = `Opaque tags (serve's opaque.* settings; --config pa
 `
 
 // revealTag prints the plain ID behind an opaque ID of tag.
-func revealTag(tag, text string, perms func(string) segment.Permutation, stdout io.Writer) error {
+func revealTag(tag, text string, enc idtext.Encoding, perms func(string) segment.Permutation, stdout io.Writer) error {
 	var p segment.Permutation
 	if perms != nil {
 		p = perms(tag)
@@ -197,9 +201,9 @@ func revealTag(tag, text string, perms func(string) segment.Permutation, stdout 
 	if p == nil {
 		return usagef("reveal: tag %q is not opaque under these settings: give --opaque-tags, --opaque-key-file and --opaque-tweak as the tag's servers have them (or --config)", tag)
 	}
-	id, err := strconv.ParseUint(text, 10, 64)
+	id, err := parseID(enc, text)
 	if err != nil {
-		return usagef("reveal: ID %q is not a non-negative decimal number", text)
+		return err
 	}
 	plain, err := p.Decode(id)
 	if err != nil {
@@ -222,7 +226,7 @@ type tagAdmin interface {
 func tagErr(tag string, err error) error {
 	switch {
 	case errors.Is(err, segment.ErrUnknownTag):
-		return usagef("unknown tag %q: create it with 'tag create %s' ('tag list' shows the tags)", tag, tag)
+		return usagef("unknown tag %q: create it first with the create subcommand (the list subcommand shows the tags)", tag)
 	case errors.Is(err, segment.ErrTagExists):
 		return usagef("tag %q exists", tag)
 	case errors.Is(err, segment.ErrInvalid):
