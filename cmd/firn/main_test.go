@@ -58,6 +58,7 @@ func TestBadInput(t *testing.T) {
 		{name: "tag reveal without an ID", args: []string{"tag", "reveal", "order"}, wantErr: "reveal takes 2 arguments, got 1"},
 		{name: "tag reveal without arguments", args: []string{"tag", "reveal"}, wantErr: "reveal takes 2 arguments, got 0"},
 		{name: "relative data directory", args: []string{"next", "--data-dir", "state"}, wantErr: `--data-dir "state" is relative: give an absolute path`},
+		{name: "relative data directory of migrate", args: []string{"migrate", "check", "--from", "leaf", "--dsn", "u@tcp(h:3306)/db", "--data-dir", "state"}, wantErr: `--data-dir "state" is relative`},
 		{name: "relative data directory of tag", args: []string{"tag", "list", "--data-dir", "./state"}, wantErr: `--data-dir "./state" is relative`},
 		{name: "no command", args: nil, wantErr: "Usage:"},
 		{name: "no ID", args: []string{"parse"}, wantErr: "no ID given"},

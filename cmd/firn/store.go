@@ -88,11 +88,19 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.dialTimeout, "dial-timeout", defaultDialTimeout, "")
 }
 
+// checkDataDir applies config.CheckDataDir to --data-dir.
+func (f *storeFlags) checkDataDir() error {
+	if err := config.CheckDataDir(f.dataDir); err != nil {
+		return usagef("--data-dir %s", err)
+	}
+	return nil
+}
+
 // localDir is the local store's data directory: --data-dir, or the
 // user's default.
 func (f *storeFlags) localDir() (string, error) {
-	if err := config.CheckDataDir(f.dataDir); err != nil {
-		return "", usagef("--data-dir %s", err)
+	if err := f.checkDataDir(); err != nil {
+		return "", err
 	}
 	if f.dataDir != "" {
 		return f.dataDir, nil
