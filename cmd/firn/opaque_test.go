@@ -148,9 +148,15 @@ func TestServeOpaque(t *testing.T) {
 	}
 	var prev uint64
 	for i, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		var d struct{ ID string }
+		var d struct {
+			ID       string
+			OpaqueID string `json:"opaque_id"`
+		}
 		if err := json.Unmarshal([]byte(line), &d); err != nil {
 			t.Fatal(err)
+		}
+		if d.OpaqueID != body.IDs[i] {
+			t.Fatalf("parse of %s gave opaque_id %q; want the ID given", body.IDs[i], d.OpaqueID)
 		}
 		plain, _ := strconv.ParseUint(d.ID, 10, 64)
 		if i > 0 && plain <= prev {

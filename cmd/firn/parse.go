@@ -54,7 +54,8 @@ can have made it.
 
 ` + encodingUsage + `
 With the opaque flags, each ID is an opaque ID of that namespace: it is
-revealed with the key first, and id shows the plain ID it stands for.
+revealed with the key first; id shows the plain ID it stands for, and
+opaque_id the ID given (in decimal), as GET /v1/snowflake/reveal/{id} does.
 
 ` + opaqueFlagsUsage + "\n" + layoutHelp() + `
 Examples:
@@ -119,7 +120,7 @@ func runParse(args []string, stdout io.Writer) error {
 		case *asJSON && p.wide != nil:
 			writeWideJSON(w, p)
 		case *asJSON:
-			writeJSON(w, p.Parts)
+			writeJSON(w, p)
 		default:
 			if i > 0 {
 				w.WriteString("\n")
@@ -128,7 +129,7 @@ func runParse(args []string, stdout io.Writer) error {
 				writeWideText(w, p)
 				continue
 			}
-			writeText(w, p.Parts)
+			writeText(w, p)
 			if perm == nil && p.Time.After(time.Now().Add(snowflake.GuessSkew)) {
 				fmt.Fprintf(w, "%-10s %s\n", "note", futureNote)
 			}
@@ -204,9 +205,12 @@ func decodeText(l snowflake.Layout, p *opaque.Permutation, enc idtext.Encoding, 
 	return parts, nil
 }
 
-func writeText(w *bufio.Writer, p snowflake.Parts) {
+func writeText(w *bufio.Writer, p parsed) {
 	row := func(k string, v any) { fmt.Fprintf(w, "%-10s %v\n", k, v) }
 	row("id", p.ID)
+	if p.opaque != nil {
+		row("opaque_id", *p.opaque)
+	}
 	row("time", p.Time.Format(timeFormat))
 	row("unix_ms", p.Time.UnixMilli())
 	row("tick", p.Tick)
@@ -216,9 +220,13 @@ func writeText(w *bufio.Writer, p snowflake.Parts) {
 	row("sequence", p.Sequence)
 }
 
-func writeJSON(w *bufio.Writer, p snowflake.Parts) {
+func writeJSON(w *bufio.Writer, p parsed) {
 	name := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	fmt.Fprintf(w, `{"id":"%d","unix_ms":%d,"time":"%s","tick":%d,"node":{`, p.ID, p.Time.UnixMilli(), p.Time.Format(timeFormat), p.Tick)
+	fmt.Fprintf(w, `{"id":"%d",`, p.ID)
+	if p.opaque != nil {
+		fmt.Fprintf(w, `"opaque_id":"%d",`, *p.opaque)
+	}
+	fmt.Fprintf(w, `"unix_ms":%d,"time":"%s","tick":%d,"node":{`, p.Time.UnixMilli(), p.Time.Format(timeFormat), p.Tick)
 	fields := make([]string, len(p.Fields))
 	for i, f := range p.Fields {
 		fields[i] = fmt.Sprintf("%s:%d", name(f.Name), f.Value)

@@ -22,9 +22,10 @@ import (
 // layout can have made, its firn slot (Parts, when firn is set).
 type parsed struct {
 	snowflake.Parts
-	wide *wide.ID
-	arg  string
-	firn bool
+	wide   *wide.ID
+	arg    string
+	firn   bool
+	opaque *uint64 // the ID given, when it was revealed with a key
 }
 
 // wideLengths are the lengths of the forms wide.Parse reads.
@@ -37,7 +38,12 @@ var wideLengths = map[int]bool{20: true, 24: true, 26: true, 27: true, 32: true,
 func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, withLayout bool, s string) (parsed, error) {
 	if enc != idtext.Decimal || strings.Trim(s, "0123456789") == "" || !wideLengths[len(s)] {
 		p, err := decodeText(l, perm, enc, s)
-		return parsed{Parts: p}, err
+		out := parsed{Parts: p}
+		if perm != nil && err == nil {
+			id, _ := parseID(enc, s) // read once already by decodeText
+			out.opaque = &id
+		}
+		return out, err
 	}
 	id, err := wide.Parse(s)
 	if err != nil {
