@@ -79,6 +79,9 @@ func (f *storeFlags) openBackend(kind string) (*opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.checkDataDir(); err != nil {
+		return nil, err
+	}
 	return b.open(f)
 }
 

@@ -90,7 +90,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 
 // checkDataDir applies config.CheckDataDir to --data-dir.
 func (f *storeFlags) checkDataDir() error {
-	if err := config.CheckDataDir(f.dataDir); err != nil {
+	if err := config.CheckDataDir(f.kind, f.dataDir); err != nil {
 		return usagef("--data-dir %s", err)
 	}
 	return nil

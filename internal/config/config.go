@@ -272,13 +272,21 @@ const (
 	MaxDialTimeout     = 10 * time.Minute
 )
 
-// CheckDataDir refuses a data directory that is not an absolute path:
-// the one rule every command applies. A relative one would name another
-// directory — other HWMs, another lock — from another working directory,
-// and two processes on one machine would both take node 0. Empty is the
-// user's default, which is absolute.
-func CheckDataDir(dir string) error {
-	if dir != "" && !filepath.IsAbs(dir) {
+// CheckDataDir refuses a data directory that is not an absolute path, or
+// one given with another store than local: the one rule every command
+// applies. A relative one would name another directory — other HWMs,
+// another lock — from another working directory, and two processes on
+// one machine would both take node 0. With etcd or SQL nothing is kept
+// there, and a command given the directory a server was started with
+// would open a local store of its own beside that server's registry.
+// Empty is the user's default, which is absolute.
+func CheckDataDir(store, dir string) error {
+	switch {
+	case dir == "":
+		return nil
+	case store != "local":
+		return fmt.Errorf("%q: only the local store keeps a data directory; with store %s nothing is kept there: remove it (firn next and firn tag reach a running server with --server URL)", dir, store)
+	case !filepath.IsAbs(dir):
 		return fmt.Errorf("%q is relative: give an absolute path, such as /var/lib/firn (a relative one is another directory, with other HWMs and another lock, from elsewhere)", dir)
 	}
 	return nil
@@ -714,7 +722,7 @@ func (c *Config) validateRegistry(kinds []string) error {
 	if err := CheckDialTimeout(r.DialTimeout); err != nil {
 		return fail("registry.dial_timeout", "%s", err)
 	}
-	if err := CheckDataDir(r.DataDir); err != nil {
+	if err := CheckDataDir(r.Store, r.DataDir); err != nil {
 		return fail("registry.data_dir", "%s", err)
 	}
 	return nil
