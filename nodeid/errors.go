@@ -85,7 +85,7 @@ type ClockBehindError struct {
 }
 
 func (e *ClockBehindError) Error() string {
-	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or allow starting at the HWM (start_ahead, firn next --start-ahead)",
+	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)",
 		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
 }
 
@@ -162,7 +162,7 @@ func (e *AheadError) Error() string {
 		}
 		s += fmt.Sprintf(" node %d by %s", n.Node, n.HWM.Sub(n.Now))
 	}
-	return s + "; fix the clock, or allow starting at the HWM (start_ahead, firn next --start-ahead)"
+	return s + "; fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)"
 }
 
 // Unwrap returns the nodes' *ClockBehindError.

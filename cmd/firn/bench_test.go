@@ -414,6 +414,18 @@ func TestBenchTLS(t *testing.T) {
 			}
 		})
 	}
+	t.Run("grpc in plain text to TLS", func(t *testing.T) {
+		r, errOut, code := benchJSON(t, "--protocol", "grpc", "--target", grpcAddr)
+		if code != 1 || r.OK || !strings.Contains(errOut, "the server may speak TLS: add --tls") {
+			t.Fatalf("exit %d, result %+v, stderr %q: want exit 1 advising --tls", code, r, errOut)
+		}
+	})
+	t.Run("http to an https server", func(t *testing.T) {
+		r, errOut, code := benchJSON(t, "--protocol", "http", "--target", strings.Replace(hs.URL, "https://", "http://", 1))
+		if code != 1 || r.OK || !strings.Contains(errOut, "the server may speak TLS") {
+			t.Fatalf("exit %d, result %+v, stderr %q: want exit 1 advising https", code, r, errOut)
+		}
+	})
 }
 
 // benchJSON runs firn bench for 20 requests from 2 workers with --json and

@@ -138,6 +138,9 @@ func (c *rawHTTP) do(ctx context.Context) (int, []byte, error) {
 	return status, body, err
 }
 
+// maxCloseBody bounds a body that ends with its connection.
+const maxCloseBody = 64 << 10
+
 func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err error) {
 	if _, err := c.conn.Write(c.req); err != nil {
 		return 0, nil, true, err
@@ -154,6 +157,7 @@ func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err err
 		return 0, nil, true, fmt.Errorf("status line %.40q: %w", line, err)
 	}
 	length, chunked := -1, false
+	closeAfter = bytes.HasPrefix(line, []byte("HTTP/1.0")) // 1.0 closes unless it says keep-alive
 	for {
 		line, err := c.br.ReadSlice('\n')
 		if err != nil {
@@ -173,7 +177,7 @@ func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err err
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			chunked = bytes.EqualFold(value, []byte("chunked"))
 		case bytes.EqualFold(name, []byte("Connection")):
-			closeAfter = bytes.EqualFold(value, []byte("close"))
+			closeAfter = bytes.EqualFold(value, []byte("close")) || closeAfter && !bytes.EqualFold(value, []byte("keep-alive"))
 		}
 	}
 	switch {
@@ -193,6 +197,12 @@ func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err err
 	case length >= 0:
 		body = make([]byte, length)
 		if _, err := io.ReadFull(c.br, body); err != nil {
+			return 0, nil, true, err
+		}
+	case closeAfter:
+		// The body ends with the connection (RFC 9112 §6.3), as in Go's
+		// answer to plain HTTP on a TLS port.
+		if body, err = io.ReadAll(io.LimitReader(c.br, maxCloseBody)); err != nil {
 			return 0, nil, true, err
 		}
 	default:

@@ -65,8 +65,15 @@ func loadTLS(ca string, insecure bool) (*tls.Config, error) {
 func tlsHint(err error) string {
 	var unknown x509.UnknownAuthorityError
 	var verify *tls.CertificateVerificationError
-	if err == nil || !errors.As(err, &unknown) && !errors.As(err, &verify) && !strings.Contains(err.Error(), "x509: ") {
+	switch {
+	case err == nil:
 		return ""
+	case errors.As(err, &unknown) || errors.As(err, &verify) || strings.Contains(err.Error(), "x509: "):
+		return "the server's certificate did not verify: pass --ca FILE with the CA that signed it (or --insecure to skip verification)"
+	case strings.Contains(err.Error(), "server preface") || strings.Contains(err.Error(), "HTTP request to an HTTPS server"):
+		// gRPC's answer, and Go's HTTP server's, to a plain-text
+		// client on a TLS port.
+		return "the server may speak TLS: add --tls over gRPC, or give an https:// target, with --ca FILE for a private CA"
 	}
-	return "the server's certificate did not verify: pass --ca FILE with the CA that signed it (or --insecure to skip verification)"
+	return ""
 }

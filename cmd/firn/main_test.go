@@ -342,6 +342,9 @@ func TestTagCommands(t *testing.T) {
 	if out, _, code := run("tag", "advance", "order", "--to", "10000"); code != 0 || !strings.HasPrefix(out, "tag order: next ID 10000 ") {
 		t.Fatalf("advance: exit %d, %q", code, out)
 	}
+	if out, _, code := run("tag", "advance", "order", "--to", "500"); code != 0 || !strings.HasPrefix(out, "tag order: next ID 10000, already past the requested value;") {
+		t.Fatalf("advance below the counter: exit %d, %q; want it to say the counter was already past", code, out)
+	}
 	if out, _, code := run("tag", "step", "order", "50"); code != 0 || out != "tag order: step 50\n" {
 		t.Fatalf("step: exit %d, %q", code, out)
 	}

@@ -168,7 +168,11 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if err != nil {
 			return tagErr(pos[0], err)
 		}
-		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after)
+		note := ""
+		if after > *to {
+			note = ", already past the requested value;"
+		}
+		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d%s (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after, note)
 		return err
 	}
 	enc, err := encoding()
