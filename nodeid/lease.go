@@ -108,6 +108,9 @@ type Lease struct {
 	renewals atomic.Int64
 	// renewed is when the last confirmed renewal was sent (Unix ns).
 	renewed atomic.Int64
+	// renewErr is the last renewal's error while renewals fail; nil once
+	// one is confirmed.
+	renewErr atomic.Pointer[error]
 	skipped []*ClockBehindError
 	// confirmedAt is when the first extension was sent: the claim lives
 	// at least a TTL past it.
@@ -199,10 +202,14 @@ func (l *Lease) run(lastOK time.Time) {
 		}
 		sent := time.Now()
 		err := l.renewOnce(every, lastOK.Add(l.cfg.TTL))
+		if err != nil && !errors.Is(err, errStopped) {
+			l.renewErr.Store(&err)
+		}
 		switch {
 		case err == nil:
 			lastOK = sent
 			l.renewed.Store(sent.UnixNano())
+			l.renewErr.Store(nil)
 		case errors.Is(err, errStopped):
 			return
 		case errors.Is(err, ErrLeaseLost):
@@ -278,6 +285,17 @@ func (l *Lease) Err() error {
 	l.errMu.Lock()
 	defer l.errMu.Unlock()
 	return l.err
+}
+
+// RenewalError returns the error of the last renewal while renewals
+// fail — a store that does not answer, say — and nil once one is
+// confirmed again. The lease holds until Err says otherwise: the
+// generator serves up to its HWM, then waits.
+func (l *Lease) RenewalError() error {
+	if p := l.renewErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // Renewals returns how many store writes the lease has made.

@@ -75,23 +75,33 @@ func TestLeaseKeepsHWMAhead(t *testing.T) {
 }
 
 // TestOutageShorterThanTTL: the store is down for 2 s; the lease holds,
-// the generator serves from its headroom, then extension resumes.
+// the generator serves from its headroom, RenewalError says why renewals
+// fail, then extension resumes and it says nothing.
 func TestOutageShorterThanTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := nodeidtest.NewMemStore()
 		lay := bubbleLayout()
 		lease := acquire(t, s, config(lay))
 		g := generator(t, lay, lease)
+		if err := lease.RenewalError(); err != nil {
+			t.Fatalf("RenewalError before the outage: %v", err)
+		}
 		s.Fail(errors.New("store down"))
 		time.Sleep(2 * time.Second)
 		if _, err := g.Next(context.Background()); err != nil {
 			t.Fatalf("Next during a short outage: %v", err)
+		}
+		if err := lease.RenewalError(); err == nil || !strings.Contains(err.Error(), "store down") {
+			t.Fatalf("RenewalError during the outage: %v; want the store's error", err)
 		}
 		s.Fail(nil)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		if lease.Err() != nil {
 			t.Fatalf("lease ended after a 2 s outage: %v", lease.Err())
+		}
+		if err := lease.RenewalError(); err != nil {
+			t.Fatalf("RenewalError after renewals came back: %v; want nil", err)
 		}
 		if ahead := lease.Limit() - g.Now().UnixMilli(); ahead < 1500 {
 			t.Fatalf("HWM ahead by %d ms after the outage", ahead)

@@ -188,10 +188,12 @@ func (fakeLease) Limit() int64   { return 1 << 62 }
 func (fakeLease) Err() error     { return nil }
 
 // TestReplace: after a re-acquisition the service serves from the new
-// generator, and readiness and metrics follow it.
+// generator, readiness and metrics follow it, and the lost lease it
+// replaced is among the recent errors.
 func TestReplace(t *testing.T) {
 	g1, _ := snowflake.New(snowflake.Config{Node: 1, Reservation: snowflake.Unreserved()})
-	svc := &server.Config{Snowflake: g1, Lease: fakeLease{1}}
+	lost := detailLease{node: 1, limit: 1 << 62, err: errors.New("nodeid: lease lost: no renewal confirmed for 9s")}
+	svc := &server.Config{Snowflake: g1, Lease: lost}
 	srv := newServer(t, svc)
 	h := srv.Handler()
 	g2, _ := snowflake.New(snowflake.Config{Node: 2, Reservation: snowflake.Unreserved()})
@@ -206,6 +208,15 @@ func TestReplace(t *testing.T) {
 	}
 	if w := get(h, "GET", "/metrics"); !strings.Contains(w.Body.String(), "firn_node 2") {
 		t.Fatal("metrics do not follow the new lease")
+	}
+	// The loss stays on the status page, though no one read it while
+	// the lease was lost.
+	found := false
+	for _, e := range readStatus(t, h).Errors {
+		found = found || e.Source == "lease" && strings.Contains(e.Message, "node 1: nodeid: lease lost")
+	}
+	if !found {
+		t.Fatal("the lost lease that Replace ended is not among the recent errors")
 	}
 }
 

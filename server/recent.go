@@ -10,9 +10,10 @@ import (
 const RecentErrors = 20
 
 // recentErrors is a bounded ring of the latest errors the node met, for
-// /v1/status. A message repeating the latest one of its source only
-// updates its time and count. Messages are redacted (redactSecrets):
-// a DSN's password or a bearer token never reaches the page.
+// /v1/status. A message repeating the latest one of its source — the
+// same words, its numbers aside (a time, a count) — only updates its
+// text, time and count. Messages are redacted (redactSecrets): a DSN's
+// password or a bearer token never reaches the page.
 type recentErrors struct {
 	mu   sync.Mutex
 	ring []recentError // oldest first, at most RecentErrors
@@ -45,8 +46,8 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 	defer r.mu.Unlock()
 	for i := len(r.ring) - 1; i >= 0; i-- {
 		if e := &r.ring[i]; e.Source == source {
-			if e.Message == msg {
-				e.Time, e.Count = now, e.Count+count
+			if sameButNumbers(e.Message, msg) {
+				e.Time, e.Count, e.Message = now, e.Count+count, msg
 				r.ring = append(append(r.ring[:i:i], r.ring[i+1:]...), *e)
 				return
 			}
@@ -57,6 +58,32 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 		r.ring = append(r.ring[:0:0], r.ring[1:]...)
 	}
 	r.ring = append(r.ring, recentError{Time: now, Source: source, Message: msg, Count: 1})
+}
+
+// sameButNumbers reports whether a and b differ at most in their runs of
+// digits: "tick ends at 1795678062482" repeats "tick ends at 1795678062000".
+func sameButNumbers(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		switch {
+		case da > 0 && db > 0:
+			a, b = a[da:], b[db:]
+		case a[0] != b[0]:
+			return false
+		default:
+			a, b = a[1:], b[1:]
+		}
+	}
+	return a == b
+}
+
+// digits is the length of the run of ASCII digits s starts with.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // list returns the errors, newest first.

@@ -20,6 +20,7 @@ type leaseDetail interface {
 	Renewals() int64
 	Renewed() time.Time
 	Start() int64
+	RenewalError() error
 }
 
 // statusDoc is the answer of GET /v1/status: what the node is doing,
@@ -64,17 +65,20 @@ type layoutBit struct {
 }
 
 type leaseState struct {
-	Store       string `json:"store"`
-	Held        bool   `json:"held"`
-	Error       string `json:"error,omitempty"`
-	LeaseID     string `json:"lease_id,omitempty"`
-	TTLMS       int64  `json:"ttl_granted_ms,omitempty"`
-	RenewedMS   int64  `json:"last_renewal_ms,omitempty"`
-	ExpiresInMS int64  `json:"expires_in_ms,omitempty"`
-	Renewals    int64  `json:"renewals"`
-	StartHWMMS  int64  `json:"start_hwm_ms,omitempty"`
-	HWMMS       int64  `json:"hwm_ms"`
-	HeadroomMS  int64  `json:"headroom_ms"`
+	Store string `json:"store"`
+	Held  bool   `json:"held"`
+	Error string `json:"error,omitempty"`
+	// RenewalError: renewals fail while the lease still holds (a store
+	// that does not answer); the node serves up to its HWM.
+	RenewalError string `json:"renewal_error,omitempty"`
+	LeaseID      string `json:"lease_id,omitempty"`
+	TTLMS        int64  `json:"ttl_granted_ms,omitempty"`
+	RenewedMS    int64  `json:"last_renewal_ms,omitempty"`
+	ExpiresInMS  int64  `json:"expires_in_ms,omitempty"`
+	Renewals     int64  `json:"renewals"`
+	StartHWMMS   int64  `json:"start_hwm_ms,omitempty"`
+	HWMMS        int64  `json:"hwm_ms"`
+	HeadroomMS   int64  `json:"headroom_ms"`
 }
 
 // rateState is the IDs issued per second of each mode, oldest first,
@@ -183,6 +187,10 @@ func (s *service) leaseOf(l Lease, g *snowflake.Generator, now time.Time) *lease
 	}
 	if d, ok := l.(leaseDetail); ok {
 		st.LeaseID, st.TTLMS, st.Renewals, st.StartHWMMS = d.Token(), d.TTL().Milliseconds(), d.Renewals(), d.Start()
+		if err := d.RenewalError(); err != nil && st.Held {
+			st.RenewalError = redactSecrets(err.Error())
+			s.recent.seen("lease renewal", err, now)
+		}
 		if r := d.Renewed(); !r.IsZero() {
 			st.RenewedMS = r.UnixMilli()
 			if st.Held {

@@ -54,17 +54,38 @@ func TestRateRing(t *testing.T) {
 func TestRecentErrors(t *testing.T) {
 	var r recentErrors
 	now := time.Unix(1_800_000_000, 0)
+	failure := func(i int) error { return fmt.Errorf("failure %s", strings.Repeat("x", i)) }
 	for i := range RecentErrors + 5 {
-		r.note("request", fmt.Errorf("failure %d", i), now)
+		r.note("request", failure(i), now)
 	}
 	list := r.list()
-	if len(list) != RecentErrors || list[0].Message != fmt.Sprintf("failure %d", RecentErrors+4) || list[len(list)-1].Message != "failure 5" {
+	if len(list) != RecentErrors || list[0].Message != failure(RecentErrors+4).Error() || list[len(list)-1].Message != failure(5).Error() {
 		t.Fatalf("%d errors, newest %q, oldest %q", len(list), list[0].Message, list[len(list)-1].Message)
 	}
-	r.note("request", fmt.Errorf("failure %d", RecentErrors+4), now)
-	r.seen("request", fmt.Errorf("failure %d", RecentErrors+4), now)
+	r.note("request", failure(RecentErrors+4), now)
+	r.seen("request", failure(RecentErrors+4), now)
 	if got := r.list(); len(got) != RecentErrors || got[0].Count != 2 {
 		t.Errorf("a repeat: %d errors, count %d, want %d and 2", len(got), got[0].Count, RecentErrors)
+	}
+	// The same words with other numbers repeat too, and the latest text
+	// is kept; other words do not.
+	var n recentErrors
+	n.note("request", errors.New("node 7: HWM reached: tick ends 1795678062482"), now)
+	n.note("request", errors.New("node 7: HWM reached: tick ends 1795678063019"), now.Add(time.Second))
+	n.note("request", errors.New("node 7: HWM reached: tick ended 1795678063019"), now.Add(2*time.Second))
+	if got := n.list(); len(got) != 2 || got[1].Count != 2 || got[1].Message != "node 7: HWM reached: tick ends 1795678063019" {
+		t.Errorf("errors %+v: want two, the first counted twice with its latest numbers", got)
+	}
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"a 1 b", "a 22 b", true}, {"a 1 b", "a b", false}, {"1", "2", true}, {"x1", "x", false},
+		{"", "", true}, {"a", "b", false}, {"12ab", "3ab", true}, {"ab", "abc", false},
+	} {
+		if got := sameButNumbers(tc.a, tc.b); got != tc.same {
+			t.Errorf("sameButNumbers(%q, %q) = %v", tc.a, tc.b, got)
+		}
 	}
 	tests := []struct{ name, in, secret string }{
 		{"URL password", "dial postgres://firn:hunter2@db:5432/x: refused", "hunter2"},

@@ -21,20 +21,22 @@ import (
 
 // detailLease is a held lease with what /v1/status shows of nodeid.Lease.
 type detailLease struct {
-	node    uint64
-	limit   int64
-	renewed time.Time
-	err     error
+	node     uint64
+	limit    int64
+	renewed  time.Time
+	err      error
+	renewErr error
 }
 
-func (l detailLease) Node() uint64       { return l.node }
-func (l detailLease) Limit() int64       { return l.limit }
-func (l detailLease) Err() error         { return l.err }
-func (detailLease) Token() string        { return "694d7a1b2c3d4e5f" }
-func (detailLease) TTL() time.Duration   { return 9 * time.Second }
-func (detailLease) Renewals() int64      { return 42 }
-func (l detailLease) Renewed() time.Time { return l.renewed }
-func (detailLease) Start() int64         { return 1_700_000_000_000 }
+func (l detailLease) Node() uint64        { return l.node }
+func (l detailLease) Limit() int64        { return l.limit }
+func (l detailLease) Err() error          { return l.err }
+func (detailLease) Token() string         { return "694d7a1b2c3d4e5f" }
+func (detailLease) TTL() time.Duration    { return 9 * time.Second }
+func (detailLease) Renewals() int64       { return 42 }
+func (l detailLease) Renewed() time.Time  { return l.renewed }
+func (detailLease) Start() int64          { return 1_700_000_000_000 }
+func (l detailLease) RenewalError() error { return l.renewErr }
 
 // nodeStatus is the part of /v1/status the tests read.
 type nodeStatus struct {
@@ -52,15 +54,16 @@ type nodeStatus struct {
 		RemainingMS int64 `json:"remaining_ms"`
 	}
 	Lease *struct {
-		Store       string
-		Held        bool
-		Error       string
-		LeaseID     string `json:"lease_id"`
-		TTLMS       int64  `json:"ttl_granted_ms"`
-		ExpiresInMS int64  `json:"expires_in_ms"`
-		Renewals    int64
-		HWMMS       int64 `json:"hwm_ms"`
-		HeadroomMS  int64 `json:"headroom_ms"`
+		Store        string
+		Held         bool
+		Error        string
+		RenewalError string `json:"renewal_error"`
+		LeaseID      string `json:"lease_id"`
+		TTLMS        int64  `json:"ttl_granted_ms"`
+		ExpiresInMS  int64  `json:"expires_in_ms"`
+		Renewals     int64
+		HWMMS        int64 `json:"hwm_ms"`
+		HeadroomMS   int64 `json:"headroom_ms"`
 	}
 	Rate struct {
 		PerSecond map[string][]uint64 `json:"per_second"`
@@ -207,6 +210,25 @@ func TestStatusErrors(t *testing.T) {
 		if !sources[want] {
 			t.Errorf("no error from %s in %+v", want, st.Errors)
 		}
+	}
+}
+
+// TestStatusRenewalError: a lease that still holds while its renewals
+// fail says why, in the lease and in the recent errors, and stays ready
+// while its HWM is ahead.
+func TestStatusRenewalError(t *testing.T) {
+	down := errors.New("etcd http://root:hunter2@127.0.0.1:2379: context deadline exceeded")
+	h := statusServer(t, segmenttest.NewMemStore(), detailLease{node: 7, limit: time.Now().Add(time.Hour).UnixMilli(), renewed: time.Now(), renewErr: down}, nil)
+	st := readStatus(t, h)
+	if !st.Ready || !st.Lease.Held || !strings.Contains(st.Lease.RenewalError, "deadline exceeded") || strings.Contains(st.Lease.RenewalError, "hunter2") {
+		t.Fatalf("ready %v, lease %+v: want ready, held, the renewal error without its password", st.Ready, st.Lease)
+	}
+	found := false
+	for _, e := range st.Errors {
+		found = found || e.Source == "lease renewal" && strings.Contains(e.Message, "deadline exceeded")
+	}
+	if !found {
+		t.Fatalf("errors %+v: want the renewal error", st.Errors)
 	}
 }
 

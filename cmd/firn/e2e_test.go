@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/etcdtest"
+	"github.com/firn-id/firn/internal/faultproxy"
 	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
 )
@@ -251,4 +253,37 @@ func TestServeASetOfSegmentStores(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body.Error.Message, "its position in the set gives it") {
 		t.Fatalf("stores listed in the other order: %d %+v, want 503 naming the position", resp.StatusCode, body)
 	}
+}
+
+// TestServeLogsFailingRenewals: a registry that stops answering ends no
+// lease at once, and serve says so in its log when renewals start failing
+// and again when they are confirmed.
+func TestServeLogsFailingRenewals(t *testing.T) {
+	dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := faultproxy.New(t, u.Host)
+	u.Host = proxy.Addr()
+	table, seg := "firn_nodes_renew_"+suffix(), "leaf_alloc_renew_"+suffix()
+	t.Cleanup(func() { dropTables(t, "postgres", dsn, table); dropTables(t, "postgres", dsn, seg) })
+	p := startServe(t, "--store", "postgres", "--dsn", u.String(), "--table", table, "--segment-table", seg, "--dial-timeout", "1s")
+	waitLog := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(8 * time.Second); !strings.Contains(p.Log(), want); {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log:\n%s", want, p.Log())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	proxy.Cut()
+	waitLog("lease renewals failing")
+	proxy.Restore()
+	waitLog("lease renewals confirmed again")
+	if strings.Contains(p.Log(), "lease lost") {
+		t.Fatalf("the lease was lost in an outage shorter than its TTL:\n%s", p.Log())
+	}
+	p.stop(t)
 }

@@ -353,8 +353,24 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		go func() { done <- gsrv.Serve(grpcPort.phase()) }()
 		log.Info("serving gRPC", "addr", grpcPort.ln.Addr().String())
 	}
+	// A store that stops answering ends no lease at once: the node
+	// serves up to its HWM, then reports not ready. Say so when renewals
+	// start failing, and when they are confirmed again.
+	watch := time.NewTicker(renewalWatch)
+	defer watch.Stop()
+	var renewing error
 	for stop := false; !stop; {
 		select {
+		case <-watch.C:
+			err := lease.RenewalError()
+			switch {
+			case err != nil && renewing == nil:
+				log.Warn("lease renewals failing: IDs are served up to the HWM, then the node reports not ready", "node", lease.Node(),
+					"store", sf.describe(), "hwm_ahead", time.Duration(lease.Limit()-time.Now().UnixMilli())*time.Millisecond, "err", err)
+			case err == nil && renewing != nil:
+				log.Info("lease renewals confirmed again", "node", lease.Node())
+			}
+			renewing = err
 		case err := <-done:
 			return err
 		case <-leaseDone(lease):
@@ -373,7 +389,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 				break
 			}
 			svc.Replace(g, next)
-			lease = next
+			lease, renewing = next, nil
 			log.Info("serving again", "node", lease.Node())
 		case <-hup:
 			// Nothing reloads in a running process: a reloaded layout,
@@ -465,6 +481,10 @@ func leaseDone(lease *nodeid.Lease) <-chan struct{} {
 	}
 	return lease.Done()
 }
+
+// renewalWatch is how often firn serve looks whether its lease's
+// renewals fail, to log it.
+const renewalWatch = 500 * time.Millisecond
 
 // retryEvery is how often firn serve tries again a store that did not
 // answer.
