@@ -111,7 +111,7 @@ type Lease struct {
 	// renewErr is the last renewal's error while renewals fail; nil once
 	// one is confirmed.
 	renewErr atomic.Pointer[error]
-	skipped []*ClockBehindError
+	skipped  []*ClockBehindError
 	// confirmedAt is when the first extension was sent: the claim lives
 	// at least a TTL past it.
 	confirmedAt time.Time
