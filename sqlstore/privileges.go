@@ -69,7 +69,9 @@ type Use struct {
 	// Verb is the kind of statement: SELECT, SELECT FOR UPDATE, INSERT,
 	// UPDATE, CREATE TABLE.
 	Verb string
-	// Statement is the statement in short, with the table's name.
+	// Statement is the statement in short, with the table's name: its
+	// columns and conditions, with … for a dialect's variants (on MySQL
+	// a tag is also matched byte for byte, CAST(… AS BINARY)).
 	Statement string
 	// Privileges are the table privileges it needs (CREATE TABLE: CREATE
 	// on the database or schema).
@@ -111,8 +113,8 @@ func setTable(t Tables) string        { return t.Set }
 // (Tinyid's own, or firn's).
 func segmentUses(table func(Tables) string, col string) []use {
 	return []use{
-		{table, "SELECT", "SELECT max_id, step, delta, remainder, version FROM {t} WHERE " + col + " = ?", sel, "firn serve", true},
-		{table, "UPDATE", "UPDATE {t} SET max_id = ?, version = version + 1 WHERE " + col + " = ? AND version = ?", selUpd, "firn serve", true},
+		{table, "SELECT", "SELECT max_id, step, delta, remainder, version, … FROM {t} WHERE " + col + " = ?", sel, "firn serve", true},
+		{table, "UPDATE", "UPDATE {t} SET max_id = ?, update_time = now(), version = version + 1 WHERE " + col + " = ? AND max_id = ? AND version = ?", selUpd, "firn serve", true},
 		{table, "INSERT", "INSERT INTO {t} (" + col + ", begin_id, max_id, step, …)", ins, "firn tag create", false},
 		{table, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 	}
@@ -133,7 +135,7 @@ var uses = map[Mode][]use{
 	},
 	ModeLeaf: {
 		{leafTable, "SELECT", "SELECT biz_tag, max_id, step, description, update_time FROM {t} WHERE biz_tag = ?", sel, "firn serve", true},
-		{leafTable, "UPDATE", "UPDATE {t} SET max_id = max_id + ? WHERE biz_tag = ?", selUpd, "firn serve", true},
+		{leafTable, "UPDATE", "UPDATE {t} SET max_id = max_id + ?, update_time = … WHERE biz_tag = ? AND max_id BETWEEN 0 AND ?", selUpd, "firn serve", true},
 		{leafTable, "INSERT", "INSERT INTO {t} (biz_tag, max_id, step, description, update_time)", ins, "firn tag create", false},
 		{leafTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 	},

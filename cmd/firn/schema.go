@@ -107,7 +107,7 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 	if m == sqlstore.ModeTinyid {
 		fmt.Fprintf(b, "-- Tinyid's token table %s is Tinyid's own (tinyid-server/db.sql); firn only reads it\n", t.TinyidTokens)
 	}
-	b.WriteString("-- statements firn runs, and the privileges each needs:\n")
+	b.WriteString("-- statements firn runs, in short (… for what a dialect varies; on MySQL a tag is also\n-- matched byte for byte, CAST(… AS BINARY)), and the privileges each needs:\n")
 	for _, u := range uses {
 		fmt.Fprintf(b, "--   %s on %s, by %s:\n--       %s\n", strings.Join(u.Privileges, ", "), u.Table, u.By, u.Statement)
 	}
