@@ -159,7 +159,7 @@ func (l *Lease) extend(ctx context.Context) error {
 	stored, err := l.store.Renew(ctx, l.claim, target)
 	l.renewals.Add(1)
 	if err != nil {
-		return fmt.Errorf("renew node %d: %w", l.claim.Node, err)
+		return err // the store's, which names the node
 	}
 	l.limitMu.Lock()
 	defer l.limitMu.Unlock()
@@ -320,6 +320,11 @@ func (l *Lease) Bind(now func() int64) error {
 	}
 	return nil
 }
+
+// LayoutFingerprint returns the fingerprint of the layout the lease was
+// taken for (Config.Layout): snowflake.New refuses a generator of another
+// layout over it.
+func (l *Lease) LayoutFingerprint() string { return l.cfg.Layout.Fingerprint }
 
 // Start returns the HWM stored when the node was taken (Unix ms): the
 // generator starts at or after it.

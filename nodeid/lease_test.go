@@ -257,6 +257,32 @@ func TestSecondGeneratorRefused(t *testing.T) {
 	}
 }
 
+// TestGeneratorOfAnotherNodeOrLayoutRefused: a lease protects one node
+// of one layout; a generator of another node, or of another layout, over
+// it is refused and leaves the lease unbound.
+func TestGeneratorOfAnotherNodeOrLayoutRefused(t *testing.T) {
+	s := nodeidtest.NewMemStore()
+	lay := bubbleLayout()
+	lease := acquire(t, s, config(lay))
+	other := lay
+	other.SequenceBits = 11
+	for _, cfg := range []snowflake.Config{
+		{Layout: lay, Node: lease.Node() + 1, Reservation: lease},
+		{Layout: other, Node: lease.Node(), Reservation: lease},
+	} {
+		if _, err := snowflake.New(cfg); !errors.Is(err, snowflake.ErrReservationMismatch) {
+			t.Fatalf("node %d, layout %s over a lease of node %d, layout %s: %v; want ErrReservationMismatch",
+				cfg.Node, cfg.Layout, lease.Node(), lay, err)
+		}
+	}
+	generator(t, lay, lease) // still free to bind
+	// An ID space that records more than its layout (opaque mode's
+	// permutation, after ";") is still the layout's.
+	cfg := config(lay)
+	cfg.Layout.Fingerprint += ";ff1:a625aaf7abba7733:421815628052"
+	generator(t, lay, acquire(t, nodeidtest.NewMemStore(), cfg))
+}
+
 func TestCloseReleasesAndKeepsHWM(t *testing.T) {
 	s := nodeidtest.NewMemStore()
 	lay := bubbleLayout()

@@ -17,6 +17,12 @@ var (
 	// sharing one reservation would both pass its HWM check.
 	ErrAlreadyBound = errors.New("snowflake: reservation already bound to a generator")
 
+	// ErrReservationMismatch is returned by New when the reservation was
+	// taken for another node or another layout than Config names
+	// (nodeid.Lease says both): the generator's IDs would carry a node
+	// no lease protects.
+	ErrReservationMismatch = errors.New("snowflake: the reservation is for another node or layout")
+
 	// ErrNotServing is returned by Next and NextN when the next tick lies
 	// past the reserved high-water mark and the reservation has not been
 	// extended (its store is slow or down, or the lease was lost). The

@@ -218,6 +218,9 @@ func configure(cfg Config) (*Generator, error) {
 	if cfg.Reservation == nil {
 		return nil, ErrNoReservation
 	}
+	if err := fits(cfg.Reservation, cfg.Node, l); err != nil {
+		return nil, err
+	}
 	d := defaults(cfg)
 	if err := d.check(l); err != nil {
 		return nil, err

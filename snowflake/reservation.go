@@ -1,7 +1,9 @@
 package snowflake
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 )
 
@@ -26,6 +28,36 @@ type Reservation interface {
 	// decrease. The generator calls it only when it reaches the last
 	// value it read.
 	Limit() int64
+}
+
+// A reservation taken for one node (nodeid.Lease) says which, and one
+// taken for one layout says which by its fingerprint: New refuses a
+// generator of another node or layout over it, which would issue IDs
+// whose node or layout no lease protects.
+type (
+	nodeReservation   interface{ Node() uint64 }
+	layoutReservation interface{ LayoutFingerprint() string }
+)
+
+// fits refuses a reservation held for another node than node, or for
+// another layout than l.
+func fits(r Reservation, node uint64, l Layout) error {
+	if nr, ok := r.(nodeReservation); ok && nr.Node() != node {
+		return fmt.Errorf("%w: the generator is for node %d, the reservation holds node %d", ErrReservationMismatch, node, nr.Node())
+	}
+	if lr, ok := r.(layoutReservation); ok && !ofLayout(lr.LayoutFingerprint(), l) {
+		return fmt.Errorf("%w: the generator's layout is %s (fingerprint %s), the reservation was taken for fingerprint %s",
+			ErrReservationMismatch, l, l.Fingerprint(), lr.LayoutFingerprint())
+	}
+	return nil
+}
+
+// ofLayout reports whether fp, the fingerprint of the ID space a
+// reservation was taken for, is l's: l.Fingerprint(), alone or followed
+// by ";" and what else the space records (opaque mode's permutation).
+func ofLayout(fp string, l Layout) bool {
+	lf := l.Fingerprint()
+	return fp == lf || strings.HasPrefix(fp, lf+";")
 }
 
 // Unreserved returns a reservation with no limit and no start: the
