@@ -152,6 +152,23 @@ func TestDecodeRefuses(t *testing.T) {
 	}
 }
 
+// TestDecodeEveryPreset: every preset, decode-only ones with ticks of
+// microseconds among them, decodes or refuses any UUIDv7 and ULID with
+// an error; a sub-millisecond tick is ErrNotLayout, never a panic.
+func TestDecodeEveryPreset(t *testing.T) {
+	ids := []uuid.UUID{uuid.Must(uuid.NewV7()), uuid.MustParse("017F22E2-79B0-7CC3-98C4-DC0C0C07398F"), {}}
+	for _, name := range snowflake.PresetNames() {
+		l := preset(t, name)
+		for _, u := range ids {
+			_, err := wide.DecodeUUID(l, u)
+			_, uerr := wide.DecodeULID(l, ulid.ULID(u))
+			if l.Tick%time.Millisecond != 0 && (!errors.Is(err, wide.ErrNotLayout) || !errors.Is(uerr, wide.ErrNotLayout)) {
+				t.Errorf("%s, tick %s: DecodeUUID %v, DecodeULID %v; want ErrNotLayout", name, l.Tick, err, uerr)
+			}
+		}
+	}
+}
+
 func TestNewRefusesNil(t *testing.T) {
 	if _, err := wide.New(nil); err == nil {
 		t.Fatal("New(nil) gave a generator")

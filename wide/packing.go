@@ -33,6 +33,11 @@ func newPacking(l snowflake.Layout) (packing, error) {
 	if err := l.Validate(); err != nil {
 		return packing{}, err
 	}
+	if l.Tick%time.Millisecond != 0 {
+		// Decode-only layouts tick in microseconds (cockroachdb): no
+		// UUIDv7 or ULID, whose time is in milliseconds, is theirs.
+		return packing{}, fmt.Errorf("%w: layout %s ticks in %s, and a UUIDv7 or ULID holds whole milliseconds", ErrNotLayout, l.Name, l.Tick)
+	}
 	p := packing{layout: l, split: l.Splitter(), epochMS: l.Epoch.UnixMilli(), tickMS: int64(l.Tick / time.Millisecond),
 		nodeBits: uint(l.NodeBits()), slotBits: uint(l.NodeBits() + l.SequenceBits)}
 	// A valid epoch is before 2262 (it has a nanosecond Unix time), far
