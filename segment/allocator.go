@@ -290,11 +290,15 @@ func (a *Allocator) Reveal(tag string, id uint64) (int64, error) {
 }
 
 // Close stops background fetches and waits for them. Buffered IDs are
-// dropped; the store never hands them out again. It is idempotent.
+// dropped — the store never hands them out again — and every call after
+// Close returns ErrClosed. It is idempotent.
 func (a *Allocator) Close(ctx context.Context) error {
 	a.fetchMu.Lock()
 	a.closed.Store(true)
 	a.fetchMu.Unlock()
+	for _, h := range *a.tags.Load() {
+		h.drop()
+	}
 	a.cancel()
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()

@@ -522,9 +522,15 @@ func TestCloseWhileDrawing(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
-		for _, h := range hs {
-			if _, err := h.Next(context.Background()); err != nil && !errors.Is(err, segment.ErrClosed) {
-				t.Fatalf("after Close: %v, want an ID still buffered or ErrClosed", err)
+		for i, h := range hs {
+			if id, err := h.Next(context.Background()); !errors.Is(err, segment.ErrClosed) {
+				t.Fatalf("Next after Close: %d, %v; want ErrClosed", id, err)
+			}
+			if n, err := h.NextN(context.Background(), make([]int64, 3)); n != 0 || !errors.Is(err, segment.ErrClosed) {
+				t.Fatalf("NextN after Close: %d IDs, %v; want none and ErrClosed", n, err)
+			}
+			if id, err := a.Next(context.Background(), fmt.Sprint("t", i)); !errors.Is(err, segment.ErrClosed) {
+				t.Fatalf("Allocator.Next after Close: %d, %v; want ErrClosed", id, err)
 			}
 		}
 	}

@@ -67,10 +67,27 @@ type Handle struct {
 func newHandle(a *Allocator, tag string, step int64) *Handle {
 	step = min(max(step, 1), StepLimit) // a row written before the bound may hold more
 	h := &Handle{a: a, tag: tag, step: min(step, a.cfg.MaxStep), base: step}
-	empty := &buffer{delta: 1, since: time.Now()}
-	empty.asked.Store(true) // an empty buffer is refilled by the slow path
-	h.cur.Store(empty)
+	h.cur.Store(emptyBuffer())
 	return h
+}
+
+// emptyBuffer is a buffer with no ID: a call on it takes the slow path.
+func emptyBuffer() *buffer {
+	b := &buffer{delta: 1, since: time.Now()}
+	b.asked.Store(true) // an empty buffer is refilled by the slow path
+	return b
+}
+
+// drop ends the handle's ranges at Close: the current one is replaced by
+// an empty buffer, so that later calls take the slow path and get
+// ErrClosed, and the one fetched ahead is let go. A caller that loaded
+// the current range before may still take an ID of it: a range's IDs are
+// each taken once, whoever takes them.
+func (h *Handle) drop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cur.Store(emptyBuffer())
+	h.next = nil
 }
 
 // Next returns a new ID of the handle's tag.
@@ -251,6 +268,11 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 		case h.cur.Load() != old:
 			h.mu.Unlock()
 			return nil
+		case h.a.closed.Load():
+			// Closed: nothing more is installed, not even a range fetched
+			// before Close (drop emptied the current one).
+			h.mu.Unlock()
+			return ErrClosed
 		case h.next != nil:
 			h.install(old, h.next)
 			h.next = nil
@@ -258,9 +280,6 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 			return nil
 		case h.fetching:
 			wake = h.ready
-		case h.a.closed.Load():
-			h.mu.Unlock()
-			return ErrClosed
 		default:
 			// A caller with empty buffers retries sooner than prefetches
 			// do: every half MaxWait at most, one fetch at a time.
