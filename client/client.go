@@ -152,6 +152,13 @@ func (c *Client) Stats() Stats {
 	return s
 }
 
+// isClosed reports whether Close was called.
+func (c *Client) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
 // Close stops refills, drops the buffered IDs and closes the connections,
 // waiting for the refills in flight until ctx is done. Calls after Close
 // return ErrClosed. Close is idempotent.

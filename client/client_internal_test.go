@@ -3,13 +3,16 @@ package client
 import (
 	"context"
 	"errors"
-	"github.com/firn-id/firn/idtext"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/idtest"
 )
 
@@ -383,6 +386,12 @@ func TestClose(t *testing.T) {
 		}
 		if _, err := c.Tag("late").NextN(ctx, make([]int64, 3)); !errors.Is(err, ErrClosed) {
 			t.Fatalf("a tag after Close: %v, want ErrClosed", err)
+		}
+		if n, err := c.NextUUIDs(ctx, make([]uuid.UUID, 3)); n != 0 || !errors.Is(err, ErrClosed) {
+			t.Fatalf("NextUUIDs after Close: %d, %v; want ErrClosed", n, err)
+		}
+		if n, err := c.NextULIDs(ctx, make([]ulid.ULID, 3)); n != 0 || !errors.Is(err, ErrClosed) {
+			t.Fatalf("NextULIDs after Close: %d, %v; want ErrClosed", n, err)
 		}
 	})
 }

@@ -31,6 +31,9 @@ func (c *Client) NextULIDs(ctx context.Context, dst []ulid.ULID) (int, error) {
 // nextWide asks the servers in turn for len(dst) IDs of form, in batches
 // of at most Config.MaxBatch.
 func nextWide[T any](ctx context.Context, c *Client, form string, dst []T, parse func(string) (T, error)) (int, error) {
+	if c.isClosed() {
+		return 0, ErrClosed
+	}
 	done := 0
 	for done < len(dst) {
 		k := min(len(dst)-done, c.cfg.MaxBatch)
