@@ -54,7 +54,7 @@ func (s *service) Replace(g *snowflake.Generator, l Lease) {
 	if old := s.lease(); old != nil && old.Err() != nil {
 		// The loss may have come and gone between two reads of
 		// /v1/status: keep it on the page.
-		s.recent.note("lease", fmt.Errorf("node %d: %w", old.Node(), old.Err()), time.Now())
+		s.recent.note("lease", old.Err(), time.Now())
 	}
 	s.node.Store(&nodeState{gen: g, lease: l})
 }

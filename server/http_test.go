@@ -213,7 +213,7 @@ func TestReplace(t *testing.T) {
 	// the lease was lost.
 	found := false
 	for _, e := range readStatus(t, h).Errors {
-		found = found || e.Source == "lease" && strings.Contains(e.Message, "node 1: nodeid: lease lost")
+		found = found || e.Source == "lease" && strings.Contains(e.Message, "nodeid: lease lost")
 	}
 	if !found {
 		t.Fatal("the lost lease that Replace ended is not among the recent errors")

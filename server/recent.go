@@ -11,8 +11,8 @@ const RecentErrors = 20
 
 // recentErrors is a bounded ring of the latest errors the node met, for
 // /v1/status. A message repeating the latest one of its source — the
-// same words, its numbers aside (a time, a count) — only updates its
-// text, time and count. Messages are redacted (redactSecrets): a DSN's
+// same words, its times and durations aside — only updates its text,
+// time and count. Messages are redacted (redactSecrets): a DSN's
 // password or a bearer token never reaches the page.
 type recentErrors struct {
 	mu   sync.Mutex
@@ -46,7 +46,7 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 	defer r.mu.Unlock()
 	for i := len(r.ring) - 1; i >= 0; i-- {
 		if e := &r.ring[i]; e.Source == source {
-			if sameButNumbers(e.Message, msg) {
+			if sameButMoments(e.Message, msg) {
 				e.Time, e.Count, e.Message = now, e.Count+count, msg
 				r.ring = append(append(r.ring[:i:i], r.ring[i+1:]...), *e)
 				return
@@ -60,30 +60,15 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 	r.ring = append(r.ring, recentError{Time: now, Source: source, Message: msg, Count: 1})
 }
 
-// sameButNumbers reports whether a and b differ at most in their runs of
-// digits: "tick ends at 1795678062482" repeats "tick ends at 1795678062000".
-func sameButNumbers(a, b string) bool {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		switch {
-		case da > 0 && db > 0:
-			a, b = a[da:], b[db:]
-		case a[0] != b[0]:
-			return false
-		default:
-			a, b = a[1:], b[1:]
-		}
-	}
-	return a == b
-}
+// moments match the times and durations an error may carry: an RFC 3339
+// time, a Unix millisecond, a Go duration.
+var moments = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)|\b\d{13}\b|\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
 
-// digits is the length of the run of ASCII digits s starts with.
-func digits(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
+// sameButMoments reports whether a and b are one message up to the times
+// and durations in it: "tick ends 2026-11-26T07:27:42.482Z" repeats
+// "tick ends 2026-11-26T07:27:41.019Z", while "node 3" is not "node 12".
+func sameButMoments(a, b string) bool {
+	return a == b || moments.ReplaceAllString(a, "⋯") == moments.ReplaceAllString(b, "⋯")
 }
 
 // list returns the errors, newest first.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -138,9 +137,6 @@ func (c *rawHTTP) do(ctx context.Context) (int, []byte, error) {
 	return status, body, err
 }
 
-// maxCloseBody bounds a body that ends with its connection.
-const maxCloseBody = 64 << 10
-
 func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err error) {
 	if _, err := c.conn.Write(c.req); err != nil {
 		return 0, nil, true, err
@@ -156,8 +152,8 @@ func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err err
 	if status, err = strconv.Atoi(string(line[9:12])); err != nil {
 		return 0, nil, true, fmt.Errorf("status line %.40q: %w", line, err)
 	}
+	proto := string(line[:8]) // ReadSlice's line is overwritten by the next read
 	length, chunked := -1, false
-	closeAfter = bytes.HasPrefix(line, []byte("HTTP/1.0")) // 1.0 closes unless it says keep-alive
 	for {
 		line, err := c.br.ReadSlice('\n')
 		if err != nil {
@@ -177,7 +173,7 @@ func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err err
 		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 			chunked = bytes.EqualFold(value, []byte("chunked"))
 		case bytes.EqualFold(name, []byte("Connection")):
-			closeAfter = bytes.EqualFold(value, []byte("close")) || closeAfter && !bytes.EqualFold(value, []byte("keep-alive"))
+			closeAfter = bytes.EqualFold(value, []byte("close"))
 		}
 	}
 	switch {
@@ -199,14 +195,12 @@ func (c *rawHTTP) roundTrip() (status int, body []byte, closeAfter bool, err err
 		if _, err := io.ReadFull(c.br, body); err != nil {
 			return 0, nil, true, err
 		}
-	case closeAfter:
-		// The body ends with the connection (RFC 9112 §6.3), as in Go's
-		// answer to plain HTTP on a TLS port.
-		if body, err = io.ReadAll(io.LimitReader(c.br, maxCloseBody)); err != nil {
-			return 0, nil, true, err
-		}
 	default:
-		return 0, nil, true, errors.New("an answer with neither Content-Length nor chunked encoding")
+		// A body that ends with the connection is not read: a server
+		// that kept the connection open would hold the worker, and a
+		// batch cut at any bound would be misread. Go's answer to plain
+		// HTTP on a TLS port is one: HTTP/1.0 400 with no length.
+		return 0, nil, true, fmt.Errorf("%s %d with neither Content-Length nor chunked encoding", proto, status)
 	}
 	return status, body, closeAfter, nil
 }

@@ -70,7 +70,7 @@ func tlsHint(err error) string {
 		return ""
 	case errors.As(err, &unknown) || errors.As(err, &verify) || strings.Contains(err.Error(), "x509: "):
 		return "the server's certificate did not verify: pass --ca FILE with the CA that signed it (or --insecure to skip verification)"
-	case strings.Contains(err.Error(), "server preface") || strings.Contains(err.Error(), "HTTP request to an HTTPS server"):
+	case strings.Contains(err.Error(), "server preface") || strings.Contains(err.Error(), "HTTP/1.0 400 with neither"):
 		// gRPC's answer, and Go's HTTP server's, to a plain-text
 		// client on a TLS port.
 		return "the server may speak TLS: add --tls over gRPC, or give an https:// target, with --ca FILE for a private CA"

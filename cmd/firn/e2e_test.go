@@ -287,3 +287,20 @@ func TestServeLogsFailingRenewals(t *testing.T) {
 	}
 	p.stop(t)
 }
+
+// TestServeWithoutSnowflakeOutlivesTheRenewalWatch: a server of segments
+// only holds no lease; its loop, which looks at the lease's renewals
+// every renewalWatch, keeps serving past several looks.
+func TestServeWithoutSnowflakeOutlivesTheRenewalWatch(t *testing.T) {
+	p := startServe(t, "--snowflake=false", "--data-dir", t.TempDir())
+	time.Sleep(3 * renewalWatch)
+	resp, err := http.Get(p.base + "/healthz")
+	if err != nil {
+		t.Fatalf("after %s: %v; log:\n%s", 3*renewalWatch, err, p.Log())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Contains(p.Log(), "panic") {
+		t.Fatalf("after %s: /healthz %d; log:\n%s", 3*renewalWatch, resp.StatusCode, p.Log())
+	}
+	p.stop(t)
+}

@@ -172,9 +172,6 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
 			"give firn's opaque IDs a column or table of their own, or migrate with plain IDs", f.from)
 	}
-	if err := f.stores.checkDataDir(); err != nil {
-		return nil, err
-	}
 	f.dsn = f.stores.dsn
 	if f.oldTable == "" {
 		f.oldTable = sys.table
@@ -184,6 +181,9 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	}
 	if !f.explicit["store"] {
 		f.stores.kind = f.dialect // the registry: the node table in the same database
+	}
+	if err := f.stores.checkDataDir(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

@@ -362,11 +362,14 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	for stop := false; !stop; {
 		select {
 		case <-watch.C:
+			if lease == nil || lease.Err() != nil {
+				break // snowflake off, or the loss is logged below
+			}
 			err := lease.RenewalError()
 			switch {
 			case err != nil && renewing == nil:
 				log.Warn("lease renewals failing: IDs are served up to the HWM, then the node reports not ready", "node", lease.Node(),
-					"store", sf.describe(), "hwm_ahead", time.Duration(lease.Limit()-time.Now().UnixMilli())*time.Millisecond, "err", err)
+					"store", sf.describe(), "hwm_ahead", (time.Duration(lease.Limit()-time.Now().UnixMilli()) * time.Millisecond).String(), "err", err)
 			case err == nil && renewing != nil:
 				log.Info("lease renewals confirmed again", "node", lease.Node())
 			}

@@ -91,7 +91,7 @@ func (f *storeFlags) register(fs *flag.FlagSet) {
 // checkDataDir applies config.CheckDataDir to --data-dir.
 func (f *storeFlags) checkDataDir() error {
 	if err := config.CheckDataDir(f.kind, f.dataDir); err != nil {
-		return usagef("--data-dir %s", err)
+		return usagef("data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) %s", err)
 	}
 	return nil
 }
