@@ -27,14 +27,16 @@ type Config struct {
 	// DefaultTTL (10 s); MinTTL (1 s) to MaxTTL (10 min).
 	TTL time.Duration
 	// Window is how far ahead of the generator's time the HWM is kept.
-	// Default 3 s; 10 ms to MaxBehind. Each acquisition starts past the
+	// Default 3 s; at least 10 ms, and below MaxBehind (whose default
+	// grows with it). Each acquisition starts past the
 	// last one's reservation, so restarts faster than the window move the
 	// HWM ahead of the clock by up to a window each.
 	Window time.Duration
 	// MaxBehind bounds how far the wall clock may be behind the stored HWM
 	// at acquisition: within it the generator starts at the HWM at once;
 	// beyond it Acquire returns a *ClockBehindError unless StartAhead.
-	// Default 10 s; always more than Window.
+	// Default the larger of 10 s and twice Window; always more than
+	// Window.
 	MaxBehind time.Duration
 	// StartAhead lets Acquire succeed however far the clock is behind.
 	StartAhead bool
@@ -77,7 +79,7 @@ func (c Config) validate() error {
 	case c.NodeBits < 0 || c.NodeBits > maxNodeBits:
 		return fmt.Errorf("nodeid: node bits %d outside 0..%d", c.NodeBits, maxNodeBits)
 	case c.Node != nil && *c.Node >= pool:
-		return fmt.Errorf("nodeid: node %d outside the pool 0..%d", *c.Node, pool-1)
+		return &NodeRangeError{Node: *c.Node, Pool: pool, Layout: c.Layout.Description}
 	case c.TTL < MinTTL || c.TTL > MaxTTL:
 		return fmt.Errorf("nodeid: TTL %s outside %s to %s", c.TTL, MinTTL, MaxTTL)
 	case c.Window < 10*time.Millisecond:

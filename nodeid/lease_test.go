@@ -311,7 +311,7 @@ func TestAcquireRejectsConfig(t *testing.T) {
 		edit func(c *nodeid.Config)
 		want string
 	}{
-		{"node outside pool", func(c *nodeid.Config) { c.Node = &big }, "node 16 outside the pool 0..15"},
+		{"node outside pool", func(c *nodeid.Config) { c.Node = &big }, "node 16 is outside the namespace's layout \"bubble"},
 		{"short TTL", func(c *nodeid.Config) { c.TTL = time.Millisecond }, "TTL 1ms outside 1s to 10m0s"},
 		{"long TTL", func(c *nodeid.Config) { c.TTL = time.Hour }, "TTL 1h0m0s outside 1s to 10m0s"},
 		{"window over bound", func(c *nodeid.Config) { c.Window, c.MaxBehind = 20*time.Second, 10*time.Second }, "must exceed the window"},
@@ -325,6 +325,10 @@ func TestAcquireRejectsConfig(t *testing.T) {
 			_, err := nodeid.Acquire(context.Background(), nodeidtest.NewMemStore(), cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Acquire = %v, want an error containing %q", err, tt.want)
+			}
+			var re *nodeid.NodeRangeError
+			if (cfg.Node != nil && *cfg.Node >= 16) != (errors.As(err, &re) && errors.Is(err, nodeid.ErrNodeOutOfRange)) {
+				t.Fatalf("Acquire = %#v: a node outside the pool, and only it, is a *NodeRangeError", err)
 			}
 		})
 	}
