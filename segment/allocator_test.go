@@ -389,7 +389,7 @@ func TestFollowsStepChanges(t *testing.T) {
 
 // TestExhaustedCounter: a counter near the largest int64 (or wrapped past
 // it by a store) never yields a negative or wrapped ID: the IDs below the
-// bound are served, then ErrExhausted.
+// bound are served, then ErrExhausted, at once and never as ErrUnavailable.
 func TestExhaustedCounter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const bound = segment.MaxEnd
@@ -416,9 +416,15 @@ func TestExhaustedCounter(t *testing.T) {
 			}
 		}
 		for _, tag := range []string{"near", "wraps"} {
-			id, err := a.Next(ctx, tag)
-			if !errors.Is(err, segment.ErrExhausted) {
-				t.Fatalf("%s: Next = %d, %v; want ErrExhausted", tag, id, err)
+			for range 2 { // the first call meets the failed fetch, the second its error
+				begun := time.Now()
+				id, err := a.Next(ctx, tag)
+				if !errors.Is(err, segment.ErrExhausted) || errors.Is(err, segment.ErrUnavailable) {
+					t.Fatalf("%s: Next = %d, %v; want ErrExhausted, not ErrUnavailable", tag, id, err)
+				}
+				if waited := time.Since(begun); waited >= 100*time.Millisecond { // bubble time: exact
+					t.Fatalf("%s: Next waited %s, the whole MaxWait, on a store that answered", tag, waited)
+				}
 			}
 		}
 	})

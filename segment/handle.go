@@ -2,6 +2,7 @@ package segment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -261,6 +262,13 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
+		if first && h.failures.Load() > 0 {
+			// The store answered: no longer a slow first range. Looked at
+			// on every turn, however this caller woke (a caller that only
+			// ever met the shared retry time waited FirstWait).
+			first = false
+			deadline.Reset(max(0, min(time.Until(begun.Add(wait)), h.a.cfg.MaxWait)))
+		}
 		h.mu.Lock()
 		var wake <-chan struct{}
 		var backoff *time.Timer
@@ -280,6 +288,12 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 			return nil
 		case h.fetching:
 			wake = h.ready
+		case errors.Is(h.lastErr, ErrExhausted):
+			// The counter cannot move: no retry can give a range, and
+			// the store did answer. Said at once, not as unavailable.
+			err := h.lastErr
+			h.mu.Unlock()
+			return &TagError{Tag: h.tag, Err: err}
 		default:
 			// A caller with empty buffers retries sooner than prefetches
 			// do: every half MaxWait at most, one fetch at a time.
@@ -307,10 +321,6 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 		}
 		select {
 		case <-wake:
-			if first && h.failures.Load() > 0 { // the store answered: no longer a slow first range
-				first = false
-				deadline.Reset(max(0, min(time.Until(begun.Add(wait)), h.a.cfg.MaxWait)))
-			}
 		case <-retry:
 		case <-ctx.Done():
 			stop(backoff)
