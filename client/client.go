@@ -88,8 +88,11 @@ func (c *Client) Tag(name string) *Tag {
 		t = &Tag{name: name}
 		t.b.init(c, name)
 		if err := segment.CheckTag(name, segment.Limits{Tag: segment.LongestTag}); err != nil {
+			// Not kept: a name no store can hold never has a buffer, and
+			// names from callers' input do not grow Stats.
 			t.b.invalid = &Error{Kind: ErrInvalid, Code: "invalid", Message: err.Error()}
 			t.b.closed = true
+			return t
 		}
 		if c.closed {
 			t.b.close()

@@ -367,13 +367,17 @@ func TestMaxAge(t *testing.T) {
 	})
 }
 
-// TestClose: calls after Close return ErrClosed; an empty tag ErrInvalid.
+// TestClose: calls after Close return ErrClosed; an empty tag ErrInvalid,
+// and it leaves no buffer in Stats.
 func TestClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, _ := fakeClient(t, 1, Config{})
 		ctx := context.Background()
 		if _, err := c.Tag("").Next(ctx); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("empty tag: %v, want ErrInvalid", err)
+		}
+		if b := c.Stats().Buffers; len(b) != 1 {
+			t.Fatalf("Stats after only a refused tag: %+v; want the snowflake buffer alone", b)
 		}
 		if _, err := c.Next(ctx); err != nil {
 			t.Fatal(err)

@@ -40,18 +40,22 @@ func ParseEncoding(name string) (Encoding, error) {
 // Valid reports whether e is one of Decimal, Base62 and Base32.
 func (e Encoding) Valid() bool { return e >= Decimal && e <= Base32 }
 
-// String returns the encoding's name.
+// String returns the encoding's name; Encoding(N) for one that is not
+// Valid.
 func (e Encoding) String() string {
 	switch e {
+	case Decimal:
+		return "decimal"
 	case Base62:
 		return "base62"
 	case Base32:
 		return "base32"
 	}
-	return "decimal"
+	return "Encoding(" + strconv.Itoa(int(e)) + ")"
 }
 
-// Append appends id in the encoding to dst.
+// Append appends id in the encoding to dst; in decimal for an encoding
+// that is not Valid (Append has no error to return).
 func (e Encoding) Append(dst []byte, id uint64) []byte {
 	switch e {
 	case Base62:
@@ -62,13 +66,17 @@ func (e Encoding) Append(dst []byte, id uint64) []byte {
 	return strconv.AppendUint(dst, id, 10)
 }
 
-// Parse reads an ID written in the encoding.
+// Parse reads an ID written in the encoding; an encoding that is not
+// Valid reads nothing.
 func (e Encoding) Parse(s string) (uint64, error) {
 	switch e {
 	case Base62:
 		return ParseBase62(s)
 	case Base32:
 		return ParseBase32(s)
+	case Decimal:
+	default:
+		return 0, fmt.Errorf("%w: %s, want %s", ErrEncoding, e, EncodingNames)
 	}
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {

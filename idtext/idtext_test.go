@@ -217,4 +217,8 @@ func TestEncodings(t *testing.T) {
 	if _, err := idtext.ParseEncoding("base64"); !errors.Is(err, idtext.ErrEncoding) {
 		t.Fatalf("ParseEncoding(base64): %v", err)
 	}
+	bad := idtext.Encoding(9)
+	if _, err := bad.Parse("12"); bad.Valid() || bad.String() != "Encoding(9)" || !errors.Is(err, idtext.ErrEncoding) {
+		t.Fatalf("Encoding(9): valid %v, %q, Parse: %v; want not valid, named as such, refusing to parse", bad.Valid(), bad, err)
+	}
 }

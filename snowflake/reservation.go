@@ -18,7 +18,8 @@ type Reservation interface {
 	// Bind attaches the reservation to one generator. The generator passes
 	// a function that reports its own time in Unix milliseconds; the
 	// reservation extends the HWM ahead of that time, not of the raw wall
-	// clock. A second Bind must return ErrAlreadyBound.
+	// clock. A second Bind must fail: ErrAlreadyBound here, or the
+	// implementation's own (nodeid.ErrAlreadyBound for a lease).
 	Bind(now func() int64) error
 	// Start returns the HWM stored when the node ID was taken: the
 	// generator's first tick starts at or after it.

@@ -14,7 +14,8 @@
 // (RFC 9562 §6.2, Method 1: a fixed-length counter in the most significant
 // bits after the time) and the node after it (§6.4: a node ID in the
 // bits the format leaves to the implementation); what remains — at least
-// 11 bits, 52 for the twitter layout — is random, from crypto/rand. The
+// 11 bits, 52 for the twitter layout — is random, from ChaCha8 seeded
+// from crypto/rand (a crypto/rand read per ID costs more than the rest). The
 // random bits carry no part of the guarantee: the map from (tick, node,
 // sequence) to 128 bits is injective for every layout, whatever they hold,
 // so two slots never give one ID, and one generator serves int64 IDs,
