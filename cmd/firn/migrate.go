@@ -434,9 +434,17 @@ func (f *migrateFlags) applyFloor(ctx context.Context, p *migratePlan, db *sql.D
 			nodes = append(nodes, n)
 		}
 	}
-	for _, n := range nodes {
+	for i, n := range nodes {
 		if err := advancePast(store, p.layout, n, hwm, f.stores.dialTimeout); err != nil {
-			return fmt.Errorf("--apply, node %d (%s): %w", n, sf.describe(), err)
+			done := "no node advanced yet"
+			if i > 0 {
+				done = fmt.Sprintf("nodes %v already advanced (moving an HWM forward again is harmless)", nodes[:i])
+			}
+			hint := ""
+			if errors.Is(err, nodeid.ErrNodeHeld) {
+				hint = "; stop the process holding it first (it keeps issuing below any new HWM), then run --apply again"
+			}
+			return fmt.Errorf("--apply, node %d (%s): %w%s; %s", n, sf.describe(), err, hint, done)
 		}
 	}
 	p.applied = append(p.applied, fmt.Sprintf("the HWM of %s in %s is at least %s, past the floor %d",

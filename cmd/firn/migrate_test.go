@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/firn-id/firn/internal/leaftest"
 	"github.com/firn-id/firn/internal/tinyidtest"
 	"github.com/firn-id/firn/internal/uidgentest"
+	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -157,6 +159,16 @@ func migrateCheckLeaf(t *testing.T, kind string) {
 
 	if _, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN, "--max-id-from", "orders.id", "--apply", "--nodes", "2"); code != 0 {
 		t.Fatalf("--apply with a floor: exit %d: %s", code, errOut)
+	}
+	// A node held by a running process stops --apply, which says what it
+	// already moved and what to do.
+	held := heldNode(t, kind, a.adminDSN, 1)
+	_, errOut, code = runCLI("migrate", "check", "--from", "leaf", "--dialect", kind, "--dsn", a.adminDSN, "--max-id-from", "orders.id", "--apply", "--nodes", "2")
+	if code == 0 || !strings.Contains(errOut, "nodes [0] already advanced") || !strings.Contains(errOut, "stop the process holding it first") {
+		t.Fatalf("--apply with node 1 held: exit %d, %q; want a failure naming node 0 as done and the holder to stop", code, errOut)
+	}
+	if err := held.Close(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	// The floor is ahead of the clock: firn starts at the HWM --apply wrote.
 	out, errOut, code := runCLI("next", "--layout", "twitter", "--store", kind, "--dsn", a.adminDSN, "--start-ahead")
@@ -323,4 +335,23 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^  test +2 `).MatchString(plan) {
 		t.Errorf("the sound row test lost its first ID 2:\n%s", plan)
 	}
+}
+
+// heldNode takes node of the twitter layout in the SQL registry of dsn,
+// as a running firn serve would hold it.
+func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
+	t.Helper()
+	sf := storeFlags{kind: kind, dsn: dsn, segFormat: "leaf", dialTimeout: 5 * time.Second}
+	store, closeStore, err := sf.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeStore() })
+	l, _ := snowflake.Preset("twitter")
+	lease, err := nodeid.Acquire(context.Background(), store, nodeid.Config{NodeBits: l.NodeBits(), Node: &node, Layout: spaceID(l, nil), StartAhead: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lease.Close(context.Background()) })
+	return lease
 }
