@@ -430,6 +430,65 @@ func TestExhaustedCounter(t *testing.T) {
 	})
 }
 
+// TestExhaustionIsAskedAgain: an exhausted answer is given at once, yet
+// the store is asked again after the retry time, so a tag comes back
+// when its counter is set back by hand, or when the other store of a set,
+// down while one was exhausted, answers again.
+func TestExhaustionIsAskedAgain(t *testing.T) {
+	recovers := func(t *testing.T, a *segment.Allocator, want int64) {
+		t.Helper()
+		for range 100 {
+			id, err := a.Next(context.Background(), "t")
+			if err == nil {
+				if id != want {
+					t.Fatalf("recovered with %d, want %d", id, want)
+				}
+				return
+			}
+			if !errors.Is(err, segment.ErrExhausted) && !errors.Is(err, segment.ErrUnavailable) {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatal("still exhausted after 5 s of bubble time")
+	}
+	t.Run("set back by hand", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			s := segmenttest.NewMemStore()
+			s.PutRow(segment.TagInfo{Tag: "t", Next: segment.MaxEnd - 5, Step: 10, Delta: 1})
+			a := newAllocator(t, s, segment.Config{MaxWait: 50 * time.Millisecond})
+			if _, err := a.Next(context.Background(), "t"); !errors.Is(err, segment.ErrExhausted) {
+				t.Fatalf("Next = %v, want ErrExhausted", err)
+			}
+			s.PutRow(segment.TagInfo{Tag: "t", Next: 1000, Step: 10, Delta: 1})
+			recovers(t, a, 1000)
+		})
+	})
+	t.Run("one store of a set exhausted, the other down", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			s0, s1 := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+			m, err := segment.NewMulti(s0, s1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.CreateTag(ctx, "t", 1, 10, ""); err != nil {
+				t.Fatal(err)
+			}
+			info, _ := s0.Tag(ctx, "t")
+			info.Next = segment.MaxEnd - 4 - (segment.MaxEnd-4)%2 + info.Remainder // store 0's class, near the end
+			s0.PutRow(info)
+			s1.Fail(errors.New("store 1 down"))
+			a := newAllocator(t, m, segment.Config{MaxWait: 50 * time.Millisecond, FirstWait: 50 * time.Millisecond})
+			if _, err := a.Next(ctx, "t"); !errors.Is(err, segment.ErrExhausted) {
+				t.Fatalf("Next = %v, want ErrExhausted among the stores' errors", err)
+			}
+			s1.Fail(nil)
+			recovers(t, a, 1) // store 1's class: 1, 3, 5…
+		})
+	})
+}
+
 // TestMaxIDBoundsEveryTag: a tag bounded at 2^53−1 issues every ID up to
 // it, in order, whatever the step and whether drawn one by one or in
 // batches, and then only ErrExhausted; an unbounded tag goes on past it.

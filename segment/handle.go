@@ -288,9 +288,11 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 			return nil
 		case h.fetching:
 			wake = h.ready
-		case errors.Is(h.lastErr, ErrExhausted):
-			// The counter cannot move: no retry can give a range, and
-			// the store did answer. Said at once, not as unavailable.
+		case errors.Is(h.lastErr, ErrExhausted) && time.Now().UnixNano() < h.retryAt.Load():
+			// The store answered that the counter cannot move: said at
+			// once, not as unavailable after MaxWait. It is asked again
+			// once the retry time has passed (a counter set back by hand,
+			// another store of a set that answers again).
 			err := h.lastErr
 			h.mu.Unlock()
 			return &TagError{Tag: h.tag, Err: err}
