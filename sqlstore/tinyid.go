@@ -218,7 +218,7 @@ func (s *Tinyid) read(ctx context.Context, tag string) (tinyRow, error) {
 		return r, fmt.Errorf("read tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "SELECT"))
 	}
 	if err := segment.CheckResidue(r.delta, r.remainder); err != nil {
-		return r, fmt.Errorf("read tag %q: %w", tag, err)
+		return r, fmt.Errorf("read tag %q: %w: fix the row in %s (delta: the number of stores serving the tag, 1 alone; remainder: 0 to delta-1, this store's class)", tag, err, s.opt.Table)
 	}
 	return r, nil
 }

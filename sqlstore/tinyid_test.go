@@ -228,6 +228,27 @@ func TestSetStoreAddsTheOpaqueColumnToAnOlderTable(t *testing.T) {
 
 // TestTinyidTableRefusesOpaqueTags: Tinyid's table has no column for the
 // permutation, so no opaque tag is created there.
+// TestTinyidBadRowSaysHowToFixIt: a row whose delta and remainder make
+// no residue class (delta 0, written by hand) issues nothing, and the
+// error names the table and what to write there.
+func TestTinyidBadRowSaysHowToFixIt(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		s, table := newTinyid(t, b, db)
+		ctx := context.Background()
+		if err := s.CreateTag(ctx, "bad", 1, 10, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("UPDATE " + table + " SET delta = 0 WHERE biz_type = 'bad'"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.Reserve(ctx, "bad", 10)
+		if err == nil || !strings.Contains(err.Error(), "delta 0 and remainder 0") || !strings.Contains(err.Error(), "fix the row in "+table) {
+			t.Fatalf("Reserve of a row with delta 0: %v; want the fix named", err)
+		}
+	})
+}
+
 func TestTinyidTableRefusesOpaqueTags(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend, dsn string) {
 		db := openDB(t, b, dsn)
