@@ -180,6 +180,19 @@ func TestAnonymousRate(t *testing.T) {
 	}
 }
 
+// TestNoAnonymousSeriesWithoutAnonymousScopes: a server with no
+// auth.anonymous exports none of the anonymous counters, rather than one
+// series of zeros per route.
+func TestNoAnonymousSeriesWithoutAnonymousScopes(t *testing.T) {
+	h := newHandler(t, nil)
+	if w := get(h, "GET", "/v1/snowflake/next"); w.Code != 200 {
+		t.Fatalf("next: %d", w.Code)
+	}
+	if m := get(h, "GET", "/metrics").Body.String(); strings.Contains(m, "firn_anonymous_") {
+		t.Fatalf("metrics of a server without anonymous scopes carry anonymous series:\n%s", m)
+	}
+}
+
 // TestAnonymousNotOverGRPC: anonymous grants cover HTTP routes only;
 // a gRPC call without credentials is refused.
 func TestAnonymousNotOverGRPC(t *testing.T) {

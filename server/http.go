@@ -177,8 +177,11 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		h.errs = append(h.errs, err)
 		return &routed{}
 	}
-	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse,
-		anonymous: h.metrics.anonymousOf(pattern)}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse}
+	if len(h.svc.Auth.Anonymous()) > 0 {
+		// Only then: without anonymous scopes, no series of zeros.
+		rt.anonymous = h.metrics.anonymousOf(pattern)
+	}
 	rt.serveFn = rt.serve
 	h.routes = append(h.routes, rt)
 	for _, name := range []string{"tag", "key"} {
