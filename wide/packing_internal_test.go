@@ -198,3 +198,34 @@ func TestPackingTimeRange(t *testing.T) {
 		t.Fatalf("a tick past the 48-bit timestamp: %v, want ErrTimeRange", err)
 	}
 }
+
+// FuzzDecodeAnyLayout: any layout that validates — ticks of microseconds
+// (decode-only presets) or milliseconds, any widths and order — decodes
+// or refuses any 128 bits as a UUIDv7 and as a ULID with an error, never
+// a panic; and an ID it decodes lies inside the layout.
+func FuzzDecodeAnyLayout(f *testing.F) {
+	f.Add(uint64(1), uint16(10), true, make([]byte, 16))
+	f.Add(uint64(7), uint16(1), false, []byte("0123456789abcdef"))
+	f.Fuzz(func(t *testing.T, seed uint64, tickUnits uint16, micro bool, raw []byte) {
+		var b [16]byte
+		copy(b[:], raw)
+		l := anyLayout(rand.New(rand.NewPCG(seed, seed>>1)))
+		unit := time.Millisecond
+		if micro {
+			unit = time.Microsecond
+		}
+		l.Tick = time.Duration(1+int(tickUnits)%1000) * unit
+		if l.Validate() != nil {
+			return
+		}
+		for _, decode := range []func() (snowflake.Parts, error){
+			func() (snowflake.Parts, error) { return DecodeUUID(l, uuid.UUID(b)) },
+			func() (snowflake.Parts, error) { return DecodeULID(l, ulid.ULID(b)) },
+		} {
+			p, err := decode()
+			if err == nil && (l.Tick%time.Millisecond != 0 || p.Tick > l.MaxTick() || p.Sequence > l.MaxSequence()) {
+				t.Fatalf("layout %s decoded %x to %+v", l, b, p)
+			}
+		}
+	})
+}
