@@ -288,7 +288,7 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 			return nil
 		case h.fetching:
 			wake = h.ready
-		case errors.Is(h.lastErr, ErrExhausted) && time.Now().UnixNano() < h.retryAt.Load():
+		case errors.Is(h.lastErr, ErrExhausted) && exhaustedFor(h.retryAt.Load()):
 			// The store answered that the counter cannot move: said at
 			// once, not as unavailable after MaxWait. It is asked again
 			// once the retry time has passed (a counter set back by hand,
@@ -336,6 +336,18 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 		}
 		stop(backoff)
 	}
+}
+
+// maxBackoff is the longest pause after failed fetches.
+const maxBackoff = 5 * time.Second
+
+// exhaustedFor reports whether the retry time at (Unix ns) after an
+// exhausted answer is still ahead: at most maxBackoff ahead, so that a
+// wall clock set back cannot keep a tag exhausted for the size of the
+// step.
+func exhaustedFor(at int64) bool {
+	ahead := at - time.Now().UnixNano()
+	return ahead > 0 && ahead <= int64(maxBackoff)
 }
 
 func stop(t *time.Timer) {
@@ -419,7 +431,7 @@ func (h *Handle) fetch(step int64) {
 	if err != nil {
 		h.failures.Add(1)
 		h.lastErr = err
-		h.backoff = min(max(2*h.backoff, 50*time.Millisecond), 5*time.Second)
+		h.backoff = min(max(2*h.backoff, 50*time.Millisecond), maxBackoff)
 		h.retryAt.Store(time.Now().Add(h.backoff).UnixNano())
 		h.cur.Load().asked.Store(false) // a later call past the trigger retries
 		return
