@@ -335,6 +335,10 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^  test +2 `).MatchString(plan) {
 		t.Errorf("the sound row test lost its first ID 2:\n%s", plan)
 	}
+	list, errOut, code := runCLI("tag", "list", "--store", "mysql", "--dsn", a.adminDSN, "--segments", "tinyid")
+	if code != 0 || !regexp.MustCompile(`(?m)^delta_zero .*INVALID: 0 mod 0, issues nothing`).MatchString(list) {
+		t.Errorf("tag list: exit %d, %s\n%s; want the row with delta 0 marked", code, errOut, list)
+	}
 }
 
 // heldNode takes node of the twitter layout in the SQL registry of dsn,

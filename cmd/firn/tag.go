@@ -248,7 +248,11 @@ func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 	fmt.Fprintln(w, "TAG\tNEXT\tSTEP\tCLASS\tIDS\tDESCRIPTION")
 	for _, t := range tags {
 		class := "-"
-		if t.Delta > 1 {
+		switch {
+		case segment.CheckResidue(t.Delta, t.Remainder) != nil:
+			// A row written by hand that issues nothing (Tinyid's delta 0).
+			class = fmt.Sprintf("INVALID: %d mod %d, issues nothing", t.Remainder, t.Delta)
+		case t.Delta > 1:
 			class = fmt.Sprintf("%d mod %d", t.Remainder, t.Delta)
 		}
 		ids := "plain"
