@@ -131,7 +131,11 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 		row("", "exhausted since %s: no new IDs (firn parse still decodes them)", since.Format(time.DateOnly))
 	}
 	row("nodes", "%s", group(c.Nodes))
-	row("per node", "%s IDs per tick, %s IDs/s", group(c.PerTick), group(uint64(c.PerSecond)))
+	ids := "IDs"
+	if c.PerTick == 1 {
+		ids = "ID" // a layout with no sequence bits (cockroachdb)
+	}
+	row("per node", "%s %s per tick, %s IDs/s", group(c.PerTick), ids, group(uint64(c.PerSecond)))
 	var le *snowflake.LayoutError
 	_, exhausted := l.ExhaustedAt(time.Now())
 	if err := l.Generable(); errors.As(err, &le) {

@@ -41,7 +41,7 @@
     }
     if (resp.status === 401 || resp.status === 403) {
       $("login").hidden = false;
-      text("updated", "a token with scope status is needed");
+      text("updated", resp.status === 403 ? "this token lacks scope status" : "a token with scope status is needed");
       return;
     }
     if (!resp.ok) {
@@ -90,7 +90,7 @@
     }
     text("per-second", Math.round(sf.ids_per_second_per_node));
     text("nodes", sf.nodes);
-    text("last", when(sf.last_ms));
+    text("last", when(sf.last_ms - sf.tick_ms)); // last_ms ends the last tick; its IDs carry its start
     text("remaining", duration(sf.remaining_ms));
     text("offset", duration(sf.clock_offset_ms));
   }
@@ -109,6 +109,7 @@
       const pts = xs.map((v, i) => (xs.length > 1 ? (i * 600) / (xs.length - 1) : 0).toFixed(1) + "," + (150 - (v / top) * 140).toFixed(1));
       $("line-" + m).setAttribute("points", pts.join(" "));
       text("rate-" + m, m in rate.per_second ? (xs.length ? xs[xs.length - 1] : 0) : "not shown in opaque mode");
+      $("rate-" + m + "-unit").hidden = !(m in rate.per_second);
     }
     text("rate-peak", peak);
     text("rate-span", duration(n * 1000));

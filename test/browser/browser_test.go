@@ -141,6 +141,8 @@ type statusDoc struct {
 	Snowflake struct {
 		Node   uint64
 		Layout string
+		LastMS int64 `json:"last_ms"`
+		TickMS int64 `json:"tick_ms"`
 	}
 	Lease *struct {
 		LeaseID  string `json:"lease_id"`
@@ -253,6 +255,13 @@ func TestStatusPage(t *testing.T) {
 	}
 	if doc.Lease == nil || first.LeaseID != doc.Lease.LeaseID || first.Renewals != strconv.FormatInt(doc.Lease.Renewals, 10) {
 		t.Errorf("lease shown %q with %s renewals; /v1/status said %+v", first.LeaseID, first.Renewals, doc.Lease)
+	}
+	var last string
+	if err := chromedp.Run(ctx, chromedp.Text("#last", &last, chromedp.ByID)); err != nil {
+		t.Fatal(err)
+	}
+	if want := time.UnixMilli(doc.Snowflake.LastMS - doc.Snowflake.TickMS).UTC().Format("2006-01-02T15:04:05.000Z"); strings.Replace(want, ".000Z", "Z", 1) != last {
+		t.Errorf("last ID time shown %q, want %s: the start of the last tick", last, want)
 	}
 	sf := doc.Rate.PerSecond["snowflake"]
 	if first.RateSnowflake != strconv.FormatUint(sf[len(sf)-1], 10) {
@@ -480,6 +489,13 @@ func TestStatusPageTokenAndOpaque(t *testing.T) {
 	}
 	if !loginShown || stored != token || strings.Contains(where, token) || node == "–" {
 		t.Errorf("login shown %v, sessionStorage %q, URL %q, node %q: want the token kept in sessionStorage only, and data shown", loginShown, stored, where, node)
+	}
+	var legend string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector(".legend").innerText`, &legend)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(legend, "not shown in opaque mode") || strings.Contains(legend, "opaque mode/s") {
+		t.Errorf("rate legend in opaque mode reads %q: want the snowflake rate left out, with no unit after the words", legend)
 	}
 	var refusal string
 	if err := chromedp.Run(ctx,
