@@ -195,7 +195,14 @@ func decodeText(l snowflake.Layout, p *opaque.Permutation, enc idtext.Encoding, 
 	if err != nil {
 		return snowflake.Parts{}, err
 	}
-	if id, err = reveal(p, id); err != nil {
+	return decodeID(l, p, id)
+}
+
+// decodeID takes id apart; in opaque mode (p set) it undoes the
+// permutation first.
+func decodeID(l snowflake.Layout, p *opaque.Permutation, id uint64) (snowflake.Parts, error) {
+	id, err := reveal(p, id)
+	if err != nil {
 		return snowflake.Parts{}, err
 	}
 	parts, err := l.Decompose(id)

@@ -37,10 +37,13 @@ var wideLengths = map[int]bool{20: true, 24: true, 26: true, 27: true, 32: true,
 // some slot of a 1 ms layout.
 func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, withLayout bool, s string) (parsed, error) {
 	if enc != idtext.Decimal || strings.Trim(s, "0123456789") == "" || !wideLengths[len(s)] {
-		p, err := decodeText(l, perm, enc, s)
+		id, err := parseID(enc, s)
+		if err != nil {
+			return parsed{}, err
+		}
+		p, err := decodeID(l, perm, id)
 		out := parsed{Parts: p}
-		if perm != nil && err == nil {
-			id, _ := parseID(enc, s) // read once already by decodeText
+		if perm != nil {
 			out.opaque = &id
 		}
 		return out, err

@@ -99,9 +99,6 @@ func (f *storeFlags) checkDataDir() error {
 // localDir is the local store's data directory: --data-dir, or the
 // user's default.
 func (f *storeFlags) localDir() (string, error) {
-	if err := f.checkDataDir(); err != nil {
-		return "", err
-	}
 	if f.dataDir != "" {
 		return f.dataDir, nil
 	}
