@@ -26,6 +26,7 @@ type recentError struct {
 	Source  string    `json:"source"`
 	Message string    `json:"message"`
 	Count   int       `json:"count"`
+	shape   string    // shapeOf(Message)
 }
 
 // note records an error from source, counting one more if it repeats
@@ -42,11 +43,12 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 		return
 	}
 	msg := redactSecrets(err.Error())
+	shape := shapeOf(msg)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.ring) - 1; i >= 0; i-- {
 		if e := &r.ring[i]; e.Source == source {
-			if sameButMoments(e.Message, msg) {
+			if e.shape == shape {
 				e.Time, e.Count, e.Message = now, e.Count+count, msg
 				r.ring = append(append(r.ring[:i:i], r.ring[i+1:]...), *e)
 				return
@@ -57,19 +59,18 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 	if len(r.ring) == RecentErrors {
 		r.ring = append(r.ring[:0:0], r.ring[1:]...)
 	}
-	r.ring = append(r.ring, recentError{Time: now, Source: source, Message: msg, Count: 1})
+	r.ring = append(r.ring, recentError{Time: now, Source: source, Message: msg, Count: 1, shape: shape})
 }
 
 // moments match the times and durations an error may carry: an RFC 3339
 // time, a Unix millisecond, a Go duration.
 var moments = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)|\b\d{13}\b|\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)\b`)
 
-// sameButMoments reports whether a and b are one message up to the times
-// and durations in it: "tick ends 2026-11-26T07:27:42.482Z" repeats
-// "tick ends 2026-11-26T07:27:41.019Z", while "node 3" is not "node 12".
-func sameButMoments(a, b string) bool {
-	return a == b || moments.ReplaceAllString(a, "⋯") == moments.ReplaceAllString(b, "⋯")
-}
+// shapeOf is msg without the times and durations in it: two messages of
+// one shape are one error seen again ("tick ends 2026-11-26T07:27:42.482Z"
+// repeats "tick ends 2026-11-26T07:27:41.019Z", while "node 3" is not
+// "node 12").
+func shapeOf(msg string) string { return moments.ReplaceAllString(msg, "⋯") }
 
 // list returns the errors, newest first.
 func (r *recentErrors) list() []recentError {

@@ -20,6 +20,11 @@ type leaseDetail interface {
 	Renewals() int64
 	Renewed() time.Time
 	Start() int64
+}
+
+// renewalErrer is a Lease that says why its renewals fail while it still
+// holds (nodeid.Lease).
+type renewalErrer interface {
 	RenewalError() error
 }
 
@@ -185,12 +190,14 @@ func (s *service) leaseOf(l Lease, g *snowflake.Generator, now time.Time) *lease
 		st.Held, st.Error = false, redactSecrets(err.Error())
 		s.recent.seen("lease", err, now)
 	}
-	if d, ok := l.(leaseDetail); ok {
-		st.LeaseID, st.TTLMS, st.Renewals, st.StartHWMMS = d.Token(), d.TTL().Milliseconds(), d.Renewals(), d.Start()
-		if err := d.RenewalError(); err != nil && st.Held {
+	if r, ok := l.(renewalErrer); ok && st.Held {
+		if err := r.RenewalError(); err != nil {
 			st.RenewalError = redactSecrets(err.Error())
 			s.recent.seen("lease renewal", err, now)
 		}
+	}
+	if d, ok := l.(leaseDetail); ok {
+		st.LeaseID, st.TTLMS, st.Renewals, st.StartHWMMS = d.Token(), d.TTL().Milliseconds(), d.Renewals(), d.Start()
 		if r := d.Renewed(); !r.IsZero() {
 			st.RenewedMS = r.UnixMilli()
 			if st.Held {
