@@ -74,8 +74,8 @@ func (e Encoding) Parse(s string) (uint64, error) {
 		return ParseBase62(s)
 	case Base32:
 		return ParseBase32(s)
-	case Decimal:
-	default:
+	}
+	if !e.Valid() {
 		return 0, fmt.Errorf("%w: %s, want %s", ErrEncoding, e, EncodingNames)
 	}
 	id, err := strconv.ParseUint(s, 10, 64)

@@ -142,8 +142,7 @@ func (p *Permutation) EncodeN(ids []int64) error {
 			// overlap.
 			for j := range k {
 				hi, lo := p.words(i, b[j])
-				binary.BigEndian.PutUint64(buf[j][:8], hi)
-				binary.BigEndian.PutUint64(buf[j][8:], lo)
+				storeWords(&buf[j], hi, lo)
 			}
 			for j := range k {
 				p.block.Encrypt(buf[j][:], buf[j][:])
@@ -195,6 +194,13 @@ func (p *Permutation) round(buf *[16]byte, i int, x uint64) uint64 {
 func (p *Permutation) put(buf *[16]byte, i int, x uint64) {
 	hi, lo := p.words(i, x)
 	putBlock(buf, hi, lo)
+}
+
+// storeWords writes hi and lo into buf as big-endian words, in two
+// 8-byte stores.
+func storeWords(buf *[16]byte, hi, lo uint64) {
+	binary.BigEndian.PutUint64(buf[:8], hi)
+	binary.BigEndian.PutUint64(buf[8:], lo)
 }
 
 // words is round i's block for half x as two big-endian words.

@@ -102,16 +102,28 @@ func stalledSync(t *testing.T, stall int) {
 	if after.Before(before) {
 		t.Errorf("clock went back %s at one monotonic instant", before.Sub(after))
 	}
-	m := clk.mono()
-	id, err := g.Next(ctx)
-	var cb *ClockBehindError
-	if errors.As(err, &cb) {
-		t.Errorf("next call with MaxWait of one tick: %v", err)
-	} else if w := clk.mono() - m; w > int64(time.Millisecond) {
-		t.Errorf("next call waited %s", time.Duration(w))
-	} else if id <= last {
+	if id, ok := promptNext(t, g, clk, "next call"); ok && id <= last {
 		t.Errorf("next ID %d not after %d", id, last)
 	}
+}
+
+// promptNext takes an ID from g, whose MaxWait is one tick, and reports
+// as what an error, or a wait of more than a millisecond on clk; ok is
+// false when it did.
+func promptNext(t *testing.T, g *Generator, clk *gateClock, what string) (id int64, ok bool) {
+	t.Helper()
+	m := clk.mono()
+	id, err := g.Next(context.Background())
+	var cb *ClockBehindError
+	if errors.As(err, &cb) {
+		t.Errorf("%s with MaxWait of one tick: %v", what, err)
+		return id, false
+	}
+	if w := clk.mono() - m; w > int64(time.Millisecond) {
+		t.Errorf("%s waited %s", what, time.Duration(w))
+		return id, false
+	}
+	return id, true
 }
 
 // A reader that loaded the drift and was descheduled before reading the
@@ -152,14 +164,7 @@ func TestStaleReaderRereadsTheClock(t *testing.T) {
 			if err := <-got; err != nil {
 				t.Fatalf("stale reader: %v", err)
 			}
-			m := clk.mono()
-			_, err := g.Next(ctx)
-			var cb *ClockBehindError
-			if errors.As(err, &cb) {
-				t.Errorf("call after the stale reader, MaxWait one tick: %v", err)
-			} else if w := clk.mono() - m; w > int64(time.Millisecond) {
-				t.Errorf("call after the stale reader waited %s", time.Duration(w))
-			}
+			promptNext(t, g, clk, "call after the stale reader")
 		})
 	}
 }
