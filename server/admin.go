@@ -123,7 +123,7 @@ func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	if err := s.SetStep(ctx, tag, body.Step); err != nil {
 		writeError(w, err)
 		return
@@ -148,7 +148,7 @@ func (h *handler) advanceTag(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	next, err := s.Advance(ctx, tag, body.To)
 	if err != nil {
 		writeError(w, err)

@@ -52,9 +52,9 @@ func leafID(w http.ResponseWriter, id int64) {
 }
 
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	ctx := h.bounded(r)
-	defer ctx.release()
-	tag := pathValue(r, "key")
+	ctx, cancel := h.ctx(r)
+	defer cancel()
+	tag := r.PathValue("key")
 	id, err := h.svc.Segments.Next(ctx, tag)
 	if err != nil {
 		leafError(w, err)
@@ -148,8 +148,8 @@ func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx := h.bounded(r)
-	defer ctx.release()
+	ctx, cancel := h.ctx(r)
+	defer cancel()
 	ids := make([]int64, batch)
 	if _, err := h.svc.Segments.NextN(ctx, tag, ids); err != nil {
 		return nil, err

@@ -190,7 +190,6 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		}
 	}
 	h.mux.Handle(pattern, rt)
-	h.fast.add(pattern, rt)
 	return rt
 }
 
@@ -218,7 +217,7 @@ func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	for _, name := range rt.tags {
-		if err := checkTag(pathValue(r, name)); err != nil {
+		if err := checkTag(r.PathValue(name)); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -270,7 +269,6 @@ func refuse(w http.ResponseWriter, no *refusal) {
 type handler struct {
 	svc     *service
 	mux     *http.ServeMux
-	fast    fastRoutes // the routes most requests take, without the mux's matching
 	routes  []*routed
 	errs    []error // of routes registered without a valid scope
 	metrics *metrics
@@ -287,10 +285,6 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.recoverHTTP(w, r)
 	if !limitBody(w, r, h.svc.maxBody()) {
-		return
-	}
-	if rt := h.fast.find(r); rt != nil {
-		rt.ServeHTTP(w, r) // the route the mux would find, at a fraction of its cost
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -315,6 +309,8 @@ func (h *handler) unrouted(w http.ResponseWriter, r *http.Request) {
 	writeErrorCode(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
 }
 
+// ctx is r's context bounded by the service's Timeout, for a call that
+// may wait on a store.
 func (h *handler) ctx(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), h.svc.Timeout)
 }
@@ -424,12 +420,12 @@ func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	h.one(w, r, true, h.counter("segment", tag), func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
 }
 
 func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	h.batch(w, r, true, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
 		return h.svc.Segments.NextN(ctx, tag, dst)
 	})
@@ -469,9 +465,9 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, coun
 	}
 	ctx := r.Context()
 	if bounded {
-		d := h.bounded(r)
-		defer d.release()
-		ctx = d
+		var cancel context.CancelFunc
+		ctx, cancel = h.ctx(r)
+		defer cancel()
 	}
 	id, err := next(ctx)
 	if err != nil {
@@ -497,9 +493,9 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	}
 	ctx := r.Context()
 	if bounded {
-		d := h.bounded(r)
-		defer d.release()
-		ctx = d
+		var cancel context.CancelFunc
+		ctx, cancel = h.ctx(r)
+		defer cancel()
 	}
 	ids := make([]int64, n)
 	if _, err := fill(ctx, ids); err != nil {
@@ -538,7 +534,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 // pathID reads the {id} of r, written as its ?encoding= says: decimal
 // unless base62 or base32 is named.
 func pathID(r *http.Request) (uint64, error) {
-	s, e := pathValue(r, "id"), r.URL.Query().Get("encoding")
+	s, e := r.PathValue("id"), r.URL.Query().Get("encoding")
 	enc, err := idtext.ParseEncoding(e)
 	if err != nil {
 		return 0, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames))

@@ -65,7 +65,7 @@ func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrSegmentsOff)
 		return
 	}
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	id, err := pathID(r)
 	if err != nil {
 		writeError(w, err)

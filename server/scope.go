@@ -66,7 +66,7 @@ var (
 
 // tagInPath needs tag:NAME for the IDs of the tag in the path value name.
 func tagInPath(name string) scope {
-	return scope{kind: scopeTag, ids: true, tag: func(r *http.Request) string { return pathValue(r, name) }}
+	return scope{kind: scopeTag, ids: true, tag: func(r *http.Request) string { return r.PathValue(name) }}
 }
 
 // tinyidBizType needs tag:BIZTYPE for the IDs of Tinyid's bizType

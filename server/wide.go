@@ -167,7 +167,7 @@ type wideDecoded struct {
 }
 
 func (h *handler) wideDecode(w http.ResponseWriter, r *http.Request) {
-	arg := pathValue(r, "id")
+	arg := r.PathValue("id")
 	id, err := wide.Parse(arg)
 	if err != nil {
 		writeError(w, err)
