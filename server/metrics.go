@@ -40,8 +40,8 @@ type metrics struct {
 	log     *slog.Logger
 	// anonymous counts requests anonymous grants decided (anonymous.go).
 	anonymous anonymousMetrics
-	// rate counts the IDs issued per second for /v1/status (rate.go).
-	rate *rateRing
+	// rate counts the IDs issued per second for /v1/status (throughput.go).
+	rate *throughputRing
 }
 
 func newMetrics(svc *service) *metrics {

@@ -9,7 +9,7 @@ import (
 // reports for each mode.
 const RateSeconds = 180
 
-// The modes whose IDs a rateRing counts.
+// The modes whose IDs a throughputRing counts.
 const (
 	modeSnowflake = iota
 	modeSegment
@@ -24,28 +24,29 @@ func rateMode(mode string) int {
 	return modeSegment
 }
 
-// rateRing counts the IDs issued per mode in per-second buckets over the
-// last RateSeconds (plus the second in progress), in memory: the figures
-// behind /v1/status's chart. Seconds are counted on the monotonic clock
+// throughputRing counts the IDs issued per mode in per-second buckets
+// over the last RateSeconds (plus the second in progress), in memory: the
+// figures behind /v1/status's chart (rate limiting is auth.go's and
+// anonymous.go's). Seconds are counted on the monotonic clock
 // from base, one clock read per request and immune to steps of the wall
 // clock. Adding is lock-free: each bucket packs its second (low 32 bits)
 // with its count in one word, so a count from another second is never
 // mixed in.
-type rateRing struct {
+type throughputRing struct {
 	base time.Time
 	b    [modes][RateSeconds + 1]atomic.Uint64
 }
 
-func newRateRing(base time.Time) *rateRing { return &rateRing{base: base} }
+func newThroughputRing(base time.Time) *throughputRing { return &throughputRing{base: base} }
 
 // second returns the second in progress, counted from base.
-func (r *rateRing) second() uint64 { return uint64(time.Since(r.base) / time.Second) }
+func (r *throughputRing) second() uint64 { return uint64(time.Since(r.base) / time.Second) }
 
 // add counts n IDs of mode issued now.
-func (r *rateRing) add(mode int, n int) { r.addAt(mode, n, r.second()) }
+func (r *throughputRing) add(mode int, n int) { r.addAt(mode, n, r.second()) }
 
 // addAt counts n IDs of mode issued in second sec.
-func (r *rateRing) addAt(mode int, n int, sec uint64) {
+func (r *throughputRing) addAt(mode int, n int, sec uint64) {
 	sec = uint64(uint32(sec))
 	b := &r.b[mode][sec%(RateSeconds+1)]
 	for {
@@ -62,7 +63,7 @@ func (r *rateRing) addAt(mode int, n int, sec uint64) {
 
 // perSecond returns the counts of mode over the RateSeconds seconds
 // before second cur, oldest first (cur, in progress, is left out).
-func (r *rateRing) perSecond(mode int, cur uint64) []uint64 {
+func (r *throughputRing) perSecond(mode int, cur uint64) []uint64 {
 	out := make([]uint64, RateSeconds)
 	for i := range out {
 		back := uint64(RateSeconds - i)
@@ -79,4 +80,6 @@ func (r *rateRing) perSecond(mode int, cur uint64) []uint64 {
 
 // end returns the instant second cur starts: the end of the seconds
 // perSecond reports.
-func (r *rateRing) end(cur uint64) time.Time { return r.base.Add(time.Duration(cur) * time.Second) }
+func (r *throughputRing) end(cur uint64) time.Time {
+	return r.base.Add(time.Duration(cur) * time.Second)
+}
