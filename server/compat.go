@@ -42,8 +42,8 @@ func leafID(w http.ResponseWriter, id int64) {
 }
 
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.ctx(r)
-	defer cancel()
+	ctx := h.bounded(r)
+	defer ctx.release()
 	tag := r.PathValue("key")
 	id, err := h.svc.Segments.Next(ctx, tag)
 	if err != nil {

@@ -384,9 +384,9 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, coun
 	}
 	ctx := r.Context()
 	if bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = h.ctx(r)
-		defer cancel()
+		d := h.bounded(r)
+		defer d.release()
+		ctx = d
 	}
 	id, err := next(ctx)
 	if err != nil {
@@ -412,9 +412,9 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	}
 	ctx := r.Context()
 	if bounded {
-		var cancel context.CancelFunc
-		ctx, cancel = h.ctx(r)
-		defer cancel()
+		d := h.bounded(r)
+		defer d.release()
+		ctx = d
 	}
 	ids := make([]int64, n)
 	if _, err := fill(ctx, ids); err != nil {

@@ -249,8 +249,8 @@ func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := h.ctx(r)
-	defer cancel()
+	ctx := h.bounded(r)
+	defer ctx.release()
 	ids := make([]int64, batch)
 	if _, err := h.svc.Segments.NextN(ctx, tag, ids); err != nil {
 		return nil, err
