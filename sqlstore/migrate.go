@@ -29,9 +29,8 @@ type PrivilegeCheck struct {
 // tables t, in a form that changes no row: SELECT … WHERE 1 = 0, UPDATE …
 // SET c = c WHERE 1 = 0, INSERT … SELECT … WHERE 1 = 0, SELECT … WHERE
 // 1 = 0 FOR UPDATE. The database checks the same privileges as for the
-// real statement. denied classifies a driver's error as a refused
-// privilege (see SegmentOptions.Denied).
-func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, denied func(error) bool) ([]PrivilegeCheck, error) {
+// real statement.
+func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables) ([]PrivilegeCheck, error) {
 	uses, err := Uses(m, t)
 	if err != nil {
 		return nil, err
@@ -53,7 +52,7 @@ func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Table
 			probe = "INSERT INTO " + u.Table + " (" + u.column + ") SELECT " + u.column + " FROM " + u.Table + " WHERE 1 = 0"
 		}
 		_, err := db.ExecContext(ctx, probe)
-		out = append(out, PrivilegeCheck{Use: u, Err: refusal(ctx, db, d, denied, m, t, u.Table, u.Verb, err)})
+		out = append(out, PrivilegeCheck{Use: u, Err: refusal(ctx, db, d, m, t, u.Table, u.Verb, err)})
 	}
 	return out, nil
 }
@@ -208,7 +207,7 @@ func fenceUse(table string, next uint64) Use {
 // its DefaultUidGenerator refuses: it cannot take a node firn serves.
 // MySQL's only (ErrFenceDialect); a refused privilege is a
 // *PrivilegeError naming the GRANT.
-func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied func(error) bool) error {
+func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64) error {
 	if d != MySQL {
 		return ErrFenceDialect
 	}
@@ -218,7 +217,7 @@ func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, 
 	}
 	_, err = db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", qt, next))
 	if err != nil {
-		return fmt.Errorf("fence %s: %w", table, fenceRefusal(ctx, db, d, denied, fenceUse(table, next), err))
+		return fmt.Errorf("fence %s: %w", table, fenceRefusal(ctx, db, d, fenceUse(table, next), err))
 	}
 	return nil
 }
@@ -226,10 +225,9 @@ func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, 
 // CheckWorkerNodeFence tries whether the account may run FenceWorkerNodes,
 // with an ALTER that cannot succeed and changes nothing (ADD COLUMN ID,
 // which the table already has): MySQL checks ALTER before it looks at the
-// columns. duplicate reports the error that proves the privilege (MySQL's
-// 1060, duplicate column); denied classifies a refusal as elsewhere. The
-// probe waits at most two seconds for the table's metadata lock.
-func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied, duplicate func(error) bool) (_ PrivilegeCheck, err error) {
+// columns, so a DuplicateColumn answer proves the privilege. The probe
+// waits at most two seconds for the table's metadata lock.
+func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64) (_ PrivilegeCheck, err error) {
 	u := fenceUse(table, next)
 	if d != MySQL {
 		return PrivilegeCheck{Use: u, Err: ErrFenceDialect}, nil
@@ -251,15 +249,15 @@ func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table stri
 	switch {
 	case perr == nil:
 		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
-	case duplicate != nil && duplicate(perr):
+	case Classify(perr) == DuplicateColumn:
 		return PrivilegeCheck{Use: u}, rerr
 	}
-	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, denied, u, perr)}, rerr
+	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, u, perr)}, rerr
 }
 
-// fenceRefusal is err as a *PrivilegeError when denied says so.
-func fenceRefusal(ctx context.Context, db *sql.DB, d Dialect, denied func(error) bool, u Use, err error) error {
-	if denied == nil || !denied(err) {
+// fenceRefusal is err as a *PrivilegeError when Classify says Denied.
+func fenceRefusal(ctx context.Context, db *sql.DB, d Dialect, u Use, err error) error {
+	if Classify(err) != Denied {
 		return err
 	}
 	grantee, where := whoami(ctx, db, d)

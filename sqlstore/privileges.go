@@ -226,11 +226,11 @@ func grant(privs []string, table, grantee string) string {
 	return "GRANT " + strings.Join(ordered, ", ") + " ON " + table + " TO " + grantee + ";"
 }
 
-// refusal turns err into a *PrivilegeError when denied says the database
-// refused a privilege for the statement of mode m with verb on table, and
-// returns it unchanged otherwise.
-func refusal(ctx context.Context, db *sql.DB, d Dialect, denied func(error) bool, m Mode, t Tables, table, verb string, err error) error {
-	if err == nil || denied == nil || !denied(err) {
+// refusal turns err into a *PrivilegeError when the database refused a
+// privilege (Classify's Denied) for the statement of mode m with verb on
+// table, and returns it unchanged otherwise.
+func refusal(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, table, verb string, err error) error {
+	if Classify(err) != Denied {
 		return err
 	}
 	us, _ := Uses(m, t)

@@ -29,8 +29,6 @@ type TinyidTokenOptions struct {
 	// the scheduled ones (never a token).
 	// Default slog.Default().
 	Log *slog.Logger
-	// Denied classifies driver errors as SegmentOptions.Denied does.
-	Denied func(error) bool
 }
 
 // TinyidTokens is Didi Tinyid's tiny_id_token table, read as Tinyid's
@@ -147,7 +145,7 @@ func (t *TinyidTokens) read(ctx context.Context) (tokenSet, error) {
 	}
 	rows, err := t.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, refusal(ctx, t.db, t.dialect, t.opt.Denied, ModeTinyid, Tables{TinyidTokens: t.opt.Table}, t.opt.Table, "SELECT", err)
+		return nil, refusal(ctx, t.db, t.dialect, ModeTinyid, Tables{TinyidTokens: t.opt.Table}, t.opt.Table, "SELECT", err)
 	}
 	defer rows.Close()
 	set := tokenSet{}

@@ -254,13 +254,13 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 	switch f.from {
 	case "leaf":
 		mode, tables = sqlstore.ModeLeaf, sqlstore.Tables{Leaf: f.oldTable}
-		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL, Missing: missingSQL})
+		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.oldTable, NoCreate: true})
 		p.unknown = append(p.unknown, "Leaf's snowflake mode: its workers' IDs and last timestamps live in ZooKeeper "+
 			"(leaf.snowflake.zk.address, /snowflake/{leaf.name}/forever), not in this database: name the node IDs its workers hold "+
 			"in registry.reserved_nodes, and give --floor or --max-id-from for its IDs")
 	case "tinyid":
 		mode, tables = sqlstore.ModeTinyid, sqlstore.Tables{Tinyid: f.oldTable, TinyidTokens: f.tokenTable}
-		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.oldTable, NoCreate: true, Denied: deniedSQL, Missing: missingSQL})
+		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.oldTable, NoCreate: true})
 		if err == nil {
 			p.tokenBizTypes, err = sqlstore.TokenBizTypes(ctx, db, d, f.tokenTable)
 		}
@@ -268,7 +268,7 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 		p.workers, err = sqlstore.WorkerNodes(ctx, db, d, f.oldTable)
 		if err == nil && d == sqlstore.MySQL {
 			var c sqlstore.PrivilegeCheck
-			c, err = sqlstore.CheckWorkerNodeFence(ctx, db, d, f.oldTable, p.fenceAt(), deniedSQL, duplicateColumnSQL)
+			c, err = sqlstore.CheckWorkerNodeFence(ctx, db, d, f.oldTable, p.fenceAt())
 			p.privileges = append(p.privileges, c)
 		}
 		if d != sqlstore.MySQL {
@@ -287,7 +287,7 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 	}
 	if segs != nil {
 		p.tags, err = segs.Tags(ctx)
-		if f.from == "leaf" && missingSQL(err) {
+		if f.from == "leaf" && sqlstore.Classify(err) == sqlstore.MissingTable {
 			// Leaf in snowflake mode only (leaf.segment.enable=false)
 			// has no segment table: no segments, still a snowflake plan.
 			p.noSegments = true
@@ -296,7 +296,7 @@ func (f *migrateFlags) readOld(ctx context.Context, db *sql.DB, d sqlstore.Diale
 		if err != nil {
 			return fmt.Errorf("read %s: %w", f.oldTable, err)
 		}
-		p.privileges, err = sqlstore.CheckPrivileges(ctx, db, d, mode, tables, deniedSQL)
+		p.privileges, err = sqlstore.CheckPrivileges(ctx, db, d, mode, tables)
 	}
 	return err
 }
@@ -307,7 +307,7 @@ func (f *migrateFlags) checkNodeTable(ctx context.Context, db *sql.DB, d sqlstor
 	if f.stores.kind != f.dialect || f.stores.dsn != f.dsn || p.floor == 0 {
 		return nil
 	}
-	checks, err := sqlstore.CheckPrivileges(ctx, db, d, sqlstore.ModeNodes, sqlstore.Tables{Nodes: f.stores.table}, deniedSQL)
+	checks, err := sqlstore.CheckPrivileges(ctx, db, d, sqlstore.ModeNodes, sqlstore.Tables{Nodes: f.stores.table})
 	p.privileges = append(p.privileges, checks...)
 	return err
 }
@@ -466,7 +466,7 @@ func (f *migrateFlags) fenceWorkers(ctx context.Context, p *migratePlan, db *sql
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*f.stores.dialTimeout)
 	defer cancel()
-	if err := sqlstore.FenceWorkerNodes(ctx, db, d, f.oldTable, p.fenceAt(), deniedSQL); err != nil {
+	if err := sqlstore.FenceWorkerNodes(ctx, db, d, f.oldTable, p.fenceAt()); err != nil {
 		return fmt.Errorf("--apply (%s): %w; nothing written", redact(f.dialect, f.dsn), err)
 	}
 	p.applied = append(p.applied, fmt.Sprintf("the AUTO_INCREMENT of %s is %d: a uid-generator process that starts now is given "+

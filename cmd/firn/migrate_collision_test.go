@@ -172,8 +172,9 @@ func TestMigrateLeafSnowflakeOnlyHasNoSegments(t *testing.T) {
 // migration, lock_timeout 200 ms — is an outage: the first use returns
 // the database's own error (55P03 lock_not_available) rather than taking
 // the table for missing, trying CREATE TABLE, and reporting a missing
-// CREATE grant. Only "no such table" (42P01, 1146: missingSQL) leads to
-// CREATE.
+// CREATE grant. Only "no such table" (42P01, 1146: sqlstore.Classify's
+// MissingTable) leads to CREATE. The store is opened as a library caller
+// opens it: it classifies its driver's errors itself.
 func TestLockedTableIsAnOutageNotAPrivilege(t *testing.T) {
 	a := newAccount(t, "postgres")
 	a.run(t, leaftest.Table("postgres", "leaf_alloc")...)
@@ -191,7 +192,7 @@ func TestLockedTableIsAnOutageNotAPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := sqlstore.NewSegments(db, sqlstore.Postgres, sqlstore.SegmentOptions{Table: "leaf_alloc", Denied: deniedSQL, Missing: missingSQL})
+	s, err := sqlstore.NewSegments(db, sqlstore.Postgres, sqlstore.SegmentOptions{Table: "leaf_alloc"})
 	if err != nil {
 		t.Fatal(err)
 	}
