@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,4 +226,27 @@ func (t *TinyidTokens) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// TokenBizTypes reads Tinyid's token table as TinyidTokens does and
+// returns the bizTypes its tokens cover, sorted.
+func TokenBizTypes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]string, error) {
+	t, err := NewTinyidTokens(db, d, TinyidTokenOptions{Table: table})
+	if err != nil {
+		return nil, err
+	}
+	set, err := t.read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrTokenTable, t.opt.Table, err)
+	}
+	var out []string
+	for _, biz := range set {
+		for b := range biz {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
