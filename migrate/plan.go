@@ -82,10 +82,11 @@ type Options struct {
 	// takes the largest of them and Floor.
 	MaxIDFrom []Column
 	// RegistryHere is set when the registry Apply writes to is the node
-	// table NodeTable (default firn_nodes) in this same database: Check
-	// then checks its privileges too.
+	// table NodeTable in this same database: Check then checks its
+	// privileges too, when there is a floor to record.
 	RegistryHere bool
-	NodeTable    string
+	// NodeTable is the registry's node table; default firn_nodes.
+	NodeTable string
 }
 
 // Plan is what Check found in the previous system's database and what
