@@ -17,6 +17,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/firn-id/firn/sqlstore"
 )
 
 // defaultDialTimeout bounds how long a command waits for a store to
@@ -84,7 +86,7 @@ func pingSQL(db *sql.DB, kind, endpoint string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
-		if why, ok := refusedSQL(err); ok {
+		if why, ok := sqlstore.RefusedConnection(err); ok {
 			return usagef("%s %s: %s", kind, endpoint, scrub(why))
 		}
 		if ctx.Err() != nil {

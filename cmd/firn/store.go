@@ -181,7 +181,7 @@ func openSQL(d sqlstore.Dialect) func(f *storeFlags) (*opened, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace, Denied: deniedSQL, Missing: missingSQL})
+		s, err := sqlstore.New(db, d, sqlstore.Options{Table: f.table, Namespace: f.namespace})
 		if err != nil {
 			db.Close()
 			return nil, usagef("%s", err)
@@ -251,14 +251,14 @@ func (f *storeFlags) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store,
 	var err error
 	switch f.segFormat {
 	case "tinyid":
-		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable, Invalid: invalidSQLInput, Denied: deniedSQL, Missing: missingSQL})
+		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: f.segTable})
 		if err == nil && f.checkTokens && f.tokens == nil {
-			f.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: f.tokenTable, Log: f.log, Denied: deniedSQL})
+			f.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: f.tokenTable, Log: f.log})
 		}
 	case "set":
-		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set, Invalid: invalidSQLInput, Denied: deniedSQL, Missing: missingSQL})
+		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: f.segTable, Set: f.set})
 	default:
-		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable, Invalid: invalidSQLInput, Denied: deniedSQL, Missing: missingSQL})
+		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: f.segTable})
 	}
 	if err != nil {
 		return nil, usagef("--segment-table: %s", err)

@@ -1,4 +1,4 @@
-package sqlstore
+package migrate
 
 import (
 	"context"
@@ -6,57 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/firn-id/firn/sqlstore"
 )
 
-// What firn migrate check reads from a previous system's database. Every
-// read here is a SELECT: nothing is created or written.
-
-// PrivilegeCheck is the outcome of one statement of a mode, tried on the
-// database without changing a row (see CheckPrivileges).
-type PrivilegeCheck struct {
-	Use Use
-	// Err is nil when the database allows the statement; a
-	// *PrivilegeError when it refused a privilege; another error when the
-	// table cannot be read at all (most often: it does not exist).
-	Err error
-}
-
-// CheckPrivileges tries each statement firn serve runs in mode m on
-// tables t, in a form that changes no row: SELECT … WHERE 1 = 0, UPDATE …
-// SET c = c WHERE 1 = 0, INSERT … SELECT … WHERE 1 = 0, SELECT … WHERE
-// 1 = 0 FOR UPDATE. The database checks the same privileges as for the
-// real statement. denied classifies a driver's error as a refused
-// privilege (see SegmentOptions.Denied).
-func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, denied func(error) bool) ([]PrivilegeCheck, error) {
-	uses, err := Uses(m, t)
-	if err != nil {
-		return nil, err
-	}
-	var out []PrivilegeCheck
-	for _, u := range uses {
-		if !u.Serve {
-			continue
-		}
-		var probe string
-		switch u.Verb {
-		case "SELECT":
-			probe = "SELECT 1 FROM " + u.Table + " WHERE 1 = 0"
-		case "SELECT FOR UPDATE":
-			probe = "SELECT 1 FROM " + u.Table + " WHERE 1 = 0 FOR UPDATE"
-		case "UPDATE":
-			probe = "UPDATE " + u.Table + " SET " + u.column + " = " + u.column + " WHERE 1 = 0"
-		case "INSERT":
-			probe = "INSERT INTO " + u.Table + " (" + u.column + ") SELECT " + u.column + " FROM " + u.Table + " WHERE 1 = 0"
-		}
-		_, err := db.ExecContext(ctx, probe)
-		out = append(out, PrivilegeCheck{Use: u, Err: refusal(ctx, db, d, denied, m, t, u.Table, u.Verb, err)})
-	}
-	return out, nil
-}
+// The statements migrate runs on a previous system's own tables. Every one
+// but FenceWorkerNodes reads: nothing is created or written.
 
 // oldName is a table or column name of a previous system: letters of
 // either case (uid-generator's WORKER_NODE), digits and underscores.
@@ -64,11 +22,11 @@ var oldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // quoteOld quotes a checked name as the dialect quotes identifiers, so
 // that the case of WORKER_NODE is kept.
-func quoteOld(d Dialect, name string) (string, error) {
+func quoteOld(d sqlstore.Dialect, name string) (string, error) {
 	if !oldName.MatchString(name) {
-		return "", fmt.Errorf("sqlstore: name %q: want letters, digits and underscores, at most 64", name)
+		return "", fmt.Errorf("migrate: name %q: want letters, digits and underscores, at most 64", name)
 	}
-	if d == MySQL {
+	if d == sqlstore.MySQL {
 		return "`" + name + "`", nil
 	}
 	return `"` + name + `"`, nil
@@ -81,7 +39,7 @@ func quoteOld(d Dialect, name string) (string, error) {
 // PostgreSQL — never as strings, under which '999' passes
 // '1844674407370955161'. A largest value that is not a whole number, or
 // is above 2^63-1 (no firn layout generates it), is an error.
-func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (int64, bool, error) {
+func MaxID(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table, column string) (int64, bool, error) {
 	qt, err := quoteOld(d, table)
 	if err != nil {
 		return 0, false, err
@@ -91,7 +49,7 @@ func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (in
 		return 0, false, err
 	}
 	num := "CAST(" + qc + " AS DECIMAL(65,10))"
-	if d == Postgres {
+	if d == sqlstore.Postgres {
 		num = qc + "::numeric"
 	}
 	var maxID sql.NullString
@@ -113,11 +71,11 @@ func MaxID(ctx context.Context, db *sql.DB, d Dialect, table, column string) (in
 func wholeID(s string) (int64, error) {
 	whole, frac, _ := strings.Cut(strings.TrimSpace(s), ".")
 	if strings.Trim(frac, "0") != "" {
-		return 0, fmt.Errorf("sqlstore: not a whole number, so not an ID")
+		return 0, fmt.Errorf("migrate: not a whole number, so not an ID")
 	}
 	v, err := strconv.ParseInt(whole, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("sqlstore: not an ID of at most 2^63-1 (9223372036854775807): %w", err)
+		return 0, fmt.Errorf("migrate: not an ID of at most 2^63-1 (9223372036854775807): %w", err)
 	}
 	return v, nil
 }
@@ -135,7 +93,7 @@ type WorkerNode struct {
 
 // WorkerNodes reads uid-generator's table (default WORKER_NODE) as its
 // WORKER_NODE.xml reads it, every row, in order of ID.
-func WorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]WorkerNode, error) {
+func WorkerNodes(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table string) ([]WorkerNode, error) {
 	if table == "" {
 		table = "WORKER_NODE"
 	}
@@ -144,11 +102,11 @@ func WorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]Wo
 		return nil, err
 	}
 	stamp := "UNIX_TIMESTAMP(LAUNCH_DATE), UNIX_TIMESTAMP(MODIFIED)"
-	if d == Postgres {
+	if d == sqlstore.Postgres {
 		stamp = `CAST(EXTRACT(EPOCH FROM "LAUNCH_DATE") AS BIGINT), CAST(EXTRACT(EPOCH FROM "MODIFIED") AS BIGINT)`
 	}
 	cols := "ID, HOST_NAME, PORT, " + stamp
-	if d == Postgres {
+	if d == sqlstore.Postgres {
 		cols = `"ID", "HOST_NAME", "PORT", ` + stamp
 	}
 	rows, err := db.QueryContext(ctx, "SELECT "+cols+" FROM "+qt+" ORDER BY 1")
@@ -172,33 +130,10 @@ func WorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]Wo
 	return out, nil
 }
 
-// TokenBizTypes reads Tinyid's token table as TinyidTokens does and
-// returns the bizTypes its tokens cover, sorted.
-func TokenBizTypes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]string, error) {
-	t, err := NewTinyidTokens(db, d, TinyidTokenOptions{Table: table})
-	if err != nil {
-		return nil, err
-	}
-	set, err := t.read(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrTokenTable, t.opt.Table, err)
-	}
-	var out []string
-	for _, biz := range set {
-		for b := range biz {
-			if !slices.Contains(out, b) {
-				out = append(out, b)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
 // fenceUse is the statement FenceWorkerNodes runs, for the plan and a
 // refusal.
-func fenceUse(table string, next uint64) Use {
-	return Use{Table: table, Verb: "ALTER", Statement: fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", table, next),
+func fenceUse(table string, next uint64) sqlstore.Use {
+	return sqlstore.Use{Table: table, Verb: "ALTER", Statement: fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", table, next),
 		Privileges: []string{"ALTER"}, By: "firn migrate check --apply"}
 }
 
@@ -208,8 +143,8 @@ func fenceUse(table string, next uint64) Use {
 // its DefaultUidGenerator refuses: it cannot take a node firn serves.
 // MySQL's only (ErrFenceDialect); a refused privilege is a
 // *PrivilegeError naming the GRANT.
-func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied func(error) bool) error {
-	if d != MySQL {
+func FenceWorkerNodes(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table string, next uint64) error {
+	if d != sqlstore.MySQL {
 		return ErrFenceDialect
 	}
 	qt, err := quoteOld(d, table)
@@ -218,7 +153,7 @@ func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, 
 	}
 	_, err = db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", qt, next))
 	if err != nil {
-		return fmt.Errorf("fence %s: %w", table, fenceRefusal(ctx, db, d, denied, fenceUse(table, next), err))
+		return fmt.Errorf("fence %s: %w", table, sqlstore.Refusal(ctx, db, d, fenceUse(table, next), err))
 	}
 	return nil
 }
@@ -226,42 +161,32 @@ func FenceWorkerNodes(ctx context.Context, db *sql.DB, d Dialect, table string, 
 // CheckWorkerNodeFence tries whether the account may run FenceWorkerNodes,
 // with an ALTER that cannot succeed and changes nothing (ADD COLUMN ID,
 // which the table already has): MySQL checks ALTER before it looks at the
-// columns. duplicate reports the error that proves the privilege (MySQL's
-// 1060, duplicate column); denied classifies a refusal as elsewhere. The
-// probe waits at most two seconds for the table's metadata lock.
-func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d Dialect, table string, next uint64, denied, duplicate func(error) bool) (_ PrivilegeCheck, err error) {
+// columns, so a DuplicateColumn answer proves the privilege. The probe
+// waits at most two seconds for the table's metadata lock.
+func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table string, next uint64) (_ sqlstore.PrivilegeCheck, err error) {
 	u := fenceUse(table, next)
-	if d != MySQL {
-		return PrivilegeCheck{Use: u, Err: ErrFenceDialect}, nil
+	if d != sqlstore.MySQL {
+		return sqlstore.PrivilegeCheck{Use: u, Err: ErrFenceDialect}, nil
 	}
 	qt, err := quoteOld(d, table)
 	if err != nil {
-		return PrivilegeCheck{}, err
+		return sqlstore.PrivilegeCheck{}, err
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
+		return sqlstore.PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
 	}
 	defer func() { err = errors.Join(err, conn.Close()) }()
 	if _, err := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = 2"); err != nil {
-		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
+		return sqlstore.PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: %w", table, err)
 	}
 	_, perr := conn.ExecContext(ctx, "ALTER TABLE "+qt+" ADD COLUMN ID BIGINT")
 	_, rerr := conn.ExecContext(ctx, "SET SESSION lock_wait_timeout = DEFAULT")
 	switch {
 	case perr == nil:
-		return PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
-	case duplicate != nil && duplicate(perr):
-		return PrivilegeCheck{Use: u}, rerr
+		return sqlstore.PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
+	case sqlstore.Classify(perr) == sqlstore.DuplicateColumn:
+		return sqlstore.PrivilegeCheck{Use: u}, rerr
 	}
-	return PrivilegeCheck{Use: u, Err: fenceRefusal(ctx, db, d, denied, u, perr)}, rerr
-}
-
-// fenceRefusal is err as a *PrivilegeError when denied says so.
-func fenceRefusal(ctx context.Context, db *sql.DB, d Dialect, denied func(error) bool, u Use, err error) error {
-	if denied == nil || !denied(err) {
-		return err
-	}
-	grantee, where := whoami(ctx, db, d)
-	return &PrivilegeError{Statement: u.Statement, Grant: grant(u.Privileges, where+"."+u.Table, grantee), Err: err}
+	return sqlstore.PrivilegeCheck{Use: u, Err: sqlstore.Refusal(ctx, db, d, u, perr)}, rerr
 }
