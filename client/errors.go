@@ -57,6 +57,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%v: %s: %s: %s", e.Kind, e.Endpoint, e.Code, e.Message)
+	if e.Endpoint == "" { // refused before any request
+		s = fmt.Sprintf("%v: %s: %s", e.Kind, e.Code, e.Message)
+	}
 	if len(e.Tried) < 2 {
 		return s
 	}

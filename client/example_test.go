@@ -98,3 +98,15 @@ func ExampleTag_NextN() {
 	fmt.Println(ids[:n])
 	// Output: [1 2 3 4 5]
 }
+
+// A text answer whose last line has no newline was cut short: its last
+// "ID" may be the prefix of one, a number the server never issued.
+func ExampleAppendText() {
+	ids, err := client.AppendText(nil, []byte("7205759403792793600\n7205759403792793601\n"), 2)
+	fmt.Println(ids, err)
+	ids, err = client.AppendText(nil, []byte("7205759403792793600\n72057"), 2)
+	fmt.Println(ids, err)
+	// Output:
+	// [7205759403792793600 7205759403792793601] <nil>
+	// [] client: no firn server could serve: bad_answer: the answer does not end with a newline: cut short
+}
