@@ -24,6 +24,8 @@
 //   - client: the Go client, with its local buffer, hedging and failover;
 //     client/clientprom exports its counters to Prometheus.
 //   - server: the HTTP and gRPC adapters over a generator and an allocator.
+//   - api: the JSON bodies of the HTTP API, defined once for server and
+//     client.
 //   - firnpb: the gRPC service definition and its generated code.
 //   - cmd/firn: the firn command.
 //

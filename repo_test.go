@@ -114,6 +114,13 @@ func TestImportRules(t *testing.T) {
 			bad: func(_, dep string, std bool) bool {
 				return !std && rel(dep) != "snowflake" && dep != "github.com/google/uuid" && dep != "github.com/oklog/ulid/v2"
 			}},
+		{name: "api imports the standard library and the domain packages whose values its bodies carry",
+			applys: func(p string) bool { return p == "api" },
+			bad: func(_, dep string, std bool) bool {
+				d := rel(dep)
+				return !std && d != "snowflake" && d != "segment" && d != "wide" &&
+					dep != "github.com/google/uuid" && dep != "github.com/oklog/ulid/v2"
+			}},
 		{name: "nodeid does not import snowflake",
 			applys: func(p string) bool { return p == "nodeid" },
 			bad:    func(_, dep string, _ bool) bool { return rel(dep) == "snowflake" }},

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/firn-id/firn/client"
 )
 
 // httpCaller returns, for each worker, a caller of the HTTP route of cfg.
@@ -26,7 +28,7 @@ func httpCaller(cfg benchConfig) func() caller {
 	if err != nil || u.Scheme != "http" {
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.workers, ForceAttemptHTTP2: true,
 			TLSClientConfig: cfg.tlsConf}}
-		c := netHTTPCaller(hc, u.String(), cfg.token)
+		c := netHTTPCaller(hc, u.String(), cfg.token, answerIDs(cfg))
 		return func() caller { return c }
 	}
 	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: firn-bench\r\n"
@@ -34,6 +36,7 @@ func httpCaller(cfg benchConfig) func() caller {
 		req += "Authorization: Bearer " + cfg.token + "\r\n"
 	}
 	req += "\r\n"
+	parse := answerIDs(cfg)
 	return func() caller {
 		rc := &rawHTTP{addr: u.Host, req: []byte(req)}
 		return func(ctx context.Context, dst []int64) ([]int64, error) {
@@ -41,7 +44,7 @@ func httpCaller(cfg benchConfig) func() caller {
 			if err != nil {
 				return dst, err
 			}
-			return parseIDs(dst, status, body)
+			return parse(dst, status, body)
 		}
 	}
 }
@@ -69,7 +72,7 @@ func httpPath(cfg benchConfig) string {
 	return p + "batch?format=text&count=" + strconv.Itoa(cfg.batch)
 }
 
-func netHTTPCaller(hc *http.Client, u, token string) caller {
+func netHTTPCaller(hc *http.Client, u, token string, parse answerParser) caller {
 	return func(ctx context.Context, dst []int64) ([]int64, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -87,17 +90,33 @@ func netHTTPCaller(hc *http.Client, u, token string) caller {
 		if err != nil {
 			return dst, err
 		}
-		return parseIDs(dst, resp.StatusCode, body)
+		return parse(dst, resp.StatusCode, body)
 	}
 }
 
-// parseIDs appends the IDs of a 200 answer: numbers separated by newlines
-// (firn's text, Leaf's one number) or commas (Tinyid's nextIdSimple).
-func parseIDs(dst []int64, status int, body []byte) ([]int64, error) {
-	if status != http.StatusOK {
-		return dst, fmt.Errorf("%d %s: %s", status, http.StatusText(status), bytes.TrimSpace(body))
+// answerParser appends the IDs of an answer to dst.
+type answerParser func(dst []int64, status int, body []byte) ([]int64, error)
+
+// answerIDs is the parser of cfg's route: firn's text answer by the
+// client's rule (client.AppendText: every ID whole, as many as asked),
+// Leaf's one number and Tinyid's comma-separated list by theirs, which
+// are not firn's API and which the client does not speak.
+func answerIDs(cfg benchConfig) answerParser {
+	return func(dst []int64, status int, body []byte) ([]int64, error) {
+		if status != http.StatusOK {
+			return dst, fmt.Errorf("%d %s: %s", status, http.StatusText(status), bytes.TrimSpace(body))
+		}
+		if cfg.protocol == "http" {
+			return client.AppendText(dst, body, cfg.batch)
+		}
+		return parseCompat(dst, body)
 	}
-	for _, f := range strings.FieldsFunc(string(body), func(r rune) bool { return r == ',' || r == '\n' }) {
+}
+
+// parseCompat appends the IDs of Leaf's answer (one number) or Tinyid's
+// nextIdSimple (numbers separated by commas).
+func parseCompat(dst []int64, body []byte) ([]int64, error) {
+	for _, f := range strings.Split(strings.TrimSuffix(string(body), "\n"), ",") {
 		id, err := strconv.ParseInt(f, 10, 64)
 		if err != nil {
 			return dst, fmt.Errorf("answer %.40q is not IDs: %w", body, err)

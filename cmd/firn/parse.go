@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"
@@ -228,15 +229,15 @@ func writeText(w *bufio.Writer, p parsed) {
 }
 
 func writeJSON(w *bufio.Writer, p parsed) {
-	name := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	fmt.Fprintf(w, `{"id":"%d",`, p.ID)
+	d := api.NewDecoded(p.ID, p.Parts)
 	if p.opaque != nil {
-		fmt.Fprintf(w, `"opaque_id":"%d",`, *p.opaque)
+		d.OpaqueID = strconv.FormatUint(*p.opaque, 10)
 	}
-	fmt.Fprintf(w, `"unix_ms":%d,"time":"%s","tick":%d,"node":{`, p.Time.UnixMilli(), p.Time.Format(timeFormat), p.Tick)
-	fields := make([]string, len(p.Fields))
-	for i, f := range p.Fields {
-		fields[i] = fmt.Sprintf("%s:%d", name(f.Name), f.Value)
-	}
-	fmt.Fprintf(w, `%s},"sequence":%d}`+"\n", strings.Join(fields, ","), p.Sequence)
+	writeLine(w, d)
+}
+
+// writeLine writes v as one line of JSON.
+func writeLine(w *bufio.Writer, v any) {
+	b, _ := json.Marshal(v) // the api types always marshal
+	w.Write(append(b, '\n'))
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"github.com/firn-id/firn/idtext"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/segment"
 )
 
@@ -122,6 +122,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	if r != nil {
+		defer r.close()
 		store = r
 	}
 	switch sub {
@@ -184,7 +185,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 			return usagef("-n %d: want 1 to %d", *n, maxNext)
 		}
 		w := bufio.NewWriter(stdout)
-		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), enc, w)
+		err := r.draw(ctx, idFormat{name: "snowflake"}, pos[0], *n, r.maxBatch(ctx), enc, w)
 		return errors.Join(tagErr(pos[0], err), w.Flush())
 	}
 	return drawTag(ctx, alloc, pos[0], *n, enc, stdout)
@@ -229,9 +230,9 @@ type tagAdmin interface {
 // tagErr turns the errors of bad input into usage errors.
 func tagErr(tag string, err error) error {
 	switch {
-	case errors.Is(err, segment.ErrUnknownTag):
+	case errors.Is(err, segment.ErrUnknownTag), errors.Is(err, client.ErrUnknownTag):
 		return usagef("unknown tag %q: create it first with the create subcommand (the list subcommand shows the tags)", tag)
-	case errors.Is(err, segment.ErrTagExists):
+	case errors.Is(err, segment.ErrTagExists), errors.Is(err, client.ErrTagExists):
 		return usagef("tag %q exists", tag)
 	case errors.Is(err, segment.ErrInvalid):
 		return usagef("%s", err)
