@@ -17,9 +17,10 @@ import (
 // says otherwise.
 const DefaultAttempt = 10 * time.Second
 
-// renewalWatch is how often a watching holder looks whether its lease's
-// renewals fail, to log it.
-const renewalWatch = 500 * time.Millisecond
+// WatchEvery is how often a watching Holder looks whether its lease's
+// renewals fail, to log when they start failing and when they are
+// confirmed again.
+const WatchEvery = 500 * time.Millisecond
 
 // Config configures a Holder. Store is required; every other field's zero
 // value means its default.
@@ -194,7 +195,7 @@ func (h *Holder) Watch(ctx context.Context, replace func(*snowflake.Generator, *
 
 // watch is Watch's loop; it returns why it ended.
 func (h *Holder) watch(ctx context.Context, replace func(*snowflake.Generator, *nodeid.Lease)) error {
-	tick := time.NewTicker(renewalWatch)
+	tick := time.NewTicker(WatchEvery)
 	defer tick.Stop()
 	var renewing error
 	for {
