@@ -249,8 +249,12 @@ func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace fu
 		return err // ctx ended: the caller stops
 	}
 	h.mu.Lock()
-	h.lease = next
+	h.lease = next // Close releases it, whenever it comes
+	closed := h.closed
 	h.mu.Unlock()
+	if closed {
+		return ErrClosed // the servers stopped: nothing to hand it to
+	}
 	replace(g, next)
 	h.log.Info("serving again", "node", next.Node(), "lease", next.Token())
 	return nil
