@@ -3,6 +3,9 @@ package node
 import "errors"
 
 var (
+	// ErrConfig is matched by the errors of a Config that New refuses.
+	ErrConfig = errors.New("node: invalid configuration")
+
 	// ErrClosed is Err's answer once Close was called, and Acquire's and
 	// Watch's after it.
 	ErrClosed = errors.New("node: holder closed")

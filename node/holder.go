@@ -88,9 +88,9 @@ type Holder struct {
 func New(cfg Config) (*Holder, error) {
 	switch {
 	case cfg.Store == nil:
-		return nil, errors.New("node: no store")
+		return nil, fmt.Errorf("%w: no store", ErrConfig)
 	case cfg.Attempt < 0:
-		return nil, fmt.Errorf("node: attempt bound %s is negative", cfg.Attempt)
+		return nil, fmt.Errorf("%w: attempt bound %s is negative", ErrConfig, cfg.Attempt)
 	}
 	if cfg.Attempt == 0 {
 		cfg.Attempt = DefaultAttempt

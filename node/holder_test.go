@@ -389,7 +389,10 @@ func TestHolderMisuse(t *testing.T) {
 			t.Fatalf("Acquire after Close = %v", err)
 		}
 	})
-	if _, err := node.New(node.Config{}); err == nil {
-		t.Fatal("New without a store succeeded")
+	if _, err := node.New(node.Config{}); !errors.Is(err, node.ErrConfig) {
+		t.Fatalf("New without a store: %v, want ErrConfig", err)
+	}
+	if _, err := node.New(node.Config{Store: nodeidtest.NewMemStore(), Attempt: -time.Second}); !errors.Is(err, node.ErrConfig) {
+		t.Fatalf("New with a negative attempt bound: %v, want ErrConfig", err)
 	}
 }
