@@ -130,6 +130,12 @@ func TestImportRules(t *testing.T) {
 				d := rel(dep)
 				return strings.HasPrefix(dep, module) && d != p && (slices.Contains(backends, d) || d == "server")
 			}},
+		{name: "node imports no backend and no server",
+			applys: func(p string) bool { return p == "node" },
+			bad: func(_, dep string, _ bool) bool {
+				d := rel(dep)
+				return slices.Contains(backends, d) || d == "server"
+			}},
 		{name: "server imports no backend",
 			applys: func(p string) bool { return p == "server" },
 			bad:    func(_, dep string, _ bool) bool { return slices.Contains(backends, rel(dep)) }},

@@ -1,20 +1,22 @@
-package main
+package server_test
 
 import (
 	"errors"
 	"net"
 	"testing"
+
+	"github.com/firn-id/firn/server"
 )
 
 // TestHandoff: a phase's Close ends that phase alone; the next phase
-// accepts the port's later connections; close ends every phase and the
+// accepts the port's later connections; Close ends every phase and the
 // port.
 func TestHandoff(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHandoff(ln)
+	h := server.NewHandoff(ln)
 	accept := func(l net.Listener) {
 		t.Helper()
 		c, err := net.Dial("tcp", ln.Addr().String())
@@ -31,7 +33,7 @@ func TestHandoff(t *testing.T) {
 		}
 		got.Close()
 	}
-	first := h.phase()
+	first := h.Phase()
 	accept(first)
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
@@ -39,12 +41,12 @@ func TestHandoff(t *testing.T) {
 	if _, err := first.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("a closed phase accepted: %v", err)
 	}
-	second := h.phase()
-	if second.Addr().String() != ln.Addr().String() {
+	second := h.Phase()
+	if second.Addr().String() != ln.Addr().String() || h.Addr().String() != ln.Addr().String() {
 		t.Fatalf("phase address %s, the port's %s", second.Addr(), ln.Addr())
 	}
 	accept(second)
-	if err := h.close(); err != nil {
+	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := second.Accept(); !errors.Is(err, net.ErrClosed) {
@@ -53,5 +55,21 @@ func TestHandoff(t *testing.T) {
 	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		c.Close()
 		t.Fatal("the port still accepts connections after close")
+	}
+}
+
+// TestHandoffClosedUnused: a hand-off closed before any phase closes the
+// port and returns.
+func TestHandoffClosedUnused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.NewHandoff(ln).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("the port still accepts connections after Close")
 	}
 }

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -180,54 +177,5 @@ func waitReadiness(t *testing.T, base string, done chan error, ok func(code int,
 			t.Fatalf("/readyz never answered as wanted; last: %s", last)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// TestWaitReasons: serve waits, not ready, for every reason a node may
-// come free or usable in time — a full pool, a held node, a store that
-// does not answer, every free node ahead of the clock — and gives up on
-// anything else.
-func TestWaitReasons(t *testing.T) {
-	a := &acquirer{}
-	ahead := &nodeid.AheadError{Nodes: []*nodeid.ClockBehindError{{Node: 3, HWM: time.Now().Add(time.Hour), Now: time.Now()}}, Held: 1, Pool: 2}
-	tests := []struct {
-		name string
-		err  error
-		wait bool
-	}{
-		{"pool full", fmt.Errorf("claim node: %w", &nodeid.PoolFullError{Held: 2, Pool: 2}), true},
-		{"node held", fmt.Errorf("claim node: %w", &nodeid.ConflictError{Node: 1}), true},
-		{"store silent", context.DeadlineExceeded, true},
-		{"every free node ahead", fmt.Errorf("claim node: %w", ahead), true},
-		{"layout mismatch", nodeid.ErrLayoutMismatch, false},
-	}
-	for _, tc := range tests {
-		why, wait := a.reason(tc.err)
-		if wait != tc.wait || !strings.HasSuffix(why, "retrying") && tc.wait {
-			t.Errorf("%s: reason = %q, %v; want wait %v", tc.name, why, wait, tc.wait)
-		}
-	}
-}
-
-// TestStartingMetrics: while serve waits for its first node, /metrics
-// answers with the build and firn_lease_held 0, and ID routes 503.
-func TestStartingMetrics(t *testing.T) {
-	h := startingHandler{why: func() error { return errors.New("no free node") }}
-	for _, tc := range []struct {
-		path   string
-		status int
-		want   string
-	}{
-		{"/metrics", http.StatusOK, "firn_lease_held 0"},
-		{"/metrics", http.StatusOK, "firn_build_info{"},
-		{"/healthz", http.StatusOK, "(starting)"},
-		{"/readyz", http.StatusServiceUnavailable, "no free node"},
-		{"/v1/snowflake/next", http.StatusServiceUnavailable, "not_ready"},
-	} {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, tc.path, nil))
-		if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.want) {
-			t.Errorf("%s: %d, want %d with %q", tc.path, w.Code, tc.status, tc.want)
-		}
 	}
 }
