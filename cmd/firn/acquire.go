@@ -94,7 +94,9 @@ func (a *acquirer) once(ctx context.Context) (*nodeid.Lease, *snowflake.Generato
 		a.log.Warn("passed over a free node whose HWM is ahead of the clock", "node", cb.Node,
 			"ahead", cb.HWM.Sub(cb.Now).String(), "hwm", cb.HWM.UTC(), "took", lease.Node())
 	}
-	g, err := snowflake.New(snowflake.Config{Layout: a.o.layout, Node: lease.Node(), Reservation: lease, StartAhead: a.o.lease.StartAhead})
+	gc := a.o.gen
+	gc.Node, gc.Reservation = lease.Node(), lease
+	g, err := snowflake.New(gc)
 	if err == nil {
 		err = checkFloor(g, a.o.floor, a.o.opaque) // another node may start lower
 	}

@@ -12,12 +12,12 @@ import (
 	"github.com/firn-id/firn/snowflake"
 )
 
-var layoutUsage = `Usage: firn layout [layout flags]
+var layoutUsage = `Usage: firn layout [layout flags] [--config FILE]
 
 Draws the layout's bits, most significant first, and prints what it can
 hold: the last representable tick, nodes, and IDs per node.
 
-` + layoutHelp() + `
+` + configFlagUsage + "\n" + layoutHelp() + `
 Example:
   firn layout --layout twitter
   firn layout --tick 10ms --time-bits 39 --node-bits 16 --sequence-bits 8 --order time,sequence,node
@@ -25,8 +25,10 @@ Example:
 
 func runLayout(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("layout", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
+	cfg, err := commandConfig(fs, args, "layout")
+	if err != nil {
+		return err
+	}
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -34,7 +36,7 @@ func runLayout(args []string, stdout io.Writer) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn layout [layout flags]", rest[0])
 	}
-	l, err := lf.layout()
+	l, err := layoutOf(cfg.Layout)
 	if err != nil {
 		return err
 	}

@@ -162,6 +162,14 @@ func mainUsage() string {
 // parseFlags parses flags that may come before, between or after the
 // positional arguments, and returns the positional ones.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	return parseSubFlags(fs, args, nil)
+}
+
+// parseSubFlags is parseFlags for a subcommand: a flag it does not take
+// is refused with what elsewhere says, given the flag as typed and its
+// name (where it applies instead), or, when elsewhere is nil or returns
+// nil, as unknown.
+func parseSubFlags(fs *flag.FlagSet, args []string, elsewhere func(typed, name string) error) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
@@ -169,7 +177,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			return nil, flagError(fs, args, err)
+			return nil, flagError(fs, args, err, elsewhere)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -189,9 +197,14 @@ var flagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)
 
 // flagError says what the flag package found wrong in the user's words:
 // the flag as typed (one dash or two) and what its value must be.
-func flagError(fs *flag.FlagSet, args []string, err error) error {
+func flagError(fs *flag.FlagSet, args []string, err error, elsewhere func(typed, name string) error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if elsewhere != nil {
+			if err := elsewhere(asTyped(args, name), name); err != nil {
+				return err
+			}
+		}
 		return usagef("unknown flag %s; run 'firn help %s'", asTyped(args, name), fs.Name())
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
@@ -85,8 +86,8 @@ type migrateFlags struct {
 	apply                                    bool
 	nodes                                    int
 	stores                                   storeFlags
-	layout                                   layoutFlags
-	opaque                                   opaqueFlags
+	layout                                   config.Layout
+	opaque                                   config.Opaque
 	explicit                                 map[string]bool // flags given on the command line
 }
 
@@ -135,9 +136,8 @@ func runMigrate(args []string, stdout io.Writer) error {
 func parseMigrate(args []string) (*migrateFlags, error) {
 	f := &migrateFlags{explicit: map[string]bool{}}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	f.stores.register(fs)
-	f.layout.register(fs)
-	f.opaque.register(fs)
+	cfg := config.Default()
+	cfg.Register(fs, append([]string{"layout"}, append(storeUses, opaqueUses...)...)...)
 	fs.StringVar(&f.from, "from", "", "")
 	fs.StringVar(&f.dialect, "dialect", "mysql", "")
 	fs.StringVar(&f.oldTable, "old-table", "", "")
@@ -154,6 +154,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("unexpected argument %q; run 'firn help migrate'", rest[0])
 	}
 	fs.Visit(func(fl *flag.Flag) { f.explicit[fl.Name] = true })
+	f.stores, f.layout, f.opaque = storeOf(&cfg), cfg.Layout, cfg.Opaque
 	sys, ok := oldSystems[f.from]
 	switch {
 	case f.from == "":
@@ -166,7 +167,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("--dialect %q: want mysql or postgres", f.dialect)
 	case f.nodes < 0:
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
-	case f.opaque.cfg.Snowflake:
+	case f.opaque.Snowflake:
 		// Opaque IDs are spread over the whole space: no floor keeps
 		// them from the old system's IDs in one column.
 		return nil, usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
@@ -177,7 +178,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		f.oldTable = sys.table
 	}
 	if !f.explicit["layout"] && sys.layout != "" {
-		f.layout.preset = sys.layout
+		f.layout.Preset = sys.layout
 	}
 	if !f.explicit["store"] {
 		f.stores.kind = f.dialect // the registry: the node table in the same database
@@ -220,7 +221,7 @@ type sampleCheck struct {
 // plan reads the old tables and works the plan out; it writes nothing.
 func (f *migrateFlags) plan(ctx context.Context, db *sql.DB, d sqlstore.Dialect) (*migratePlan, error) {
 	p := &migratePlan{from: f.from, dialect: f.dialect, oldTable: f.oldTable}
-	l, err := f.layout.layout()
+	l, err := layoutOf(f.layout)
 	if err != nil {
 		return nil, err
 	}

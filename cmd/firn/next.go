@@ -41,32 +41,30 @@ layout, and a run with another layout in the same namespace is refused.
                            system's workers still hold during a migration)
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
-
+  --floor ID               the largest snowflake ID a previous system issued
+                           (serve's snowflake.floor): refuse unless the first
+                           ID exceeds it
+` + exhaustedUsage + `
 ` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
+// nextUses are the settings firn next takes from the configuration, and
+// binds as flags.
+var nextUses = append([]string{"layout", "registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
+	"registry.start_ahead", "snowflake.floor", "snowflake.exhausted", "snowflake.max_borrow"}, append(storeUses, opaqueUses...)...)
+
 func runNext(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("next", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
-	var of opaqueFlags
-	of.register(fs)
-	encoding := encodingFlag(fs)
-	n := fs.Int("n", 1, "")
-	formatName := fs.String("format", "snowflake", "")
-	nodeArg := fs.String("node", "", "")
-	acceptRisk := fs.Bool("accept-collision-risk", false, "")
-	startAhead := fs.Bool("start-ahead", false, "")
-	reserved := fs.String("reserved-nodes", "", "")
-	var sf storeFlags
-	sf.register(fs)
-	var rf remoteFlags
-	rf.register(fs)
-	args, err := withConfig(fs, args)
+	cfg, err := commandConfig(fs, args, nextUses...)
 	if err != nil {
 		return err
 	}
+	encoding := encodingFlag(fs)
+	n := fs.Int("n", 1, "")
+	formatName := fs.String("format", "snowflake", "")
+	var rf remoteFlags
+	rf.register(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -81,7 +79,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l, err := lf.layout()
+	l, err := layoutOf(cfg.Layout)
 	if err != nil {
 		return err
 	}
@@ -91,11 +89,12 @@ func runNext(args []string, stdout io.Writer) error {
 	if l.Epoch.After(time.Now()) {
 		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
 	}
-	perm, err := of.permutation(l)
+	perm, err := permutation(cfg.Opaque, l)
 	if err != nil {
 		return err
 	}
-	if err := of.cfg.CheckNode(*nodeArg); err != nil {
+	r := cfg.Registry
+	if err := cfg.Opaque.CheckNode(r.Node); err != nil {
 		return usagef("%s", err)
 	}
 	enc, err := encoding()
@@ -105,29 +104,29 @@ func runNext(args []string, stdout io.Writer) error {
 	if err := f.check(perm, enc); err != nil {
 		return err
 	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: *startAhead, Window: nextWindow(l, *n)}
-	if cfg.Reserved, err = parseReserved(l, *reserved); err != nil {
+	gc, err := generatorOf(l, cfg)
+	if err != nil {
 		return err
 	}
-	switch {
-	case *nodeArg == "derived":
-		node, err := derivedNode(l, *acceptRisk)
-		if err != nil {
-			return err
-		}
-		cfg.Node = &node
-	case *nodeArg != "":
-		node, err := parseNode(l, *nodeArg)
-		if err != nil {
-			return err
-		}
-		cfg.Node = &node
+	lc := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: r.StartAhead, Window: nextWindow(l, *n)}
+	if lc.Reserved, err = reservedNodes(l, r.ReservedNodes); err != nil {
+		return err
 	}
-	r, err := rf.explicit(&sf)
-	if r == nil && err == nil {
-		err = withLease(&sf, cfg, func(lease *nodeid.Lease) error {
-			g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: *startAhead})
+	if lc.Node, err = nodeOf(l, r); err != nil {
+		return err
+	}
+	sf := storeOf(cfg)
+	remote, err := rf.explicit(&sf)
+	if remote == nil && err == nil {
+		err = withLease(&sf, lc, func(lease *nodeid.Lease) error {
+			gc.Node, gc.Reservation = lease.Node(), lease
+			g, err := snowflake.New(gc)
 			if err != nil {
+				return err
+			}
+			// The floor applies to every generator that issues in the
+			// namespace, as it does to serve's.
+			if err := checkFloor(g, cfg.Snowflake.Floor, perm); err != nil {
 				return err
 			}
 			draw, err := f.drawer(g, perm, enc)
@@ -136,14 +135,14 @@ func runNext(args []string, stdout io.Writer) error {
 			}
 			return printIDs(draw, lease, *n, stdout)
 		})
-		if r, err = rf.beside(&sf, err); r == nil {
+		if remote, err = rf.beside(&sf, err); remote == nil {
 			return err
 		}
 	}
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, f, stdout)
+	return nextRemote(context.Background(), remote, l, perm, enc, lc.Node, *n, f, stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -227,22 +226,6 @@ func reservedNodes(l snowflake.Layout, nodes []uint64) ([]uint64, error) {
 		}
 	}
 	return nodes, nil
-}
-
-// parseReserved reads --reserved-nodes: node values, comma-separated.
-func parseReserved(l snowflake.Layout, s string) ([]uint64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []uint64
-	for _, p := range strings.Split(s, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
-		if err != nil || v > l.MaxNode() {
-			return nil, usagef("--reserved-nodes %q: %q is not a node of layout %s (0..%d)", s, p, l.Name, l.MaxNode())
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // parseNode reads --node: one number for the whole node part, or one per

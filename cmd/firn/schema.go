@@ -9,7 +9,7 @@ import (
 	"github.com/firn-id/firn/sqlstore"
 )
 
-var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags]
+var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags] [--config FILE]
 
 Prints, for each way firn uses a database, the DDL of its tables, the
 statements firn runs on them with the privileges each needs, and the GRANT
@@ -33,6 +33,9 @@ of the original system. Each mode touches its own tables only.
   --tinyid-table NAME    Tinyid's segment table (default tiny_id_info)
   --token-table NAME     Tinyid's token table (default tiny_id_token)
   --set-table NAME       firn's own segment table (default firn_segments)
+  --config FILE          firn serve's configuration file (docs/config.md): its
+                         registry.table and segments.token_table apply, FIRN_…
+                         variables override them, flags override both
 `
 
 // modeTitles say what each mode is, in firn schema's headings.
@@ -45,18 +48,28 @@ var modeTitles = map[sqlstore.Mode]string{
 
 func runSchema(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
+	// The node table and Tinyid's token table are serve's settings; the
+	// segment tables are named one per format here, as every mode is
+	// printed.
+	cfg, err := commandConfig(fs, args, "registry.table", "segments.token_table")
+	if err != nil {
+		return err
+	}
 	dialect := fs.String("dialect", "", "")
 	mode := fs.String("mode", "", "")
 	grantee := fs.String("grantee", "", "")
 	var t sqlstore.Tables
-	fs.StringVar(&t.Nodes, "table", "firn_nodes", "")
 	fs.StringVar(&t.Leaf, "segment-table", "leaf_alloc", "")
 	fs.StringVar(&t.Tinyid, "tinyid-table", "tiny_id_info", "")
-	fs.StringVar(&t.TinyidTokens, "token-table", "tiny_id_token", "")
 	fs.StringVar(&t.Set, "set-table", "firn_segments", "")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	t.Nodes, t.TinyidTokens = cfg.Registry.Table, cfg.Segments.TokenTable
+	if t.Nodes == "" { // the store's default, as serve's
+		d, _ := sqlstore.Tables{}.WithDefaults()
+		t.Nodes = d.Nodes
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn schema --dialect postgres|mysql", rest[0])

@@ -63,7 +63,7 @@ back to the local default would issue the same IDs.
                      used), snowflake routes answer 503 snowflake_off
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
-  --tls-cert FILE, --tls-key FILE
+` + exhaustedUsage + `  --tls-cert FILE, --tls-key FILE
                      serve HTTPS (and gRPC over TLS) with this PEM certificate
                      and key, read before any store is opened
   --log-level L      debug, info (default), warn or error
@@ -147,6 +147,8 @@ type serveOptions struct {
 	stores   storeFlags
 	lease    nodeid.Config
 	floor    uint64
+	// gen is the generator's configuration but its node and reservation.
+	gen snowflake.Config
 	// auth checks the tokens and anonymous scopes of the configuration.
 	auth *server.Auth
 	// snowflake is false when the server serves segments only.

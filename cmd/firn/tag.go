@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/segment"
 )
 
@@ -44,6 +45,70 @@ configuration says; every server must then say the same.
 
 ` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage
 
+// tagSubs are firn tag's subcommands, in the order help lists them.
+var tagSubs = []string{"list", "create", "step", "advance", "next", "reveal"}
+
+// tagArgs is how many arguments each subcommand takes.
+var tagArgs = map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1, "reveal": 2}
+
+// tagUses are the settings a subcommand takes: every one but reveal
+// opens a store (or asks a server); those that create a tag, draw from
+// it or reveal its IDs take its opaque and JavaScript-safe settings.
+func tagUses(sub string) []string {
+	var uses []string
+	if sub != "reveal" {
+		uses = append(uses, storeUses...)
+	}
+	if sub == "create" || sub == "next" || sub == "reveal" {
+		uses = append(append(uses, opaqueUses...), "opaque.tags", "segments.javascript_safe")
+	}
+	return uses
+}
+
+// tagFlags are a subcommand's own flags, beside its settings.
+type tagFlags struct {
+	rf              remoteFlags
+	first, step, to *int64
+	desc            *string
+	n               *int
+	encoding        func() (idtext.Encoding, error)
+}
+
+// register defines on fs the flags sub owns: each subcommand its own, so
+// a flag of another is refused rather than ignored.
+func (f *tagFlags) register(fs *flag.FlagSet, sub string) {
+	if sub != "reveal" {
+		f.rf.register(fs)
+	}
+	switch sub {
+	case "create":
+		f.first, f.step, f.desc = fs.Int64("first", 1, ""), fs.Int64("step", 1000, ""), fs.String("description", "", "")
+	case "advance":
+		f.to = fs.Int64("to", 0, "")
+	case "next":
+		f.n = fs.Int("n", 1, "")
+	}
+	if sub == "next" || sub == "reveal" {
+		f.encoding = encodingFlag(fs)
+	}
+}
+
+// tagFlagOwners names the subcommands that take the flag called name.
+func tagFlagOwners(name string) []string {
+	var owners []string
+	for _, sub := range tagSubs {
+		fs := flag.NewFlagSet("tag", flag.ContinueOnError)
+		c := config.Default()
+		c.Register(fs, tagUses(sub)...)
+		new(tagFlags).register(fs, sub)
+		fs.String("config", "", "")
+		if fs.Lookup(name) != nil {
+			owners = append(owners, "firn tag "+sub)
+		}
+	}
+	return owners
+}
+
 func runTag(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 {
 		return usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
@@ -52,39 +117,34 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if sub == "-h" || sub == "--help" || sub == "-help" {
 		return errHelp
 	}
-	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
-	var sf storeFlags
-	sf.register(fs)
-	var rf remoteFlags
-	rf.register(fs)
-	first := fs.Int64("first", 1, "")
-	step := fs.Int64("step", 1000, "")
-	desc := fs.String("description", "", "")
-	to := fs.Int64("to", 0, "")
-	n := fs.Int("n", 1, "")
-	encoding := encodingFlag(fs)
-	var jsSafe tagList
-	fs.Var(&jsSafe, "javascript-safe-tags", "")
-	var of opaqueFlags
-	of.register(fs)
-	fs.Var((*tagList)(&of.cfg.Tags), "opaque-tags", "")
-	rest, err := withConfig(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	pos, err := parseFlags(fs, rest)
-	if err != nil {
-		return err
-	}
-	want := map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1, "reveal": 2}
-	count, ok := want[sub]
+	count, ok := tagArgs[sub]
 	if !ok {
 		return usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", sub)
 	}
-	if err := of.cfg.Validate(); err != nil {
+	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
+	cfg, err := commandConfig(fs, args[1:], tagUses(sub)...)
+	if err != nil {
+		return err
+	}
+	var tf tagFlags
+	tf.register(fs, sub)
+	pos, err := parseSubFlags(fs, args[1:], func(typed, name string) error {
+		if owners := tagFlagOwners(name); len(owners) > 0 {
+			return usagef("%s applies to %s, not firn tag %s; run 'firn help tag'", typed, strings.Join(owners, ", "), sub)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := cfg.Opaque.Validate(); err != nil {
 		return usagef("%s", err)
 	}
-	perms, err := tagPermutations(of.cfg, maxIDOf(jsSafe))
+	jsSafe := cfg.Segments.JavaScriptSafe
+	if err := config.CheckTagList("segments.javascript_safe", jsSafe); err != nil {
+		return usagef("%s", err)
+	}
+	perms, err := tagPermutations(cfg.Opaque, maxIDOf(jsSafe))
 	if err != nil {
 		return err
 	}
@@ -92,12 +152,14 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		return usagef("%s takes %s, got %d; run 'firn help tag'", sub, plural(count, "argument"), len(pos))
 	}
 	if sub == "reveal" {
-		enc, err := encoding()
+		enc, err := tf.encoding()
 		if err != nil {
 			return err
 		}
 		return revealTag(pos[0], pos[1], enc, perms, stdout)
 	}
+	sf := storeOf(cfg)
+	rf, first, step, to, desc, n := &tf.rf, tf.first, tf.step, tf.to, tf.desc, tf.n
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var store tagAdmin
@@ -175,7 +237,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d%s (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after, note)
 		return err
 	}
-	enc, err := encoding()
+	enc, err := tf.encoding()
 	if err != nil {
 		return err
 	}
@@ -288,20 +350,6 @@ func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc i
 			return err
 		}
 		n -= k
-	}
-	return nil
-}
-
-// tagList is a comma-separated list of tags as a flag, as serve's
-// segments.javascript_safe reaches firn tag through --config.
-type tagList []string
-
-func (l *tagList) String() string { return strings.Join(*l, ",") }
-
-func (l *tagList) Set(s string) error {
-	*l = nil
-	if s != "" {
-		*l = strings.Split(s, ",")
 	}
 	return nil
 }
