@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/firn-id/firn/snowflake"
 )
 
 // reach is one command run with a setting, and what it must show.
@@ -199,5 +201,52 @@ func TestTagSubcommandsOwnTheirFlags(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a refused command touched the data directory: %v", entries)
+	}
+}
+
+// TestExhaustedReachesTheGenerators: snowflake.exhausted and
+// snowflake.max_borrow reach the generator configuration of serve and of
+// next, by flag, variable or file; wait by default.
+func TestExhaustedReachesTheGenerators(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "firn.yaml")
+	if err := os.WriteFile(f, []byte("snowflake:\n  exhausted: borrow\n  max_borrow: 3s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gens := map[string]func(args ...string) (snowflake.Config, error){
+		"serve": func(args ...string) (snowflake.Config, error) {
+			o, err := parseServe(append([]string{"--data-dir", t.TempDir()}, args...))
+			return o.gen, err
+		},
+		"next": func(args ...string) (snowflake.Config, error) {
+			x, err := parseNext(args)
+			if err != nil {
+				return snowflake.Config{}, err
+			}
+			return x.gc, nil
+		},
+	}
+	for name, gen := range gens {
+		for _, tt := range []struct {
+			way    string
+			args   []string
+			env    string
+			policy snowflake.Policy
+			bound  time.Duration
+		}{
+			{"default", nil, "", snowflake.Wait, snowflake.DefaultMaxBorrow},
+			{"flag", []string{"--exhausted", "borrow", "--max-borrow", "2s"}, "", snowflake.Borrow, 2 * time.Second},
+			{"env", nil, "borrow", snowflake.Borrow, snowflake.DefaultMaxBorrow},
+			{"file", []string{"--config", f}, "", snowflake.Borrow, 3 * time.Second},
+		} {
+			t.Run(name+"/"+tt.way, func(t *testing.T) {
+				if tt.env != "" {
+					t.Setenv("FIRN_SNOWFLAKE_EXHAUSTED", tt.env)
+				}
+				gc, err := gen(tt.args...)
+				if err != nil || gc.Exhausted != tt.policy || gc.MaxBorrow != tt.bound {
+					t.Fatalf("policy %v, max borrow %s, %v; want %v, %s", gc.Exhausted, gc.MaxBorrow, err, tt.policy, tt.bound)
+				}
+			})
+		}
 	}
 }

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -54,67 +57,87 @@ const maxNext = 10_000_000
 var nextUses = append([]string{"layout", "registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
 	"registry.start_ahead", "snowflake.floor", "snowflake.exhausted", "snowflake.max_borrow"}, append(storeUses, opaqueUses...)...)
 
-func runNext(args []string, stdout io.Writer) error {
+// nextLine is a parsed firn next command line: how many IDs, in which
+// form, from which generator and lease.
+type nextLine struct {
+	cfg  *config.Config
+	rf   remoteFlags
+	n    int
+	f    idFormat
+	l    snowflake.Layout
+	perm *opaque.Permutation
+	enc  idtext.Encoding
+	gc   snowflake.Config // but its node and reservation
+	lc   nodeid.Config
+}
+
+// parseNext reads firn next's command line and settings, checking every
+// one before a store is opened.
+func parseNext(args []string) (*nextLine, error) {
 	fs := flag.NewFlagSet("next", flag.ContinueOnError)
 	cfg, err := commandConfig(fs, args, nextUses...)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	x := &nextLine{cfg: cfg}
 	encoding := encodingFlag(fs)
-	n := fs.Int("n", 1, "")
+	fs.IntVar(&x.n, "n", 1, "")
 	formatName := fs.String("format", "snowflake", "")
-	var rf remoteFlags
-	rf.register(fs)
+	x.rf.register(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q; usage: firn next [-n N] [--node N] [layout flags]", rest[0])
+		return nil, usagef("unexpected argument %q; usage: firn next [-n N] [--node N] [layout flags]", rest[0])
 	}
-	if *n < 1 || *n > maxNext {
-		return usagef("-n %d: want 1 to %d", *n, maxNext)
+	if x.n < 1 || x.n > maxNext {
+		return nil, usagef("-n %d: want 1 to %d", x.n, maxNext)
 	}
-	f, err := parseIDFormat(*formatName)
-	if err != nil {
-		return err
+	if x.f, err = parseIDFormat(*formatName); err != nil {
+		return nil, err
 	}
-	l, err := layoutOf(cfg.Layout)
-	if err != nil {
-		return err
+	if x.l, err = layoutOf(cfg.Layout); err != nil {
+		return nil, err
 	}
-	if err := checkGenerates(l, time.Now()); err != nil {
-		return err
+	if err := checkGenerates(x.l, time.Now()); err != nil {
+		return nil, err
 	}
-	if l.Epoch.After(time.Now()) {
-		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
+	if x.l.Epoch.After(time.Now()) {
+		return nil, usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", x.l.Epoch.Format(timeFormat))
 	}
-	perm, err := permutation(cfg.Opaque, l)
-	if err != nil {
-		return err
+	if x.perm, err = permutation(cfg.Opaque, x.l); err != nil {
+		return nil, err
 	}
 	r := cfg.Registry
 	if err := cfg.Opaque.CheckNode(r.Node); err != nil {
-		return usagef("%s", err)
+		return nil, usagef("%s", err)
 	}
-	enc, err := encoding()
+	if x.enc, err = encoding(); err != nil {
+		return nil, err
+	}
+	if err := x.f.check(x.perm, x.enc); err != nil {
+		return nil, err
+	}
+	if x.gc, err = generatorOf(x.l, cfg); err != nil {
+		return nil, err
+	}
+	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: spaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
+	if x.lc.Reserved, err = reservedNodes(x.l, r.ReservedNodes); err != nil {
+		return nil, err
+	}
+	if x.lc.Node, err = nodeOf(x.l, r); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+func runNext(args []string, stdout io.Writer) error {
+	x, err := parseNext(args)
 	if err != nil {
 		return err
 	}
-	if err := f.check(perm, enc); err != nil {
-		return err
-	}
-	gc, err := generatorOf(l, cfg)
-	if err != nil {
-		return err
-	}
-	lc := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: r.StartAhead, Window: nextWindow(l, *n)}
-	if lc.Reserved, err = reservedNodes(l, r.ReservedNodes); err != nil {
-		return err
-	}
-	if lc.Node, err = nodeOf(l, r); err != nil {
-		return err
-	}
+	cfg, rf, n, f, l, perm, enc, gc, lc := x.cfg, &x.rf, &x.n, x.f, x.l, x.perm, x.enc, x.gc, x.lc
 	sf := storeOf(cfg)
 	remote, err := rf.explicit(&sf)
 	if remote == nil && err == nil {

@@ -43,6 +43,10 @@ IDs pass through a keyed permutation for its whole life, recorded with the
 tag. Created here, or by a server, a tag is opaque or plain as that
 configuration says; every server must then say the same.
 
+Each subcommand takes its own flags: the store flags (or --server) for all
+but reveal, the opaque flags below for create, next and reveal. A flag of
+another subcommand is refused, naming the subcommands it applies to.
+
 ` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage
 
 // tagSubs are firn tag's subcommands, in the order help lists them.
@@ -60,7 +64,7 @@ func tagUses(sub string) []string {
 		uses = append(uses, storeUses...)
 	}
 	if sub == "create" || sub == "next" || sub == "reveal" {
-		uses = append(append(uses, opaqueUses...), "opaque.tags", "segments.javascript_safe")
+		uses = append(uses, "opaque.tags", "opaque.key_file", "opaque.key", "opaque.tweak", "segments.javascript_safe")
 	}
 	return uses
 }
@@ -109,48 +113,66 @@ func tagFlagOwners(name string) []string {
 	return owners
 }
 
-func runTag(args []string, stdout io.Writer) (err error) {
+// tagLine is a parsed firn tag command line.
+type tagLine struct {
+	sub   string
+	pos   []string
+	cfg   *config.Config
+	flags tagFlags
+	// perms is the permutation of each opaque tag.
+	perms func(string) segment.Permutation
+}
+
+// parseTag reads a firn tag command line: the subcommand, its
+// arguments, and the settings and flags it takes.
+func parseTag(args []string) (*tagLine, error) {
 	if len(args) == 0 {
-		return usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
+		return nil, usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
 	}
-	sub := args[0]
-	if sub == "-h" || sub == "--help" || sub == "-help" {
-		return errHelp
+	t := &tagLine{sub: args[0]}
+	if t.sub == "-h" || t.sub == "--help" || t.sub == "-help" {
+		return nil, errHelp
 	}
-	count, ok := tagArgs[sub]
+	count, ok := tagArgs[t.sub]
 	if !ok {
-		return usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", sub)
+		return nil, usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", t.sub)
 	}
 	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
-	cfg, err := commandConfig(fs, args[1:], tagUses(sub)...)
-	if err != nil {
-		return err
+	var err error
+	if t.cfg, err = commandConfig(fs, args[1:], tagUses(t.sub)...); err != nil {
+		return nil, err
 	}
-	var tf tagFlags
-	tf.register(fs, sub)
-	pos, err := parseSubFlags(fs, args[1:], func(typed, name string) error {
+	t.flags.register(fs, t.sub)
+	t.pos, err = parseSubFlags(fs, args[1:], func(typed, name string) error {
 		if owners := tagFlagOwners(name); len(owners) > 0 {
-			return usagef("%s applies to %s, not firn tag %s; run 'firn help tag'", typed, strings.Join(owners, ", "), sub)
+			return usagef("%s applies to %s, not firn tag %s; run 'firn help tag'", typed, strings.Join(owners, ", "), t.sub)
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := cfg.Opaque.Validate(); err != nil {
-		return usagef("%s", err)
+	if err := t.cfg.Opaque.Validate(); err != nil {
+		return nil, usagef("%s", err)
 	}
-	jsSafe := cfg.Segments.JavaScriptSafe
-	if err := config.CheckTagList("segments.javascript_safe", jsSafe); err != nil {
-		return usagef("%s", err)
+	if err := config.CheckTagList("segments.javascript_safe", t.cfg.Segments.JavaScriptSafe); err != nil {
+		return nil, usagef("%s", err)
 	}
-	perms, err := tagPermutations(cfg.Opaque, maxIDOf(jsSafe))
+	if t.perms, err = tagPermutations(t.cfg.Opaque, maxIDOf(t.cfg.Segments.JavaScriptSafe)); err != nil {
+		return nil, err
+	}
+	if len(t.pos) != count {
+		return nil, usagef("%s takes %s, got %d; run 'firn help tag'", t.sub, plural(count, "argument"), len(t.pos))
+	}
+	return t, nil
+}
+
+func runTag(args []string, stdout io.Writer) (err error) {
+	t, err := parseTag(args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != count {
-		return usagef("%s takes %s, got %d; run 'firn help tag'", sub, plural(count, "argument"), len(pos))
-	}
+	sub, pos, cfg, tf, perms, jsSafe := t.sub, t.pos, t.cfg, t.flags, t.perms, t.cfg.Segments.JavaScriptSafe
 	if sub == "reveal" {
 		enc, err := tf.encoding()
 		if err != nil {
@@ -252,10 +274,14 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	return drawTag(ctx, alloc, pos[0], *n, enc, stdout)
 }
 
-const opaqueTagFlagsUsage = `Opaque tags (serve's opaque.* settings; --config passes them on):
+const opaqueTagFlagsUsage = `Opaque and JavaScript-safe tags (create, next and reveal; serve's
+opaque.* and segments.javascript_safe settings, which --config passes on):
   --opaque-tags T,...    the tags whose IDs are opaque ("*": all)
   --opaque-key-file F    the file holding the key, in hex
   --opaque-tweak T       the tweak
+  --javascript-safe-tags T,...
+                         the tags whose IDs stay below 2^53 ("*": all); an
+                         opaque one is permuted over 53 bits
 `
 
 // revealTag prints the plain ID behind an opaque ID of tag.
