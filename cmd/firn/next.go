@@ -47,7 +47,7 @@ layout, and a run with another layout in the same namespace is refused.
   --floor ID               the largest snowflake ID a previous system issued
                            (serve's snowflake.floor): refuse unless the first
                            ID exceeds it
-` + exhaustedUsage + `
+` + exhaustedHelp(27) + `
 ` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000

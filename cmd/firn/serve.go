@@ -63,7 +63,7 @@ back to the local default would issue the same IDs.
                      used), snowflake routes answer 503 snowflake_off
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
-` + exhaustedUsage + `  --tls-cert FILE, --tls-key FILE
+` + exhaustedHelp(21) + `  --tls-cert FILE, --tls-key FILE
                      serve HTTPS (and gRPC over TLS) with this PEM certificate
                      and key, read before any store is opened
   --log-level L      debug, info (default), warn or error

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/tls"
+	"fmt"
 	"flag"
 	"os"
 	"slices"
@@ -147,11 +148,23 @@ func generatorOf(l snowflake.Layout, cfg *config.Config) (snowflake.Config, erro
 	return snowflake.Config{Layout: l, Exhausted: p, MaxBorrow: cfg.Snowflake.MaxBorrow, StartAhead: cfg.Registry.StartAhead}, nil
 }
 
-const exhaustedUsage = `  --exhausted P      when a tick's sequence runs out: wait (default) for the
-                     next tick, or borrow the next ticks, at most --max-borrow
-                     ahead of the clock (IDs then carry later times)
-  --max-borrow D     how far ahead borrowing goes (default 1s, at most 10s)
-`
+// exhaustedHelp is the help of snowflake.exhausted and max_borrow, its
+// text starting at column col, as the command's other flags.
+func exhaustedHelp(col int) string {
+	rows := [][2]string{
+		{"--exhausted P", "when a tick's sequence runs out: wait (default)"},
+		{"", "for the next tick, or borrow the next ticks, at"},
+		{"", "most --max-borrow ahead of the clock (IDs then"},
+		{"", "carry later times)"},
+		{"--max-borrow D", "how far ahead borrowing goes (default 1s, at"},
+		{"", "most 10s)"},
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-*s%s\n", col-2, r[0], r[1])
+	}
+	return b.String()
+}
 
 // commandConfig is the configuration of a command other than serve: the
 // file of --config and the FIRN_… environment, of which it keeps the

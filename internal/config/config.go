@@ -1,8 +1,10 @@
-// Package config is firn serve's configuration: one typed struct whose
-// defaults come from the packages that own them, overlaid by one YAML
-// file, then FIRN_… environment variables, then command-line flags bound
-// onto the same fields, and validated in one place with errors that name
-// the field, its variable and its flag.
+// Package config is firn's configuration, for serve and every other
+// command: one typed struct whose defaults come from the packages that
+// own them, overlaid by one YAML file, then FIRN_… environment variables,
+// then command-line flags bound onto the same fields, and validated in
+// one place with errors that name the field, its variable and its flag.
+// A command other than serve takes the settings it uses (For) and binds
+// only their flags (Register).
 package config
 
 import (
@@ -30,9 +32,9 @@ import (
 )
 
 // Config is the configuration of firn serve, typed: Default fills every
-// default, Load lays a file and the environment over it, Register binds
-// the command line's flags onto the same fields, and Validate checks the
-// result in one place.
+// default, Load lays a file and the environment over it, For keeps what
+// another command uses, Register binds the command line's flags onto the
+// same fields, and Validate checks the result in one place.
 type Config struct {
 	HTTP      HTTP      `yaml:"http"`
 	GRPC      GRPC      `yaml:"grpc"`
