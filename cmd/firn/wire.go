@@ -2,8 +2,8 @@ package main
 
 import (
 	"crypto/tls"
-	"fmt"
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
