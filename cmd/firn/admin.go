@@ -39,6 +39,19 @@ that does not exist are refused, naming what exists instead.
 
 ` + configFlagUsage + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
+// adminUses are the settings firn admin advance takes.
+var adminUses = append([]string{"layout"}, append(storeUses, opaqueUses...)...)
+
+// adminOwn are firn admin advance's own flags.
+type adminOwn struct{ node, to, pastID *string }
+
+// adminFlagSet is firn admin advance's flag set, bound to cfg.
+func adminFlagSet(cfg *config.Config) (*flag.FlagSet, *adminOwn) {
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	bindConfig(fs, cfg, adminUses...)
+	return fs, &adminOwn{node: fs.String("node", "", ""), to: fs.String("to", "", ""), pastID: fs.String("past-id", "", "")}
+}
+
 func runAdmin(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "advance" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
@@ -46,14 +59,12 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 		}
 		return usagef("want a subcommand: firn admin advance --node N --to TIME")
 	}
-	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	cfg, err := commandConfig(fs, args[1:], append([]string{"layout"}, append(storeUses, opaqueUses...)...)...)
+	cfg, err := loadFor(args[1:], adminUses...)
 	if err != nil {
 		return err
 	}
-	nodeArg := fs.String("node", "", "")
-	to := fs.String("to", "", "")
-	pastID := fs.String("past-id", "", "")
+	fs, own := adminFlagSet(cfg)
+	nodeArg, to, pastID := own.node, own.to, own.pastID
 	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err

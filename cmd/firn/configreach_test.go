@@ -176,21 +176,25 @@ func TestServersNodeStaysWithTheServer(t *testing.T) {
 	}
 }
 
-// TestTagSubcommandsOwnTheirFlags: a flag of another tag subcommand is
-// refused, naming the subcommands it applies to, and nothing is done.
+// TestTagSubcommandsOwnTheirFlags: a flag of another tag subcommand, or
+// of another command, is refused, naming the commands it applies to, and
+// nothing is done.
 func TestTagSubcommandsOwnTheirFlags(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		args []string
 		want string
 	}{
-		{[]string{"tag", "list", "--step", "5"}, "firn tag: --step applies to firn tag create, not firn tag list; run 'firn help tag'"},
-		{[]string{"tag", "list", "--data-dir", dir, "--step", "5", "--to", "99", "--first", "7"}, "--step applies to firn tag create, not firn tag list"},
-		{[]string{"tag", "step", "order", "5", "--to", "99"}, "--to applies to firn tag advance, not firn tag step"},
-		{[]string{"tag", "create", "order", "-n", "3"}, "-n applies to firn tag next, not firn tag create"},
-		{[]string{"tag", "next", "order", "--opaque-tags", "order", "--description", "x"}, "--description applies to firn tag create, not firn tag next"},
-		{[]string{"tag", "reveal", "order", "5", "--data-dir", dir}, "--data-dir applies to firn tag list, firn tag create, firn tag step, firn tag advance, firn tag next, not firn tag reveal"},
-		{[]string{"tag", "list", "--encoding", "base62"}, "--encoding applies to firn tag next, firn tag reveal, not firn tag list"},
+		{[]string{"tag", "list", "--step", "5"}, "firn tag: unknown flag --step: it applies to firn tag create, not firn tag list; run 'firn help tag'"},
+		{[]string{"tag", "list", "--data-dir", dir, "--step", "5", "--to", "99", "--first", "7"}, "--step: it applies to firn tag create, not firn tag list"},
+		{[]string{"tag", "step", "order", "5", "--to", "99"}, "--to: it applies to firn tag advance, firn admin advance, not firn tag step"},
+		{[]string{"tag", "create", "order", "-n", "3"}, "-n: it applies to firn next, firn tag next, not firn tag create"},
+		{[]string{"tag", "next", "order", "--opaque-tags", "order", "--description", "x"}, "--description: it applies to firn tag create, not firn tag next"},
+		{[]string{"tag", "reveal", "order", "5", "--data-dir", dir}, "--data-dir: it applies to firn serve, firn next, firn tag list, firn tag create, firn tag step, firn tag advance, firn tag next, firn admin advance, not firn tag reveal"},
+		{[]string{"tag", "list", "--encoding", "base62"}, "--encoding: it applies to firn next, firn parse, firn tag next, firn tag reveal, not firn tag list"},
+		{[]string{"next", "--step", "5", "--data-dir", dir}, "firn next: unknown flag --step: it applies to firn tag create, not firn next; run 'firn help next'"},
+		{[]string{"parse", "--format", "uuid", "1"}, "firn parse: unknown flag --format: it applies to firn next, not firn parse; run 'firn help parse'"},
+		{[]string{"config", "check", "--first", "7", "--data-dir", dir}, "unknown flag --first: it applies to firn tag create, not firn serve"},
 		{[]string{"tag", "list", "--nope"}, "unknown flag --nope; run 'firn help tag'"},
 	}
 	for _, tt := range tests {

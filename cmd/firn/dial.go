@@ -19,10 +19,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// defaultDialTimeout bounds how long a command waits for a store to
-// answer its first request (--dial-timeout, registry.dial_timeout).
-const defaultDialTimeout = config.DefaultDialTimeout
-
 func init() {
 	// The MySQL driver logs to standard error on its own ("packets.go:
 	// read: connection refused"); firn reports one line instead.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -23,13 +24,19 @@ Example:
   firn layout --tick 10ms --time-bits 39 --node-bits 16 --sequence-bits 8 --order time,sequence,node
 `
 
-func runLayout(args []string, stdout io.Writer) error {
+// layoutFlagSet is firn layout's flag set, bound to cfg.
+func layoutFlagSet(cfg *config.Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("layout", flag.ContinueOnError)
-	cfg, err := commandConfig(fs, args, "layout")
+	bindConfig(fs, cfg, "layout")
+	return fs
+}
+
+func runLayout(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, "layout")
 	if err != nil {
 		return err
 	}
-	rest, err := parseFlags(fs, args)
+	rest, err := parseFlags(layoutFlagSet(cfg), args)
 	if err != nil {
 		return err
 	}

@@ -322,6 +322,9 @@ func TestNextSkipsReservedNodes(t *testing.T) {
 	if out, _, code := runCLI("next", "--reserved-nodes", "5000"); code != 2 || out != "" {
 		t.Fatalf("a reserved node outside the layout: exit %d, stdout %q", code, out)
 	}
+	if out, errOut, code := runCLI("next", "--reserved-nodes", "0,x"); code != 2 || out != "" || !strings.Contains(errOut, `--reserved-nodes "0,x": want non-negative whole numbers`) {
+		t.Fatalf("a reserved node that is not a number: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 }
 
 func TestTagCommands(t *testing.T) {

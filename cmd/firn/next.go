@@ -60,10 +60,12 @@ var nextUses = append([]string{"layout", "registry.node", "registry.accept_colli
 // nextLine is a parsed firn next command line: how many IDs, in which
 // form, from which generator and lease.
 type nextLine struct {
-	cfg  *config.Config
-	rf   remoteFlags
-	n    int
-	f    idFormat
+	cfg        *config.Config
+	rf         remoteFlags
+	n          int
+	formatName *string
+	encoding   func() (idtext.Encoding, error)
+	f          idFormat
 	l    snowflake.Layout
 	perm *opaque.Permutation
 	enc  idtext.Encoding
@@ -74,16 +76,12 @@ type nextLine struct {
 // parseNext reads firn next's command line and settings, checking every
 // one before a store is opened.
 func parseNext(args []string) (*nextLine, error) {
-	fs := flag.NewFlagSet("next", flag.ContinueOnError)
-	cfg, err := commandConfig(fs, args, nextUses...)
+	cfg, err := loadFor(args, nextUses...)
 	if err != nil {
 		return nil, err
 	}
 	x := &nextLine{cfg: cfg}
-	encoding := encodingFlag(fs)
-	fs.IntVar(&x.n, "n", 1, "")
-	formatName := fs.String("format", "snowflake", "")
-	x.rf.register(fs)
+	fs := x.flagSet()
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -94,7 +92,7 @@ func parseNext(args []string) (*nextLine, error) {
 	if x.n < 1 || x.n > maxNext {
 		return nil, usagef("-n %d: want 1 to %d", x.n, maxNext)
 	}
-	if x.f, err = parseIDFormat(*formatName); err != nil {
+	if x.f, err = parseIDFormat(*x.formatName); err != nil {
 		return nil, err
 	}
 	if x.l, err = layoutOf(cfg.Layout); err != nil {
@@ -113,7 +111,7 @@ func parseNext(args []string) (*nextLine, error) {
 	if err := cfg.Opaque.CheckNode(r.Node); err != nil {
 		return nil, usagef("%s", err)
 	}
-	if x.enc, err = encoding(); err != nil {
+	if x.enc, err = x.encoding(); err != nil {
 		return nil, err
 	}
 	if err := x.f.check(x.perm, x.enc); err != nil {
@@ -130,6 +128,17 @@ func parseNext(args []string) (*nextLine, error) {
 		return nil, err
 	}
 	return x, nil
+}
+
+// flagSet is firn next's flag set, bound to x.
+func (x *nextLine) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("next", flag.ContinueOnError)
+	bindConfig(fs, x.cfg, nextUses...)
+	x.encoding = encodingFlag(fs)
+	fs.IntVar(&x.n, "n", 1, "")
+	x.formatName = fs.String("format", "snowflake", "")
+	x.rf.register(fs)
+	return fs
 }
 
 func runNext(args []string, stdout io.Writer) error {

@@ -66,15 +66,29 @@ Examples:
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-func runParse(args []string, stdout io.Writer) error {
+// parseUses are the settings firn parse takes.
+var parseUses = append([]string{"layout"}, opaqueUses...)
+
+// parseFlags are firn parse's own flags.
+type parseOwn struct {
+	encoding      func() (idtext.Encoding, error)
+	asJSON, guess *bool
+}
+
+// parseFlagSet is firn parse's flag set, bound to cfg.
+func parseFlagSet(cfg *config.Config) (*flag.FlagSet, *parseOwn) {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
-	cfg, err := commandConfig(fs, args, append([]string{"layout"}, opaqueUses...)...)
+	bindConfig(fs, cfg, parseUses...)
+	return fs, &parseOwn{encoding: encodingFlag(fs), asJSON: fs.Bool("json", false, ""), guess: fs.Bool("guess", false, "")}
+}
+
+func runParse(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, parseUses...)
 	if err != nil {
 		return err
 	}
-	encoding := encodingFlag(fs)
-	asJSON := fs.Bool("json", false, "")
-	guess := fs.Bool("guess", false, "")
+	fs, own := parseFlagSet(cfg)
+	encoding, asJSON, guess := own.encoding, own.asJSON, own.guess
 	ids, err := parseFlags(fs, args)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -46,26 +47,40 @@ var modeTitles = map[sqlstore.Mode]string{
 	sqlstore.ModeSet:    "segments, firn's own table (--segments set)",
 }
 
-func runSchema(args []string, stdout io.Writer) error {
+// schemaUses are the settings firn schema takes: the node table and
+// Tinyid's token table are serve's; the segment tables are named one per
+// format here, as every mode is printed.
+var schemaUses = []string{"registry.table", "segments.token_table"}
+
+// schemaOwn are firn schema's own flags.
+type schemaOwn struct {
+	dialect, mode, grantee *string
+	tables                 sqlstore.Tables
+}
+
+// schemaFlagSet is firn schema's flag set, bound to cfg.
+func schemaFlagSet(cfg *config.Config) (*flag.FlagSet, *schemaOwn) {
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
-	// The node table and Tinyid's token table are serve's settings; the
-	// segment tables are named one per format here, as every mode is
-	// printed.
-	cfg, err := commandConfig(fs, args, "registry.table", "segments.token_table")
+	bindConfig(fs, cfg, schemaUses...)
+	o := &schemaOwn{dialect: fs.String("dialect", "", ""), mode: fs.String("mode", "", ""), grantee: fs.String("grantee", "", "")}
+	fs.StringVar(&o.tables.Leaf, "segment-table", "leaf_alloc", "")
+	fs.StringVar(&o.tables.Tinyid, "tinyid-table", "tiny_id_info", "")
+	fs.StringVar(&o.tables.Set, "set-table", "firn_segments", "")
+	return fs, o
+}
+
+func runSchema(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, schemaUses...)
 	if err != nil {
 		return err
 	}
-	dialect := fs.String("dialect", "", "")
-	mode := fs.String("mode", "", "")
-	grantee := fs.String("grantee", "", "")
-	var t sqlstore.Tables
-	fs.StringVar(&t.Leaf, "segment-table", "leaf_alloc", "")
-	fs.StringVar(&t.Tinyid, "tinyid-table", "tiny_id_info", "")
-	fs.StringVar(&t.Set, "set-table", "firn_segments", "")
+	fs, own := schemaFlagSet(cfg)
+	dialect, mode, grantee := own.dialect, own.mode, own.grantee
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	t := own.tables
 	t.Nodes, t.TinyidTokens = cfg.Registry.Table, cfg.Segments.TokenTable
 	if t.Nodes == "" { // the store's default, as serve's
 		d, _ := sqlstore.Tables{}.WithDefaults()

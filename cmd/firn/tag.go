@@ -97,20 +97,13 @@ func (f *tagFlags) register(fs *flag.FlagSet, sub string) {
 	}
 }
 
-// tagFlagOwners names the subcommands that take the flag called name.
-func tagFlagOwners(name string) []string {
-	var owners []string
-	for _, sub := range tagSubs {
-		fs := flag.NewFlagSet("tag", flag.ContinueOnError)
-		c := config.Default()
-		c.Register(fs, tagUses(sub)...)
-		new(tagFlags).register(fs, sub)
-		fs.String("config", "", "")
-		if fs.Lookup(name) != nil {
-			owners = append(owners, "firn tag "+sub)
-		}
-	}
-	return owners
+// tagFlagSet is the flag set of the subcommand sub, bound to cfg.
+func tagFlagSet(sub string, cfg *config.Config) (*flag.FlagSet, *tagFlags) {
+	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
+	bindConfig(fs, cfg, tagUses(sub)...)
+	var f tagFlags
+	f.register(fs, sub)
+	return fs, &f
 }
 
 // tagLine is a parsed firn tag command line.
@@ -118,7 +111,7 @@ type tagLine struct {
 	sub   string
 	pos   []string
 	cfg   *config.Config
-	flags tagFlags
+	flags *tagFlags
 	// perms is the permutation of each opaque tag.
 	perms func(string) segment.Permutation
 }
@@ -137,19 +130,13 @@ func parseTag(args []string) (*tagLine, error) {
 	if !ok {
 		return nil, usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", t.sub)
 	}
-	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
 	var err error
-	if t.cfg, err = commandConfig(fs, args[1:], tagUses(t.sub)...); err != nil {
+	if t.cfg, err = loadFor(args[1:], tagUses(t.sub)...); err != nil {
 		return nil, err
 	}
-	t.flags.register(fs, t.sub)
-	t.pos, err = parseSubFlags(fs, args[1:], func(typed, name string) error {
-		if owners := tagFlagOwners(name); len(owners) > 0 {
-			return usagef("%s applies to %s, not firn tag %s; run 'firn help tag'", typed, strings.Join(owners, ", "), t.sub)
-		}
-		return nil
-	})
-	if err != nil {
+	var fs *flag.FlagSet
+	fs, t.flags = tagFlagSet(t.sub, t.cfg)
+	if t.pos, err = parseSubFlags(fs, args[1:], "firn tag "+t.sub); err != nil {
 		return nil, err
 	}
 	if err := t.cfg.Opaque.Validate(); err != nil {

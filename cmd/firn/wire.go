@@ -29,9 +29,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if err != nil {
 		return o, err
 	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	cfg.Register(fs)
-	fs.String("config", "", "")
+	fs := serveFlagSet(cfg)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return o, err
@@ -166,20 +164,31 @@ func exhaustedHelp(col int) string {
 	return b.String()
 }
 
-// commandConfig is the configuration of a command other than serve: the
-// file of --config and the FIRN_… environment, of which it keeps the
-// settings it uses (config.For: the rest is ignored, and registry.node is
-// never taken), with the flags of those settings bound on fs, and
-// --config itself.
-func commandConfig(fs *flag.FlagSet, args []string, uses ...string) (*config.Config, error) {
+// loadFor is the configuration of a command other than serve: the file
+// of --config and the FIRN_… environment, of which it keeps the settings
+// it uses (config.For: the rest is ignored, and registry.node is never
+// taken).
+func loadFor(args []string, uses ...string) (*config.Config, error) {
 	all, err := loadConfig(args)
 	if err != nil {
 		return nil, err
 	}
-	cfg := all.For(uses...)
+	return all.For(uses...), nil
+}
+
+// bindConfig defines on fs the flags of the settings a command uses,
+// bound to cfg, and --config.
+func bindConfig(fs *flag.FlagSet, cfg *config.Config, uses ...string) {
 	cfg.Register(fs, uses...)
 	fs.String("config", "", "")
-	return cfg, nil
+}
+
+// serveFlagSet is the flag set of serve and config check and print:
+// every setting's flag.
+func serveFlagSet(cfg *config.Config) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	bindConfig(fs, cfg)
+	return fs
 }
 
 // loadConfig reads the defaults, the file named by --config, if any, and
