@@ -66,11 +66,11 @@ type nextLine struct {
 	formatName *string
 	encoding   func() (idtext.Encoding, error)
 	f          idFormat
-	l    snowflake.Layout
-	perm *opaque.Permutation
-	enc  idtext.Encoding
-	gc   snowflake.Config // but its node and reservation
-	lc   nodeid.Config
+	l          snowflake.Layout
+	perm       *opaque.Permutation
+	enc        idtext.Encoding
+	gc         snowflake.Config // but its node and reservation
+	lc         nodeid.Config
 }
 
 // parseNext reads firn next's command line and settings, checking every
