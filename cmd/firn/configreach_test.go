@@ -13,9 +13,9 @@ import (
 // reach is one command run with a setting, and what it must show.
 type reach struct {
 	args []string
-	// fromFlagOnly: the command does not take the setting; from the file
-	// or the environment it is ignored (the command succeeds as check
-	// says), and as a flag it is refused with exit 2.
+	// notTaken: the command does not take the setting; from the file or
+	// the environment it is ignored (the command succeeds as check says),
+	// and as a flag it is refused with exit 2.
 	notTaken bool
 	check    func(t *testing.T, out, errOut string, code int)
 }
