@@ -21,10 +21,6 @@ import (
 	"github.com/firn-id/firn/sqlstore"
 )
 
-// defaultDialTimeout bounds how long a command waits for a store to
-// answer its first request (--dial-timeout, registry.dial_timeout).
-const defaultDialTimeout = config.DefaultDialTimeout
-
 func init() {
 	// The MySQL driver logs to standard error on its own ("packets.go:
 	// read: connection refused"); firn reports one line instead.

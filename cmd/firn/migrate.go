@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/sqlstore"
 )
@@ -80,8 +81,8 @@ type migrateFlags struct {
 	apply                                    bool
 	nodes                                    int
 	stores                                   storeFlags
-	layout                                   layoutFlags
-	opaque                                   opaqueFlags
+	layout                                   config.Layout
+	opaque                                   config.Opaque
 	explicit                                 map[string]bool // flags given on the command line
 	opt                                      migrate.Options // what the flags ask migrate.Check
 }
@@ -130,9 +131,8 @@ func migrateErr(err error) error {
 func parseMigrate(args []string) (*migrateFlags, error) {
 	f := &migrateFlags{explicit: map[string]bool{}}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	f.stores.register(fs)
-	f.layout.register(fs)
-	f.opaque.register(fs)
+	cfg := config.Default()
+	cfg.Register(fs, append([]string{"layout"}, append(storeUses, opaqueUses...)...)...)
 	fs.StringVar(&f.from, "from", "", "")
 	fs.StringVar(&f.dialect, "dialect", "mysql", "")
 	fs.StringVar(&f.oldTable, "old-table", "", "")
@@ -149,6 +149,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("unexpected argument %q; run 'firn help migrate'", rest[0])
 	}
 	fs.Visit(func(fl *flag.Flag) { f.explicit[fl.Name] = true })
+	f.stores, f.layout, f.opaque = storeOf(&cfg), cfg.Layout, cfg.Opaque
 	sys := migrate.System(f.from)
 	switch {
 	case f.from == "":
@@ -161,7 +162,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("--dialect %q: want mysql or postgres", f.dialect)
 	case f.nodes < 0:
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
-	case f.opaque.cfg.Snowflake:
+	case f.opaque.Snowflake:
 		// Opaque IDs are spread over the whole space: no floor keeps
 		// them from the old system's IDs in one column.
 		return nil, usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
@@ -172,7 +173,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		f.oldTable = sys.Table()
 	}
 	if !f.explicit["layout"] && sys.Layout() != "" {
-		f.layout.preset = sys.Layout()
+		f.layout.Preset = sys.Layout()
 	}
 	if !f.explicit["store"] {
 		f.stores.kind = f.dialect // the registry: the node table in the same database
@@ -186,7 +187,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 // options turns the flags into f.opt.
 func (f *migrateFlags) options(sys migrate.System) error {
 	d, _ := sqlstore.ParseDialect(f.dialect)
-	l, err := f.layout.layout()
+	l, err := layoutOf(f.layout)
 	if err != nil {
 		return err
 	}

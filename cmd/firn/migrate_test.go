@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/firn-id/firn/internal/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -241,7 +242,7 @@ func TestMigrateCheckUIDGenerator(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 	a.run(t, "GRANT SELECT ON WORKER_NODE TO "+a.user)
 	args := []string{"migrate", "check", "--from", "uid-generator", "--dsn", a.dsn, "--layout", "baidu",
 		"--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -196,9 +196,9 @@ func yamlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''")
 func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 	var b strings.Builder
 	b.WriteString("layout:\n")
-	for _, kv := range [][2]string{{"preset", f.layout.preset}, {"epoch", f.layout.epoch}, {"tick", f.layout.tick},
-		{"time_bits", f.layout.timeBits}, {"node_bits", f.layout.nodeBits}, {"node_names", f.layout.nodeNames},
-		{"sequence_bits", f.layout.seqBits}, {"order", f.layout.order}} {
+	for _, kv := range [][2]string{{"preset", f.layout.Preset}, {"epoch", f.layout.Epoch}, {"tick", f.layout.Tick},
+		{"time_bits", f.layout.TimeBits}, {"node_bits", f.layout.NodeBits}, {"node_names", f.layout.NodeNames},
+		{"sequence_bits", f.layout.SequenceBits}, {"order", f.layout.Order}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/api"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"
@@ -58,7 +59,7 @@ With the opaque flags, each ID is an opaque ID of that namespace: it is
 revealed with the key first; id shows the plain ID it stands for, and
 opaque_id the ID given (in decimal), as GET /v1/snowflake/reveal/{id} does.
 
-` + opaqueFlagsUsage + "\n" + layoutHelp() + `
+` + configFlagUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp() + `
 Examples:
   firn parse --layout discord --json 175928847299117063
   firn parse --guess 103270115826048975
@@ -66,21 +67,35 @@ Examples:
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-func runParse(args []string, stdout io.Writer) error {
+// parseUses are the settings firn parse takes.
+var parseUses = append([]string{"layout"}, opaqueUses...)
+
+// parseFlags are firn parse's own flags.
+type parseOwn struct {
+	encoding      func() (idtext.Encoding, error)
+	asJSON, guess *bool
+}
+
+// parseFlagSet is firn parse's flag set, bound to cfg.
+func parseFlagSet(cfg *config.Config) (*flag.FlagSet, *parseOwn) {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
-	var of opaqueFlags
-	of.register(fs)
-	encoding := encodingFlag(fs)
-	asJSON := fs.Bool("json", false, "")
-	guess := fs.Bool("guess", false, "")
+	bindConfig(fs, cfg, parseUses...)
+	return fs, &parseOwn{encoding: encodingFlag(fs), asJSON: fs.Bool("json", false, ""), guess: fs.Bool("guess", false, "")}
+}
+
+func runParse(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, parseUses...)
+	if err != nil {
+		return err
+	}
+	fs, own := parseFlagSet(cfg)
+	encoding, asJSON, guess := own.encoding, own.asJSON, own.guess
 	ids, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if *guess {
-		if set := setLayoutFlags(fs, &lf); len(set) > 0 {
+		if set := setLayoutFlags(fs); len(set) > 0 {
 			return usagef("--guess reads every preset, so it takes no layout flags (got --%s)", strings.Join(set, ", --"))
 		}
 	}
@@ -99,16 +114,15 @@ func runParse(args []string, stdout io.Writer) error {
 	if *guess {
 		return runGuess(ids, enc, *asJSON, stdout)
 	}
-	l, err := lf.layout()
+	l, err := layoutOf(cfg.Layout)
 	if err != nil {
 		return err
 	}
-	perm, err := of.permutation(l)
+	perm, err := permutation(cfg.Opaque, l)
 	if err != nil {
 		return err
 	}
-	withLayout := false
-	fs.Visit(func(f *flag.Flag) { withLayout = withLayout || lf.flags()[f.Name] != nil })
+	withLayout := len(setLayoutFlags(fs)) > 0 || cfg.Layout != config.Default().Layout
 	parts := make([]parsed, len(ids))
 	for i, s := range ids {
 		if parts[i], err = parseArg(l, perm, enc, withLayout, s); err != nil {

@@ -58,7 +58,7 @@ back to the local default would issue the same IDs.
                      used), snowflake routes answer 503 snowflake_off
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
-  --tls-cert FILE, --tls-key FILE
+` + exhaustedHelp(21) + `  --tls-cert FILE, --tls-key FILE
                      serve HTTPS (and gRPC over TLS) with this PEM certificate
                      and key, read before any store is opened
   --log-level L      debug, info (default), warn or error
@@ -142,6 +142,8 @@ type serveOptions struct {
 	stores   storeFlags
 	lease    nodeid.Config
 	floor    uint64
+	// gen is the generator's configuration but its node and reservation.
+	gen snowflake.Config
 	// auth checks the tokens and anonymous scopes of the configuration.
 	auth *server.Auth
 	// snowflake is false when the server serves segments only.
@@ -260,7 +262,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	if !o.snowflake {
 		return nil, nil, nil, nil
 	}
-	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: snowflake.Config{Layout: o.layout},
+	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: o.gen,
 		Check:   func(g *snowflake.Generator) error { return checkFloor(g, o.floor, o.opaque) },
 		Attempt: 2 * o.stores.dialTimeout, StoreName: o.stores.describe(), Log: log})
 	if err != nil {

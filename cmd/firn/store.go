@@ -3,7 +3,6 @@ package main
 import (
 	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -73,19 +72,18 @@ var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
                       before reporting it unreachable (default 5s)
 `
 
-func (f *storeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.kind, "store", "local", "")
-	fs.StringVar(&f.dataDir, "data-dir", "", "")
-	fs.StringVar(&f.dsn, "dsn", "", "")
-	fs.StringVar(&f.endpoints, "endpoints", "", "")
-	fs.StringVar(&f.namespace, "namespace", "", "")
-	fs.StringVar(&f.table, "table", "", "")
-	fs.StringVar(&f.segFormat, "segments", "leaf", "")
-	fs.StringVar(&f.segTable, "segment-table", "", "")
-	fs.StringVar(&f.set, "set", "", "")
-	fs.StringVar(&f.segKind, "segment-store", "", "")
-	fs.StringVar(&f.segDSN, "segment-dsn", "", "")
-	fs.DurationVar(&f.dialTimeout, "dial-timeout", defaultDialTimeout, "")
+// storeUses are the settings that choose a store, which every command
+// that opens one takes (config.Register); the flags of storeFlagsUsage.
+var storeUses = []string{"registry.store", "registry.data_dir", "registry.endpoints", "registry.dsn", "registry.namespace",
+	"registry.table", "registry.dial_timeout", "segments.format", "segments.table", "segments.set", "segments.store", "segments.dsn"}
+
+// storeOf is the store the settings name, for serve and every other
+// command: the one translation of the configuration's store settings.
+func storeOf(cfg *config.Config) storeFlags {
+	r, sg := cfg.Registry, cfg.Segments
+	return storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
+		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set, segKind: sg.Store, segDSN: sg.DSN,
+		dialTimeout: r.DialTimeout, multi: sg.Stores}
 }
 
 // checkDataDir applies config.CheckDataDir to --data-dir.
