@@ -11,7 +11,9 @@ import (
 // messages name those flags, because the command prints them as they are.
 // A setting held by a pointer is optional: nil means "not given" and takes
 // its default, while a value given is checked, so an explicit 0 is refused
-// rather than taken for the default.
+// rather than taken for the default. Protocol, Batch and Duration have no
+// default here, for the same reason: the command's flags supply them, and
+// one given empty or 0 is refused.
 type Config struct {
 	// Target is the server: host:port of its gRPC listener for grpc,
 	// stream and client (default 127.0.0.1:9090; several,
