@@ -1,6 +1,7 @@
-package main
+package bench
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,13 +15,13 @@ import (
 // The failures a run can end with, as --json's "failures" names them; any
 // of them makes the exit status 1.
 const (
-	failDuplicates = "duplicate_ids"   // an ID was received more than once
-	failRequests   = "failed_requests" // at least one request failed
-	failNoIDs      = "no_ids"          // not one ID arrived
+	FailDuplicates = "duplicate_ids"   // an ID was received more than once
+	FailRequests   = "failed_requests" // at least one request failed
+	FailNoIDs      = "no_ids"          // not one ID arrived
 )
 
-// benchResult is what a run measured.
-type benchResult struct {
+// Result is what a run measured, in the shape firn bench --json prints.
+type Result struct {
 	Protocol   string        `json:"protocol"`
 	Mode       string        `json:"mode"`
 	Tag        string        `json:"tag,omitempty"`
@@ -37,14 +38,15 @@ type benchResult struct {
 	Duplicates int64         `json:"duplicates"`
 	RPS        float64       `json:"requests_per_second"`
 	IDsPerSec  float64       `json:"ids_per_second"`
-	Latency    latency       `json:"latency_ns"`
+	Latency    Latency       `json:"latency_ns"`
 	OK         bool          `json:"ok"`       // exit status 0
-	Failures   []string      `json:"failures"` // failDuplicates, failRequests, failNoIDs; empty when OK
+	Failures   []string      `json:"failures"` // FailDuplicates, FailRequests, FailNoIDs; empty when OK
 
 	hint string // advice about the first error, or ""
 }
 
-type latency struct {
+// Latency is the run's latency percentiles and maximum, in nanoseconds.
+type Latency struct {
 	P50  int64 `json:"p50"`
 	P90  int64 `json:"p90"`
 	P99  int64 `json:"p99"`
@@ -52,7 +54,8 @@ type latency struct {
 	Max  int64 `json:"max"`
 }
 
-func (r *benchResult) print(w io.Writer) {
+// Print writes the report as text.
+func (r *Result) Print(w io.Writer) {
 	d := func(ns int64) time.Duration { return time.Duration(ns) }
 	loop := fmt.Sprintf("closed loop, %s", plural(r.Workers, "worker"))
 	if r.Rate > 0 {
@@ -86,51 +89,58 @@ func (r *benchResult) print(w io.Writer) {
 	}
 }
 
+// WriteJSON writes the report as indented JSON.
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
 // judge fills OK and Failures from the figures: a run passes only when at
 // least one ID arrived, no request failed and no ID came twice. A few
 // failed requests fail the run too: a load test that hides errors lies.
-func (r *benchResult) judge() {
+func (r *Result) judge() {
 	r.Failures = []string{}
 	if r.Duplicates > 0 {
-		r.Failures = append(r.Failures, failDuplicates)
+		r.Failures = append(r.Failures, FailDuplicates)
 	}
 	if r.Errors > 0 {
-		r.Failures = append(r.Failures, failRequests)
+		r.Failures = append(r.Failures, FailRequests)
 	}
 	if r.IDs == 0 {
-		r.Failures = append(r.Failures, failNoIDs)
+		r.Failures = append(r.Failures, FailNoIDs)
 	}
 	r.OK = len(r.Failures) == 0
 }
 
-// err is the run's failure, naming each reason, or nil when it passed.
-func (r *benchResult) err() error {
+// Err is the run's failure, naming each reason, or nil when it passed.
+func (r *Result) Err() error {
 	var msgs []string
-	if slices.Contains(r.Failures, failDuplicates) {
+	if slices.Contains(r.Failures, FailDuplicates) {
 		verb := "were"
 		if r.Duplicates == 1 {
 			verb = "was"
 		}
 		msgs = append(msgs, fmt.Sprintf("%s %s received more than once", plural(r.Duplicates, "ID"), verb))
 	}
-	if slices.Contains(r.Failures, failRequests) {
+	if slices.Contains(r.Failures, FailRequests) {
 		msg := fmt.Sprintf("%d of %s failed, the first with: %s", r.Errors, plural(r.Requests, "request"), r.FirstError)
 		if r.hint != "" {
 			msg += " (" + r.hint + ")"
 		}
 		msgs = append(msgs, msg)
 	}
-	if slices.Contains(r.Failures, failNoIDs) {
+	if slices.Contains(r.Failures, FailNoIDs) {
 		msgs = append(msgs, "no ID arrived")
 	}
 	if len(msgs) == 0 {
 		return nil
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	return errors.New("bench: " + strings.Join(msgs, "; "))
 }
 
-func summarize(cfg benchConfig, workers []*benchWorker, elapsed time.Duration, ids int64) *benchResult {
-	r := &benchResult{Protocol: cfg.protocol, Mode: cfg.mode, Tag: cfg.tag, Batch: cfg.batch, Workers: cfg.workers,
+func summarize(cfg *settings, workers []*worker, elapsed time.Duration, ids int64) *Result {
+	r := &Result{Protocol: cfg.protocol, Mode: cfg.mode, Tag: cfg.tag, Batch: cfg.batch, Workers: cfg.workers,
 		Rate: cfg.rate, Insecure: cfg.insecure, Elapsed: elapsed, Checked: cfg.check, IDs: ids}
 	hist := hdrhistogram.New(1, int64(time.Minute), 3)
 	var all []int64
@@ -153,8 +163,16 @@ func summarize(cfg benchConfig, workers []*benchWorker, elapsed time.Duration, i
 	}
 	r.RPS = float64(r.Requests) / elapsed.Seconds()
 	r.IDsPerSec = float64(r.IDs) / elapsed.Seconds()
-	r.Latency = latency{P50: hist.ValueAtQuantile(50), P90: hist.ValueAtQuantile(90), P99: hist.ValueAtQuantile(99),
+	r.Latency = Latency{P50: hist.ValueAtQuantile(50), P90: hist.ValueAtQuantile(90), P99: hist.ValueAtQuantile(99),
 		P999: hist.ValueAtQuantile(99.9), Max: hist.Max()}
 	r.judge()
 	return r
+}
+
+// plural gives a count with its noun: "1 worker", "2 workers".
+func plural[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 // where net/http's client costs several times that: on a machine it
 // shares with the server, a heavy generator takes the CPU the server
 // would use. https:// targets use net/http.
-func httpCaller(cfg benchConfig) func() caller {
+func httpCaller(cfg *settings) func() caller {
 	u, err := url.Parse(strings.TrimRight(cfg.targets[0], "/") + httpPath(cfg))
 	if err != nil || u.Scheme != "http" {
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.workers, ForceAttemptHTTP2: true,
@@ -50,7 +50,7 @@ func httpCaller(cfg benchConfig) func() caller {
 }
 
 // httpPath is the path and query of cfg's route.
-func httpPath(cfg benchConfig) string {
+func httpPath(cfg *settings) string {
 	tag := url.PathEscape(cfg.tag)
 	switch cfg.protocol {
 	case "leaf":
@@ -101,7 +101,7 @@ type answerParser func(dst []int64, status int, body []byte) ([]int64, error)
 // client's rule (client.AppendText: every ID whole, as many as asked),
 // Leaf's one number and Tinyid's comma-separated list by theirs, which
 // are not firn's API and which the client does not speak.
-func answerIDs(cfg benchConfig) answerParser {
+func answerIDs(cfg *settings) answerParser {
 	return func(dst []int64, status int, body []byte) ([]int64, error) {
 		if status != http.StatusOK {
 			return dst, fmt.Errorf("%d %s: %s", status, http.StatusText(status), bytes.TrimSpace(body))

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"crypto/tls"
@@ -11,17 +11,17 @@ import (
 // validateTLS checks --tls, --ca and --insecure against the protocol and
 // target, and builds the TLS configuration the run uses: for gRPC when
 // --tls (implied by --ca or --insecure), for https:// targets always.
-func (c *benchConfig) validateTLS() error {
+func (c *settings) validateTLS() error {
 	if c.ca != "" && c.insecure {
-		return usagef("--ca and --insecure: give one (--insecure verifies nothing, so the CA would be ignored)")
+		return configErrorf("--ca and --insecure: give one (--insecure verifies nothing, so the CA would be ignored)")
 	}
 	if c.web() {
 		if c.tls {
-			return usagef("--tls is for gRPC; over HTTP, TLS comes with an https:// --target")
+			return configErrorf("--tls is for gRPC; over HTTP, TLS comes with an https:// --target")
 		}
 		if !strings.HasPrefix(c.targets[0], "https://") {
 			if c.ca != "" || c.insecure {
-				return usagef("--target %q is plain HTTP: --ca and --insecure want an https:// target", c.targets[0])
+				return configErrorf("--target %q is plain HTTP: --ca and --insecure want an https:// target", c.targets[0])
 			}
 			return nil
 		}
@@ -31,7 +31,7 @@ func (c *benchConfig) validateTLS() error {
 			return nil
 		}
 	}
-	conf, err := loadTLS(c.ca, c.insecure)
+	conf, err := LoadTLS(c.ca, c.insecure)
 	if err != nil {
 		return err
 	}
@@ -39,21 +39,21 @@ func (c *benchConfig) validateTLS() error {
 	return nil
 }
 
-// loadTLS returns a client TLS configuration trusting the PEM certificates
+// LoadTLS returns a client TLS configuration trusting the PEM certificates
 // in the file ca (the system's roots when ca is empty), or verifying
-// nothing when insecure.
-func loadTLS(ca string, insecure bool) (*tls.Config, error) {
+// nothing when insecure. Its refusals match ErrConfig.
+func LoadTLS(ca string, insecure bool) (*tls.Config, error) {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure} // --insecure asks for it, and is warned of
 	if ca == "" {
 		return conf, nil
 	}
 	pem, err := os.ReadFile(ca)
 	if err != nil {
-		return nil, usagef("--ca: %s", err)
+		return nil, configErrorf("--ca: %s", err)
 	}
 	conf.RootCAs = x509.NewCertPool()
 	if !conf.RootCAs.AppendCertsFromPEM(pem) {
-		return nil, usagef("--ca %s: no PEM certificate in the file", ca)
+		return nil, configErrorf("--ca %s: no PEM certificate in the file", ca)
 	}
 	return conf, nil
 }
