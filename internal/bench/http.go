@@ -109,17 +109,25 @@ func answerIDs(cfg *settings) answerParser {
 		if cfg.protocol == "http" {
 			return client.AppendText(dst, body, cfg.batch)
 		}
-		return parseCompat(dst, body)
+		return parseCompat(dst, body, cfg.batch) // Leaf's: batch 1, as validated
 	}
 }
 
-// parseCompat appends the IDs of Leaf's answer (one number) or Tinyid's
-// nextIdSimple (numbers separated by commas).
-func parseCompat(dst []int64, body []byte) ([]int64, error) {
-	for _, f := range strings.Split(strings.TrimSuffix(string(body), "\n"), ",") {
+// parseCompat appends the want IDs of Leaf's answer (one number) or
+// Tinyid's nextIdSimple (numbers separated by commas), each in canonical
+// decimal. Anything else appends nothing: a body cut after a comma, or a
+// number a server never writes, would otherwise reach the uniqueness check
+// as IDs.
+func parseCompat(dst []int64, body []byte, want int) ([]int64, error) {
+	fields := strings.Split(strings.TrimSuffix(string(body), "\n"), ",")
+	if len(fields) != want {
+		return dst, fmt.Errorf("answer %.40q: asked for %d IDs, got %d", body, want, len(fields))
+	}
+	n := len(dst)
+	for _, f := range fields {
 		id, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return dst, fmt.Errorf("answer %.40q is not IDs: %w", body, err)
+		if err != nil || id < 0 || strconv.FormatInt(id, 10) != f {
+			return dst[:n], fmt.Errorf("answer %.40q is not IDs: %q", body, f)
 		}
 		dst = append(dst, id)
 	}
