@@ -57,7 +57,7 @@ func (o Options) pingSQL(ctx context.Context, db *sql.DB, kind, endpoint string)
 		if why, ok := sqlstore.RefusedConnection(err); ok {
 			return configf("%s %s: %s", kind, endpoint, o.Secrets.scrub(why))
 		}
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}
 		return &UnreachableError{Store: kind, Endpoint: endpoint, Timeout: timeout, Err: err, scrub: o.Secrets.scrub}
@@ -100,7 +100,7 @@ func (o Options) pingEtcd(ctx context.Context, cli *clientv3.Client, endpoints [
 	// that is part of a quorum.
 	_, err := cli.Get(ctx, key, clientv3.WithCountOnly())
 	if err != nil {
-		if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}
 		return &UnreachableError{Store: "etcd", Endpoint: strings.Join(shown, ","), Timeout: timeout, Err: err, scrub: o.Secrets.scrub}
