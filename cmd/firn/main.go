@@ -26,9 +26,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firn-id/firn/internal/config"
-
 	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 )
 
 // command is one subcommand of the firn binary.

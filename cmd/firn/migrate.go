@@ -9,13 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
-	"github.com/firn-id/firn/sqlstore"
-
-	"github.com/firn-id/firn/internal/backend"
-
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/sqlstore"
 )
 
 var migrateUsage = `Usage: firn migrate check --from leaf|tinyid|uid-generator --dsn DSN [flags] [layout flags]

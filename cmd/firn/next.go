@@ -12,12 +12,11 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
-
-	"github.com/firn-id/firn/internal/backend"
 )
 
 var nextUsage = `Usage: firn next [-n N] [--format F] [--node N|derived] [store flags] [layout flags]

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/node"
@@ -26,8 +27,6 @@ import (
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/sqlstore"
-
-	"github.com/firn-id/firn/internal/backend"
 )
 
 var serveUsage = `Usage: firn serve [--config FILE] [--http ADDR] [--grpc ADDR|off] [--node N]

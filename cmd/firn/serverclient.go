@@ -17,13 +17,12 @@ import (
 	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
-
-	"github.com/firn-id/firn/internal/backend"
 )
 
 // remote is a running firn serve, asked through the public client over

@@ -9,17 +9,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
-
-	"github.com/firn-id/firn/internal/backend"
 )
 
 // The composition root of firn serve: configuration in, the options the
 // service runs with out. Stores come from the backend table
-// (backend.go); serve.go wires stores, lease, generator, allocator and
+// (internal/backend); serve.go wires stores, lease, generator, allocator and
 // server together.
 
 // parseServe reads the configuration: the defaults, the file of
