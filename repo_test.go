@@ -152,8 +152,9 @@ func TestImportRules(t *testing.T) {
 		// sqlstore classifies its own errors: MySQL's by their type (its
 		// one driver import), PostgreSQL's by a method, with no import.
 		// internal/backend reads DSNs with the drivers' own parsers, so
-		// the address it names is the one the driver dials; it registers
-		// no driver (pgx's stdlib, lib/pq): cmd/firn does.
+		// the address it names is the one the driver dials; the packages
+		// that only register a driver (pgx's stdlib, lib/pq) are
+		// cmd/firn's.
 		{name: "only cmd/firn imports SQL drivers, but sqlstore the MySQL driver for its error type and internal/backend the drivers' DSN parsers",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			direct: true,

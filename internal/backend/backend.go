@@ -4,7 +4,8 @@
 // meant, and the dialing of etcd and SQL databases within a deadline,
 // with errors that name the endpoint and never a password. Bad settings
 // match ErrConfig; a store that does not answer is an *UnreachableError.
-// It registers no SQL driver: the binary does.
+// The binary registers the SQL drivers; this package reads DSNs with the
+// drivers' own parsers, so the address it names is the one dialed.
 package backend
 
 import (
@@ -81,8 +82,8 @@ type Options struct {
 	// MustExist refuses a local data directory that does not exist,
 	// rather than create it.
 	MustExist bool
-	// Tokens reads Tinyid's token table (Segments.TokenTable) in the
-	// (first) database of Tinyid's segment table, for Open.
+	// Tokens has Open read Tinyid's token table (Segments.TokenTable) in
+	// the (first) database of Tinyid's segment table.
 	Tokens bool
 	// StateHome and Home are the user's $XDG_STATE_HOME and home
 	// directory, which choose the local store's default directory: the
@@ -173,7 +174,10 @@ func (s *Stores) Close() error { return s.close() }
 // opener is one open: the options and what it found on the way.
 type opener struct {
 	Options
-	tokens *sqlstore.TinyidTokens
+	// readTokens is set by Open only, which hands the reader back to be
+	// started and closed.
+	readTokens bool
+	tokens     *sqlstore.TinyidTokens
 }
 
 // openBackend opens the registry's store.
@@ -193,7 +197,6 @@ func (op *opener) openBackend(ctx context.Context) (*opened, error) {
 // it.
 func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, error) {
 	op := &opener{Options: o}
-	op.Tokens = false // only Open hands the reader back, to be closed
 	b, err := op.openBackend(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -205,7 +208,6 @@ func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, err
 // the database of its own of Segments.Store, or the registry's.
 func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error, error) {
 	op := &opener{Options: o}
-	op.Tokens = false // only Open hands the reader back, to be closed
 	if o.Segments.Store != "" {
 		return op.ownSegments(ctx)
 	}
@@ -224,7 +226,7 @@ func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error,
 // segment store over the same connection, the database of its own of
 // Segments.Store, or the set of Segments.Stores.
 func (o Options) Open(ctx context.Context) (*Stores, error) {
-	op := &opener{Options: o}
+	op := &opener{Options: o, readTokens: o.Tokens}
 	b, err := op.openBackend(ctx)
 	if err != nil {
 		return nil, err

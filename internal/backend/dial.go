@@ -60,7 +60,7 @@ func (o Options) pingSQL(ctx context.Context, db *sql.DB, kind, endpoint string)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}
-		return &UnreachableError{Store: kind, Endpoint: endpoint, Timeout: timeout, Err: err, scrub: o.Secrets.scrub}
+		return &UnreachableError{Store: kind, Endpoint: endpoint, Timeout: timeout, Err: err, secrets: o.Secrets}
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func (o Options) pingEtcd(ctx context.Context, cli *clientv3.Client, endpoints [
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}
-		return &UnreachableError{Store: "etcd", Endpoint: strings.Join(shown, ","), Timeout: timeout, Err: err, scrub: o.Secrets.scrub}
+		return &UnreachableError{Store: "etcd", Endpoint: strings.Join(shown, ","), Timeout: timeout, Err: err, secrets: o.Secrets}
 	}
 	return nil
 }

@@ -32,14 +32,14 @@ type UnreachableError struct {
 	Endpoint string // host:port, or the etcd endpoints, redacted
 	Timeout  time.Duration
 	Err      error
-	scrub    func(string) string
+	secrets  Secrets
 }
 
 func (e *UnreachableError) Error() string {
 	if errors.Is(e.Err, context.DeadlineExceeded) {
 		return fmt.Sprintf("%s %s: no answer within %s (--dial-timeout)", e.Store, e.Endpoint, e.Timeout)
 	}
-	return fmt.Sprintf("%s %s: unreachable: %s", e.Store, e.Endpoint, e.scrub(e.Err.Error()))
+	return fmt.Sprintf("%s %s: unreachable: %s", e.Store, e.Endpoint, e.secrets.scrub(e.Err.Error()))
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

@@ -42,7 +42,7 @@ func (op *opener) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store, er
 	switch sg.Format {
 	case "tinyid":
 		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: sg.Table})
-		if err == nil && op.Tokens && op.tokens == nil {
+		if err == nil && op.readTokens && op.tokens == nil {
 			op.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: sg.TokenTable, Log: op.Log})
 		}
 	case "set":
