@@ -82,8 +82,8 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	}
 	req.Node = node
 	sf := storeOf(cfg)
-	sf.mustExist = true // advancing a directory it would create protects nothing
-	store, closeStore, err := sf.open()
+	sf.MustExist = true // advancing a directory it would create protects nothing
+	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		return err
 	}
@@ -93,9 +93,9 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	switch {
 	case errors.As(err, &lm):
 		return usagef("the layout flags describe %q, but the namespace records layout %q: pass its layout flags, %s (%s)",
-			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.describe())
+			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.Describe())
 	case errors.Is(err, nodeid.ErrUnknownNamespace), errors.Is(err, nodeid.ErrNodeOutOfRange):
-		return usagef("%s (%s)", err, sf.describe())
+		return usagef("%s (%s)", err, sf.Describe())
 	case errors.Is(err, nodeid.ErrNodeHeld):
 		return fmt.Errorf("%w: stop the process holding node %d first (it keeps issuing below any new HWM), then advance again", err, node)
 	case err != nil:

@@ -36,7 +36,7 @@ func runConfig(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		store := o.stores.kind
+		store := o.stores.Registry.Store
 		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.addr, o.layout, store, checkNotes(&o))
 		return err
 	case "print":

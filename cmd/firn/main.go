@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 )
 
@@ -53,7 +54,8 @@ func commands() []command {
 	}
 }
 
-// usageError is bad input: the command prints it and exits with status 2.
+// usageError is bad input: the command prints it and exits with status 2,
+// as it does for the stores' bad settings (backend.ErrConfig).
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
@@ -121,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errHelp):
 		fmt.Fprint(stdout, c.usage)
 		return 0
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, backend.ErrConfig):
 		fmt.Fprintln(stderr, message(c.name, err))
 		return 2
 	default:

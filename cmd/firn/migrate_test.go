@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"os"
 	"path/filepath"
@@ -346,8 +347,9 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 // as a running firn serve would hold it.
 func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
 	t.Helper()
-	sf := storeFlags{kind: kind, dsn: dsn, segFormat: "leaf", dialTimeout: 5 * time.Second}
-	store, closeStore, err := sf.open()
+	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"},
+		Secrets: backend.Secrets{Redact: redact, Scrub: scrub}}
+	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

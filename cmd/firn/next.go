@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
@@ -187,16 +188,16 @@ func nextWindow(l snowflake.Layout, n int) time.Duration {
 }
 
 // withLease opens the store, takes a node, runs f, and releases both.
-func withLease(sf *storeFlags, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
-	store, closeStore, err := sf.open()
+func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
+	ctx := context.Background()
+	store, closeStore, err := sf.OpenNodes(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
-	ctx := context.Background()
 	lease, err := nodeid.Acquire(ctx, store, cfg)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return usagef("%s (%s)", err, sf.describe())
+		return usagef("%s (%s)", err, sf.Describe())
 	}
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/node"
@@ -139,7 +140,7 @@ type serveOptions struct {
 	grpcAddr string
 	maxBatch int
 	layout   snowflake.Layout
-	stores   storeFlags
+	stores   backend.Options
 	lease    nodeid.Config
 	floor    uint64
 	// gen is the generator's configuration but its node and reservation.
@@ -193,23 +194,24 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}()
 	defer p.close()
 	sf := &o.stores
-	sf.log = log
-	nodes, segs, closeStores, err := openRetrying(ctx, sf, log)
+	sf.Log = log
+	stores, err := openRetrying(ctx, sf, log)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
+	nodes, segs := stores.Nodes, stores.Segments
 	if o.segmentsOff != "" {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
-	defer func() { err = errors.Join(err, closeStores()) }()
-	tokens, err := startTinyidTokens(ctx, sf)
+	defer func() { err = errors.Join(err, stores.Close()) }()
+	tokens, err := startTinyidTokens(ctx, stores.Tokens, sf.Registry.DialTimeout)
 	if err != nil {
 		return err
 	}
 	if tokens != nil {
 		defer func() { err = errors.Join(err, tokens.Close(context.Background())) }()
 		log.Info("tinyid tokens: token= is checked on Tinyid's routes", "table", tokens.Table())
-	} else if sf.segFormat == "tinyid" && !sf.checkTokens {
+	} else if sf.Segments.Format == "tinyid" && !sf.Tokens {
 		log.Warn("tinyid tokens off (segments.check_tokens false): Tinyid's token= is not checked")
 	}
 	// The tags are read while a node is acquired, so the check below
@@ -264,14 +266,14 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	}
 	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: o.gen,
 		Check:   func(g *snowflake.Generator) error { return checkFloor(g, o.floor, o.opaque) },
-		Attempt: 2 * o.stores.dialTimeout, StoreName: o.stores.describe(), Log: log})
+		Attempt: 2 * o.stores.Registry.DialTimeout, StoreName: o.stores.Describe(), Log: log})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	slot.Store(h)
 	g, lease, err := h.Acquire(ctx)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return nil, nil, nil, usagef("%s (%s)", err, o.stores.describe())
+		return nil, nil, nil, usagef("%s (%s)", err, o.stores.Describe())
 	}
 	if err != nil {
 		return nil, nil, nil, stoppedOr(ctx, err)
@@ -295,7 +297,7 @@ func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sq
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
 	scfg := server.Config{Snowflake: g, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
-		Opaque: o.opaque, Store: o.stores.describe()}
+		Opaque: o.opaque, Store: o.stores.Describe()}
 	if h != nil {
 		scfg.Lease, scfg.Ready = lease, h.NotReady
 	}
@@ -324,7 +326,7 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 	if lease != nil {
 		held = lease.Node()
 	}
-	attrs := []any{"url", scheme + "://" + p.ln.Addr().String(), "store", o.stores.describe(), "node", held,
+	attrs := []any{"url", scheme + "://" + p.ln.Addr().String(), "store", o.stores.Describe(), "node", held,
 		"layout", o.layout.String(), "version", buildinfo.Read().String()}
 	if lease != nil {
 		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
@@ -370,21 +372,21 @@ func adminState(auth *server.Auth) string {
 // opened, if it is checked, and keeps it fresh until Close. A table that
 // cannot be read refuses to start: serving without it would let every
 // token through, or none.
-func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTokens, error) {
-	if sf.tokens == nil {
+func startTinyidTokens(ctx context.Context, tokens *sqlstore.TinyidTokens, timeout time.Duration) (*sqlstore.TinyidTokens, error) {
+	if tokens == nil {
 		return nil, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, sf.dialTimeout)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := sf.tokens.Start(sctx); err != nil {
+	if err := tokens.Start(sctx); err != nil {
 		if errors.Is(err, sqlstore.ErrDenied) { // the table is there; the account may not read it
-			return nil, usagef("segments.token_table %s: %s", sf.tokens.Table(), err)
+			return nil, usagef("segments.token_table %s: %s", tokens.Table(), err)
 		}
 		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
 			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
-			sf.tokens.Table(), err)
+			tokens.Table(), err)
 	}
-	return sf.tokens, nil
+	return tokens, nil
 }
 
 // stoppedOr returns nil when ctx ended (a stop while starting is a
@@ -402,17 +404,17 @@ const retryEvery = time.Second
 
 // openRetrying opens the stores, and while they do not answer logs why
 // and tries again, until ctx ends. Bad input is returned at once.
-func openRetrying(ctx context.Context, sf *storeFlags, log *slog.Logger) (nodeid.Store, segment.Store, func() error, error) {
+func openRetrying(ctx context.Context, sf *backend.Options, log *slog.Logger) (*backend.Stores, error) {
 	for {
-		nodes, segs, closeStores, err := sf.openBoth()
-		var ue *unreachableError
+		stores, err := sf.Open(ctx)
+		var ue *backend.UnreachableError
 		if !errors.As(err, &ue) {
-			return nodes, segs, closeStores, err
+			return stores, err
 		}
 		log.Error("store unreachable: not ready, retrying", "err", err, "retry", retryEvery.String())
 		select {
 		case <-ctx.Done():
-			return nil, nil, nil, err
+			return nil, err
 		case <-time.After(retryEvery):
 		}
 	}

@@ -502,11 +502,12 @@ func TestServeReleasesTheNodeAfterTheServersStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, _, closeStores, err := o.stores.openBoth()
+	stores, err := o.stores.Open(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = closeStores() })
+	t.Cleanup(func() { _ = stores.Close() })
+	nodes := stores.Nodes
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	done := make(chan error, 1)

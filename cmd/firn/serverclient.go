@@ -17,6 +17,7 @@ import (
 	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
@@ -199,11 +200,11 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 }
 
 // explicit returns the server named by --server, or nil.
-func (f *remoteFlags) explicit(sf *storeFlags) (*remote, error) {
+func (f *remoteFlags) explicit(sf *backend.Options) (*remote, error) {
 	if f.server == "" {
 		return nil, nil
 	}
-	if sf.kind != "local" || sf.dataDir != "" || sf.dsn != "" || sf.endpoints != "" || sf.namespace != "" {
+	if r := sf.Registry; r.Store != "local" || r.DataDir != "" || r.DSN != "" || strings.Join(r.Endpoints, ",") != "" || r.Namespace != "" {
 		return nil, usagef("--server asks a running firn serve: store flags do not apply")
 	}
 	return newRemote(f.server, f.token, f.ca)
@@ -212,11 +213,11 @@ func (f *remoteFlags) explicit(sf *storeFlags) (*remote, error) {
 // beside returns the firn serve holding the local data directory when
 // err is the directory's lock and the server left its address there;
 // otherwise it returns err.
-func (f *remoteFlags) beside(sf *storeFlags, err error) (*remote, error) {
-	if !errors.Is(err, localstore.ErrLocked) || sf.kind != "local" {
+func (f *remoteFlags) beside(sf *backend.Options, err error) (*remote, error) {
+	if !errors.Is(err, localstore.ErrLocked) || sf.Registry.Store != "local" {
 		return nil, err
 	}
-	dir, derr := sf.localDir()
+	dir, derr := sf.LocalDir()
 	if derr != nil {
 		return nil, err
 	}

@@ -57,11 +57,12 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			nodes, _, closeStores, err := o.stores.openBoth()
+			stores, err := o.stores.Open(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = closeStores() })
+			t.Cleanup(func() { _ = stores.Close() })
+			nodes := stores.Nodes
 			var held []*nodeid.Lease
 			for range 2 {
 				l, err := nodeid.Acquire(context.Background(), nodes, o.lease)

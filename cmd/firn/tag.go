@@ -177,7 +177,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if r == nil && err == nil {
 		var local segment.Store
 		var closeStore func() error
-		local, closeStore, err = sf.openSegments()
+		local, closeStore, err = sf.OpenSegments(context.Background()) // --dial-timeout alone bounds the dial, and may pass 30 s
 		if err == nil {
 			defer func() { err = errors.Join(err, closeStore()) }()
 			store = local

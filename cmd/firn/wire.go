@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
@@ -17,7 +18,7 @@ import (
 
 // The composition root of firn serve: configuration in, the options the
 // service runs with out. Stores come from the backend table
-// (backend.go); serve.go wires stores, lease, generator, allocator and
+// (internal/backend); serve.go wires stores, lease, generator, allocator and
 // server together.
 
 // parseServe reads the configuration: the defaults, the file of
@@ -37,7 +38,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if len(rest) > 0 {
 		return o, usagef("unexpected argument %q; run 'firn help serve'", rest[0])
 	}
-	if err := cfg.Validate(backendKinds()); err != nil {
+	if err := cfg.Validate(backend.Kinds()); err != nil {
 		return o, usagef("%s", err)
 	}
 	return serveOptionsOf(cfg)
@@ -52,7 +53,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.logLevel, o.logFormat = cfg.Log.Level, cfg.Log.Format
 	r, sg := cfg.Registry, cfg.Segments
 	o.stores = storeOf(cfg)
-	o.stores.tokenTable, o.stores.checkTokens = sg.TokenTable, sg.CheckTokens
+	o.stores.Tokens = sg.CheckTokens
 	o.anonymous = cfg.Auth.Anonymous
 	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
 		return o, usagef("%s", err)
