@@ -8,12 +8,17 @@
 //   - nodeid: node-ID leases that keep each node's high-water mark (HWM)
 //     ahead of its generator, and the Store interface they run on; its
 //     nodeidtest package holds the stores' conformance suite.
+//   - node: a node held for a serving process — acquired, watched, replaced
+//     by a new lease when lost, each new generator checked before it
+//     serves, released after the servers stop.
 //   - segment: segment mode, dense IDs per tag from ranges reserved in a
 //     store; its segmenttest package holds the stores' conformance suite.
 //   - localstore: the single-machine store, a locked data directory.
 //   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
+//   - migrate: the plan of a switch from Leaf, Tinyid or uid-generator,
+//     read from their databases, and the recording of its floor.
 //   - wide: UUIDv7 and ULID from a generator's slots, and the decoder of
 //     UUIDs, ULIDs, ObjectIds, KSUIDs and xids.
 //   - opaque: NIST SP 800-38G FF1 and the 64-bit permutation behind opaque
@@ -22,6 +27,8 @@
 //   - client: the Go client, with its local buffer, hedging and failover;
 //     client/clientprom exports its counters to Prometheus.
 //   - server: the HTTP and gRPC adapters over a generator and an allocator.
+//   - api: the JSON bodies of the HTTP API, defined once for server and
+//     client.
 //   - firnpb: the gRPC service definition and its generated code.
 //   - cmd/firn: the firn command.
 //

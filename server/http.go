@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/buildinfo"
 )
@@ -426,17 +427,6 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	writeIDs(w, f, false, ids)
 }
 
-// decoded is a decomposed ID as JSON.
-type decoded struct {
-	ID       string            `json:"id"`
-	UnixMS   int64             `json:"unix_ms"`
-	Time     string            `json:"time"`
-	Tick     uint64            `json:"tick"`
-	Node     map[string]uint64 `json:"node"`
-	Sequence uint64            `json:"sequence"`
-	OpaqueID string            `json:"opaque_id,omitempty"` // the ID revealed, in opaque mode
-}
-
 func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 	if h.svc.Opaque != nil {
 		writeError(w, ErrOpaqueIDs)
@@ -477,11 +467,8 @@ func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string
 		writeError(w, badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))
 		return
 	}
-	d := decoded{ID: strconv.FormatUint(id, 10), UnixMS: p.Time.UnixMilli(), Time: p.Time.Format("2006-01-02T15:04:05.000Z"),
-		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence, OpaqueID: opaqueID}
-	for _, f := range p.Fields {
-		d.Node[f.Name] = f.Value
-	}
+	d := api.NewDecoded(id, p)
+	d.OpaqueID = opaqueID
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(d)
 }
@@ -490,9 +477,9 @@ func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string
 func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 	g := h.svc.generator()
 	l := g.Layout()
-	info := map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch}
+	info := api.Info{Layout: l.String(), Fingerprint: l.Fingerprint(), Node: g.Node(), MaxBatch: h.svc.MaxBatch}
 	if h.svc.Opaque != nil {
-		info["opaque"] = h.svc.Opaque.Fingerprint()
+		info.Opaque = h.svc.Opaque.Fingerprint()
 	}
 	writeJSON(w, http.StatusOK, info)
 }

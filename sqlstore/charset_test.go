@@ -36,7 +36,7 @@ func TestLeafTablesInEveryCharsetServed(t *testing.T) {
 			if _, err := db.Exec("INSERT INTO "+table+" (biz_tag, max_id, step) VALUES (?, 1, 100)", c.tag); err != nil {
 				t.Fatal(err)
 			}
-			s, err := sqlstore.NewSegments(db, b.dialect, sqlstore.SegmentOptions{Table: table, NoCreate: true, Invalid: invalidInput})
+			s, err := sqlstore.NewSegments(db, b.dialect, sqlstore.SegmentOptions{Table: table, NoCreate: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -48,6 +48,15 @@ func (d Dialect) String() string {
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
 
+// CheckTable refuses a table name that would need quoting: the rule every
+// store's constructor applies, and firn's configuration before any store
+// is opened.
+func CheckTable(t string) error { return checkTable(t) }
+
+// WithDefaults returns t with every empty name the default, each name
+// checked with CheckTable.
+func (t Tables) WithDefaults() (Tables, error) { return t.withDefaults() }
+
 // checkTable refuses table names that would need quoting.
 func checkTable(t string) error {
 	if !tableName.MatchString(t) {
@@ -199,7 +208,7 @@ type schemaOnce struct{ untilOK }
 // ensure makes sure the tables exist, once: a table that answers a
 // SELECT is used as it is, with no CREATE (an account with only the
 // privileges of its mode never meets one); a table the database says does
-// not exist (the classifier's missing) is created by the statements of
+// not exist (Classify's MissingTable) is created by the statements of
 // ddl, unless skip; any other failure of the SELECT — a lock timeout, an
 // outage — is returned as it came. A failure is tried again on the next
 // use.
@@ -215,13 +224,17 @@ func createTables(ctx context.Context, c classifier, tables []string, ddl string
 	for _, t := range tables {
 		// The name is checked by the store's constructor (checkTable).
 		_, err := c.db.ExecContext(ctx, "SELECT 1 FROM "+t+" WHERE 1 = 0")
-		if c.denied != nil && c.denied(err) {
+		switch {
+		case err == nil:
+		case Classify(err) == Denied:
 			return fmt.Errorf("read %s: %w", t, c.refused(ctx, err, t, "SELECT"))
-		}
-		if err != nil && c.missing != nil && !c.missing(err) {
+		case Classify(err) == MissingTable:
+			missing = true
+		default:
+			// An outage is never taken for a missing table: a CREATE
+			// would only fail again, or be refused, and say so wrongly.
 			return fmt.Errorf("read %s: %w", t, err)
 		}
-		missing = missing || err != nil
 	}
 	if !missing {
 		return nil
@@ -245,24 +258,21 @@ func createdTable(stmt string) string {
 	return strings.Trim(f[0], "`")
 }
 
-// classifier explains a driver's errors for one store: a value its column
-// cannot hold becomes segment.ErrInvalid, a privilege refused a
-// *PrivilegeError naming the statement of mode and the GRANT that allows
-// it. sqlstore imports no driver: cmd/firn gives the functions that know
-// its drivers' codes.
+// classifier explains a driver's errors for one store, by Classify: a
+// value its column cannot hold becomes segment.ErrInvalid, a privilege
+// refused a *PrivilegeError naming the statement of mode and the GRANT
+// that allows it.
 type classifier struct {
-	db              *sql.DB
-	d               Dialect
-	invalid, denied func(error) bool
-	missing         func(error) bool // nil: any error is a missing table
-	mode            Mode
-	tables          Tables
+	db     *sql.DB
+	d      Dialect
+	mode   Mode
+	tables Tables
 }
 
 // refused returns err as a *PrivilegeError for the statement verb on
 // table when the database refused it a privilege, and err otherwise.
 func (c classifier) refused(ctx context.Context, err error, table, verb string) error {
-	return refusal(ctx, c.db, c.d, c.denied, c.mode, c.tables, table, verb, err)
+	return refusal(ctx, c.db, c.d, c.mode, c.tables, table, verb, err)
 }
 
 // wrap is refused, then classify.
@@ -270,7 +280,7 @@ func (c classifier) wrap(ctx context.Context, err error, table, verb string) err
 	if err = c.refused(ctx, err, table, verb); errors.As(err, new(*PrivilegeError)) {
 		return err
 	}
-	return classify(c.invalid, err)
+	return classify(err)
 }
 
 // tagIs returns the condition that matches column col to tag byte for
@@ -290,11 +300,10 @@ func tagIs(d Dialect, col, tag string) (string, []any) {
 }
 
 // classify marks an error the database raised for a value its column
-// cannot hold as segment.ErrInvalid, as the classifier the store was given
-// says (sqlstore imports no driver, so cmd/firn gives one that knows its
-// drivers' codes). Other errors are returned as they are.
-func classify(invalid func(error) bool, err error) error {
-	if err != nil && invalid != nil && invalid(err) {
+// cannot hold (Classify's Invalid) as segment.ErrInvalid. Other errors are
+// returned as they are.
+func classify(err error) error {
+	if Classify(err) == Invalid {
 		return fmt.Errorf("%w: %w", segment.ErrInvalid, err)
 	}
 	return err

@@ -6,7 +6,14 @@
 // UTC_TIMESTAMP(3) in MySQL — never by a transaction's start or by whole
 // seconds. Every HWM write is fenced by the acquisition's random token and
 // the lease's expiry, and never lowers the stored value. The caller opens
-// the *sql.DB with a driver; this package imports none.
+// the *sql.DB with a driver (pgx, lib/pq, go-sql-driver/mysql).
+//
+// A store reads its driver's errors itself (Classify): a value a column
+// cannot hold is segment.ErrInvalid, a refused privilege a *PrivilegeError
+// naming the GRANT, a missing table is created on first use, and every
+// error it does not recognise is an outage. It reads PostgreSQL's through
+// the SQLState method pgx's and lib/pq's errors share, and imports the
+// MySQL driver for its error type only.
 //
 // The database must not lose confirmed writes: use synchronous commit and,
 // with replicas, synchronous replication. After a restore from backup, move

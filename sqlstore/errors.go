@@ -27,8 +27,8 @@ var ErrOwnTable = errors.New("sqlstore: firn's own segment table, not Tinyid's: 
 var ErrDenied = errors.New("sqlstore: permission denied")
 
 // PrivilegeError is a statement the database refused for want of a
-// privilege (the store's Denied classifier said so), with the GRANT that
-// allows it. Its message is one line.
+// privilege (Classify's Denied), with the GRANT that allows it. Its
+// message is one line.
 type PrivilegeError struct {
 	// Statement is the statement refused, in short (see Uses).
 	Statement string

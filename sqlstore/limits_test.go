@@ -7,30 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
-
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
-
-// invalidInput is the classifier cmd/firn gives the stores
-// (cmd/firn/sqlinvalid.go): sqlstore itself imports no driver.
-func invalidInput(err error) bool {
-	var pe *pgconn.PgError
-	var me *mysql.MySQLError
-	switch {
-	case errors.As(err, &pe):
-		return strings.HasPrefix(pe.Code, "22")
-	case errors.As(err, &me):
-		switch me.Number {
-		case 1264, 1265, 1292, 1300, 1366, 1406:
-			return true
-		}
-	}
-	return false
-}
 
 func rows(t *testing.T, db *sql.DB, table string) int {
 	t.Helper()

@@ -226,11 +226,11 @@ func grant(privs []string, table, grantee string) string {
 	return "GRANT " + strings.Join(ordered, ", ") + " ON " + table + " TO " + grantee + ";"
 }
 
-// refusal turns err into a *PrivilegeError when denied says the database
-// refused a privilege for the statement of mode m with verb on table, and
-// returns it unchanged otherwise.
-func refusal(ctx context.Context, db *sql.DB, d Dialect, denied func(error) bool, m Mode, t Tables, table, verb string, err error) error {
-	if err == nil || denied == nil || !denied(err) {
+// refusal turns err into a *PrivilegeError when the database refused a
+// privilege (Classify's Denied) for the statement of mode m with verb on
+// table, and returns it unchanged otherwise.
+func refusal(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, table, verb string, err error) error {
+	if Classify(err) != Denied {
 		return err
 	}
 	us, _ := Uses(m, t)
@@ -297,4 +297,59 @@ func whoami(ctx context.Context, db *sql.DB, d Dialect) (grantee, where string) 
 		return "'" + name + "'@'" + host + "'", "`" + schema + "`"
 	}
 	return user, schema
+}
+
+// PrivilegeCheck is the outcome of one statement of a mode, tried on the
+// database without changing a row (see CheckPrivileges).
+type PrivilegeCheck struct {
+	Use Use
+	// Err is nil when the database allows the statement; a
+	// *PrivilegeError when it refused a privilege; another error when the
+	// table cannot be read at all (most often: it does not exist).
+	Err error
+}
+
+// CheckPrivileges tries each statement firn serve runs in mode m on
+// tables t, in a form that changes no row: SELECT … WHERE 1 = 0, UPDATE …
+// SET c = c WHERE 1 = 0, INSERT … SELECT … WHERE 1 = 0, SELECT … WHERE
+// 1 = 0 FOR UPDATE. The database checks the same privileges as for the
+// real statement.
+func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables) ([]PrivilegeCheck, error) {
+	uses, err := Uses(m, t)
+	if err != nil {
+		return nil, err
+	}
+	var out []PrivilegeCheck
+	for _, u := range uses {
+		if !u.Serve {
+			continue
+		}
+		var probe string
+		switch u.Verb {
+		case "SELECT":
+			probe = "SELECT 1 FROM " + u.Table + " WHERE 1 = 0"
+		case "SELECT FOR UPDATE":
+			probe = "SELECT 1 FROM " + u.Table + " WHERE 1 = 0 FOR UPDATE"
+		case "UPDATE":
+			probe = "UPDATE " + u.Table + " SET " + u.column + " = " + u.column + " WHERE 1 = 0"
+		case "INSERT":
+			probe = "INSERT INTO " + u.Table + " (" + u.column + ") SELECT " + u.column + " FROM " + u.Table + " WHERE 1 = 0"
+		}
+		_, err := db.ExecContext(ctx, probe)
+		out = append(out, PrivilegeCheck{Use: u, Err: refusal(ctx, db, d, m, t, u.Table, u.Verb, err)})
+	}
+	return out, nil
+}
+
+// Refusal returns err as a *PrivilegeError naming statement u and the
+// GRANT of its privileges when the database refused a privilege
+// (Classify's Denied), and err unchanged otherwise. It is for statements
+// that are not a store's own (those are in Uses): package migrate's ALTER
+// of uid-generator's table.
+func Refusal(ctx context.Context, db *sql.DB, d Dialect, u Use, err error) error {
+	if Classify(err) != Denied {
+		return err
+	}
+	grantee, where := whoami(ctx, db, d)
+	return &PrivilegeError{Statement: u.Statement, Grant: grant(u.Privileges, where+"."+u.Table, grantee), Err: err}
 }

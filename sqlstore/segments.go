@@ -17,25 +17,6 @@ type SegmentOptions struct {
 	Table string
 	// NoCreate stops the store from creating the table on first use.
 	NoCreate bool
-	// Invalid reports whether an error of the driver is the database
-	// refusing a value its column cannot hold (SQLSTATE class 22 on
-	// PostgreSQL; MySQL's 1264, 1366, 1406…): such errors come back as
-	// segment.ErrInvalid, bad input rather than an outage. cmd/firn gives
-	// one that knows its drivers; nil: none is.
-	Invalid func(error) bool
-	// Denied reports whether an error of the driver is the database
-	// refusing a privilege (SQLSTATE 42501 on PostgreSQL; MySQL's 1142,
-	// 1143, 1044): such errors come back as a *PrivilegeError naming the
-	// statement and the GRANT that allows it (see Uses). cmd/firn gives
-	// one that knows its drivers; nil: none is.
-	Denied func(error) bool
-	// Missing reports whether an error of the driver means the table does
-	// not exist (SQLSTATE 42P01 on PostgreSQL, MySQL's 1146): only then
-	// does the first use create it; any other failure of the first
-	// SELECT (a lock timeout, an outage) is returned as it came. cmd/firn
-	// gives one that knows its drivers; nil: every failed first SELECT is
-	// taken for a missing table.
-	Missing func(error) bool
 }
 
 // Segments is a segment.Store on Meituan Leaf's leaf_alloc table, read and
@@ -63,7 +44,7 @@ func NewSegments(db *sql.DB, d Dialect, opt SegmentOptions) (*Segments, error) {
 	if d != Postgres && d != MySQL {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
-	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, missing: opt.Missing, mode: ModeLeaf, tables: Tables{Leaf: opt.Table}}
+	c := classifier{db: db, d: d, mode: ModeLeaf, tables: Tables{Leaf: opt.Table}}
 	return &Segments{db: db, dialect: d, opt: opt, c: c}, nil
 }
 

@@ -25,7 +25,7 @@ func newSegments(t testing.TB, b backend, db *sql.DB) (*sqlstore.Segments, strin
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	table := "leaf_alloc_" + hex.EncodeToString(suffix)
-	s, err := sqlstore.NewSegments(db, b.dialect, sqlstore.SegmentOptions{Table: table, Invalid: invalidInput})
+	s, err := sqlstore.NewSegments(db, b.dialect, sqlstore.SegmentOptions{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,6 @@ type Options struct {
 	// NoCreate stops the store from creating its tables on first use, for
 	// application users that may not (see Schema and `firn schema`).
 	NoCreate bool
-	// Denied classifies driver errors as SegmentOptions.Denied does.
-	Denied func(error) bool
-	// Missing classifies driver errors as SegmentOptions.Missing does.
-	Missing func(error) bool
 }
 
 // Store is a nodeid.Store on PostgreSQL or MySQL. Claims are rows of the
@@ -62,7 +58,7 @@ func New(db *sql.DB, d Dialect, opt Options) (*Store, error) {
 	if len(opt.Namespace) > 128 {
 		return nil, fmt.Errorf("sqlstore: namespace %q longer than 128 bytes", opt.Namespace)
 	}
-	c := classifier{db: db, d: d, denied: opt.Denied, missing: opt.Missing, mode: ModeNodes, tables: Tables{Nodes: opt.Table}}
+	c := classifier{db: db, d: d, mode: ModeNodes, tables: Tables{Nodes: opt.Table}}
 	return &Store{db: db, dialect: d, opt: opt, q: newQueries(d, opt.Table), c: c}, nil
 }
 

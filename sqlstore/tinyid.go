@@ -16,12 +16,6 @@ type TinyidOptions struct {
 	Table string
 	// NoCreate stops the store from creating the table on first use.
 	NoCreate bool
-	// Invalid classifies driver errors as SegmentOptions.Invalid does.
-	Invalid func(error) bool
-	// Denied classifies driver errors as SegmentOptions.Denied does.
-	Denied func(error) bool
-	// Missing classifies driver errors as SegmentOptions.Missing does.
-	Missing func(error) bool
 }
 
 // Tinyid is a segment.Store on Didi Tinyid's tiny_id_info table, read and
@@ -54,63 +48,8 @@ func NewTinyid(db *sql.DB, d Dialect, opt TinyidOptions) (*Tinyid, error) {
 	if d != Postgres && d != MySQL {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %d", d)
 	}
-	c := classifier{db: db, d: d, invalid: opt.Invalid, denied: opt.Denied, missing: opt.Missing, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
+	c := classifier{db: db, d: d, mode: ModeTinyid, tables: Tables{Tinyid: opt.Table}}
 	return &Tinyid{db: db, dialect: d, opt: opt, c: c}, nil
-}
-
-// SetOptions configures a store on firn's own segment table.
-type SetOptions struct {
-	// Table is firn's segment table. Default "firn_segments".
-	Table string
-	// Set names the store set this database belongs to: every row it
-	// creates records it, with the set's size, and segment.Multi refuses
-	// rows of another set or size.
-	Set string
-	// NoCreate stops the store from creating the table on first use.
-	NoCreate bool
-	// Invalid classifies driver errors as SegmentOptions.Invalid does.
-	Invalid func(error) bool
-	// Denied classifies driver errors as SegmentOptions.Denied does.
-	Denied func(error) bool
-	// Missing classifies driver errors as SegmentOptions.Missing does.
-	Missing func(error) bool
-}
-
-// NewSetStore returns a store on firn's own segment table: Tinyid's
-// columns, semantics included, plus a description and the name and size
-// of the store set each row belongs to. It does no I/O.
-func NewSetStore(db *sql.DB, d Dialect, opt SetOptions) (*Tinyid, error) {
-	if opt.Table == "" {
-		opt.Table = "firn_segments"
-	}
-	if len(opt.Set) > 128 {
-		return nil, fmt.Errorf("sqlstore: set name %q longer than 128 bytes", opt.Set)
-	}
-	s, err := NewTinyid(db, d, TinyidOptions{Table: opt.Table, NoCreate: opt.NoCreate, Invalid: opt.Invalid, Denied: opt.Denied, Missing: opt.Missing})
-	if err != nil {
-		return nil, err
-	}
-	s.own, s.set = true, opt.Set
-	s.c.mode, s.c.tables = ModeSet, Tables{Set: opt.Table}
-	return s, nil
-}
-
-// SetSchema returns the DDL of firn's own segment table.
-func SetSchema(d Dialect, table string) (string, error) {
-	ddl, err := TinyidSchema(d, table)
-	if err != nil {
-		return "", err
-	}
-	extra := "    description VARCHAR(256) DEFAULT NULL,\n    set_name    VARCHAR(128) NOT NULL DEFAULT '',\n    set_size    INT          NOT NULL DEFAULT 1,\n" +
-		"    opaque      VARCHAR(64)  NOT NULL DEFAULT '',\n"
-	anchor := "    version     BIGINT       NOT NULL DEFAULT 0\n"
-	if d == MySQL {
-		extra = "  `description` varchar(256) DEFAULT NULL,\n  `set_name` varchar(128) NOT NULL DEFAULT '',\n  `set_size` int(11) NOT NULL DEFAULT '1',\n" +
-			"  `opaque` varchar(64) NOT NULL DEFAULT '',\n"
-		anchor = "  `version` bigint(20) NOT NULL DEFAULT '0',\n"
-		return strings.Replace(ddl, anchor, anchor+extra, 1), nil
-	}
-	return strings.Replace(ddl, anchor, extra+anchor, 1), nil
 }
 
 // TinyidSchema returns the DDL of Tinyid's table: Tinyid's own for MySQL,

@@ -25,7 +25,7 @@ func newTinyid(t testing.TB, b backend, db *sql.DB) (*sqlstore.Tinyid, string) {
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	table := "tiny_id_info_" + hex.EncodeToString(suffix)
-	s, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table, Invalid: invalidInput})
+	s, err := sqlstore.NewTinyid(db, b.dialect, sqlstore.TinyidOptions{Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +140,12 @@ func TestTinyidRefusesOverlap(t *testing.T) {
 	})
 }
 
-func newSetStore(t testing.TB, b backend, db *sql.DB, set string) *sqlstore.Tinyid {
+func newSetStore(t testing.TB, b backend, db *sql.DB, set string) *sqlstore.SetStore {
 	t.Helper()
 	suffix := make([]byte, 6)
 	rand.Read(suffix)
 	table := "firn_segments_" + hex.EncodeToString(suffix)
-	s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table, Set: set, Invalid: invalidInput})
+	s, err := sqlstore.NewSetStore(db, b.dialect, sqlstore.SetOptions{Table: table, Set: set})
 	if err != nil {
 		t.Fatal(err)
 	}

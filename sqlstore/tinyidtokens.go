@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,8 +30,6 @@ type TinyidTokenOptions struct {
 	// the scheduled ones (never a token).
 	// Default slog.Default().
 	Log *slog.Logger
-	// Denied classifies driver errors as SegmentOptions.Denied does.
-	Denied func(error) bool
 }
 
 // TinyidTokens is Didi Tinyid's tiny_id_token table, read as Tinyid's
@@ -147,7 +146,7 @@ func (t *TinyidTokens) read(ctx context.Context) (tokenSet, error) {
 	}
 	rows, err := t.db.QueryContext(ctx, q)
 	if err != nil {
-		return nil, refusal(ctx, t.db, t.dialect, t.opt.Denied, ModeTinyid, Tables{TinyidTokens: t.opt.Table}, t.opt.Table, "SELECT", err)
+		return nil, refusal(ctx, t.db, t.dialect, ModeTinyid, Tables{TinyidTokens: t.opt.Table}, t.opt.Table, "SELECT", err)
 	}
 	defer rows.Close()
 	set := tokenSet{}
@@ -227,4 +226,27 @@ func (t *TinyidTokens) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// TokenBizTypes reads Tinyid's token table as TinyidTokens does and
+// returns the bizTypes its tokens cover, sorted.
+func TokenBizTypes(ctx context.Context, db *sql.DB, d Dialect, table string) ([]string, error) {
+	t, err := NewTinyidTokens(db, d, TinyidTokenOptions{Table: table})
+	if err != nil {
+		return nil, err
+	}
+	set, err := t.read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrTokenTable, t.opt.Table, err)
+	}
+	var out []string
+	for _, biz := range set {
+		for b := range biz {
+			if !slices.Contains(out, b) {
+				out = append(out, b)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -8,11 +8,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
 
-// The printing of firn migrate check's plan (migrate.go works it out).
+// The printing of firn migrate check's plan (package migrate works it
+// out).
 
 // noCollision says why firn's segment IDs cannot collide with the old
 // system's, per segment format.
@@ -25,36 +27,38 @@ var noCollision = map[string]string{
 		"first ID is the next of the row's residue class past max_id, and its ranges stay apart from Tinyid's while both run.",
 }
 
-func (p *migratePlan) String() string {
+// planText is the plan as firn migrate check prints it, ending with
+// config, a configuration that carries it.
+func planText(p *migrate.Plan, config string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "firn migrate check --from %s (%s)\n", p.from, p.dialect)
-	p.writePrivileges(&b)
-	p.writeSegments(&b)
-	p.writeSnowflake(&b)
-	if len(p.unknown) > 0 {
+	fmt.Fprintf(&b, "firn migrate check --from %s (%s)\n", p.From, p.Dialect)
+	writePrivileges(&b, p)
+	writeSegments(&b, p)
+	writeSnowflake(&b, p)
+	if len(p.Unknown) > 0 {
 		b.WriteString("\nnot determined:\n")
-		for _, u := range p.unknown {
+		for _, u := range p.Unknown {
 			b.WriteString("  - " + u + "\n")
 		}
 	}
 	b.WriteString("\n")
-	if len(p.applied) == 0 {
+	if len(p.Applied) == 0 {
 		b.WriteString("nothing written (--apply records the floor)\n")
 	}
-	for _, a := range p.applied {
+	for _, a := range p.Applied {
 		b.WriteString("applied: " + a + "\n")
 	}
-	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + p.config)
+	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + config)
 	return b.String()
 }
 
-func (p *migratePlan) writePrivileges(b *strings.Builder) {
-	if len(p.privileges) == 0 {
+func writePrivileges(b *strings.Builder, p *migrate.Plan) {
+	if len(p.Privileges) == 0 {
 		return
 	}
 	b.WriteString("\nprivileges firn serve (and --apply) needs, tried with statements that change no row:\n")
 	unreadable := map[string]bool{}
-	for _, c := range p.privileges {
+	for _, c := range p.Privileges {
 		u := c.Use
 		var pe *sqlstore.PrivilegeError
 		switch {
@@ -79,21 +83,21 @@ func modeOfTable(table string) string {
 	return "leaf|tinyid"
 }
 
-func (p *migratePlan) writeSegments(b *strings.Builder) {
-	format := oldSystems[p.from].format
+func writeSegments(b *strings.Builder, p *migrate.Plan) {
+	format := p.From.Format()
 	if format == "" {
 		return
 	}
-	if p.noSegments {
+	if p.NoSegments {
 		fmt.Fprintf(b, "\nsegments: none: the database has no table %s, as a Leaf that runs in snowflake mode only "+
-			"(leaf.segment.enable=false); the configuration serves no segments\n", p.oldTable)
+			"(leaf.segment.enable=false); the configuration serves no segments\n", p.OldTable)
 		return
 	}
 	fmt.Fprintf(b, "\nsegments: firn serves these rows as they are (--segments %s), from the first ID shown:\n", format)
 	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TAG\tFIRST ID\tSTEP\tDELTA\tREMAINDER")
 	var refused []string
-	for _, t := range p.tags {
+	for _, t := range p.Tags {
 		first := strconv.FormatInt(t.Next, 10)
 		if err := segment.CheckResidue(t.Delta, t.Remainder); err != nil {
 			first = "REFUSED"
@@ -102,71 +106,71 @@ func (p *migratePlan) writeSegments(b *strings.Builder) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%d\n", t.Tag, first, t.Step, t.Delta, t.Remainder)
 	}
 	_ = tw.Flush() // into a strings.Builder, which does not fail
-	if len(p.tags) == 0 {
+	if len(p.Tags) == 0 {
 		b.WriteString("  (no rows)\n")
 	}
 	for _, r := range refused {
 		b.WriteString(r)
 	}
 	b.WriteString("  why they cannot collide: " + noCollision[format] + "\n")
-	if p.from == "tinyid" {
-		if len(p.tokenBizTypes) == 0 {
+	if p.From == migrate.Tinyid {
+		if len(p.TokenBizTypes) == 0 {
 			b.WriteString("  tokens: the token table grants no bizType: with segments.check_tokens every token= is refused\n")
 		} else {
-			b.WriteString("  tokens: the token table covers bizTypes " + strings.Join(p.tokenBizTypes, ", ") +
+			b.WriteString("  tokens: the token table covers bizTypes " + strings.Join(p.TokenBizTypes, ", ") +
 				"; firn checks token= against it (segments.check_tokens)\n")
 		}
 	}
 }
 
-func (p *migratePlan) writeSnowflake(b *strings.Builder) {
-	if p.from == "tinyid" && p.floor == 0 {
+func writeSnowflake(b *strings.Builder, p *migrate.Plan) {
+	if p.From == migrate.Tinyid && p.Floor == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\nsnowflake, layout %s:\n", p.layout)
-	if p.layoutErr != nil {
-		fmt.Fprintf(b, "  firn cannot issue IDs in this layout: %s\n", oneLine(p.layoutErr.Error()))
+	fmt.Fprintf(b, "\nsnowflake, layout %s:\n", p.Layout)
+	if p.LayoutErr != nil {
+		fmt.Fprintf(b, "  firn cannot issue IDs in this layout: %s\n", oneLine(p.LayoutErr.Error()))
 	}
-	for _, s := range p.samples {
+	for _, s := range p.Samples {
 		verdict := "fits the layout"
-		if s.verdict != "" {
-			verdict = "IMPLAUSIBLE: " + s.verdict
+		if s.Verdict != "" {
+			verdict = "IMPLAUSIBLE: " + s.Verdict
 		}
-		fmt.Fprintf(b, "  %s = %d: time %s, node %d, sequence %d: %s\n", s.what, s.id,
-			s.parts.Time.Format(timeFormat), s.parts.Node, s.parts.Sequence, verdict)
+		fmt.Fprintf(b, "  %s = %d: time %s, node %d, sequence %d: %s\n", s.What, s.ID,
+			s.Parts.Time.Format(timeFormat), s.Parts.Node, s.Parts.Sequence, verdict)
 	}
-	if p.floor == 0 {
+	if p.Floor == 0 {
 		b.WriteString("  floor: not determined; snowflake stays off in the configuration below\n")
 	} else {
-		fmt.Fprintf(b, "  floor: %d, from %s\n", p.floor, strings.Join(p.floorFrom, ", "))
-		if tick, least, err := p.floorTicks(); err == nil {
+		fmt.Fprintf(b, "  floor: %d, from %s\n", p.Floor, strings.Join(p.FloorFrom, ", "))
+		if tick, least, err := p.FloorTicks(); err == nil {
 			now := time.Now()
 			nowTick := uint64(0)
-			if now.After(p.layout.Epoch) {
-				nowTick = uint64(now.Sub(p.layout.Epoch) / p.layout.Tick)
+			if now.After(p.Layout.Epoch) {
+				nowTick = uint64(now.Sub(p.Layout.Epoch) / p.Layout.Tick)
 			}
-			first, _ := p.layout.Compose(max(tick, nowTick), p.firstNode, 0)
+			first, _ := p.Layout.Compose(max(tick, nowTick), p.FirstNode, 0)
 			fmt.Fprintf(b, "  first ID: every ID firn issues is at least %d, past the floor: its nodes start at the tick after "+
 				"the floor's (%s), the HWM snowflake.floor and --apply enforce; issued now on node %d the first would be about %d\n",
-				least, p.layout.TickTime(tick).Format(timeFormat), p.firstNode, first)
+				least, p.Layout.TickTime(tick).Format(timeFormat), p.FirstNode, first)
 		}
 	}
 	switch {
-	case len(p.reserved) > 0:
+	case len(p.Reserved) > 0:
 		fmt.Fprintf(b, "  node IDs to reserve (registry.reserved_nodes): %s — the workers %s assigned, any of which may still run; "+
-			"firn takes node %d first\n", joinUints(p.reserved), p.from, p.firstNode)
-	case p.from == "uid-generator":
+			"firn takes node %d first\n", joinUints(p.Reserved), p.From, p.FirstNode)
+	case p.From == migrate.UIDGenerator:
 		b.WriteString("  node IDs to reserve: none (WORKER_NODE is empty)\n")
 	}
-	switch p.from {
-	case "uid-generator":
+	switch p.From {
+	case migrate.UIDGenerator:
 		fmt.Fprintf(b, "  restarts: uid-generator gives every start a new worker, the next AUTO_INCREMENT of %s "+
 			"(DisposableWorkerIdAssigner.java lines 49–57), which may be a node firn serves; --apply first runs "+
 			"ALTER TABLE %s AUTO_INCREMENT = %d, past the layout's last node %d, so a uid-generator process that starts "+
 			"after it refuses to (DefaultUidGenerator.java lines 91–92: a worker ID above the layout's maximum throws); "+
 			"it needs ALTER on %s (GRANT ALTER ON %s TO firn's account), checked above\n",
-			p.oldTable, p.oldTable, p.fenceAt(), p.layout.MaxNode(), p.oldTable, p.oldTable)
-	case "leaf":
+			p.OldTable, p.OldTable, p.FenceAt(), p.Layout.MaxNode(), p.OldTable, p.OldTable)
+	case migrate.Leaf:
 		b.WriteString("  new Leaf servers: stop adding them. Leaf gives a server whose ip:port ZooKeeper has never seen the next " +
 			"worker ID, the sequence number of a new persistent sequential node under /snowflake/{leaf.name}/forever " +
 			"(SnowflakeZookeeperHolder.java lines 85–89); a server seen before keeps its own (lines 71–76). Reserve every " +
@@ -189,40 +193,40 @@ func yamlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''")
 // configSnippet is a configuration for firn serve that carries the plan:
 // the old layout, the registry with the reserved nodes, the old segment
 // table, and the floor (snowflake off without one).
-func (f *migrateFlags) configSnippet(p *migratePlan) string {
+func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 	var b strings.Builder
 	b.WriteString("layout:\n")
-	for _, kv := range [][2]string{{"preset", f.layout.preset}, {"epoch", f.layout.epoch}, {"tick", f.layout.tick},
-		{"time_bits", f.layout.timeBits}, {"node_bits", f.layout.nodeBits}, {"node_names", f.layout.nodeNames},
-		{"sequence_bits", f.layout.seqBits}, {"order", f.layout.order}} {
+	for _, kv := range [][2]string{{"preset", f.layout.Preset}, {"epoch", f.layout.Epoch}, {"tick", f.layout.Tick},
+		{"time_bits", f.layout.TimeBits}, {"node_bits", f.layout.NodeBits}, {"node_names", f.layout.NodeNames},
+		{"sequence_bits", f.layout.SequenceBits}, {"order", f.layout.Order}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
 		}
 	}
-	sf := f.stores
+	sf := f.stores.Registry
 	dsn := redact(f.dialect, f.dsn)
-	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.kind)
-	switch sf.kind {
+	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.Store)
+	switch sf.Store {
 	case "postgres", "mysql":
 		fmt.Fprintf(&b, "  dsn: %s\n", yamlString(dsn))
 	case "etcd":
-		fmt.Fprintf(&b, "  endpoints: [%s]\n", sf.endpoints)
+		fmt.Fprintf(&b, "  endpoints: [%s]\n", strings.Join(sf.Endpoints, ","))
 	case "local":
-		if sf.dataDir != "" {
-			fmt.Fprintf(&b, "  data_dir: %s\n", yamlString(sf.dataDir))
+		if sf.DataDir != "" {
+			fmt.Fprintf(&b, "  data_dir: %s\n", yamlString(sf.DataDir))
 		}
 	}
-	for _, kv := range [][2]string{{"namespace", sf.namespace}, {"table", sf.table}} {
+	for _, kv := range [][2]string{{"namespace", sf.Namespace}, {"table", sf.Table}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
 		}
 	}
-	if len(p.reserved) > 0 {
-		fmt.Fprintf(&b, "  reserved_nodes: [%s]\n", joinUints(p.reserved))
+	if len(p.Reserved) > 0 {
+		fmt.Fprintf(&b, "  reserved_nodes: [%s]\n", joinUints(p.Reserved))
 	}
-	if format := oldSystems[p.from].format; format != "" && !p.noSegments {
+	if format := p.From.Format(); format != "" && !p.NoSegments {
 		fmt.Fprintf(&b, "segments:\n  format: %s\n  table: %s\n", format, f.oldTable)
-		if sf.kind != f.dialect { // the registry is elsewhere: the segments stay in the old database
+		if sf.Store != f.dialect { // the registry is elsewhere: the segments stay in the old database
 			fmt.Fprintf(&b, "  store: %s\n  dsn: %s\n", f.dialect, yamlString(dsn))
 		}
 		if format == "tinyid" {
@@ -232,10 +236,10 @@ func (f *migrateFlags) configSnippet(p *migratePlan) string {
 	if dsn != f.dsn {
 		b.WriteString("# the DSN's password is not printed: put it back before use\n")
 	}
-	if p.floor == 0 || p.layoutErr != nil {
+	if p.Floor == 0 || p.LayoutErr != nil {
 		b.WriteString("snowflake:\n  enabled: false\n")
 	} else {
-		fmt.Fprintf(&b, "snowflake:\n  enabled: true\n  floor: %d\n", p.floor)
+		fmt.Fprintf(&b, "snowflake:\n  enabled: true\n  floor: %d\n", p.Floor)
 	}
 	return b.String()
 }

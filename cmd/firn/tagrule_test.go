@@ -2,13 +2,8 @@ package main
 
 import (
 	"database/sql"
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/segment"
@@ -85,30 +80,5 @@ func TestTagCreateOnALatin1TableExits2(t *testing.T) {
 	var n int
 	if err := db.QueryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d rows, %v; want none", n, err)
-	}
-}
-
-func TestInvalidSQLInput(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"postgres: value too long", &pgconn.PgError{Code: "22001"}, true},
-		{"postgres: out of range, wrapped", fmt.Errorf("update: %w", &pgconn.PgError{Code: "22003"}), true},
-		{"postgres: a NUL", &pgconn.PgError{Code: "22021"}, true},
-		{"postgres: connection failure", &pgconn.PgError{Code: "08006"}, false},
-		{"postgres: unique violation", &pgconn.PgError{Code: "23505"}, false},
-		{"mysql: data too long", &mysql.MySQLError{Number: 1406}, true},
-		{"mysql: out of range", &mysql.MySQLError{Number: 1264}, true},
-		{"mysql: incorrect string value", &mysql.MySQLError{Number: 1366}, true},
-		{"mysql: duplicate key", &mysql.MySQLError{Number: 1062}, false},
-		{"mysql: access denied", &mysql.MySQLError{Number: 1045}, false},
-		{"a bad connection", mysql.ErrInvalidConn, false},
-		{"anything else", errors.New("boom"), false},
-	} {
-		if got := invalidSQLInput(tc.err); got != tc.want {
-			t.Errorf("%s: invalidSQLInput = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }

@@ -1,0 +1,147 @@
+package sqlstore
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// A Class is what an error of the database means to firn (see Classify).
+type Class int
+
+const (
+	// Outage is every error Classify does not recognise: the database is
+	// down, unreachable, locked or slow, or said something firn has no
+	// rule for. It is the zero Class on purpose: an error nobody
+	// recognised is never taken for bad input or a missing table, so a
+	// store never answers it with a 400 or a CREATE TABLE.
+	Outage Class = iota
+	// Invalid is the database refusing a value its column cannot hold:
+	// SQLSTATE class 22 ("data exception": too long, out of range, a NUL
+	// or a byte sequence the encoding refuses), or MySQL's 1264 (out of
+	// range), 1265 (truncated), 1292 and 1366 (an incorrect value), 1300
+	// (an invalid string for the charset), 1406 (too long). The stores
+	// return such errors as segment.ErrInvalid.
+	Invalid
+	// Denied is the database refusing a statement for want of a
+	// privilege: PostgreSQL's 42501 (insufficient_privilege), MySQL's
+	// 1142 (on a table), 1143 (on a column), 1044 (on the database). The
+	// stores return such errors as a *PrivilegeError.
+	Denied
+	// MissingTable is the database saying a table does not exist:
+	// PostgreSQL's 42P01 (undefined_table), MySQL's 1146. Only then does a
+	// store create its table on first use.
+	MissingTable
+	// DuplicateColumn is MySQL's 1060, a column the table already has:
+	// the answer CheckWorkerNodeFence's ALTER probe expects when the
+	// account may ALTER.
+	DuplicateColumn
+)
+
+// String names the class.
+func (c Class) String() string {
+	switch c {
+	case Outage:
+		return "outage"
+	case Invalid:
+		return "invalid input"
+	case Denied:
+		return "permission denied"
+	case MissingTable:
+		return "missing table"
+	case DuplicateColumn:
+		return "duplicate column"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
+
+// mysqlClasses are the MySQL error numbers of each class but Outage.
+var mysqlClasses = map[uint16]Class{
+	1264: Invalid, 1265: Invalid, 1292: Invalid, 1300: Invalid, 1366: Invalid, 1406: Invalid,
+	1044: Denied, 1142: Denied, 1143: Denied,
+	1146: MissingTable,
+	1060: DuplicateColumn,
+}
+
+// sqlStater is the method both PostgreSQL drivers' errors have (pgx's
+// *pgconn.PgError, lib/pq's *pq.Error): sqlstore reads the SQLSTATE
+// through it and imports neither driver.
+type sqlStater interface{ SQLState() string }
+
+// Classify says what err, an error of a store or of the PostgreSQL or
+// MySQL driver under it, means: the driver's error is found with
+// errors.As, so a wrapped one is classified too. Anything it does not
+// recognise, nil included, is an Outage.
+func Classify(err error) Class {
+	var me *mysql.MySQLError
+	var pe sqlStater
+	switch {
+	case err == nil:
+		return Outage
+	case errors.As(err, &me):
+		if c, ok := mysqlClasses[me.Number]; ok {
+			return c
+		}
+		if me.SQLState[0] == '2' && me.SQLState[1] == '2' {
+			return Invalid
+		}
+	case errors.As(err, &pe):
+		switch code := pe.SQLState(); {
+		case strings.HasPrefix(code, "22"):
+			return Invalid
+		case code == "42501":
+			return Denied
+		case code == "42P01":
+			return MissingTable
+		}
+	}
+	return Outage
+}
+
+// RefusedConnection says why a database that answered refused the
+// connection itself — no such database (PostgreSQL's 3D000, MySQL's
+// 1049), the user or password refused (28P01 and 28000; MySQL's SQLSTATE
+// 28000: 1045, 1698), or the user not let into the database (42501,
+// CONNECT revoked; MySQL's 1044, which also answers a database that does
+// not exist) — and what to change; ok is false for anything else, an
+// outage included. Waiting cures none of these. It is for the errors of
+// connecting only: 42501 on a statement is a missing privilege (Denied).
+func RefusedConnection(err error) (why string, ok bool) {
+	var me *mysql.MySQLError
+	var pe sqlStater
+	switch {
+	case errors.As(err, &me) && me.Number == 1049:
+		return fmt.Sprintf("%s (error %d): create it, or name another database in the DSN", me.Message, me.Number), true
+	case errors.As(err, &me) && string(me.SQLState[:]) == "28000":
+		return fmt.Sprintf("%s (error %d): check the user and password of the DSN", me.Message, me.Number), true
+	case errors.As(err, &me) && me.Number == 1044:
+		return fmt.Sprintf("%s (error %d): check that the database exists, and GRANT the user access to it", me.Message, me.Number), true
+	case !errors.As(err, &pe):
+		return "", false
+	}
+	code := pe.SQLState()
+	msg := pgMessage(pe.(error), code)
+	switch code {
+	case "3D000":
+		return fmt.Sprintf("%s (SQLSTATE %s): create it, or name another database in the DSN", msg, code), true
+	case "28P01", "28000":
+		return fmt.Sprintf("%s (SQLSTATE %s): check the user and password of the DSN", msg, code), true
+	case "42501":
+		return fmt.Sprintf("%s (SQLSTATE %s): GRANT the user CONNECT on the database, or name another in the DSN", msg, code), true
+	}
+	return "", false
+}
+
+// pgMessage is the server's message in a PostgreSQL driver's error,
+// without what the driver adds around it: pgx writes "FATAL: message
+// (SQLSTATE code)", lib/pq "pq: message". Neither has a method for the
+// message alone.
+func pgMessage(err error, code string) string {
+	msg := strings.TrimSuffix(err.Error(), " (SQLSTATE "+code+")")
+	for _, prefix := range []string{"pq: ", "FATAL: ", "ERROR: ", "PANIC: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return msg
+}
