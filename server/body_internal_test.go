@@ -7,15 +7,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-// createBody is the body of POST /v1/segments.
-type createBody struct {
-	Tag         string `json:"tag"`
-	First       *int64 `json:"first,string"`
-	Step        int64  `json:"step"`
-	Description string `json:"description"`
-}
+	"github.com/firn-id/firn/api"
+)
 
 // FuzzDecodeBody: a body decodeBody accepts is one JSON object that
 // encoding/json reads to the same values, each of its keys written once
@@ -32,7 +26,7 @@ func FuzzDecodeBody(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var got createBody
+		var got api.CreateTag
 		err := decodeBody(httptest.NewRequest("POST", "/v1/segments", strings.NewReader(body)), &got)
 		if err != nil {
 			if code, _ := status(err); code != 400 && code != 413 {
@@ -40,7 +34,7 @@ func FuzzDecodeBody(f *testing.F) {
 			}
 			return
 		}
-		var want createBody
+		var want api.CreateTag
 		if err := json.Unmarshal([]byte(body), &want); err != nil {
 			t.Fatalf("%q accepted, but encoding/json refuses it: %v", body, err)
 		}
