@@ -39,7 +39,7 @@ func httpServer(t *testing.T, perm *opaque.Permutation) (string, snowflake.Layou
 	t.Cleanup(func() { _ = alloc.Close(context.Background()) })
 	cfg := server.Config{Snowflake: g, Segments: alloc, SegmentStore: store, Opaque: perm}
 	if perm != nil {
-		cfg.Auth, err = server.NewAuthWith([]server.Token{{Name: "ops", Secret: "ops-secret", Scopes: []string{"reveal", "snowflake"}}}, server.Anonymous{})
+		cfg.Auth, err = server.NewAuth([]server.Token{{Name: "ops", Secret: "ops-secret", Scopes: []string{"reveal", "snowflake"}}}, server.Anonymous{})
 		if err != nil {
 			t.Fatal(err)
 		}

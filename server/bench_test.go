@@ -28,7 +28,7 @@ func BenchmarkHandler(b *testing.B) {
 		_, _ = w.Write([]byte(`{"id":"` + strconv.FormatInt(n.Add(1), 10) + `"}` + "\n"))
 	})
 	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
-	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake"}}})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{})
 	firn := handlerOf(b, &server.Config{Snowflake: g, Auth: auth})
 	for _, c := range []struct {
 		name string
@@ -77,7 +77,7 @@ func BenchmarkRoutes(b *testing.B) {
 	// from waiting on its clock, which would hide the handler's cost.
 	twitter, _ := snowflake.Preset("twitter")
 	g, _ := snowflake.New(snowflake.Config{Layout: twitter, Reservation: snowflake.Unreserved()})
-	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake", "tag:*"}}})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
 	firn := handlerOf(b, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
 	for _, c := range []struct {
 		name, target string

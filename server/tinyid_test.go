@@ -44,7 +44,7 @@ func tinyidTokenHandler(t *testing.T, log *slog.Logger, tokens []server.Token, a
 	}
 	a, _ := segment.NewAllocator(s, segment.Config{})
 	t.Cleanup(func() { a.Close(context.Background()) })
-	auth, err := server.NewAuth(tokens, anonymous...)
+	auth, err := server.NewAuth(tokens, server.Anonymous{Scopes: anonymous})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,9 @@ func TestCompatAnswersAreWholeAndCanonical(t *testing.T) {
 	}
 	var counted atomic.Int64
 	w := newWorker()
-	call := func(context.Context, []int64) ([]int64, error) { return parse(make([]int64, 0, 3), http.StatusOK, []byte("1001,1002,x")) }
+	call := func(context.Context, []int64) ([]int64, error) {
+		return parse(make([]int64, 0, 3), http.StatusOK, []byte("1001,1002,x"))
+	}
 	w.do(context.Background(), call, time.Now(), true, make([]int64, 0, 3), &counted)
 	if counted.Load() != 0 || len(w.ids) != 0 {
 		t.Errorf("a failed answer counted %d IDs and recorded %v for the uniqueness check", counted.Load(), w.ids)

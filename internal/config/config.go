@@ -126,7 +126,7 @@ func (a Auth) New() (*server.Auth, error) {
 	for i, t := range a.Tokens {
 		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
 	}
-	return server.NewAuthWith(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
+	return server.NewAuth(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
 }
 
 // Token is one bearer token.
@@ -760,7 +760,7 @@ func (o Opaque) Validate() error {
 func (o Opaque) On() bool { return o.Snowflake || len(o.Tags) > 0 }
 
 // validateAuth checks the tokens and anonymous grants with the server's
-// own rules (server.NewAuthWith), naming the field at fault; a token
+// own rules (server.NewAuth), naming the field at fault; a token
 // without a scope, which the server would take, and an anonymous rate of
 // 0, which the server reads as its default, are refused here as
 // mistakes.
