@@ -64,6 +64,16 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// badInput reports whether err is bad input, exit status 2: a usage
+// error, a store's bad setting (backend.ErrConfig), or a setting config
+// refuses as it reads it.
+func badInput(err error) bool {
+	var ue *usageError
+	var fe *config.FieldError
+	var ie *config.InputError
+	return errors.As(err, &ue) || errors.Is(err, backend.ErrConfig) || errors.As(err, &fe) || errors.As(err, &ie)
+}
+
 // errHelp is returned when the user asked for help that was printed.
 var errHelp = errors.New("help printed")
 
@@ -116,14 +126,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err := c.run(args[1:], stdout)
-	var ue *usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, errHelp):
 		fmt.Fprint(stdout, c.usage)
 		return 0
-	case errors.As(err, &ue), errors.Is(err, backend.ErrConfig):
+	case badInput(err):
 		fmt.Fprintln(stderr, message(c.name, err))
 		return 2
 	default:

@@ -243,7 +243,7 @@ func TestMigrateCheckUIDGenerator(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
+	l, err := config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"}.Snowflake()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 	a.run(t, "GRANT SELECT ON WORKER_NODE TO "+a.user)
 	args := []string{"migrate", "check", "--from", "uid-generator", "--dsn", a.dsn, "--layout", "baidu",
 		"--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
+	l, err := config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"}.Snowflake()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
 	}
 	t.Cleanup(func() { _ = closeStore() })
 	l, _ := snowflake.Preset("twitter")
-	lease, err := nodeid.Acquire(context.Background(), store, nodeid.Config{NodeBits: l.NodeBits(), Node: &node, Layout: spaceID(l, nil), StartAhead: true})
+	lease, err := nodeid.Acquire(context.Background(), store, nodeid.Config{NodeBits: l.NodeBits(), Node: &node, Layout: config.SpaceID(l, nil), StartAhead: true})
 	if err != nil {
 		t.Fatal(err)
 	}

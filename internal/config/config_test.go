@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -376,5 +377,20 @@ func TestFilePathsAreRelativeToTheFile(t *testing.T) {
 	}
 	if c.Opaque.KeyFile != "key" {
 		t.Fatalf("key_file of a document without a file = %q; want it as given", c.Opaque.KeyFile)
+	}
+}
+
+// TestSegmentsMaxID: the tags segments.javascript_safe lists, or every
+// tag with "*", are bounded at 2^53−1; the others are not.
+func TestSegmentsMaxID(t *testing.T) {
+	if (config.Segments{}).MaxID() != nil {
+		t.Fatal("no tags listed, yet a bound")
+	}
+	some := config.Segments{JavaScriptSafe: []string{"order"}}.MaxID()
+	if some("order") != segment.JavaScriptSafe || some("user") != 0 {
+		t.Fatalf("listed tag: %d, other: %d", some("order"), some("user"))
+	}
+	if all := (config.Segments{JavaScriptSafe: []string{"*"}}).MaxID(); all("anything") != segment.JavaScriptSafe {
+		t.Fatal(`"*" leaves a tag unbounded`)
 	}
 }
