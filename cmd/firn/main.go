@@ -28,6 +28,7 @@ import (
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 )
 
 // command is one subcommand of the firn binary.
@@ -159,7 +160,7 @@ func lookup(name string) (command, bool) {
 
 // oneLine makes a message one line, with every password the command has
 // seen hidden.
-func oneLine(s string) string { return scrub(strings.ReplaceAll(s, "\n", "; ")) }
+func oneLine(s string) string { return secret.Scrub(strings.ReplaceAll(s, "\n", "; ")) }
 
 func mainUsage() string {
 	var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -348,7 +349,7 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
 	t.Helper()
 	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"},
-		Secrets: backend.Secrets{Redact: redact, Scrub: scrub}}
+		Secrets: backend.Secrets{Redact: redact, Scrub: secret.Scrub}}
 	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		t.Fatal(err)

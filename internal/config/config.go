@@ -25,6 +25,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
@@ -791,10 +792,10 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 	}
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
 	for i := range r.Auth.Tokens {
-		r.Auth.Tokens[i].Secret = "REDACTED"
+		r.Auth.Tokens[i].Secret = secret.Redacted
 	}
 	if r.Opaque.Key != "" {
-		r.Opaque.Key = "REDACTED"
+		r.Opaque.Key = secret.Redacted
 	}
 	return yaml.Marshal(&r)
 }
