@@ -43,7 +43,7 @@ func runLayout(args []string, stdout io.Writer) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn layout [layout flags]", rest[0])
 	}
-	l, err := layoutOf(cfg.Layout)
+	l, err := cfg.Layout.Snowflake()
 	if err != nil {
 		return err
 	}

@@ -189,12 +189,12 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 // options turns the flags into f.opt.
 func (f *migrateFlags) options(sys migrate.System) error {
 	d, _ := sqlstore.ParseDialect(f.dialect)
-	l, err := layoutOf(f.layout)
+	l, err := f.layout.Snowflake()
 	if err != nil {
 		return err
 	}
 	f.opt = migrate.Options{From: sys, Dialect: d, OldTable: f.oldTable, TokenTable: f.tokenTable, Layout: l,
-		LayoutErr: checkGenerates(l, time.Now()), NodeTable: f.stores.Registry.Table,
+		LayoutErr: config.CheckGenerates(l, time.Now()), NodeTable: f.stores.Registry.Table,
 		RegistryHere: f.stores.Registry.Store == f.dialect && f.stores.Registry.DSN == f.dsn}
 	if f.floor != "" {
 		v, err := strconv.ParseUint(f.floor, 10, 63)
@@ -222,5 +222,5 @@ func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 	}
 	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
 	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: redact(f.dialect, f.dsn),
-		Space: spaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
+		Space: config.SpaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
 }

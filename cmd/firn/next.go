@@ -96,16 +96,16 @@ func parseNext(args []string) (*nextLine, error) {
 	if x.f, err = parseIDFormat(*x.formatName); err != nil {
 		return nil, err
 	}
-	if x.l, err = layoutOf(cfg.Layout); err != nil {
+	if x.l, err = cfg.Layout.Snowflake(); err != nil {
 		return nil, err
 	}
-	if err := checkGenerates(x.l, time.Now()); err != nil {
+	if err := config.CheckGenerates(x.l, time.Now()); err != nil {
 		return nil, err
 	}
 	if x.l.Epoch.After(time.Now()) {
 		return nil, usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", x.l.Epoch.Format(timeFormat))
 	}
-	if x.perm, err = permutation(cfg.Opaque, x.l); err != nil {
+	if x.perm, err = cfg.Opaque.Permutation(x.l); err != nil {
 		return nil, err
 	}
 	r := cfg.Registry
@@ -121,7 +121,7 @@ func parseNext(args []string) (*nextLine, error) {
 	if x.gc, err = generatorOf(x.l, cfg); err != nil {
 		return nil, err
 	}
-	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: spaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
+	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: config.SpaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
 	if x.lc.Reserved, err = reservedNodes(x.l, r.ReservedNodes); err != nil {
 		return nil, err
 	}

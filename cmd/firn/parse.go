@@ -114,11 +114,11 @@ func runParse(args []string, stdout io.Writer) error {
 	if *guess {
 		return runGuess(ids, enc, *asJSON, stdout)
 	}
-	l, err := layoutOf(cfg.Layout)
+	l, err := cfg.Layout.Snowflake()
 	if err != nil {
 		return err
 	}
-	perm, err := permutation(cfg.Opaque, l)
+	perm, err := cfg.Opaque.Permutation(l)
 	if err != nil {
 		return err
 	}

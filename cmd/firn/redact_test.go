@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firn-id/firn/internal/secret"
 )
 
 // The passwords below contain what breaks string surgery: @, /, :, ',
@@ -75,16 +77,16 @@ func TestRedactHidesThePasswordOfEveryDSNForm(t *testing.T) {
 			if tt.password != "" && strings.Contains(got, tt.password) {
 				t.Fatalf("redact(%q) = %q shows the password", tt.give, got)
 			}
-			// What the driver reads from the redacted DSN has no password
+			// What the driver reads from the secret.Redacted DSN has no password
 			// but REDACTED.
 			switch {
-			case got == redacted:
+			case got == secret.Redacted:
 			case tt.kind == "mysql":
-				if cfg, err := mysql.ParseDSN(got); err != nil || (cfg.Passwd != "" && cfg.Passwd != redacted) {
+				if cfg, err := mysql.ParseDSN(got); err != nil || (cfg.Passwd != "" && cfg.Passwd != secret.Redacted) {
 					t.Fatalf("mysql reads %q as password %q, %v", got, cfg.Passwd, err)
 				}
 			case tt.kind == "postgres":
-				if cfg, err := pgconn.ParseConfig(got); err != nil || (cfg.Password != "" && cfg.Password != redacted) {
+				if cfg, err := pgconn.ParseConfig(got); err != nil || (cfg.Password != "" && cfg.Password != secret.Redacted) {
 					t.Fatalf("pgx reads %q as password %q, %v", got, cfg.Password, err)
 				}
 			}

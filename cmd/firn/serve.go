@@ -20,6 +20,7 @@ import (
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
@@ -519,7 +520,7 @@ var logOutput io.Writer = os.Stderr
 func newLogger(level, format string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level)) // valid: config.Validate
-	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: scrubAttr}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: secret.ScrubAttr}
 	text := format == "text"
 	if f, ok := logOutput.(*os.File); ok && format == "auto" {
 		fi, err := f.Stat()

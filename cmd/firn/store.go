@@ -10,6 +10,7 @@ import (
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 )
 
 func init() {
@@ -49,9 +50,9 @@ var storeUses = []string{"registry.store", "registry.data_dir", "registry.endpoi
 
 // storeOf is the store the settings name, for serve and every other
 // command: the one translation of the configuration's store settings.
-// The stores' messages hide passwords with redact and scrub.
+// The stores' messages hide passwords with redact and secret.Scrub.
 func storeOf(cfg *config.Config) backend.Options {
 	home, _ := os.UserHomeDir()
 	return backend.Options{Registry: cfg.Registry, Segments: cfg.Segments, StateHome: os.Getenv("XDG_STATE_HOME"), Home: home,
-		Secrets: backend.Secrets{Redact: redact, Scrub: scrub}}
+		Secrets: backend.Secrets{Redact: redact, Scrub: secret.Scrub}}
 }

@@ -145,7 +145,7 @@ func parseTag(args []string) (*tagLine, error) {
 	if err := config.CheckTagList("segments.javascript_safe", t.cfg.Segments.JavaScriptSafe); err != nil {
 		return nil, usagef("%s", err)
 	}
-	if t.perms, err = tagPermutations(t.cfg.Opaque, maxIDOf(t.cfg.Segments.JavaScriptSafe)); err != nil {
+	if t.perms, err = t.cfg.Opaque.TagPermutations(t.cfg.Segments.MaxID()); err != nil {
 		return nil, err
 	}
 	if len(t.pos) != count {
@@ -159,7 +159,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	sub, pos, cfg, tf, perms, jsSafe := t.sub, t.pos, t.cfg, t.flags, t.perms, t.cfg.Segments.JavaScriptSafe
+	sub, pos, cfg, tf, perms := t.sub, t.pos, t.cfg, t.flags, t.perms
 	if sub == "reveal" {
 		enc, err := tf.encoding()
 		if err != nil {
@@ -181,7 +181,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if err == nil {
 			defer func() { err = errors.Join(err, closeStore()) }()
 			store = local
-			if alloc, err = segment.NewAllocator(local, segment.Config{MaxWait: 5 * time.Second, MaxID: maxIDOf(jsSafe), Opaque: perms}); err != nil {
+			if alloc, err = segment.NewAllocator(local, segment.Config{MaxWait: 5 * time.Second, MaxID: cfg.Segments.MaxID(), Opaque: perms}); err != nil {
 				return err
 			}
 			defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()

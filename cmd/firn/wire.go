@@ -5,14 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -89,27 +87,27 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 		}
 		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if o.layout, err = layoutOf(cfg.Layout); err != nil {
+	if o.layout, err = cfg.Layout.Snowflake(); err != nil {
 		return o, err
 	}
-	if err := checkGenerates(o.layout, time.Now()); err != nil {
+	if err := config.CheckGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
 	if cfg.Snowflake.JavaScriptSafe && cfg.Snowflake.Enabled && !o.layout.JavaScriptSafe() {
 		return o, usagef("snowflake.javascript_safe (--javascript-safe): the layout has %d bits, so its IDs reach past 2^53; use a layout of at most %d bits, such as --layout js53",
 			o.layout.Bits(), snowflake.JavaScriptBits)
 	}
-	o.maxID = maxIDOf(cfg.Segments.JavaScriptSafe)
-	if o.opaque, err = permutationOf(cfg.Opaque, o.layout); err != nil {
+	o.maxID = cfg.Segments.MaxID()
+	if o.opaque, err = cfg.Opaque.Permutation(o.layout); err != nil {
 		return o, err
 	}
-	if o.tagOpaque, err = tagPermutations(cfg.Opaque, o.maxID); err != nil {
+	if o.tagOpaque, err = cfg.Opaque.TagPermutations(o.maxID); err != nil {
 		return o, err
 	}
 	if o.gen, err = generatorOf(o.layout, cfg); err != nil {
 		return o, err
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: spaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: config.SpaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
 	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
 		return o, err
 	}
@@ -223,22 +221,4 @@ func loadConfig(args []string) (*config.Config, error) {
 		return nil, usagef("%s", err)
 	}
 	return c, nil
-}
-
-// maxIDOf is the allocator's bound per tag: 2^53−1 for the tags listed
-// (all with "*"), none for the others.
-func maxIDOf(tags []string) func(string) int64 {
-	if len(tags) == 0 {
-		return nil
-	}
-	all, set := slices.Contains(tags, "*"), map[string]bool{}
-	for _, t := range tags {
-		set[t] = true
-	}
-	return func(tag string) int64 {
-		if all || set[tag] {
-			return segment.JavaScriptSafe
-		}
-		return 0
-	}
 }
