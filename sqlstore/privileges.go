@@ -151,8 +151,8 @@ var probeColumns = map[Mode]map[bool]string{
 	ModeTinyid: {false: "max_id"}, ModeSet: {false: "max_id"},
 }
 
-// Uses returns the statements mode m runs on tables t, in order.
-func Uses(m Mode, t Tables) ([]Use, error) {
+// Statements returns the statements mode m runs on tables t, in order.
+func Statements(m Mode, t Tables) ([]Use, error) {
 	t, err := t.withDefaults()
 	if err != nil {
 		return nil, err
@@ -177,7 +177,7 @@ func Uses(m Mode, t Tables) ([]Use, error) {
 // their owner (firn schema prints the DDL), or by firn on first use when
 // its user may.
 func Grants(d Dialect, m Mode, t Tables, grantee string) (serve, admin []string, err error) {
-	us, err := Uses(m, t)
+	us, err := Statements(m, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -233,7 +233,7 @@ func refusal(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, table
 	if Classify(err) != Denied {
 		return err
 	}
-	us, _ := Uses(m, t)
+	us, _ := Statements(m, t)
 	i := slices.IndexFunc(us, func(u Use) bool { return u.Table == table && u.Verb == verb })
 	stmt := ""
 	if i < 0 { // the probe of a table (SELECT 1 FROM t WHERE 1 = 0): allow what serving needs
@@ -315,7 +315,7 @@ type PrivilegeCheck struct {
 // 1 = 0 FOR UPDATE. The database checks the same privileges as for the
 // real statement.
 func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables) ([]PrivilegeCheck, error) {
-	uses, err := Uses(m, t)
+	uses, err := Statements(m, t)
 	if err != nil {
 		return nil, err
 	}

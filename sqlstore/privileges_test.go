@@ -37,7 +37,7 @@ func TestModesTouchTheirOwnTables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
-			uses, err := sqlstore.Uses(tt.mode, tables)
+			uses, err := sqlstore.Statements(tt.mode, tables)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,10 +51,10 @@ func TestModesTouchTheirOwnTables(t *testing.T) {
 			}
 		})
 	}
-	if _, err := sqlstore.Uses("zookeeper", tables); err == nil {
+	if _, err := sqlstore.Statements("zookeeper", tables); err == nil {
 		t.Error("an unknown mode has statements")
 	}
-	if _, err := sqlstore.Uses(sqlstore.ModeLeaf, sqlstore.Tables{Leaf: "x; DROP TABLE y"}); err == nil {
+	if _, err := sqlstore.Statements(sqlstore.ModeLeaf, sqlstore.Tables{Leaf: "x; DROP TABLE y"}); err == nil {
 		t.Error("a table name that needs quoting is accepted")
 	}
 }

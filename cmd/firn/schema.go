@@ -123,7 +123,7 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 	if err != nil {
 		return err
 	}
-	uses, err := sqlstore.Uses(m, t)
+	uses, err := sqlstore.Statements(m, t)
 	if err != nil {
 		return usagef("%s", err)
 	}

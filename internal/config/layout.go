@@ -150,7 +150,7 @@ func parseOrder(s string) ([]snowflake.Part, error) {
 // Its errors are *InputError.
 func CheckGenerates(l snowflake.Layout, now time.Time) error {
 	var le *snowflake.LayoutError
-	if err := l.Generable(); errors.As(err, &le) {
+	if err := l.ValidateForGenerator(); errors.As(err, &le) {
 		return inputf("layout %s: %s", l.Name, le.Reason)
 	}
 	if since, ok := l.ExhaustedAt(now); ok {
