@@ -39,7 +39,9 @@ type ApplyOptions struct {
 // the reserved nodes and of the o.Nodes lowest others moves past the
 // floor, as firn admin advance --past-id. It refuses (*RefusedError,
 // nothing written) a plan with no floor, a layout firn cannot issue IDs
-// in, or a floor that does not decode plausibly. Every firn process of the
+// in, or a floor that does not decode plausibly; and, once the fence is
+// in place, a plan that does not reserve every worker WORKER_NODE then
+// holds (nothing advanced). Every firn process of the
 // namespace must be stopped first: one holding a node keeps issuing below
 // any new HWM, and its node is refused (nodeid.ErrNodeHeld).
 func (p *Plan) Apply(ctx context.Context, db *sql.DB, o ApplyOptions) (err error) {
@@ -113,6 +115,29 @@ func (p *Plan) fenceWorkers(ctx context.Context, db *sql.DB, o ApplyOptions) err
 	}
 	p.Applied = append(p.Applied, fmt.Sprintf("the AUTO_INCREMENT of %s is %d: a uid-generator process that starts now is given "+
 		"worker %d or above, past the layout's last node %d, and refuses to start", p.OldTable, p.FenceAt(), p.FenceAt(), p.Layout.MaxNode()))
+	return p.checkNoNewWorkers(ctx, db, o)
+}
+
+// checkNoNewWorkers refuses a plan whose WORKER_NODE read is stale: a
+// process that started between Check's read and the fence took a worker
+// ID the plan does not reserve, and may be issuing on it, while Apply
+// would advance it as one of the lowest others and the reserved nodes
+// printed would let firn take it. The table is read after the fence,
+// whose ALTER TABLE waits for every transaction that inserted into it
+// to end (the table's metadata lock), so no worker below the fence can
+// be missing from this read.
+func (p *Plan) checkNoNewWorkers(ctx context.Context, db *sql.DB, o ApplyOptions) error {
+	workers, err := WorkerNodes(ctx, db, p.Dialect, p.OldTable)
+	if err != nil {
+		return fmt.Errorf("--apply (%s): %w; the fence is in place, no node advanced", o.Source, err)
+	}
+	for _, w := range workers {
+		if w.ID >= 0 && uint64(w.ID) <= p.Layout.MaxNode() && !slices.Contains(p.Reserved, uint64(w.ID)) {
+			return &RefusedError{fmt.Sprintf("--apply: uid-generator worker %d (%s %s) started after the plan was made, which does not "+
+				"reserve it; the fence is in place (%s's AUTO_INCREMENT is %d), no node advanced: run the check again and apply its plan",
+				w.ID, w.Host, w.Port, p.OldTable, p.FenceAt())}
+		}
+	}
 	return nil
 }
 
