@@ -53,3 +53,43 @@ func TestApplyStalePlanWorkerStartedAfterCheck(t *testing.T) {
 		t.Errorf("Apply of a stale plan = %v, registry opened %t; want a *RefusedError naming worker %d, no node advanced", err, opened, worker)
 	}
 }
+
+// TestApplyFenceHeldByARow: MySQL 5.7 and earlier, and MariaDB before
+// 10.2.4, set a table's AUTO_INCREMENT back to MAX(ID)+1 on a restart,
+// which would give the next uid-generator start worker 4 again. Apply
+// leaves a row at the fence, so MAX(ID)+1 is past the layout's last node
+// too; a second Apply keeps one row.
+func TestApplyFenceHeldByARow(t *testing.T) {
+	db := newDatabase(t, "mysql")
+	exec(t, db.admin, uidgentest.Table("WORKER_NODE", 3)...)
+	l, _ := snowflake.Preset("baidu")
+	l.TimeBits, l.Node[0].Bits = 29, 21
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	floor, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 3, 100)
+	p, err := migrate.Check(ctx, db.admin, migrate.Options{From: migrate.UIDGenerator, Dialect: db.dialect, Layout: l, Floor: floor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := false
+	for range 2 {
+		if err := p.Apply(ctx, db.admin, applyOptions(l, nodeidtest.NewMemStore(), &opened)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var highest, rows uint64
+	if err := db.admin.QueryRow("SELECT MAX(ID), COUNT(*) FROM WORKER_NODE").Scan(&highest, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if highest != l.MaxNode()+1 || rows != 4 {
+		t.Errorf("after two applies WORKER_NODE has %d rows, the highest ID %d; want 4, the highest %d (the layout's last node + 1), "+
+			"so that MAX(ID)+1 after a restart is past the layout", rows, highest, l.MaxNode()+1)
+	}
+	exec(t, db.admin, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	if err := db.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&highest); err != nil {
+		t.Fatal(err)
+	}
+	if highest <= l.MaxNode() {
+		t.Errorf("a uid-generator start after Apply got worker %d, within the layout's %d", highest, l.MaxNode())
+	}
+}
