@@ -49,8 +49,10 @@ It writes nothing unless --apply.
                       a floor. Stop every firn process of the namespace
                       first. uid-generator (MySQL): first move the
                       AUTO_INCREMENT of WORKER_NODE past the layout's last
-                      node, so a uid-generator process that starts later
-                      refuses to (needs ALTER on WORKER_NODE)
+                      node, held by a row there, so a uid-generator process
+                      that starts later refuses to (needs ALTER and INSERT
+                      on WORKER_NODE); refused if a worker started since
+                      the table was read
   --nodes N           --apply: how many nodes besides the reserved ones
                       (default 64, at most the layout's); a firn process
                       that takes another node refuses to start below

@@ -294,7 +294,7 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 		t.Fatal(err)
 	}
 	floor, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 3, 0)
-	grant := "GRANT ALTER ON " + a.where + ".WORKER_NODE TO " + a.user + ";"
+	grant := "GRANT ALTER, INSERT ON " + a.where + ".WORKER_NODE TO " + a.user + ";"
 	plan, errOut, code := runCLI(args...)
 	if code != 0 || !strings.Contains(plan, "REFUSED") || !strings.Contains(plan, grant) {
 		t.Errorf("exit %d, %s; want a plan with REFUSED and %q:\n%s", code, errOut, grant, plan)

@@ -240,6 +240,12 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if err != nil {
 			return tagErr(pos[0], err)
 		}
+		if after < *to {
+			// Advance never moves a counter back, so an answer below the
+			// value asked for proves nothing moved: after a restore the
+			// tag would issue IDs already issued.
+			return fmt.Errorf("advance tag %s to %d: the answer is next ID %d, below it; the counter may not have moved", pos[0], *to, after)
+		}
 		note := ""
 		if after > *to {
 			note = ", already past the requested value;"
