@@ -223,6 +223,6 @@ func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 		sf.Registry.DSN = "" // the old database's, not the registry's
 	}
 	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
-	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: redact(f.dialect, f.dsn),
+	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: backend.Redact(f.dialect, f.dsn),
 		Space: config.SpaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
 }

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
-	"github.com/firn-id/firn/internal/secret"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/internal/leaftest"
 	"github.com/firn-id/firn/internal/tinyidtest"
 	"github.com/firn-id/firn/internal/uidgentest"
@@ -348,8 +347,7 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 // as a running firn serve would hold it.
 func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
 	t.Helper()
-	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"},
-		Secrets: backend.Secrets{Redact: redact, Scrub: secret.Scrub}}
+	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"}}
 	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		t.Fatal(err)

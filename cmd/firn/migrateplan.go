@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
@@ -206,7 +207,7 @@ func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 		}
 	}
 	sf := f.stores.Registry
-	dsn := redact(f.dialect, f.dsn)
+	dsn := backend.Redact(f.dialect, f.dsn)
 	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.Store)
 	switch sf.Store {
 	case "postgres", "mysql":

@@ -10,7 +10,6 @@ import (
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
-	"github.com/firn-id/firn/internal/secret"
 )
 
 func init() {
@@ -50,9 +49,7 @@ var storeUses = []string{"registry.store", "registry.data_dir", "registry.endpoi
 
 // storeOf is the store the settings name, for serve and every other
 // command: the one translation of the configuration's store settings.
-// The stores' messages hide passwords with redact and secret.Scrub.
 func storeOf(cfg *config.Config) backend.Options {
 	home, _ := os.UserHomeDir()
-	return backend.Options{Registry: cfg.Registry, Segments: cfg.Segments, StateHome: os.Getenv("XDG_STATE_HOME"), Home: home,
-		Secrets: backend.Secrets{Redact: redact, Scrub: secret.Scrub}}
+	return backend.Options{Registry: cfg.Registry, Segments: cfg.Segments, StateHome: os.Getenv("XDG_STATE_HOME"), Home: home}
 }

@@ -17,22 +17,6 @@ import (
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// hide is a Secrets that knows the test passwords only: a value that
-// holds one is hidden whole. cmd/firn's redact and scrub read every
-// password the way its driver does; here the test is that every DSN and
-// driver message goes through them.
-var hide = backend.Secrets{
-	Redact: func(_, v string) string {
-		if strings.Contains(v, "s3cret") {
-			return "REDACTED"
-		}
-		return v
-	},
-	Scrub: func(v string) string {
-		return strings.NewReplacer("s3cretpw", "REDACTED", "s3cret pw", "REDACTED").Replace(v)
-	},
-}
-
 func options(r config.Registry, sg config.Segments) backend.Options {
 	if r.DialTimeout == 0 {
 		r.DialTimeout = 5 * time.Second
@@ -40,7 +24,7 @@ func options(r config.Registry, sg config.Segments) backend.Options {
 	if sg.Format == "" {
 		sg.Format = "leaf"
 	}
-	return backend.Options{Registry: r, Segments: sg, Secrets: hide}
+	return backend.Options{Registry: r, Segments: sg}
 }
 
 func ExampleNames() {
@@ -143,9 +127,9 @@ func TestUnreachableIsAnOutage(t *testing.T) {
 	}
 }
 
-// TestNoSecretsHidesWholeValues: left unset, Secrets hides every DSN
-// and driver message whole rather than print a password.
-func TestNoSecretsHidesWholeValues(t *testing.T) {
+// TestUnreadableDSNHiddenWhole: a DSN its driver cannot read is hidden
+// whole rather than print a password.
+func TestUnreadableDSNHiddenWhole(t *testing.T) {
 	o := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:s3cretpw@tcp(h:3306)", DialTimeout: time.Second}, Segments: config.Segments{Format: "leaf"}}
 	_, _, err := o.OpenNodes(context.Background())
 	if !errors.Is(err, backend.ErrConfig) || !strings.HasPrefix(err.Error(), "--dsn REDACTED: not a MySQL DSN") || strings.Contains(err.Error(), "s3cretpw") {

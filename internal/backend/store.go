@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/firn-id/firn/etcdstore"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
@@ -62,7 +63,7 @@ func openEtcd(ctx context.Context, op *opener) (*opened, error) {
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: r.DialTimeout, Logger: zap.NewNop()})
 	if err != nil {
-		return nil, configf("--endpoints %s: %s", op.Secrets.redact("endpoint", joined), op.Secrets.scrub(err.Error()))
+		return nil, configf("--endpoints %s: %s", Redact("endpoint", joined), secret.Scrub(err.Error()))
 	}
 	if err := op.pingEtcd(ctx, cli, endpoints, prefix+"layout"); err != nil {
 		_ = cli.Close()

@@ -1,4 +1,4 @@
-package main
+package backend
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/firn-id/firn/internal/secret"
 )
 
-// redact returns value — a DSN of kind postgres or mysql (any other kind
+// Redact returns value — a DSN of kind postgres or mysql (any other kind
 // is read as either), or an etcd endpoint of kind "endpoint" — with its password replaced by REDACTED, read
 // the way the driver reads it: pgx's keyword/value grammar or URL (its
 // password, and the password and sslpassword parameters), mysql.ParseDSN
@@ -18,7 +18,7 @@ import (
 // cannot be read, or whose redaction would still contain a password the
 // driver reads from it, is replaced whole: firn fails closed. Config
 // print, error messages and logs all go through here.
-func redact(kind, value string) string {
+func Redact(kind, value string) string {
 	if value == "" {
 		return ""
 	}
