@@ -104,45 +104,15 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.tagOpaque, err = cfg.Opaque.TagPermutations(o.maxID); err != nil {
 		return o, err
 	}
-	if o.gen, err = generatorOf(o.layout, cfg); err != nil {
+	if o.gen, err = cfg.Generator(o.layout); err != nil {
 		return o, err
 	}
 	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: config.SpaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
-	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
+	if o.lease.Reserved, err = r.Reserved(o.layout); err != nil {
 		return o, err
 	}
-	o.lease.Node, err = nodeOf(o.layout, r)
+	o.lease.Node, err = r.NodeFor(o.layout)
 	return o, err
-}
-
-// nodeOf is the node registry.node names for layout l: nil for the
-// lowest free one in the store, a value for a static or derived node.
-func nodeOf(l snowflake.Layout, r config.Registry) (*uint64, error) {
-	var node uint64
-	var err error
-	switch {
-	case r.Node == "":
-		return nil, nil
-	case r.Node == "derived":
-		node, err = derivedNode(l, r.AcceptCollisionRisk)
-	default:
-		node, err = parseNode(l, r.Node)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &node, nil
-}
-
-// generatorOf is the generator's configuration from the settings, for
-// serve and firn next alike; the caller sets Node and Reservation once it
-// holds a lease.
-func generatorOf(l snowflake.Layout, cfg *config.Config) (snowflake.Config, error) {
-	p, err := cfg.Snowflake.Policy()
-	if err != nil {
-		return snowflake.Config{}, usagef("%s", err)
-	}
-	return snowflake.Config{Layout: l, Exhausted: p, MaxBorrow: cfg.Snowflake.MaxBorrow, StartAhead: cfg.Registry.StartAhead}, nil
 }
 
 // exhaustedHelp is the help of snowflake.exhausted and max_borrow, its
