@@ -157,7 +157,7 @@ func runNext(args []string, stdout io.Writer) error {
 			}
 			// The floor applies to every generator that issues in the
 			// namespace, as it does to serve's.
-			if err := checkFloor(g, cfg.Snowflake.Floor, perm); err != nil {
+			if err := config.CheckFloor(g, cfg.Snowflake.Floor, perm); err != nil {
 				return err
 			}
 			draw, err := f.drawer(g, perm, enc)

@@ -56,27 +56,10 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
 		return o, usagef("%s", err)
 	}
-	// Off loopback the node must come from a shared registry (etcd, SQL)
-	// or be the operator's: a local store picking "the lowest free node"
-	// gives node 0 on every machine, explicit or not.
-	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
-	if err := checkListen("http", o.addr, explicitStore, o.auth); err != nil {
+	if err := cfg.CheckListeners(o.auth); err != nil {
 		return o, err
 	}
-	// Segments from the local directory serve one machine: off loopback,
-	// machines behind one address would each count the same IDs.
-	if r.Store == "local" && len(sg.Stores) == 0 && sg.Store == "" && !sg.Local &&
-		(!loopback(o.addr) || (o.grpcAddr != "off" && !loopback(o.grpcAddr))) {
-		o.segmentsOff = "segments are off: this server listens off loopback on the local data directory, " +
-			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +
-			"name shared segment databases (segments.stores) or a shared store (--store etcd|postgres|mysql), " +
-			"or --local-segments if this machine alone serves its tags"
-	}
-	if o.grpcAddr != "off" {
-		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth); err != nil {
-			return o, err
-		}
-	}
+	o.segmentsOff = cfg.LocalSegmentsOff()
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.
