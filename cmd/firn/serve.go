@@ -196,7 +196,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer p.close()
 	sf := &o.stores
 	sf.Log = log
-	stores, err := openRetrying(ctx, sf, log)
+	stores, err := sf.OpenRetrying(ctx, log)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
@@ -236,7 +236,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	logServing(o, log, p, lease, stdout)
 	if d, ok := nodes.(interface{ Dir() string }); ok {
 		announce(d.Dir(), p.ln, o.tls != nil, log)
-		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
+		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}
 	defer func() { err = errors.Join(err, p.shutdown()) }()
 	if h != nil {
@@ -356,7 +356,7 @@ func announce(dir string, ln net.Listener, tls bool, log *slog.Logger) {
 	if tls {
 		scheme = "https"
 	}
-	if err := writeDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
+	if err := backend.WriteDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
 		log.Warn("firn next and firn tag will not find this server", "err", err)
 	}
 }
@@ -397,28 +397,6 @@ func stoppedOr(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
-}
-
-// retryEvery is how often firn serve tries again a store that did not
-// answer.
-const retryEvery = time.Second
-
-// openRetrying opens the stores, and while they do not answer logs why
-// and tries again, until ctx ends. Bad input is returned at once.
-func openRetrying(ctx context.Context, sf *backend.Options, log *slog.Logger) (*backend.Stores, error) {
-	for {
-		stores, err := sf.Open(ctx)
-		var ue *backend.UnreachableError
-		if !errors.As(err, &ue) {
-			return stores, err
-		}
-		log.Error("store unreachable: not ready, retrying", "err", err, "retry", retryEvery.String())
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(retryEvery):
-		}
-	}
 }
 
 // dialable is a listener's address as a client dials it: an unspecified

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -231,5 +233,24 @@ func TestOpenSQLWithTokens(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestOpenRetrying: bad input is returned at once; an unreachable store
+// is tried again until ctx ends.
+func TestOpenRetrying(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bad := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:pw@tcp(h:3306)", DialTimeout: time.Second}, Segments: config.Segments{Format: "leaf"}}
+	if _, err := bad.OpenRetrying(context.Background(), log); !errors.Is(err, backend.ErrConfig) {
+		t.Fatalf("OpenRetrying of a bad DSN: %v; want ErrConfig at once", err)
+	}
+	ln := closedPort(t)
+	down := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:pw@tcp(" + ln + ")/db", DialTimeout: 200 * time.Millisecond}, Segments: config.Segments{Format: "leaf"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err := down.OpenRetrying(ctx, log)
+	var ue *backend.UnreachableError
+	if !errors.As(err, &ue) || ctx.Err() == nil {
+		t.Fatalf("OpenRetrying of a store that does not answer: %v (ctx %v); want UnreachableError once ctx ended", err, ctx.Err())
 	}
 }
