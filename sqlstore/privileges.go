@@ -151,6 +151,21 @@ var probeColumns = map[Mode]map[bool]string{
 	ModeTinyid: {false: "max_id"}, ModeSet: {false: "max_id"},
 }
 
+// ModeSchema returns the DDL of the tables of mode m, named by t: the
+// node table's (Schema), Leaf's (SegmentSchema), Tinyid's (TinyidSchema)
+// or a set's (SetSchema).
+func ModeSchema(d Dialect, m Mode, t Tables) (string, error) {
+	switch m {
+	case ModeNodes:
+		return Schema(d, t.Nodes)
+	case ModeLeaf:
+		return SegmentSchema(d, t.Leaf)
+	case ModeTinyid:
+		return TinyidSchema(d, t.Tinyid)
+	}
+	return SetSchema(d, t.Set)
+}
+
 // Statements returns the statements mode m runs on tables t, in order.
 func Statements(m Mode, t Tables) ([]Use, error) {
 	t, err := t.withDefaults()
