@@ -201,5 +201,5 @@ func TestNextStopsAtTheHWM(t *testing.T) {
 type fixed struct{ limit int64 }
 
 func (f *fixed) BindGenerator(func() int64) error { return nil }
-func (f *fixed) Start() int64            { return 0 }
-func (f *fixed) Limit() int64            { return f.limit }
+func (f *fixed) Start() int64                     { return 0 }
+func (f *fixed) Limit() int64                     { return f.limit }
