@@ -15,10 +15,10 @@ import (
 func (r Registry) NodeFor(l snowflake.Layout) (*uint64, error) {
 	var node uint64
 	var err error
-	switch {
-	case r.Node == "":
+	switch r.Node {
+	case "":
 		return nil, nil
-	case r.Node == "derived":
+	case "derived":
 		node, err = derivedNode(l, r.AcceptCollisionRisk)
 	default:
 		node, err = parseNode(l, r.Node)
