@@ -24,14 +24,31 @@ type claim struct {
 	hwm   int64 // the HWM when the node was taken
 	ttl   time.Duration
 
-	mu     sync.Mutex
-	lost   bool
-	expiry time.Time // a TTL after the last confirmed write was sent
-	timer  *time.Timer
+	mu         sync.Mutex
+	stored     int64 // hwm/N as last read or written
+	hwmVersion int32 // and its version
+	lost       bool
+	expiry     time.Time // a TTL after the last confirmed write was sent
+	timer      *time.Timer
 }
 
-func (s *Store) newClaim(sess *session, n uint64, token string, owner int32, hwm int64, ttl time.Duration, sent time.Time) *claim {
-	return &claim{session: sess, node: n, token: token, owner: owner, hwm: hwm, ttl: ttl, expiry: sent.Add(ttl)}
+func (s *Store) newClaim(sess *session, n uint64, token string, owner int32, hwm int64, hwmVersion int32, ttl time.Duration, sent time.Time) *claim {
+	return &claim{session: sess, node: n, token: token, owner: owner, hwm: hwm, ttl: ttl,
+		stored: hwm, hwmVersion: hwmVersion, expiry: sent.Add(ttl)}
+}
+
+func (c *claim) lastHWM() (int64, int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stored, c.hwmVersion
+}
+
+func (c *claim) sawHWM(hwm int64, version int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if hwm >= c.stored {
+		c.stored, c.hwmVersion = hwm, version
+	}
 }
 
 // keep starts the claim's watchdog and session watch; false if the store
@@ -170,28 +187,24 @@ func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) 
 		&zk.CheckVersionRequest{Path: s.ownerPath(c.node), Version: c.owner},
 		&zk.CheckVersionRequest{Path: s.heldPath(c.node), Version: 0},
 	}
-	for round := range maxRounds {
-		if round > 0 {
-			if err := syncPath(ctx, c.conn, s.prefix); err != nil {
-				return 0, s.fail(op, err)
-			}
-		}
-		stored, st, err := s.readHWM(ctx, c.conn, c.node)
-		if err != nil {
-			return 0, s.fail(op, err)
-		}
-		if st == nil {
-			return 0, s.fail(op, errors.New("HWM znode missing under a held node"))
-		}
+	// The HWM and its version as last seen: only this claim writes hwm/N
+	// while it holds the node, so they are usually right, and a stale
+	// version only makes the Multi fail and the read below correct it.
+	stored, version := c.lastHWM()
+	for range maxRounds {
 		ops := fence
 		if stored < hwm {
-			ops = append(slices.Clip(fence), &zk.SetDataRequest{Path: s.hwmPath(c.node), Data: []byte(strconv.FormatInt(hwm, 10)), Version: st.Version})
+			ops = append(slices.Clip(fence), &zk.SetDataRequest{Path: s.hwmPath(c.node), Data: []byte(strconv.FormatInt(hwm, 10)), Version: version})
 		}
-		_, err = multi(ctx, c.conn, ops...)
+		_, err := multi(ctx, c.conn, ops...)
 		if err == nil {
-			return max(stored, hwm), nil
+			if stored < hwm {
+				stored, version = hwm, version+1
+				c.sawHWM(stored, version)
+			}
+			return stored, nil
 		}
-		owned, now, rerr := s.owned(ctx, c)
+		owned, st, rerr := s.owned(ctx, c)
 		switch {
 		case rerr != nil && definite(err):
 			return 0, s.fail(op, rerr)
@@ -199,29 +212,34 @@ func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) 
 			return 0, s.fail(op, fmt.Errorf("%w: %w; then: %w", ErrOutcomeUnknown, err, rerr))
 		case !owned:
 			return 0, nodeid.ErrLeaseLost
-		case now >= hwm:
-			// Stored, by this Multi or before it: a next owner's claim
-			// reads at least this much.
-			return now, nil
+		case st.hwmStat == nil:
+			return 0, s.fail(op, errors.New("HWM znode missing under a held node"))
 		}
-		// The HWM moved since it was read, or the write did not land.
+		stored, version = st.hwm, st.hwmStat.Version
+		c.sawHWM(stored, version)
+		if stored >= hwm {
+			// Stored, by this Multi or before it, while this claim held
+			// the node: a next owner's claim reads at least this much.
+			return stored, nil
+		}
+		// The write did not land, or the version was stale: again.
 	}
 	return 0, s.fail(op, fmt.Errorf("the HWM changed under %d attempts", maxRounds))
 }
 
 // owned reads, after a Sync, whether c still holds its node, and the
-// stored HWM.
-func (s *Store) owned(ctx context.Context, c *claim) (bool, int64, error) {
+// node's znodes.
+func (s *Store) owned(ctx context.Context, c *claim) (bool, nodeState, error) {
 	if err := syncPath(ctx, c.conn, s.prefix); err != nil {
-		return false, 0, err
+		return false, nodeState{}, err
 	}
 	st, err := s.readNode(ctx, c.conn, c.node)
 	if err != nil {
-		return false, 0, err
+		return false, st, err
 	}
 	ok := c.conn.SessionID() == c.id && st.held != nil && st.held.EphemeralOwner == c.id &&
 		st.owner != nil && st.owner.Version == c.owner && string(st.ownerData) == c.token
-	return ok, st.hwm, nil
+	return ok, st, nil
 }
 
 // Release implements nodeid.Store: it closes the claim's session, which

@@ -319,11 +319,14 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		_, err = multi(ctx, conn, ops...)
 		switch {
 		case err == nil:
-			owner := int32(0)
+			owner, hwmVersion := int32(0), int32(0)
 			if st.owner != nil {
 				owner = st.owner.Version + 1
 			}
-			return s.newClaim(sess, n, token, owner, st.hwm, ttl, sent), false, nil
+			if st.hwmStat != nil {
+				hwmVersion = st.hwmStat.Version
+			}
+			return s.newClaim(sess, n, token, owner, st.hwm, hwmVersion, ttl, sent), false, nil
 		case definite(err):
 			continue // something moved since the read: read again
 		}
@@ -347,12 +350,12 @@ func (s *Store) reclaim(ctx context.Context, sess *session, n uint64, token stri
 		return nil, s.fail(op, fmt.Errorf("%w: %w; then: %w", ErrOutcomeUnknown, cause, err))
 	}
 	if sess.conn.SessionID() != sess.id || st.held == nil || st.held.EphemeralOwner != sess.id ||
-		st.owner == nil || string(st.ownerData) != token {
+		st.owner == nil || string(st.ownerData) != token || st.hwmStat == nil {
 		return nil, s.fail(op, fmt.Errorf("%w: %w; the re-read shows it did not land", ErrOutcomeUnknown, cause))
 	}
 	// Landed. Nobody but this claim writes hwm/N while held/N exists
 	// (Advance checks it), so what is stored is what the Multi checked.
-	return s.newClaim(sess, n, token, st.owner.Version, st.hwm, ttl, sent), nil
+	return s.newClaim(sess, n, token, st.owner.Version, st.hwm, st.hwmStat.Version, ttl, sent), nil
 }
 
 // nodeState is what one read of node n's znodes found; nil stats are
