@@ -55,15 +55,29 @@ func (c *claim) sawHWM(hwm int64, version int32) {
 // is closed.
 func (s *Store) keep(c *claim) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return false
 	}
 	s.claims[c.token] = c
 	c.mu.Lock()
 	c.timer = time.AfterFunc(time.Until(c.expiry), func() { s.expire(c) })
 	c.mu.Unlock()
-	go s.watch(c)
+	s.mu.Unlock()
+	c.watch(func(ev zk.Event) {
+		// The client calls this for every session event, from its own
+		// goroutine: mark the claim lost here, so no Renew passes after
+		// the event, and close the session elsewhere.
+		if ev.Type == zk.EventSession && (ev.State == zk.StateExpired || ev.State == zk.StateHasSession && c.conn.SessionID() != c.id) {
+			if c.setLost() {
+				go s.finish(c)
+			}
+		}
+	})
+	// An expiry before the watch began is seen here.
+	if c.conn.SessionID() != c.id || c.conn.State() == zk.StateExpired {
+		s.lose(c)
+	}
 	return true
 }
 
@@ -85,33 +99,31 @@ func (s *Store) expire(c *claim) {
 	s.lose(c)
 }
 
-// watch loses the claim when its session ends: expired by the server, or
-// replaced by a new session the client opened on its own. Nothing held
-// under the old session may carry over to the new one.
-func (s *Store) watch(c *claim) {
-	for ev := range c.events {
-		if ev.Type != zk.EventSession {
-			continue
-		}
-		if ev.State == zk.StateExpired || ev.State == zk.StateHasSession && c.conn.SessionID() != c.id {
-			s.lose(c)
-		}
+// lose ends the claim for good: it is never revived, its session is
+// closed (the server deletes held/N), and its token writes no more. A
+// session that expired or that the client replaced is lost the same way:
+// nothing held under the old session carries over to the new one.
+func (s *Store) lose(c *claim) {
+	if c.setLost() {
+		s.finish(c)
 	}
 }
 
-// lose ends the claim for good: it is never revived, its session is
-// closed (the server deletes held/N), and its token writes no more.
-func (s *Store) lose(c *claim) {
+// setLost marks the claim lost; true if it was not already.
+func (c *claim) setLost() bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.lost {
-		c.mu.Unlock()
-		return
+		return false
 	}
 	c.lost = true
 	if c.timer != nil {
 		c.timer.Stop()
 	}
-	c.mu.Unlock()
+	return true
+}
+
+func (s *Store) finish(c *claim) {
 	s.mu.Lock()
 	delete(s.claims, c.token)
 	s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -15,15 +16,26 @@ import (
 // session is one ZooKeeper session, opened by the store.
 type session struct {
 	conn    *zk.Conn
-	events  <-chan zk.Event
 	id      int64         // the session the store opened; another id is another session
 	timeout time.Duration // as the ensemble granted it
+	hook    atomic.Pointer[func(zk.Event)]
 }
+
+// watch calls f for every session event from now on.
+func (s *session) watch(f func(zk.Event)) { s.hook.Store(&f) }
 
 // open starts a session asking for timeout and waits until the ensemble
 // has granted it.
 func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, error) {
 	sniff := &grant{}
+	sess := &session{}
+	// The client drops events from its channel when nobody reads it
+	// fast enough; its callback sees every one.
+	events := func(ev zk.Event) {
+		if f := sess.hook.Load(); f != nil {
+			(*f)(ev)
+		}
+	}
 	dial := func(network, addr string, limit time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, addr, min(limit, s.cfg.DialTimeout))
 		if err != nil {
@@ -31,32 +43,35 @@ func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, erro
 		}
 		return &sniffConn{Conn: c, grant: sniff}, nil
 	}
-	conn, events, err := zk.Connect(s.cfg.Servers, timeout, zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false))
+	ready := make(chan struct{}, 1)
+	sess.watch(func(ev zk.Event) {
+		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+	})
+	conn, _, err := zk.Connect(s.cfg.Servers, timeout, zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false), zk.WithEventCallback(events))
 	if err != nil {
 		return nil, s.fail("connect", err)
 	}
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok {
-				return nil, s.fail("connect", zk.ErrClosing)
-			}
-			if ev.Type != zk.EventSession || ev.State != zk.StateHasSession {
-				continue
-			}
-			granted, id := sniff.get()
-			if granted <= 0 || id != conn.SessionID() {
-				// The ensemble's grant could not be read: the TTL check
-				// would rest on a guess, so refuse.
-				conn.Close()
-				return nil, s.fail("connect", errors.New("session timeout granted by the ensemble not seen"))
-			}
-			return &session{conn: conn, events: events, id: id, timeout: granted}, nil
-		case <-ctx.Done():
-			go conn.Close() // Close waits up to a second for the server
-			return nil, s.fail("connect", ctx.Err())
-		}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		go conn.Close() // Close waits up to a second for the server
+		return nil, s.fail("connect", ctx.Err())
 	}
+	granted, id := sniff.get()
+	if granted <= 0 || id != conn.SessionID() {
+		// The ensemble's grant could not be read: the TTL check would
+		// rest on a guess, so refuse.
+		conn.Close()
+		return nil, s.fail("connect", errors.New("session timeout granted by the ensemble not seen"))
+	}
+	sess.conn, sess.id, sess.timeout = conn, id, granted
+	sess.watch(func(zk.Event) {})
+	return sess, nil
 }
 
 // grant is what the last connect response said: the session timeout the

@@ -147,6 +147,12 @@ func (s *Store) Close() error {
 func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
 	ctx, cancel := s.withDeadline(ctx)
 	defer cancel()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nodeid.Claim{}, nodeid.ErrClosed
+	}
 	if req.TTL <= 0 {
 		return nodeid.Claim{}, fmt.Errorf("zkstore: claim TTL %s: want a positive TTL", req.TTL)
 	}
@@ -155,14 +161,14 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		return nodeid.Claim{}, err
 	}
 	if sess.timeout > req.TTL {
-		go sess.conn.Close()
+		sess.conn.Close()
 		return nodeid.Claim{}, fmt.Errorf("%w: TTL %s, session timeout %s (ZooKeeper %s): a holder that vanished would keep its node %s; use a TTL of at least %s",
 			ErrTTLTooShort, req.TTL, sess.timeout, s.servers, sess.timeout, sess.timeout)
 	}
 	c, err := s.take(ctx, sess, req)
 	if err != nil {
 		// Whatever the session may have created dies with it.
-		go sess.conn.Close()
+		sess.conn.Close()
 		return nodeid.Claim{}, err
 	}
 	if !s.keep(c) {
@@ -243,8 +249,8 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 		if held[n] || slices.Contains(req.Reserved, n) {
 			continue
 		}
-		c, taken, err := s.tryNode(ctx, sess, n, token, req.TTL)
-		if err != nil || !taken {
+		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
+		if err != nil || !busy {
 			return c, err
 		}
 		held[n] = true // taken since the listing
