@@ -208,7 +208,7 @@ func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) 
 		if stored < hwm {
 			ops = append(slices.Clip(fence), &zk.SetDataRequest{Path: s.hwmPath(c.node), Data: []byte(strconv.FormatInt(hwm, 10)), Version: version})
 		}
-		_, err := multi(ctx, c.conn, ops...)
+		_, err := s.multi(ctx, c.conn, ops...)
 		if err == nil {
 			if stored < hwm {
 				stored, version = hwm, version+1

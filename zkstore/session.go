@@ -175,6 +175,7 @@ func syncPath(ctx context.Context, conn *zk.Conn, path string) error {
 	return err
 }
 
+// multi runs one Multi: all of ops or none.
 func multi(ctx context.Context, conn *zk.Conn, ops ...any) ([]zk.MultiResponse, error) {
 	return do(ctx, func() ([]zk.MultiResponse, error) { return conn.Multi(ops...) })
 }

@@ -45,6 +45,10 @@ type Store struct {
 	prefix  string
 	servers string
 
+	// multi sends the Multis of claims and extensions; tests lose its
+	// answers.
+	multi func(ctx context.Context, conn *zk.Conn, ops ...any) ([]zk.MultiResponse, error)
+
 	mu     sync.Mutex
 	claims map[string]*claim // by token
 	closed bool
@@ -76,7 +80,7 @@ func New(cfg Config) (*Store, error) {
 	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 || cfg.SessionTimeout < 0 {
 		return nil, errors.New("zkstore: negative timeout")
 	}
-	return &Store{cfg: cfg, prefix: prefix, servers: strings.Join(cfg.Servers, ","), claims: map[string]*claim{}}, nil
+	return &Store{cfg: cfg, prefix: prefix, servers: strings.Join(cfg.Servers, ","), claims: map[string]*claim{}, multi: multi}, nil
 }
 
 // namespace gives a namespace one spelling, "/a/b", and refuses anything
@@ -322,7 +326,7 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		// layout compared before is still the namespace's.
 		ops = append(ops, &zk.CheckVersionRequest{Path: s.layoutPath(), Version: 0})
 		sent := time.Now()
-		_, err = multi(ctx, conn, ops...)
+		_, err = s.multi(ctx, conn, ops...)
 		switch {
 		case err == nil:
 			owner, hwmVersion := int32(0), int32(0)
