@@ -281,3 +281,32 @@ func draw(rec *idtest.Recorder, src string, g *snowflake.Generator, d time.Durat
 	}
 	return last
 }
+
+// TestEnsemble claims through one member of three and takes over through
+// another: the takeover reads, after a Sync, the HWM the first owner
+// wrote through a different member.
+func TestEnsemble(t *testing.T) {
+	zks := zktest.StartEnsemble(t, 3)
+	ns := namespace()
+	m := zks.Members()
+	first := newStore(t, []string{m[0].Addr}, ns)
+	last := newStore(t, []string{m[2].Addr}, ns)
+	req := nodeid.ClaimRequest{Node: 7, Pool: 1024, Layout: layoutID, TTL: time.Minute}
+	c, err := first.Claim(testCtx(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Renew(testCtx(t), c, 4000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := last.Claim(testCtx(t), req); !errors.Is(err, nodeid.ErrNodeHeld) {
+		t.Fatalf("claim through another member of a held node: %v, want ErrNodeHeld", err)
+	}
+	if err := first.Release(testCtx(t), c); err != nil {
+		t.Fatal(err)
+	}
+	next, err := last.Claim(testCtx(t), req)
+	if err != nil || next.HWM != 4000 {
+		t.Fatalf("takeover through another member = HWM %d, %v; want 4000", next.HWM, err)
+	}
+}
