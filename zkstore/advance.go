@@ -41,7 +41,7 @@ func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (int64, 
 			return 0, err
 		}
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := s.acl
 	val := []byte(strconv.FormatInt(req.HWM, 10))
 	for range maxRounds {
 		if err := syncPath(ctx, conn, s.prefix); err != nil {

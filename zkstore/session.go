@@ -71,6 +71,10 @@ func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, erro
 	}
 	sess.conn, sess.id, sess.timeout = conn, id, granted
 	sess.watch(func(zk.Event) {})
+	if err := s.authenticate(ctx, conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	return sess, nil
 }
 

@@ -35,6 +35,12 @@ type Config struct {
 	// SessionTimeout is the session asked for by calls that hold no node
 	// (Advance); the ensemble clamps it to 2 to 20 ticks. Default 10 s.
 	SessionTimeout time.Duration
+	// Digest, when set, authenticates every session and gives every
+	// znode the store creates under the namespace an ACL of this identity
+	// alone. Without it anyone who reaches the ensemble can rewrite an
+	// HWM: Exposed lists such znodes. Digest credentials travel in clear
+	// unless the connection is TLS.
+	Digest *Digest
 }
 
 // Store is a nodeid.Store on ZooKeeper. Its claims' sessions live in the
@@ -44,6 +50,8 @@ type Store struct {
 	cfg     Config
 	prefix  string
 	servers string
+	acl     []zk.ACL // of the namespace's znodes
+	above   []zk.ACL // of the ancestors the store creates
 
 	// multi sends the Multis of claims and extensions; tests lose its
 	// answers.
@@ -80,7 +88,14 @@ func New(cfg Config) (*Store, error) {
 	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 || cfg.SessionTimeout < 0 {
 		return nil, errors.New("zkstore: negative timeout")
 	}
-	return &Store{cfg: cfg, prefix: prefix, servers: strings.Join(cfg.Servers, ","), claims: map[string]*claim{}, multi: multi}, nil
+	if cfg.Digest != nil {
+		if err := cfg.Digest.validate(); err != nil {
+			return nil, err
+		}
+	}
+	own, above := acls(cfg.Digest)
+	return &Store{cfg: cfg, prefix: prefix, servers: strings.Join(cfg.Servers, ","), acl: own, above: above,
+		claims: map[string]*claim{}, multi: multi}, nil
 }
 
 // namespace gives a namespace one spelling, "/a/b", and refuses anything
@@ -191,15 +206,20 @@ func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID
 			paths = append(paths, s.prefix[:i])
 		}
 	}
+	above := len(paths)
 	paths = append(paths, s.prefix, s.prefix+"/owner", s.prefix+"/hwm", s.heldDir())
-	for _, p := range paths {
-		_, err := do(ctx, func() (string, error) { return conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)) })
+	for i, p := range paths {
+		acl := s.acl
+		if i < above {
+			acl = s.above
+		}
+		_, err := do(ctx, func() (string, error) { return conn.Create(p, nil, 0, acl) })
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return s.fail("create "+p, err)
 		}
 	}
 	val := []byte(want.Fingerprint + "\n" + want.Description)
-	_, err := do(ctx, func() (string, error) { return conn.Create(s.layoutPath(), val, 0, zk.WorldACL(zk.PermAll)) })
+	_, err := do(ctx, func() (string, error) { return conn.Create(s.layoutPath(), val, 0, s.acl) })
 	if err == nil {
 		return nil
 	}
@@ -310,7 +330,7 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		if st.held != nil {
 			return nil, true, nil
 		}
-		acl := zk.WorldACL(zk.PermAll)
+		acl := s.acl
 		ops := []any{&zk.CreateRequest{Path: s.heldPath(n), Data: []byte(token), Acl: acl, Flags: zk.FlagEphemeral}}
 		if st.owner == nil {
 			ops = append(ops, &zk.CreateRequest{Path: s.ownerPath(n), Data: []byte(token), Acl: acl})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -308,5 +309,62 @@ func TestEnsemble(t *testing.T) {
 	next, err := last.Claim(testCtx(t), req)
 	if err != nil || next.HWM != 4000 {
 		t.Fatalf("takeover through another member = HWM %d, %v; want 4000", next.HWM, err)
+	}
+}
+
+// TestDigestACL: with digest credentials every znode of the namespace is
+// the identity's alone, so a client without them — or with a wrong
+// password — cannot rewrite an HWM or free a node; without credentials
+// Exposed names the HWMs anyone may rewrite.
+func TestDigestACL(t *testing.T) {
+	zks := zktest.Start(t)
+	ns := namespace()
+	secret := zkstore.Digest{User: "firn", Password: "s3cret-pass"}
+	s, err := zkstore.New(zkstore.Config{Servers: zks.Servers(), Namespace: ns, Digest: &secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if got := fmt.Sprintf("%v %+v %#v", secret, zkstore.Config{Digest: &secret}, secret); strings.Contains(got, secret.Password) {
+		t.Fatalf("the password is printed: %s", got)
+	}
+	c, err := s.Claim(testCtx(t), nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layoutID, TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Renew(testCtx(t), c, 1000); err != nil {
+		t.Fatal(err)
+	}
+	stranger := connect(t, zks.Servers())
+	wrong := connect(t, zks.Servers())
+	if err := wrong.AddAuth("digest", []byte("firn:wrong")); err != nil {
+		t.Fatal(err)
+	}
+	for name, conn := range map[string]*zk.Conn{"unauthenticated": stranger, "wrong password": wrong} {
+		if _, err := conn.Set(ns+"/hwm/0", []byte("1"), -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("%s client lowers the HWM: %v, want ErrNoAuth", name, err)
+		}
+		if err := conn.Delete(ns+"/held/0", -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("%s client frees the node: %v, want ErrNoAuth", name, err)
+		}
+		if _, err := conn.Set(ns+"/owner/0", []byte("me"), -1); !errors.Is(err, zk.ErrNoAuth) {
+			t.Errorf("%s client rewrites the owner: %v, want ErrNoAuth", name, err)
+		}
+	}
+	if got, err := s.Renew(testCtx(t), c, 2000); err != nil || got != 2000 {
+		t.Fatalf("the holder's renew = %d, %v; want 2000", got, err)
+	}
+	if open, err := s.Exposed(testCtx(t)); err != nil || len(open) != 0 {
+		t.Fatalf("Exposed with digest ACLs = %v, %v; want none", open, err)
+	}
+
+	plainNS := namespace()
+	plain := newStore(t, zks.Servers(), plainNS)
+	if _, err := plain.Claim(testCtx(t), nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layoutID, TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	open, err := plain.Exposed(testCtx(t))
+	if err != nil || !slices.Contains(open, plainNS+"/hwm/0") || !slices.Contains(open, plainNS+"/owner/0") {
+		t.Fatalf("Exposed without credentials = %v, %v; want the HWM and owner znodes of node 0", open, err)
 	}
 }
