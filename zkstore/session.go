@@ -2,6 +2,7 @@ package zkstore
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -37,7 +38,14 @@ func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, erro
 		}
 	}
 	dial := func(network, addr string, limit time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, addr, min(limit, s.cfg.DialTimeout))
+		d := &net.Dialer{Timeout: min(limit, s.cfg.DialTimeout)}
+		var c net.Conn
+		var err error
+		if s.cfg.TLS != nil {
+			c, err = tls.DialWithDialer(d, network, addr, s.cfg.TLS)
+		} else {
+			c, err = d.Dial(network, addr)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package zkstore
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -41,6 +42,9 @@ type Config struct {
 	// HWM: Exposed lists such znodes. Digest credentials travel in clear
 	// unless the connection is TLS.
 	Digest *Digest
+	// TLS, when set, connects to the servers' TLS client port
+	// (secureClientPort) with this configuration.
+	TLS *tls.Config
 }
 
 // Store is a nodeid.Store on ZooKeeper. Its claims' sessions live in the

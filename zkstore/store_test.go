@@ -368,3 +368,22 @@ func TestDigestACL(t *testing.T) {
 		t.Fatalf("Exposed without credentials = %v, %v; want the HWM and owner znodes of node 0", open, err)
 	}
 }
+
+// TestTLS claims and renews over ZooKeeper's TLS client port, so digest
+// credentials need not travel in clear.
+func TestTLS(t *testing.T) {
+	zks, tlsConfig := zktest.StartTLS(t)
+	s, err := zkstore.New(zkstore.Config{Servers: []string{zks.Members()[0].TLSAddr}, Namespace: namespace(), TLS: tlsConfig,
+		Digest: &zkstore.Digest{User: "firn", Password: "s3cret-pass"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c, err := s.Claim(testCtx(t), nodeid.ClaimRequest{Node: 2, Pool: 4, Layout: layoutID, TTL: time.Minute})
+	if err != nil {
+		t.Fatalf("claim over TLS: %v", err)
+	}
+	if got, err := s.Renew(testCtx(t), c, 1000); err != nil || got != 1000 {
+		t.Fatalf("renew over TLS = %d, %v; want 1000", got, err)
+	}
+}

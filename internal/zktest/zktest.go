@@ -7,7 +7,15 @@ package zktest
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -32,9 +40,10 @@ type Ensemble struct {
 
 // Member is one ZooKeeper server process.
 type Member struct {
-	Addr string // client host:port on loopback
-	args []string
-	log  *os.File
+	Addr    string // client host:port on loopback
+	TLSAddr string // the TLS client port's, if StartTLS started it
+	args    []string
+	log     *os.File
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -44,15 +53,93 @@ type Member struct {
 // process is killed when t ends.
 func Start(t testing.TB) *Ensemble { return StartEnsemble(t, 1) }
 
+// StartTLS starts a standalone server that also serves clients over TLS,
+// with a self-signed certificate for 127.0.0.1, and returns the client
+// configuration that trusts it.
+func StartTLS(t testing.TB) (*Ensemble, *tls.Config) {
+	t.Helper()
+	dir := t.TempDir()
+	keyPEM, certPEM, pool := selfSigned(t)
+	key := filepath.Join(dir, "server.pem")
+	trust := filepath.Join(dir, "trust.pem")
+	if err := os.WriteFile(key, append(keyPEM, certPEM...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(trust, certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := servetest.Addr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	e := start(t, 1, []string{
+		"secureClientPort=" + port,
+		"secureClientPortAddress=127.0.0.1",
+		"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory",
+		"ssl.keyStore.location=" + key, "ssl.keyStore.type=PEM",
+		"ssl.trustStore.location=" + trust, "ssl.trustStore.type=PEM",
+		"ssl.clientAuth=none",
+	})
+	e.members[0].TLSAddr = addr
+	return e, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+}
+
+// selfSigned makes a key and a certificate for 127.0.0.1, in PEM, and a
+// pool that trusts it.
+func selfSigned(t testing.TB) (keyPEM, certPEM []byte, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pool
+}
+
 // StartEnsemble starts n servers (n = 1: standalone) and waits until
 // every one answers. Every process is killed when t ends.
 func StartEnsemble(t testing.TB, n int) *Ensemble {
+	t.Helper()
+	return start(t, n, nil)
+}
+
+func start(t testing.TB, n int, extra []string) *Ensemble {
 	t.Helper()
 	jar := testenv.Endpoint(t, "FIRN_TEST_ZOOKEEPER")
 	if _, err := os.Stat(jar); err != nil {
 		t.Fatalf("FIRN_TEST_ZOOKEEPER: want the ZooKeeper jar (/usr/share/java/zookeeper.jar): %v", err)
 	}
 	java := testenv.Tool(t, "java")
+	// The jar's manifest lists most of what the server needs; Netty's
+	// codec, resolver and unix transport (its TLS port) and a logger that
+	// writes to server.log it leaves out.
+	cp := []string{jar}
+	for _, extra := range []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar", "slf4j-simple.jar"} {
+		if p := filepath.Join(filepath.Dir(jar), extra); fileExists(p) {
+			cp = append(cp, p)
+		}
+	}
 	dir := t.TempDir()
 	// All ports at once: separate calls can hand out one port twice.
 	addrs := servetest.Addrs(t, 3*n)
@@ -78,6 +165,7 @@ func StartEnsemble(t testing.TB, n int) *Ensemble {
 			"4lw.commands.whitelist=ruok",
 			"maxClientCnxns=0",
 		}
+		cfg = append(cfg, extra...)
 		if n > 1 {
 			cfg = append(cfg, servers...)
 			if err := os.WriteFile(filepath.Join(data, "myid"), fmt.Appendf(nil, "%d\n", i+1), 0o644); err != nil {
@@ -93,7 +181,7 @@ func StartEnsemble(t testing.TB, n int) *Ensemble {
 			t.Fatal(err)
 		}
 		m := &Member{Addr: addrs[3*i], log: log, args: []string{java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-			"-cp", jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", file}}
+			"-cp", strings.Join(cp, ":"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", file}}
 		e.members = append(e.members, m)
 		t.Cleanup(func() { m.Kill(); log.Close() })
 		if err := m.Restart(); err != nil {
@@ -159,6 +247,11 @@ func (m *Member) waitReady(limit time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("zktest: ZooKeeper at %s did not answer within %s", m.Addr, limit)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func fourLetter(addr, cmd string) string {
