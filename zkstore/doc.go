@@ -31,5 +31,11 @@
 // session. A write whose answer was lost is re-read after a Sync before
 // anything is decided on it.
 //
+// With Config.Digest every znode the store creates under the namespace
+// carries an ACL of that identity alone; without it anyone who reaches
+// the ensemble can rewrite an HWM, and Store.Exposed says so. Digest
+// credentials travel in clear unless Config.TLS connects to the servers'
+// TLS port.
+//
 // There is no segment store on ZooKeeper.
 package zkstore
