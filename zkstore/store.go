@@ -227,12 +227,11 @@ func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID
 	if err == nil {
 		return nil
 	}
-	if !errors.Is(err, zk.ErrNodeExists) {
-		// A create whose answer was lost is read back below like any
-		// other: the layout is whatever the namespace holds.
-		if err := syncPath(ctx, conn, s.prefix); err != nil {
-			return s.fail("check layout", err)
-		}
+	// Another claim recorded a layout, or this create's answer was lost:
+	// the layout is whatever the namespace holds, read after a Sync (the
+	// member this session talks to may not have the create yet).
+	if err := syncPath(ctx, conn, s.prefix); err != nil {
+		return s.fail("check layout", err)
 	}
 	got, _, err := get(ctx, conn, s.layoutPath())
 	if err != nil {
