@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/firn-id/firn/internal/faultproxy"
 	"github.com/firn-id/firn/internal/zktest"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/snowflake"
 )
 
 var layout = nodeid.LayoutID{Fingerprint: "v1:fence", Description: "fence test"}
@@ -61,7 +63,7 @@ func extendHWMVersionOnly(ctx context.Context, s *Store, c *claim, hwm int64) (i
 // paused owner extends: the real extension is refused by owner/N's
 // version; the mutant, a compare-and-set on the HWM's own version, is
 // not — it confirms an HWM past the one the new owner started from, and
-// the ticks between the two would be issued by both: duplicate IDs.
+// generators running on what each owner was confirmed issue the same IDs.
 func TestStaleOwnerAfterTakeover(t *testing.T) {
 	zks := zktest.Start(t)
 	for _, tt := range []struct {
@@ -93,9 +95,13 @@ func TestStaleOwnerAfterTakeover(t *testing.T) {
 			if err != nil || held {
 				t.Fatalf("claim: held %v, %v", held, err)
 			}
-			confirmed, err := old.extend(ctx, paused, 1000)
-			if err != nil || confirmed != 1000 {
-				t.Fatalf("extend before the pause = %d, %v; want 1000", confirmed, err)
+			// The paused owner's last confirmed HWM: now. Its clock runs on
+			// past it during the pause, so whatever it issues after the
+			// pause needs a later HWM.
+			before := time.Now().UnixMilli()
+			confirmed, err := old.extend(ctx, paused, before)
+			if err != nil || confirmed != before {
+				t.Fatalf("extend before the pause = %d, %v; want %d", confirmed, err, before)
 			}
 
 			proxy.Cut()
@@ -111,9 +117,11 @@ func TestStaleOwnerAfterTakeover(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			if taken.HWM != 1000 {
-				t.Fatalf("takeover starts at %d, want the paused owner's 1000", taken.HWM)
+			if taken.HWM != before {
+				t.Fatalf("takeover starts at %d, want the paused owner's %d", taken.HWM, before)
 			}
+			// The new owner keeps its HWM ahead of its clock, as a lease does.
+			newLimit := mustRenew(t, next, taken, time.Now().Add(5*time.Second).UnixMilli())
 
 			proxy.Restore()
 			for paused.conn.SessionID() == paused.id || paused.conn.State() != zk.StateHasSession {
@@ -127,28 +135,79 @@ func TestStaleOwnerAfterTakeover(t *testing.T) {
 			// neither a success nor a refusal says nothing yet.
 			var got int64
 			for {
-				got, err = tt.extend(ctx, old, paused, 5000)
+				got, err = tt.extend(ctx, old, paused, time.Now().Add(5*time.Second).UnixMilli())
 				if err == nil || errors.Is(err, nodeid.ErrLeaseLost) || definite(err) || ctx.Err() != nil {
 					break
 				}
 				t.Logf("extension: %v; again", err)
 				time.Sleep(100 * time.Millisecond)
 			}
+			oldLimit := confirmed
+			if err == nil {
+				oldLimit = got
+			}
+			// Both owners issue from node 0 for a moment, each up to the
+			// HWM the store confirmed to it.
+			dups := issueBoth(t, reservation{limit: oldLimit}, reservation{start: taken.HWM, limit: newLimit})
 			if tt.mutant {
-				if err != nil || got <= taken.HWM {
-					t.Fatalf("mutant extension = %d, %v: the test no longer shows the duplicate it exists to catch", got, err)
+				if err != nil || dups == 0 {
+					t.Fatalf("mutant extension = %d, %v, %d duplicate IDs: the test no longer shows the duplicate it exists to catch", got, err, dups)
 				}
-				t.Logf("mutant: the paused owner was confirmed HWM %d, the new owner starts at %d: ticks [%d, %d) issued twice", got, taken.HWM, taken.HWM, got)
+				t.Logf("mutant: the paused owner was confirmed HWM %d, the new owner started at %d: %d IDs issued by both", got, taken.HWM, dups)
 				return
 			}
 			if !errors.Is(err, nodeid.ErrLeaseLost) {
 				t.Fatalf("the paused owner's extension after the takeover = %d, %v; want ErrLeaseLost", got, err)
 			}
-			if hwm := mustRenew(t, next, taken, 0); hwm != 1000 {
-				t.Fatalf("stored HWM %d after the refused extension, want 1000", hwm)
+			if dups != 0 {
+				t.Fatalf("%d IDs issued by both owners", dups)
+			}
+			if hwm := mustRenew(t, next, taken, 0); hwm != newLimit {
+				t.Fatalf("stored HWM %d after the refused extension, want the new owner's %d", hwm, newLimit)
 			}
 		})
 	}
+}
+
+// reservation is a fixed permit for a generator: from start (or its
+// clock, if later) up to limit.
+type reservation struct{ start, limit int64 }
+
+func (reservation) Bind(func() int64) error { return nil }
+func (r reservation) Start() int64          { return r.start }
+func (r reservation) Limit() int64          { return r.limit }
+
+// issueBoth runs a generator of node 0 on each reservation side by side,
+// one ID a millisecond for half a second, and returns how many IDs both
+// issued.
+func issueBoth(t *testing.T, a, b reservation) int {
+	t.Helper()
+	lay := snowflake.DefaultLayout()
+	ids := make([]map[int64]bool, 2)
+	var wg sync.WaitGroup
+	for i, r := range []reservation{a, b} {
+		g, err := snowflake.New(snowflake.Config{Layout: lay, Node: 0, Reservation: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = map[int64]bool{}
+		wg.Go(func() {
+			for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+				if id, err := g.Next(context.Background()); err == nil {
+					ids[i][id] = true
+				}
+			}
+		})
+	}
+	wg.Wait()
+	dups := 0
+	for id := range ids[0] {
+		if ids[1][id] {
+			dups++
+		}
+	}
+	t.Logf("the paused owner issued %d IDs, the new owner %d", len(ids[0]), len(ids[1]))
+	return dups
 }
 
 func mustRenew(t *testing.T, s *Store, c nodeid.Claim, hwm int64) int64 {
