@@ -66,6 +66,8 @@ type Store struct {
 	closed bool
 }
 
+var _ nodeid.Store = (*Store)(nil)
+
 // New validates cfg and returns a store. It does no I/O.
 func New(cfg Config) (*Store, error) {
 	if len(cfg.Servers) == 0 {
