@@ -8,6 +8,9 @@
 //   - nodeid: node-ID leases that keep each node's high-water mark (HWM)
 //     ahead of its generator, and the Store interface they run on; its
 //     nodeidtest package holds the stores' conformance suite.
+//   - node: a node held for a serving process — acquired, watched, replaced
+//     by a new lease when lost, each new generator checked before it
+//     serves, released after the servers stop.
 //   - segment: segment mode, dense IDs per tag from ranges reserved in a
 //     store; its segmenttest package holds the stores' conformance suite.
 //   - localstore: the single-machine store, a locked data directory.
@@ -25,6 +28,8 @@
 //   - client: the Go client, with its local buffer, hedging and failover;
 //     client/clientprom exports its counters to Prometheus.
 //   - server: the HTTP and gRPC adapters over a generator and an allocator.
+//   - api: the JSON bodies of the HTTP API, defined once for server and
+//     client.
 //   - firnpb: the gRPC service definition and its generated code.
 //   - cmd/firn: the firn command.
 //

@@ -94,6 +94,7 @@ func TestImportRules(t *testing.T) {
 		usesSQLStore[rel(p.ImportPath)] = rel(p.ImportPath) == "sqlstore" || slices.Contains(p.Deps, module+"/sqlstore")
 	}
 	const mysqlDriver = "github.com/go-sql-driver/mysql"
+	dsnParsers := []string{mysqlDriver, "github.com/jackc/pgx/v5/pgconn"}
 	drivers := []string{"github.com/jackc/pgx", mysqlDriver, "github.com/lib/pq"}
 	isDriver := func(dep string) bool {
 		return slices.ContainsFunc(drivers, func(d string) bool { return strings.HasPrefix(dep, d) })
@@ -114,6 +115,13 @@ func TestImportRules(t *testing.T) {
 			bad: func(_, dep string, std bool) bool {
 				return !std && rel(dep) != "snowflake" && dep != "github.com/google/uuid" && dep != "github.com/oklog/ulid/v2"
 			}},
+		{name: "api imports the standard library and the domain packages whose values its bodies carry",
+			applys: func(p string) bool { return p == "api" },
+			bad: func(_, dep string, std bool) bool {
+				d := rel(dep)
+				return !std && d != "snowflake" && d != "segment" && d != "wide" &&
+					dep != "github.com/google/uuid" && dep != "github.com/oklog/ulid/v2"
+			}},
 		{name: "nodeid does not import snowflake",
 			applys: func(p string) bool { return p == "nodeid" },
 			bad:    func(_, dep string, _ bool) bool { return rel(dep) == "snowflake" }},
@@ -127,6 +135,12 @@ func TestImportRules(t *testing.T) {
 			applys: func(p string) bool { return p != "zkstore" },
 			direct: true,
 			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/go-zookeeper/") }},
+		{name: "node imports no backend and no server",
+			applys: func(p string) bool { return p == "node" },
+			bad: func(_, dep string, _ bool) bool {
+				d := rel(dep)
+				return slices.Contains(backends, d) || d == "server"
+			}},
 		{name: "server imports no backend",
 			applys: func(p string) bool { return p == "server" },
 			bad:    func(_, dep string, _ bool) bool { return slices.Contains(backends, rel(dep)) }},
@@ -141,14 +155,29 @@ func TestImportRules(t *testing.T) {
 			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/prometheus/") }},
 		// sqlstore classifies its own errors: MySQL's by their type (its
 		// one driver import), PostgreSQL's by a method, with no import.
-		{name: "only cmd/firn imports SQL drivers, but sqlstore the MySQL driver for its error type",
+		// internal/backend reads DSNs with the drivers' own parsers, so
+		// the address it names is the one the driver dials; the packages
+		// that only register a driver (pgx's stdlib, lib/pq) are
+		// cmd/firn's.
+		{name: "only cmd/firn imports SQL drivers, but sqlstore the MySQL driver for its error type and internal/backend the drivers' DSN parsers",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			direct: true,
-			bad:    func(p, dep string, _ bool) bool { return isDriver(dep) && !(p == "sqlstore" && dep == mysqlDriver) }},
-		{name: "outside cmd/firn a SQL driver is reached only as sqlstore's MySQL error type",
+			bad: func(p, dep string, _ bool) bool {
+				return isDriver(dep) && !(p == "sqlstore" && dep == mysqlDriver) && !(p == "internal/backend" && slices.Contains(dsnParsers, dep))
+			}},
+		{name: "outside cmd/firn a SQL driver is reached only as sqlstore's MySQL error type, or as internal/backend's DSN parsers",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			bad: func(p, dep string, _ bool) bool {
-				return isDriver(dep) && !(strings.HasPrefix(dep, mysqlDriver) && usesSQLStore[p])
+				registers := strings.HasPrefix(dep, "github.com/jackc/pgx/v5/stdlib") || strings.HasPrefix(dep, "github.com/lib/pq")
+				return isDriver(dep) && !(strings.HasPrefix(dep, mysqlDriver) && usesSQLStore[p]) && !(p == "internal/backend" && !registers)
+			}},
+		// A store the binary opens is opened by the one table of
+		// backends, with its refusals and its dial deadline.
+		{name: "only internal/backend opens etcd (etcdstore, and the etcd client beside etcdstore's own and the test cluster's)",
+			applys: func(p string) bool { return p != "internal/backend" && p != "etcdstore" && p != "internal/etcdtest" },
+			direct: true,
+			bad: func(_, dep string, _ bool) bool {
+				return rel(dep) == "etcdstore" || strings.HasPrefix(dep, "go.etcd.io/etcd/client/")
 			}},
 		{name: "migrate imports no SQL driver and no backend but sqlstore (its registry comes in as a nodeid.Store)",
 			applys: func(p string) bool { return p == "migrate" },

@@ -6,12 +6,13 @@
 #      memory (firn's /v1 snowflake and segment routes, Leaf's two, Tinyid's
 #      nextId and nextIdSimple; a token checked, and Leaf's snowflake route
 #      once more without credentials, on an anonymous grant): wrk, ROUNDS
-#      rounds (default 5) of DURATION (default 5s) alternating with a
-#      trivial net/http handler (bench/trivial) sent the same path and
-#      headers; per route the median of the rounds' ratios of requests per
-#      second, and of requests served per second of the server's own CPU
-#      time (/proc/PID/stat), which other loads of a shared machine
-#      disturb far less;
+#      rounds (default 5) of DURATION (default 5s) alternating with what a
+#      user would write instead (bench/trivial: a counter behind
+#      http.ServeMux on the same pattern, reading its path value) sent the
+#      same path and headers; per route the median of the rounds' ratios
+#      of requests per second, and of requests served per second of the
+#      server's own CPU time (/proc/PID/stat), which other loads of a
+#      shared machine disturb far less;
 #   2. p99 at half the trivial handler's rate, open loop (firn bench), with the
 #      trivial handler's own p99 at that rate as the machine's floor;
 #   3. gRPC streaming of segment batches of 1,000 (firn bench --protocol

@@ -45,6 +45,15 @@
 // fetched them was sent), after which they are dropped unused. Segment IDs
 // do not age; the ones still buffered at Close are lost (never reissued).
 //
+// Over HTTP the client also speaks the rest of the API, unbuffered, with
+// the bodies of package api: Fetch and Tag.Fetch (IDs asked for the call,
+// in the order issued), Info, Decode, Reveal, Guess, and the segment admin
+// calls (Tags, CreateTag, SetStep, Advance). Every answer is read by one
+// rule: a text answer of IDs must end each line with a newline and hold
+// as many IDs as asked (AppendText), a JSON answer must be whole; anything
+// else is an error and nothing of it is returned. firn next, firn tag and
+// firn bench talk to a server through this package.
+//
 // Errors callers branch on are the sentinels in errors.go, wrapped in an
 // *Error that names the server and its answer; never a raw gRPC status.
 // Stats gives the client's figures; package client/clientprom exposes them

@@ -18,6 +18,10 @@ var (
 	// ErrUnknownTag is returned for a tag no server knows.
 	ErrUnknownTag = errors.New("client: unknown tag")
 
+	// ErrTagExists is returned by CreateTag for a tag the store already
+	// holds.
+	ErrTagExists = errors.New("client: tag exists")
+
 	// ErrUnauthorized is returned when a server refuses the token: missing,
 	// wrong, or without the scope the call needs.
 	ErrUnauthorized = errors.New("client: unauthorized")
@@ -53,6 +57,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("%v: %s: %s: %s", e.Kind, e.Endpoint, e.Code, e.Message)
+	if e.Endpoint == "" { // refused before any request
+		s = fmt.Sprintf("%v: %s: %s", e.Kind, e.Code, e.Message)
+	}
 	if len(e.Tried) < 2 {
 		return s
 	}

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/firnpb"
 )
 
@@ -186,23 +187,9 @@ func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, 
 	if err != nil {
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
-	// Every line, the last included, must end in a newline: a body cut
-	// short where the framing cannot tell (HTTP/1.0, a proxy) would
-	// otherwise end in a prefix of an ID, which parses as another ID.
-	if len(b) == 0 || b[len(b)-1] != '\n' {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: "the answer does not end with a newline: cut short"}
-	}
-	ids := make([]int64, 0, n)
-	for line := range bytes.SplitSeq(b[:len(b)-1], []byte{'\n'}) {
-		id, err := strconv.ParseInt(string(line), 10, 64)
-		if err != nil {
-			return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: fmt.Sprintf("line %q: %v", line, err)}
-		}
-		ids = append(ids, id)
-	}
-	if len(ids) != n {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "short_batch",
-			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(ids))}
+	ids, err := AppendText(make([]int64, 0, n), b, n)
+	if err != nil {
+		return nil, asError(err, t.base)
 	}
 	return ids, nil
 }
@@ -218,9 +205,22 @@ func (t *httpTransport) check(ctx context.Context) error {
 
 // get returns the body of a 200 answer, or the answer's error.
 func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.base+path, nil)
+	return t.do(ctx, http.MethodGet, path, nil)
+}
+
+// do sends a request, with body as its JSON body unless it is nil, and
+// returns the body of a 2xx answer, or the answer's error.
+func (t *httpTransport) do(ctx context.Context, method, path string, body []byte) (io.ReadCloser, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.base+path, rd)
 	if err != nil {
 		return nil, &Error{Kind: ErrInvalid, Endpoint: t.base, Code: "request", Message: err.Error()}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if t.token != "" {
 		req.Header.Set("Authorization", "Bearer "+t.token)
@@ -229,13 +229,11 @@ func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, er
 	if err != nil {
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode/100 == 2 {
 		return resp.Body, nil
 	}
 	defer resp.Body.Close()
-	var e struct {
-		Error struct{ Code, Message string }
-	}
+	var e api.ErrorBody
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
 		e.Error.Code, e.Error.Message = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(b))
@@ -244,6 +242,8 @@ func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, er
 	switch {
 	case resp.StatusCode == http.StatusNotFound && e.Error.Code == "unknown_tag":
 		kind = ErrUnknownTag
+	case resp.StatusCode == http.StatusConflict && e.Error.Code == "tag_exists":
+		kind = ErrTagExists
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		kind = ErrUnauthorized
 	case resp.StatusCode == http.StatusBadRequest:
@@ -288,13 +288,13 @@ func (t *httpTransport) wide(ctx context.Context, form string, n int) ([]string,
 	if err != nil {
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
-	if len(b) == 0 || b[len(b)-1] != '\n' {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: "the answer does not end with a newline: cut short"}
+	lines, err := textLines(b, n)
+	if err != nil {
+		return nil, asError(err, t.base)
 	}
-	ids := strings.Split(string(b[:len(b)-1]), "\n")
-	if len(ids) != n {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "short_batch",
-			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(ids))}
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = string(l)
 	}
 	return ids, nil
 }

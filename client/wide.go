@@ -53,9 +53,10 @@ func nextWide[T any](ctx context.Context, c *Client, form string, dst []T, parse
 	return done, nil
 }
 
-// wide asks one server after another, the best first, for n IDs of form,
-// until one answers or Config.Attempts have failed.
-func (p *pool) wide(ctx context.Context, form string, n int) ([]string, error) {
+// ask calls f on one server after another, the best first, until one
+// answers or Config.Attempts have failed. Each try has Config.Timeout.
+func ask[T any](ctx context.Context, p *pool, f func(context.Context, transport) (T, error)) (T, error) {
+	var zero T
 	var tried []*Error
 	used := map[*endpoint]bool{}
 	for range p.attempts {
@@ -65,20 +66,25 @@ func (p *pool) wide(ctx context.Context, form string, n int) ([]string, error) {
 		}
 		used[e] = true
 		rctx, cancel := context.WithTimeout(ctx, p.timeout)
-		ids, err := e.t.wide(rctx, form, n)
+		v, err := f(rctx, e.t)
 		cancel()
 		if err == nil {
-			return ids, nil
+			return v, nil
 		}
 		if !retryable(err) || ctx.Err() != nil {
-			return nil, asError(err, e.name)
+			return zero, asError(err, e.name)
 		}
 		tried = append(tried, asError(err, e.name))
 		p.markDown(e)
 		p.failovers.Add(1)
 	}
 	if len(tried) == 0 {
-		return nil, &Error{Kind: ErrUnavailable, Code: "no_server", Message: "no server to ask"}
+		return zero, &Error{Kind: ErrUnavailable, Code: "no_server", Message: "no server to ask"}
 	}
-	return nil, unavailable(tried)
+	return zero, unavailable(tried)
+}
+
+// wide asks the servers for n IDs of form.
+func (p *pool) wide(ctx context.Context, form string, n int) ([]string, error) {
+	return ask(ctx, p, func(ctx context.Context, t transport) ([]string, error) { return t.wide(ctx, form, n) })
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/segment"
 )
 
@@ -16,18 +17,6 @@ func (h *handler) adminRoutes() {
 	h.route("POST /v1/segments", needAdmin, h.createTag)
 	h.route("PATCH /v1/segments/{tag}", needAdmin, h.setStep)
 	h.route("POST /v1/segments/{tag}/advance", needAdmin, h.advanceTag)
-}
-
-type tagJSON struct {
-	Tag         string `json:"tag"`
-	Next        int64  `json:"next,string"`
-	Step        int64  `json:"step"`
-	Delta       int64  `json:"delta"`
-	Remainder   int64  `json:"remainder"`
-	Description string `json:"description"`
-	// Opaque is the permutation the tag's IDs pass through, as the store
-	// records it (segment.Recorded); empty for plain IDs.
-	Opaque string `json:"opaque,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -56,20 +45,15 @@ func (h *handler) listTags(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	out := make([]tagJSON, 0, len(tags))
+	out := api.Tags{Tags: make([]api.Tag, 0, len(tags))}
 	for _, t := range tags {
-		out = append(out, tagJSON{t.Tag, t.Next, t.Step, t.Delta, t.Remainder, t.Description, t.Opaque})
+		out.Tags = append(out.Tags, api.NewTag(t))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tags": out})
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Tag         string `json:"tag"`
-		First       *int64 `json:"first,string"`
-		Step        int64  `json:"step"`
-		Description string `json:"description"`
-	}
+	var body api.CreateTag
 	s, err := h.adminStore()
 	if err == nil {
 		err = decodeBody(r, &body)
@@ -103,13 +87,11 @@ func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
 	if info, err := s.Tag(ctx, body.Tag); err == nil {
 		opaque = info.Opaque
 	}
-	writeJSON(w, http.StatusCreated, tagJSON{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description, Opaque: opaque})
+	writeJSON(w, http.StatusCreated, api.Tag{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description, Opaque: opaque})
 }
 
 func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Step int64 `json:"step"`
-	}
+	var body api.SetStep
 	s, err := h.adminStore()
 	if err == nil {
 		err = decodeBody(r, &body)
@@ -123,18 +105,16 @@ func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	if err := s.SetStep(ctx, tag, body.Step); err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tag": tag, "step": body.Step})
+	writeJSON(w, http.StatusOK, api.TagStep{Tag: tag, Step: body.Step})
 }
 
 func (h *handler) advanceTag(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		To int64 `json:"to,string"`
-	}
+	var body api.Advance
 	s, err := h.adminStore()
 	if err == nil {
 		err = decodeBody(r, &body)
@@ -148,11 +128,11 @@ func (h *handler) advanceTag(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := h.ctx(r)
 	defer cancel()
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	next, err := s.Advance(ctx, tag, body.To)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tag": tag, "next": fmt.Sprint(next)})
+	writeJSON(w, http.StatusOK, api.Advanced{Tag: tag, Next: next})
 }

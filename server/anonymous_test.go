@@ -21,7 +21,7 @@ import (
 // tokens and anonymous grants.
 func anonymousService(t *testing.T, tokens []server.Token, anon server.Anonymous) *server.Config {
 	t.Helper()
-	auth, err := server.NewAuthWith(tokens, anon)
+	auth, err := server.NewAuth(tokens, anon)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,8 +206,8 @@ func TestAnonymousNotOverGRPC(t *testing.T) {
 	}
 }
 
-// TestNewAuthWithRejects: each refused anonymous setting names its field.
-func TestNewAuthWithRejects(t *testing.T) {
+// TestNewAuthRejectsAnonymous: each refused anonymous setting names its field.
+func TestNewAuthRejectsAnonymous(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		anon  server.Anonymous
@@ -220,14 +220,14 @@ func TestNewAuthWithRejects(t *testing.T) {
 		{"infinite rate", server.Anonymous{Scopes: []string{"snowflake"}, Rate: math.Inf(1)}, "anonymous_rate"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := server.NewAuthWith(nil, tt.anon)
+			_, err := server.NewAuth(nil, tt.anon)
 			var te *server.TokenError
 			if !errors.As(err, &te) || te.Index != -1 || te.Field != tt.field {
 				t.Fatalf("err = %v, want a *TokenError of %s", err, tt.field)
 			}
 		})
 	}
-	a, err := server.NewAuthWith(nil, server.Anonymous{Scopes: []string{"range:*"}})
+	a, err := server.NewAuth(nil, server.Anonymous{Scopes: []string{"range:*"}})
 	if err != nil || a.AnonymousRate() != server.DefaultAnonymousRate || !a.Enabled() || a.HasTokens() {
 		t.Fatalf("range:* at rate 0: %v, rate %g, enabled %v, tokens %v; want the default rate, enabled, no tokens",
 			err, a.AnonymousRate(), a.Enabled(), a.HasTokens())

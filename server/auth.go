@@ -64,17 +64,11 @@ type Anonymous struct {
 // address may make unless Anonymous.Rate says otherwise.
 const DefaultAnonymousRate = 5000
 
-// NewAuth returns the checker of tokens, with anonymous scopes at the
-// default rate (see NewAuthWith).
-func NewAuth(tokens []Token, anonymous ...string) (*Auth, error) {
-	return NewAuthWith(tokens, Anonymous{Scopes: anonymous})
-}
-
-// NewAuthWith returns the checker of tokens and anonymous grants; it
+// NewAuth returns the checker of tokens and anonymous grants; it
 // refuses a token without a name of its own, a secret or a known scope, a
 // negative rate, an anonymous scope that is unknown or admin, and a
 // negative anonymous rate, with a *TokenError.
-func NewAuthWith(tokens []Token, anon Anonymous) (*Auth, error) {
+func NewAuth(tokens []Token, anon Anonymous) (*Auth, error) {
 	names := map[string]bool{}
 	admin := false
 	for i, t := range tokens {
@@ -114,7 +108,7 @@ func NewAuthWith(tokens []Token, anon Anonymous) (*Auth, error) {
 		limiters: map[string]*rate.Limiter{}}, nil
 }
 
-// TokenError is a token, or an anonymous setting, that NewAuthWith
+// TokenError is a token, or an anonymous setting, that NewAuth
 // refuses.
 type TokenError struct {
 	Index  int    // the token's position; -1 for an anonymous setting

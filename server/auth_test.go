@@ -25,7 +25,7 @@ func authHandler(t *testing.T, tokens []server.Token) http.Handler {
 	}
 	a, _ := segment.NewAllocator(s, segment.Config{})
 	t.Cleanup(func() { a.Close(context.Background()) })
-	auth, err := server.NewAuth(tokens)
+	auth, err := server.NewAuth(tokens, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,10 +120,10 @@ func TestAuthorizationHeader(t *testing.T) {
 // named anonymous, and nothing else; admin is never anonymous.
 func TestAnonymousScopes(t *testing.T) {
 	tokens := []server.Token{{Name: "ops", Secret: "a-secret", Scopes: []string{"admin"}}}
-	if _, err := server.NewAuth(tokens, "admin"); err == nil {
+	if _, err := server.NewAuth(tokens, server.Anonymous{Scopes: []string{"admin"}}); err == nil {
 		t.Fatal("admin accepted as an anonymous scope")
 	}
-	auth, err := server.NewAuth(tokens, "tag:order")
+	auth, err := server.NewAuth(tokens, server.Anonymous{Scopes: []string{"tag:order"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestNewAuthRejects(t *testing.T) {
 		{{Name: "x", Secret: "s"}, {Name: "x", Secret: "t"}},
 		{{Name: "x", Secret: "s", Rate: -1}},
 	} {
-		if _, err := server.NewAuth(tokens); err == nil {
+		if _, err := server.NewAuth(tokens, server.Anonymous{}); err == nil {
 			t.Errorf("%+v accepted", tokens)
 		}
 	}

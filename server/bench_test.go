@@ -28,7 +28,7 @@ func BenchmarkHandler(b *testing.B) {
 		_, _ = w.Write([]byte(`{"id":"` + strconv.FormatInt(n.Add(1), 10) + `"}` + "\n"))
 	})
 	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
-	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake"}}})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{})
 	firn := handlerOf(b, &server.Config{Snowflake: g, Auth: auth})
 	for _, c := range []struct {
 		name string
@@ -51,14 +51,22 @@ func BenchmarkHandler(b *testing.B) {
 
 // BenchmarkRoutes serves one ID from each route that answers from memory
 // — firn's own, Leaf's and Tinyid's — with a token checked and metrics
-// on, beside a trivial handler returning a counter: the figures
-// bench/serve.sh measures over the network, without it.
+// on, beside what a user would write instead (bench/trivial): a counter
+// behind http.ServeMux on the same patterns, reading the path value. The
+// figures bench/serve.sh measures over the network, without it.
 func BenchmarkRoutes(b *testing.B) {
 	var n atomic.Int64
-	trivial := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header()["Content-Type"] = []string{"text/plain; charset=utf-8"}
-		_, _ = w.Write(strconv.AppendInt(nil, n.Add(1), 10))
-	})
+	trivial := http.NewServeMux()
+	for _, p := range []struct{ pattern, name string }{{"GET /v1/snowflake/next", ""}, {"GET /v1/segments/{tag}/next", "tag"}} {
+		trivial.HandleFunc(p.pattern, func(w http.ResponseWriter, r *http.Request) {
+			if p.name != "" && r.PathValue(p.name) == "" {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header()["Content-Type"] = []string{"text/plain; charset=utf-8"}
+			_, _ = w.Write(strconv.AppendInt(nil, n.Add(1), 10))
+		})
+	}
 	s := segmenttest.NewMemStore()
 	if err := s.CreateTag(context.Background(), "order", 1, 1_000_000, ""); err != nil {
 		b.Fatal(err)
@@ -69,13 +77,14 @@ func BenchmarkRoutes(b *testing.B) {
 	// from waiting on its clock, which would hide the handler's cost.
 	twitter, _ := snowflake.Preset("twitter")
 	g, _ := snowflake.New(snowflake.Config{Layout: twitter, Reservation: snowflake.Unreserved()})
-	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake", "tag:*"}}})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
 	firn := handlerOf(b, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
 	for _, c := range []struct {
 		name, target string
 		h            http.Handler
 	}{
 		{"trivial", "/v1/snowflake/next", trivial},
+		{"trivial-wildcard", "/v1/segments/order/next", trivial},
 		{"snowflake", "/v1/snowflake/next", firn},
 		{"segment", "/v1/segments/order/next", firn},
 		{"leaf-snowflake", "/api/snowflake/get/order", firn},

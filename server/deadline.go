@@ -11,10 +11,12 @@ import (
 // Timeout, which bounds a wait for IDs: its clock starts when something
 // first asks for it (Deadline, Done or Err), which only a wait does, and
 // its timer is made only for Done. IDs served from memory never look at
-// their context: a context.WithTimeout on every request was a fifth of a
-// Leaf route's cost, and reading the clock up front another tenth of a
-// segment route's (BenchmarkRoutes). Err and Deadline answer as the
-// bounded context would. release ends the timer, if one was made.
+// their context: a context.WithTimeout on every such request more than
+// doubled a segment route's time in process and cost Tinyid's nextId a
+// fifth of its requests per CPU second over the network
+// (docs/performance.md, "Every ID route served from memory"). Err and
+// Deadline answer as the bounded context would. release ends the timer,
+// if one was made.
 type requestDeadline struct {
 	context.Context // the request's
 	timeout         time.Duration

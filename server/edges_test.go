@@ -90,7 +90,7 @@ func edgeService(t testing.TB, tokens bool, tags ...string) (*server.Config, *pr
 	t.Cleanup(func() { a.Close(context.Background()) })
 	var auth *server.Auth
 	if tokens {
-		if auth, err = server.NewAuth([]server.Token{{Name: "all", Secret: "s", Scopes: []string{"snowflake", "tag:*", "admin"}}}); err != nil {
+		if auth, err = server.NewAuth([]server.Token{{Name: "all", Secret: "s", Scopes: []string{"snowflake", "tag:*", "admin"}}}, server.Anonymous{}); err != nil {
 			t.Fatal(err)
 		}
 	}

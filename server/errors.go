@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"
@@ -148,7 +149,7 @@ func writeErrorCode(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": code, "message": message}})
+	_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: message}})
 }
 
 // message is the text of an error answer: the error, and for an unknown

@@ -74,34 +74,6 @@ func healthOf(serving bool) *healthpb.HealthCheckResponse {
 	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}
 }
 
-// StartingGRPC returns the gRPC server for the time before a Server
-// exists, while firn serve waits for its stores and a node: the health
-// service answers NOT_SERVING for every name the Server's answers for,
-// and every other call fails with Unavailable and "not_ready: " and
-// reason(), as the HTTP port answers meanwhile. A client or probe thus
-// meets a port that answers, and says why it does not serve yet, from
-// the moment it is bound.
-func StartingGRPC(reason func() string, opts ...grpc.ServerOption) *grpc.Server {
-	opts = append(opts, grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
-		return grpcstatus.Error(codes.Unavailable, "not_ready: "+reason())
-	}))
-	s := grpc.NewServer(opts...)
-	healthpb.RegisterHealthServer(s, startingHealth{})
-	return s
-}
-
-// startingHealth is the health service of StartingGRPC.
-type startingHealth struct {
-	healthpb.UnimplementedHealthServer
-}
-
-func (startingHealth) Check(_ context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
-	if err := checkHealthService(req.Service); err != nil {
-		return nil, err
-	}
-	return healthOf(false), nil
-}
-
 // The gRPC health service names of each mode, beside "" and
 // "firn.v1.Firn" (the whole server, as /readyz): a client of one mode
 // probes that mode alone.

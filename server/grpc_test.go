@@ -34,7 +34,7 @@ func grpcClient(t *testing.T, tokens []server.Token) firnpb.FirnClient {
 	s.CreateTag(context.Background(), "order", 1, 100, "")
 	a, _ := segment.NewAllocator(s, segment.Config{})
 	t.Cleanup(func() { a.Close(context.Background()) })
-	auth, err := server.NewAuth(tokens)
+	auth, err := server.NewAuth(tokens, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestGRPCHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notReady atomic.Bool
-	auth, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}})
+	auth, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -203,7 +203,7 @@ func TestGRPCCountsInStatus(t *testing.T) {
 // TestGRPCDecodeWithStatus: scope status grants Decode over gRPC as it
 // grants the decode routes over HTTP, and nothing that issues IDs.
 func TestGRPCDecodeWithStatus(t *testing.T) {
-	auth, err := server.NewAuth([]server.Token{{Name: "page", Secret: "status-secret", Scopes: []string{"status"}}})
+	auth, err := server.NewAuth([]server.Token{{Name: "page", Secret: "status-secret", Scopes: []string{"status"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/buildinfo"
-	"github.com/firn-id/firn/snowflake"
 )
 
 // OpenAPI is the OpenAPI 3 document of the HTTP API, served at
@@ -25,75 +23,6 @@ import (
 //
 //go:embed openapi.json
 var OpenAPI []byte
-
-// service is what the adapters serve: the configuration with its
-// defaults, and the node currently held.
-type service struct {
-	Config
-
-	node   atomic.Pointer[nodeState] // set by Replace
-	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
-	panics atomic.Int64              // handlers that panicked
-
-	started time.Time    // when New built the service
-	rate    *rateRing    // IDs issued per second, per mode (/v1/status)
-	recent  recentErrors // the latest errors (/v1/status)
-}
-
-// nodeState is a generator and the lease it runs on.
-type nodeState struct {
-	gen   *snowflake.Generator
-	lease Lease
-}
-
-// Replace installs a generator and its lease in place of the current ones,
-// after the node's lease was lost and a node acquired again. Requests in
-// flight on the old generator finish on it; it stops at its HWM, which the
-// new lease starts past (or it holds another node).
-func (s *service) Replace(g *snowflake.Generator, l Lease) {
-	if old := s.lease(); old != nil && old.Err() != nil {
-		// The loss may have come and gone between two reads of
-		// /v1/status: keep it on the page.
-		s.recent.note("lease", old.Err(), time.Now())
-	}
-	s.node.Store(&nodeState{gen: g, lease: l})
-}
-
-func (s *service) generator() *snowflake.Generator {
-	if st := s.node.Load(); st != nil {
-		return st.gen
-	}
-	return s.Snowflake
-}
-
-func (s *service) lease() Lease {
-	if st := s.node.Load(); st != nil {
-		return st.lease
-	}
-	return s.Lease
-}
-
-// ready says why the service may not serve: the Ready hook, or the lease
-// lost or its HWM not ahead. It does no I/O (DESIGN.md §6): /readyz is
-// open to anyone, and a segment store that is down shows per tag in the
-// metrics (firn_segment_fetch_errors_total, firn_segment_buffered_ids)
-// and as 503 on that tag's requests once its buffers run dry.
-func (s *service) ready() error {
-	if s.Ready != nil {
-		if err := s.Ready(); err != nil {
-			return err
-		}
-	}
-	if l := s.lease(); l != nil {
-		if err := l.Err(); err != nil {
-			return fmt.Errorf("node %d: %w", l.Node(), err)
-		}
-		if ahead := l.Limit() - s.generator().Now().UnixMilli(); ahead <= 0 {
-			return fmt.Errorf("node %d: the HWM is not ahead of the clock (%d ms)", l.Node(), ahead)
-		}
-	}
-	return nil
-}
 
 // newHandler returns the HTTP handler of svc, or the error of a route
 // registered without a scope.
@@ -146,15 +75,6 @@ func (h *handler) route(pattern string, sc scope, fn http.HandlerFunc) {
 	h.routeParsed(pattern, sc, nil, fn)
 }
 
-// routeTinyid registers a Tinyid route of scope sc (tinyidBizType or
-// tinyidRange): bizType and token read from the
-// bounded form, Tinyid's token= checked with firn's credentials
-// (service.checkTinyid), refusals answered in Tinyid's shape (empty on
-// the Simple routes).
-func (h *handler) routeTinyid(pattern string, sc scope, simple bool, fn http.HandlerFunc) {
-	h.routeParsed(pattern, sc, parseTinyidForm, fn).refused = refuseTinyid(simple)
-}
-
 // routeScopes returns every route the handler serves with the scope a token
 // needs for it ("open", "snowflake", "admin", "reveal", "metrics", "tag"
 // or "range"), for the tests that hold every route to its scope.
@@ -190,7 +110,6 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		}
 	}
 	h.mux.Handle(pattern, rt)
-	h.fast.add(pattern, rt)
 	return rt
 }
 
@@ -218,7 +137,7 @@ func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	for _, name := range rt.tags {
-		if err := checkTag(pathValue(r, name)); err != nil {
+		if err := checkTag(r.PathValue(name)); err != nil {
 			writeError(w, err)
 			return
 		}
@@ -270,7 +189,6 @@ func refuse(w http.ResponseWriter, no *refusal) {
 type handler struct {
 	svc     *service
 	mux     *http.ServeMux
-	fast    fastRoutes // the routes most requests take, without the mux's matching
 	routes  []*routed
 	errs    []error // of routes registered without a valid scope
 	metrics *metrics
@@ -287,10 +205,6 @@ type handler struct {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.recoverHTTP(w, r)
 	if !limitBody(w, r, h.svc.maxBody()) {
-		return
-	}
-	if rt := h.fast.find(r); rt != nil {
-		rt.ServeHTTP(w, r) // the route the mux would find, at a fraction of its cost
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -315,6 +229,8 @@ func (h *handler) unrouted(w http.ResponseWriter, r *http.Request) {
 	writeErrorCode(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
 }
 
+// ctx is r's context bounded by the service's Timeout, for a call that
+// may wait on a store.
 func (h *handler) ctx(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), h.svc.Timeout)
 }
@@ -424,12 +340,12 @@ func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	h.one(w, r, true, h.counter("segment", tag), func(ctx context.Context) (int64, error) { return h.svc.Segments.Next(ctx, tag) })
 }
 
 func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	h.batch(w, r, true, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
 		return h.svc.Segments.NextN(ctx, tag, dst)
 	})
@@ -511,17 +427,6 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 	writeIDs(w, f, false, ids)
 }
 
-// decoded is a decomposed ID as JSON.
-type decoded struct {
-	ID       string            `json:"id"`
-	UnixMS   int64             `json:"unix_ms"`
-	Time     string            `json:"time"`
-	Tick     uint64            `json:"tick"`
-	Node     map[string]uint64 `json:"node"`
-	Sequence uint64            `json:"sequence"`
-	OpaqueID string            `json:"opaque_id,omitempty"` // the ID revealed, in opaque mode
-}
-
 func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 	if h.svc.Opaque != nil {
 		writeError(w, ErrOpaqueIDs)
@@ -538,7 +443,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 // pathID reads the {id} of r, written as its ?encoding= says: decimal
 // unless base62 or base32 is named.
 func pathID(r *http.Request) (uint64, error) {
-	s, e := pathValue(r, "id"), r.URL.Query().Get("encoding")
+	s, e := r.PathValue("id"), r.URL.Query().Get("encoding")
 	enc, err := idtext.ParseEncoding(e)
 	if err != nil {
 		return 0, badRequest(fmt.Sprintf("encoding %q: want %s", e, idtext.EncodingNames))
@@ -562,11 +467,8 @@ func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string
 		writeError(w, badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))
 		return
 	}
-	d := decoded{ID: strconv.FormatUint(id, 10), UnixMS: p.Time.UnixMilli(), Time: p.Time.Format("2006-01-02T15:04:05.000Z"),
-		Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence, OpaqueID: opaqueID}
-	for _, f := range p.Fields {
-		d.Node[f.Name] = f.Value
-	}
+	d := api.NewDecoded(id, p)
+	d.OpaqueID = opaqueID
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(d)
 }
@@ -575,9 +477,9 @@ func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string
 func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 	g := h.svc.generator()
 	l := g.Layout()
-	info := map[string]any{"layout": l.String(), "fingerprint": l.Fingerprint(), "node": g.Node(), "max_batch": h.svc.MaxBatch}
+	info := api.Info{Layout: l.String(), Fingerprint: l.Fingerprint(), Node: g.Node(), MaxBatch: h.svc.MaxBatch}
 	if h.svc.Opaque != nil {
-		info["opaque"] = h.svc.Opaque.Fingerprint()
+		info.Opaque = h.svc.Opaque.Fingerprint()
 	}
 	writeJSON(w, http.StatusOK, info)
 }

@@ -52,6 +52,22 @@ func TestMalformedAdminBodiesSayWhatIsWrong(t *testing.T) {
 		{"to unquoted", "POST", "/v1/segments/order/advance", `{"to":5000}`, `body: "to" must be a whole number in a string ("to":"5000"), got the number 5000`},
 		{"to an object", "POST", "/v1/segments/order/advance", `{"to":{}}`, `"to" must be a whole number in a string ("to":"5000"), got an object`},
 		{"to unknown field", "POST", "/v1/segments/order/advance", `{"next":"5"}`, `body: unknown field "next"; want {"to": …}`},
+		// What encoding/json lets pass by itself: a repeated key (it takes
+		// the last), a name in another case (it matches any case), a lone
+		// surrogate escape and bytes that are not UTF-8 (it makes U+FFFD
+		// of them, which would name a tag).
+		{"a repeated key", "POST", "/v1/segments", `{"tag":"a7","step":10,"tag":"order"}`, `body: field "tag" given twice; give each field once`},
+		{"a repeated key, escaped", "POST", "/v1/segments", `{"tag":"a7","step":10,"t\u0061g":"order"}`, `body: field "tag" given twice`},
+		{"step repeated", "PATCH", "/v1/segments/order", `{"step":5,"step":500}`, `body: field "step" given twice`},
+		{"to repeated", "POST", "/v1/segments/order/advance", `{"to":"5000","to":"9000"}`, `body: field "to" given twice`},
+		{"a name in another case", "POST", "/v1/segments", `{"Tag":"a","step":1}`, `body: unknown field "Tag"; field names are case-sensitive: want "tag"`},
+		{"step in capitals", "PATCH", "/v1/segments/order", `{"STEP":5}`, `body: unknown field "STEP"; field names are case-sensitive: want "step"`},
+		{"a lone high surrogate", "POST", "/v1/segments", `{"tag":"\ud800","step":1}`, `body: \ud800 at byte 8 is half of a UTF-16 surrogate pair; a string must hold whole characters`},
+		{"a lone low surrogate", "POST", "/v1/segments", `{"tag":"x\uDC00","step":1}`, `body: \uDC00 at byte 9 is half of a UTF-16 surrogate pair`},
+		{"a high surrogate before a letter", "POST", "/v1/segments", `{"tag":"\ud83d\u0041","step":1}`, `body: \ud83d at byte 8 is half of a UTF-16 surrogate pair`},
+		{"a lone surrogate in a description", "POST", "/v1/segments", `{"tag":"a","step":1,"description":"\udfff"}`, `body: \udfff at byte 35 is half`},
+		{"a lone surrogate in a key", "POST", "/v1/segments", `{"t\ud800":"a","step":1}`, `body: \ud800 at byte 3 is half`},
+		{"not UTF-8", "POST", "/v1/segments", "{\"tag\":\"\xff\",\"step\":1}", `body: not UTF-8 at byte 8`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +94,10 @@ func TestWellFormedAdminBodiesStillWork(t *testing.T) {
 		{"POST", "/v1/segments", `{"tag":"invoice","first":"1000","step":50,"description":null}`},
 		{"PATCH", "/v1/segments/invoice", " {\"step\": 500}\n"},
 		{"POST", "/v1/segments/invoice/advance", `{"to":"90000"}`},
+		// A pair of surrogate escapes is one character; an escaped
+		// backslash before "ud800" is no escape of a surrogate.
+		{"POST", "/v1/segments", `{"tag":"smile\ud83d\ude00","step":1}`},
+		{"POST", "/v1/segments", `{"tag":"path\\ud800","step":1,"description":"say \"\\\"\""}`},
 	}
 	for _, s := range steps {
 		if w := do(h, s.method, s.target, "", s.body); w.Code >= 300 {

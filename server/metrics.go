@@ -40,8 +40,8 @@ type metrics struct {
 	log     *slog.Logger
 	// anonymous counts requests anonymous grants decided (anonymous.go).
 	anonymous anonymousMetrics
-	// rate counts the IDs issued per second for /v1/status (rate.go).
-	rate *rateRing
+	// rate counts the IDs issued per second for /v1/status (throughput.go).
+	rate *throughputRing
 }
 
 func newMetrics(svc *service) *metrics {
@@ -270,19 +270,6 @@ func (rm *routeMetrics) countStatus(status int) {
 
 // statusWriters recycles the writers that note a response's status.
 var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
-
-// StartingMetrics serves /metrics while firn serve waits for its stores
-// and its first node, before a Server exists: the build, the Go runtime
-// and the process, and firn_lease_held 0, so a dashboard and the shipped
-// alerts see a waiting process rather than a scrape that fails.
-func StartingMetrics() http.Handler {
-	reg := prometheus.NewRegistry()
-	held := prometheus.NewGauge(prometheus.GaugeOpts{Name: "firn_lease_held",
-		Help: "1 while the node's lease is held, 0 once lost."})
-	reg.MustRegister(buildInfo(), held,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
-}
 
 // buildInfo is the constant series firn_build_info{version, commit,
 // go_version} 1, which dashboards join on to show what is running.

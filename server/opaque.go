@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/firn-id/firn/api"
 )
 
 // nextSnowflake issues one snowflake ID: in opaque mode, its image under
@@ -65,7 +67,7 @@ func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, ErrSegmentsOff)
 		return
 	}
-	tag := pathValue(r, "tag")
+	tag := r.PathValue("tag")
 	id, err := pathID(r)
 	if err != nil {
 		writeError(w, err)
@@ -76,5 +78,5 @@ func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"tag": tag, "id": strconv.FormatInt(plain, 10), "opaque_id": strconv.FormatUint(id, 10)})
+	writeJSON(w, http.StatusOK, api.Revealed{Tag: tag, ID: plain, OpaqueID: strconv.FormatUint(id, 10)})
 }

@@ -35,7 +35,7 @@ func opaqueTagServer(t *testing.T) (http.Handler, *segmenttest.MemStore, *opaque
 	auth, err := server.NewAuth([]server.Token{
 		{Name: "app", Secret: "app-secret", Scopes: []string{"tag:*", "range:*", "admin", "status"}},
 		{Name: "ops", Secret: "reveal-secret", Scopes: []string{"reveal"}},
-	})
+	}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}

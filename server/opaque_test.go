@@ -21,7 +21,7 @@ func opaqueConfig(t *testing.T, tokens ...server.Token) (*server.Config, *opaque
 	if err != nil {
 		t.Fatal(err)
 	}
-	auth, err := server.NewAuth(tokens)
+	auth, err := server.NewAuth(tokens, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestRevealNeedsATokenOfItsOwn(t *testing.T) {
 	if w := getAs(handlerOf(t, cfg), "/v1/snowflake/reveal/1", ""); w.Code != http.StatusForbidden {
 		t.Errorf("reveal on a server without tokens: %d %s, want 403", w.Code, w.Body)
 	}
-	_, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}}, "reveal")
+	_, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{Scopes: []string{"reveal"}})
 	var te *server.TokenError
 	if !errors.As(err, &te) {
 		t.Errorf("anonymous reveal: err = %v, want a TokenError", err)

@@ -66,23 +66,8 @@ var (
 
 // tagInPath needs tag:NAME for the IDs of the tag in the path value name.
 func tagInPath(name string) scope {
-	return scope{kind: scopeTag, ids: true, tag: func(r *http.Request) string { return pathValue(r, name) }}
+	return scope{kind: scopeTag, ids: true, tag: func(r *http.Request) string { return r.PathValue(name) }}
 }
-
-// tinyidBizType needs tag:BIZTYPE for the IDs of Tinyid's bizType
-// parameter (read within bounds by the route's parse step), which
-// Tinyid's token= parameter may grant as well as firn's credentials.
-func tinyidBizType() scope {
-	return scope{kind: scopeTag, ids: true, tinyid: true, tag: bizType}
-}
-
-// tinyidRange needs range:BIZTYPE, a grant of its own: Tinyid's
-// nextSegmentId routes write to the store on every call.
-func tinyidRange() scope {
-	return scope{kind: scopeRange, ids: true, tinyid: true, tag: bizType}
-}
-
-func bizType(r *http.Request) string { return tinyidParam(r, "bizType") }
 
 // openRoutes are the routes anyone may call: health, readiness, metrics,
 // the API document, and the status page's files, which carry no data

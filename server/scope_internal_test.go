@@ -46,7 +46,7 @@ func scopeServer(t testing.TB) *Server {
 		{Name: "reveal", Secret: "reveal-secret", Scopes: []string{"reveal"}},
 		{Name: "range", Secret: "range-secret", Scopes: []string{"range:order"}},
 		{Name: "status", Secret: "status-secret", Scopes: []string{"status"}},
-	})
+	}, Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	now := time.Now()
-	svc := &service{Config: cfg, started: now, rate: newRateRing(now)}
+	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

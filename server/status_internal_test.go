@@ -13,7 +13,7 @@ import (
 // from an older lap of the ring is not read as recent, seconds before the
 // ring began read 0, and concurrent adds lose nothing.
 func TestRateRing(t *testing.T) {
-	r := newRateRing(time.Now())
+	r := newThroughputRing(time.Now())
 	r.addAt(modeSnowflake, 5, 1000)
 	r.addAt(modeSnowflake, 7, 1000)
 	r.addAt(modeSegment, 3, 1001)
@@ -30,7 +30,7 @@ func TestRateRing(t *testing.T) {
 			t.Fatalf("a count from %d s ago is read as recent", RateSeconds+1)
 		}
 	}
-	fresh := newRateRing(time.Now())
+	fresh := newThroughputRing(time.Now())
 	fresh.addAt(modeSnowflake, 4, 0)
 	if got := fresh.perSecond(modeSnowflake, 1); got[RateSeconds-1] != 4 || got[0] != 0 {
 		t.Errorf("the first second: %v", got[RateSeconds-3:])
@@ -114,7 +114,7 @@ func TestRecentErrors(t *testing.T) {
 // that issues them: a monotonic clock read and a compare-and-swap, from
 // every core at once.
 func BenchmarkRateAdd(b *testing.B) {
-	r := newRateRing(time.Now())
+	r := newThroughputRing(time.Now())
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			r.add(modeSnowflake, 1)

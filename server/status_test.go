@@ -236,7 +236,7 @@ func TestStatusRenewalError(t *testing.T) {
 // too and nothing else; auth.status_anonymous_on_loopback grants it, and
 // only it, to requests without credentials from loopback.
 func TestStatusScope(t *testing.T) {
-	auth, err := server.NewAuthWith([]server.Token{
+	auth, err := server.NewAuth([]server.Token{
 		{Name: "status", Secret: "status-secret", Scopes: []string{"status"}},
 		{Name: "snow", Secret: "snow-secret", Scopes: []string{"snowflake"}},
 		{Name: "admin", Secret: "admin-secret", Scopes: []string{"admin"}},
@@ -278,7 +278,7 @@ func TestStatusScope(t *testing.T) {
 			}
 		})
 	}
-	if _, err := server.NewAuthWith(nil, server.Anonymous{Scopes: []string{"status"}}); err == nil {
+	if _, err := server.NewAuth(nil, server.Anonymous{Scopes: []string{"status"}}); err == nil {
 		t.Error("status accepted as an anonymous scope off loopback")
 	}
 }

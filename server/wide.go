@@ -2,17 +2,16 @@ package server
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"
@@ -153,33 +152,12 @@ func writeStrings[T fmt.Stringer](w http.ResponseWriter, f string, one bool, ids
 	_, _ = w.Write(append(b, "}\n"...))
 }
 
-// wideDecoded is a UUID, ULID, ObjectId, KSUID or xid taken apart, as
-// JSON. Firn is the slot of a UUIDv7 or ULID that the server's layout can
-// have made, absent otherwise.
-type wideDecoded struct {
-	ID     string            `json:"id"` // as given
-	Form   string            `json:"form"`
-	Hex    string            `json:"hex"`
-	UnixMS *int64            `json:"unix_ms,omitempty"`
-	Time   string            `json:"time,omitempty"`
-	Fields map[string]string `json:"fields"`
-	Firn   *decoded          `json:"firn,omitempty"`
-}
-
 func (h *handler) wideDecode(w http.ResponseWriter, r *http.Request) {
-	arg := pathValue(r, "id")
+	arg := r.PathValue("id")
 	id, err := wide.Parse(arg)
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	d := wideDecoded{ID: arg, Form: string(id.Form), Hex: hex.EncodeToString(id.Bytes), Fields: map[string]string{}}
-	if !id.Time.IsZero() {
-		ms := id.Time.UnixMilli()
-		d.UnixMS, d.Time = &ms, id.Time.Format("2006-01-02T15:04:05.000Z")
-	}
-	for _, f := range id.Fields {
-		d.Fields[f.Name] = f.Value
 	}
 	l := h.svc.generator().Layout()
 	var p snowflake.Parts
@@ -191,16 +169,13 @@ func (h *handler) wideDecode(w http.ResponseWriter, r *http.Request) {
 	default:
 		err = wide.ErrNotLayout
 	}
+	var firn *snowflake.Parts
 	if err == nil {
-		d.Firn = &decoded{ID: strconv.FormatUint(p.ID, 10), UnixMS: p.Time.UnixMilli(), Time: p.Time.Format("2006-01-02T15:04:05.000Z"),
-			Tick: p.Tick, Node: map[string]uint64{}, Sequence: p.Sequence}
-		for _, f := range p.Fields {
-			d.Firn.Node[f.Name] = f.Value
-		}
+		firn = &p
 	} else if !errors.Is(err, wide.ErrNotLayout) && !errors.Is(err, wide.ErrNotV7) {
 		writeError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(d)
+	_ = json.NewEncoder(w).Encode(api.NewWideDecoded(arg, id, firn))
 }

@@ -44,6 +44,13 @@ func ParsePolicy(s string) (Policy, error) {
 	return 0, fmt.Errorf("snowflake: unknown policy %q (want wait or borrow)", s)
 }
 
+// DefaultMaxBorrow and DefaultMaxStartAhead are Config's defaults for
+// MaxBorrow and MaxStartAhead.
+const (
+	DefaultMaxBorrow     = time.Second
+	DefaultMaxStartAhead = 10 * time.Second
+)
+
 // Config configures a Generator. The zero value of every field but Node
 // and Reservation means its default.
 type Config struct {
@@ -262,13 +269,13 @@ func configure(cfg Config) (*Generator, error) {
 
 func defaults(cfg Config) Config {
 	if cfg.MaxBorrow == 0 {
-		cfg.MaxBorrow = time.Second
+		cfg.MaxBorrow = DefaultMaxBorrow
 	}
 	if cfg.MaxWait == 0 {
 		cfg.MaxWait = max(time.Second, cfg.Layout.Tick)
 	}
 	if cfg.MaxStartAhead == 0 {
-		cfg.MaxStartAhead = 10 * time.Second
+		cfg.MaxStartAhead = DefaultMaxStartAhead
 	}
 	if cfg.CatchUpRate == 0 {
 		cfg.CatchUpRate = 0.1

@@ -48,6 +48,15 @@ func (d Dialect) String() string {
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
 
+// CheckTable refuses a table name that would need quoting: the rule every
+// store's constructor applies, and firn's configuration before any store
+// is opened.
+func CheckTable(t string) error { return checkTable(t) }
+
+// WithDefaults returns t with every empty name the default, each name
+// checked with CheckTable.
+func (t Tables) WithDefaults() (Tables, error) { return t.withDefaults() }
+
 // checkTable refuses table names that would need quoting.
 func checkTable(t string) error {
 	if !tableName.MatchString(t) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -38,6 +39,19 @@ that does not exist are refused, naming what exists instead.
 
 ` + configFlagUsage + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
+// adminUses are the settings firn admin advance takes.
+var adminUses = append([]string{"layout"}, append(storeUses, opaqueUses...)...)
+
+// adminOwn are firn admin advance's own flags.
+type adminOwn struct{ node, to, pastID *string }
+
+// adminFlagSet is firn admin advance's flag set, bound to cfg.
+func adminFlagSet(cfg *config.Config) (*flag.FlagSet, *adminOwn) {
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	bindConfig(fs, cfg, adminUses...)
+	return fs, &adminOwn{node: fs.String("node", "", ""), to: fs.String("to", "", ""), pastID: fs.String("past-id", "", "")}
+}
+
 func runAdmin(args []string, stdout io.Writer) (err error) {
 	if len(args) == 0 || args[0] != "advance" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
@@ -45,21 +59,13 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 		}
 		return usagef("want a subcommand: firn admin advance --node N --to TIME")
 	}
-	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	var sf storeFlags
-	sf.register(fs)
-	var lf layoutFlags
-	lf.register(fs)
-	var of opaqueFlags
-	of.register(fs)
-	nodeArg := fs.String("node", "", "")
-	to := fs.String("to", "", "")
-	pastID := fs.String("past-id", "", "")
-	withCfg, err := withConfig(fs, args[1:])
+	cfg, err := loadFor(args[1:], adminUses...)
 	if err != nil {
 		return err
 	}
-	rest, err := parseFlags(fs, withCfg)
+	fs, own := adminFlagSet(cfg)
+	nodeArg, to, pastID := own.node, own.to, own.pastID
+	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
 	}
@@ -70,13 +76,14 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return usagef("--node %q: want a node value, a non-negative number", *nodeArg)
 	}
-	req, err := advanceRequest(&lf, &of, *to, *pastID)
+	req, err := advanceRequest(cfg, *to, *pastID)
 	if err != nil {
 		return err
 	}
 	req.Node = node
-	sf.mustExist = true // advancing a directory it would create protects nothing
-	store, closeStore, err := sf.open()
+	sf := storeOf(cfg)
+	sf.MustExist = true // advancing a directory it would create protects nothing
+	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		return err
 	}
@@ -86,9 +93,9 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 	switch {
 	case errors.As(err, &lm):
 		return usagef("the layout flags describe %q, but the namespace records layout %q: pass its layout flags, %s (%s)",
-			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.describe())
+			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.Describe())
 	case errors.Is(err, nodeid.ErrUnknownNamespace), errors.Is(err, nodeid.ErrNodeOutOfRange):
-		return usagef("%s (%s)", err, sf.describe())
+		return usagef("%s (%s)", err, sf.Describe())
 	case errors.Is(err, nodeid.ErrNodeHeld):
 		return fmt.Errorf("%w: stop the process holding node %d first (it keeps issuing below any new HWM), then advance again", err, node)
 	case err != nil:
@@ -105,19 +112,19 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 // advanceRequest reads --to or --past-id as Unix milliseconds, with the
 // layout the store checks — the layout flags', default the firn layout —
 // and its node pool, which bounds the node.
-func advanceRequest(lf *layoutFlags, of *opaqueFlags, to, pastID string) (nodeid.AdvanceRequest, error) {
+func advanceRequest(cfg *config.Config, to, pastID string) (nodeid.AdvanceRequest, error) {
 	var req nodeid.AdvanceRequest
 	if (to == "") == (pastID == "") {
 		return req, usagef("give exactly one of --to TIME and --past-id ID")
 	}
-	l, err := lf.layout()
+	l, err := layoutOf(cfg.Layout)
 	if err != nil {
 		return req, err
 	}
 	if err := checkGenerates(l, time.Now()); err != nil {
 		return req, err
 	}
-	perm, err := of.permutation(l)
+	perm, err := permutation(cfg.Opaque, l)
 	if err != nil {
 		return req, err
 	}

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/firn-id/firn/internal/bench"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
@@ -105,7 +106,7 @@ func TestBenchEveryProtocol(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			var r benchResult
+			var r bench.Result
 			if err := json.Unmarshal([]byte(out), &r); err != nil {
 				t.Fatalf("%v in %s", err, out)
 			}
@@ -140,7 +141,7 @@ func TestBenchFailsOnAnyFailedRequest(t *testing.T) {
 	}))
 	t.Cleanup(hs.Close)
 	out, errOut, code := runCLI("bench", "--protocol", "http", "--target", hs.URL, "--mode", "segment", "--tag", "x", "--count", "10", "--json")
-	var r benchResult
+	var r bench.Result
 	if code != 1 || json.Unmarshal([]byte(out), &r) != nil {
 		t.Fatalf("exit %d: %s %s: want exit 1 and a JSON report", code, out, errOut)
 	}
@@ -223,44 +224,18 @@ func TestBenchAgainstStoppedServerFails(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI(append([]string{"bench", "--duration", "300ms", "--workers", "2", "--json"}, tc.args...)...)
-			var r benchResult
+			var r bench.Result
 			if code != 1 || json.Unmarshal([]byte(out), &r) != nil {
 				t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 and a JSON report", code, out, errOut)
 			}
-			if r.OK || r.IDs != 0 || !slices.Contains(r.Failures, failNoIDs) || !strings.Contains(errOut, "no ID arrived") {
+			if r.OK || r.IDs != 0 || !slices.Contains(r.Failures, bench.FailNoIDs) || !strings.Contains(errOut, "no ID arrived") {
 				t.Fatalf("result %+v, stderr %q: want no ID, not ok, saying so", r, errOut)
 			}
-			if r.Errors != r.Requests || r.Requests > 0 && !slices.Contains(r.Failures, failRequests) {
+			if r.Errors != r.Requests || r.Requests > 0 && !slices.Contains(r.Failures, bench.FailRequests) {
 				t.Fatalf("result %+v: want every request failed and counted", r)
 			}
 			if most := int64(r.Workers) * maxAttempts(r.Elapsed); r.Requests > most {
 				t.Fatalf("%d requests in %s from %d workers: the backoff allows at most %d", r.Requests, r.Elapsed, r.Workers, most)
-			}
-		})
-	}
-}
-
-// TestRetryDelay: 1 ms after the first failure, doubling, at most 100 ms;
-// none without a failure.
-func TestRetryDelay(t *testing.T) {
-	tests := []struct {
-		name     string
-		failures int
-		want     time.Duration
-	}{
-		{name: "none", failures: 0, want: 0},
-		{name: "negative", failures: -1, want: 0},
-		{name: "first", failures: 1, want: time.Millisecond},
-		{name: "second", failures: 2, want: 2 * time.Millisecond},
-		{name: "seventh", failures: 7, want: 64 * time.Millisecond},
-		{name: "eighth, capped", failures: 8, want: 100 * time.Millisecond},
-		{name: "ninth", failures: 9, want: 100 * time.Millisecond},
-		{name: "past any shift", failures: 1 << 20, want: 100 * time.Millisecond},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := retryDelay(tc.failures); got != tc.want {
-				t.Fatalf("retryDelay(%d) = %s, want %s", tc.failures, got, tc.want)
 			}
 		})
 	}
@@ -280,7 +255,7 @@ func TestBenchDefaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI(append([]string{"bench", "--protocol", "http", "--target", httpURL, "--count", "100", "--json"}, tc.args...)...)
-			var r benchResult
+			var r bench.Result
 			if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
 				t.Fatalf("exit %d: %s %s", code, out, errOut)
 			}
@@ -430,7 +405,7 @@ func TestBenchTLS(t *testing.T) {
 
 // benchJSON runs firn bench for 20 requests from 2 workers with --json and
 // decodes its report.
-func benchJSON(t *testing.T, args ...string) (r benchResult, stderr string, code int) {
+func benchJSON(t *testing.T, args ...string) (r bench.Result, stderr string, code int) {
 	t.Helper()
 	out, errOut, code := runCLI(append([]string{"bench", "--count", "20", "--workers", "2", "--duration", "5s", "--json"}, args...)...)
 	if err := json.Unmarshal([]byte(out), &r); err != nil {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/firn-id/firn/snowflake"
 )
 
 var configUsage = `Usage: firn config check [--config FILE] [serve flags]
@@ -34,7 +36,7 @@ func runConfig(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		store := o.stores.kind
+		store := o.stores.Registry.Store
 		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.addr, o.layout, store, checkNotes(&o))
 		return err
 	case "print":
@@ -54,7 +56,7 @@ func runConfig(args []string, stdout io.Writer) error {
 
 // checkNotes are the lines under config check's summary for the settings
 // that change what IDs look like or who may draw them: opaque IDs, the
-// JavaScript-safe bounds, the tokens and the anonymous grants.
+// JavaScript-safe bounds, borrowing, the tokens and the anonymous grants.
 func checkNotes(o *serveOptions) string {
 	var b strings.Builder
 	if o.opaque != nil {
@@ -67,6 +69,9 @@ func checkNotes(o *serveOptions) string {
 	}
 	if o.cfg.Snowflake.JavaScriptSafe {
 		b.WriteString("  javascript-safe: snowflake IDs stay below 2^53\n")
+	}
+	if o.gen.Exhausted == snowflake.Borrow {
+		fmt.Fprintf(&b, "  exhausted: borrow: when a tick's sequence runs out, the next ticks are taken, up to %s ahead of the clock (IDs then carry later times)\n", o.gen.MaxBorrow)
 	}
 	if tags := o.cfg.Segments.JavaScriptSafe; slices.Contains(tags, "*") {
 		b.WriteString("  javascript-safe: the IDs of every tag stay below 2^53\n")

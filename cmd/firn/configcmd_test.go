@@ -9,11 +9,11 @@ import (
 
 // TestConfigCheckNotes: config check names what changes the IDs or who
 // may draw them — opaque mode (by fingerprint, never the key), the
-// JavaScript-safe bounds, the tokens and anonymous grants.
+// JavaScript-safe bounds, borrowing, the tokens and anonymous grants.
 func TestConfigCheckNotes(t *testing.T) {
 	dir := t.TempDir()
 	key := "00112233445566778899aabbccddeeff"
-	doc := "registry:\n  data_dir: " + dir + "\nlayout:\n  preset: js53\nsnowflake:\n  javascript_safe: true\n" +
+	doc := "registry:\n  data_dir: " + dir + "\nlayout:\n  preset: js53\nsnowflake:\n  javascript_safe: true\n  exhausted: borrow\n  max_borrow: 2s\n" +
 		"segments:\n  javascript_safe: [order, user]\nopaque:\n  snowflake: true\n  tags: [order]\n  key: " + key + "\n" +
 		"auth:\n  tokens:\n    - {name: a, secret: s3cret-token-value, scopes: [snowflake]}\n  anonymous: [\"tag:order\"]\n"
 	path := filepath.Join(dir, "firn.yaml")
@@ -25,7 +25,8 @@ func TestConfigCheckNotes(t *testing.T) {
 		t.Fatalf("config check: exit %d, %q", code, errOut)
 	}
 	for _, want := range []string{"config ok: http ", "  opaque: every snowflake ID is permuted (ff1:", "  opaque: the IDs of tags order are permuted", "snowflake IDs stay below 2^53",
-		"the IDs of tags order,user stay below 2^53", "  auth: 1 tokens; anonymous scopes tag:order"} {
+		"the IDs of tags order,user stay below 2^53", "  exhausted: borrow: when a tick's sequence runs out, the next ticks are taken, up to 2s ahead",
+		"  auth: 1 tokens; anonymous scopes tag:order"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("config check says %q; want %q in it", out, want)
 		}
@@ -34,7 +35,7 @@ func TestConfigCheckNotes(t *testing.T) {
 		t.Errorf("config check printed a secret: %q %q", out, errOut)
 	}
 	out, _, _ = runCLI("config", "check", "--data-dir", dir)
-	if !strings.Contains(out, "auth: 0 tokens (no token: anyone on loopback, and loopback only)") || strings.Contains(out, "opaque") {
+	if !strings.Contains(out, "auth: 0 tokens (no token: anyone on loopback, and loopback only)") || strings.Contains(out, "opaque") || strings.Contains(out, "borrow") {
 		t.Errorf("config check of the defaults: %q", out)
 	}
 }

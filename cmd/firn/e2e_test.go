@@ -17,6 +17,7 @@ import (
 	"github.com/firn-id/firn/internal/faultproxy"
 	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/node"
 )
 
 // process is a running `firn serve`, HTTP only.
@@ -290,17 +291,17 @@ func TestServeLogsFailingRenewals(t *testing.T) {
 
 // TestServeWithoutSnowflakeOutlivesTheRenewalWatch: a server of segments
 // only holds no lease; its loop, which looks at the lease's renewals
-// every renewalWatch, keeps serving past several looks.
+// every node.WatchEvery when it holds one, keeps serving past several.
 func TestServeWithoutSnowflakeOutlivesTheRenewalWatch(t *testing.T) {
 	p := startServe(t, "--snowflake=false", "--data-dir", t.TempDir())
-	time.Sleep(3 * renewalWatch)
+	time.Sleep(3 * node.WatchEvery)
 	resp, err := http.Get(p.base + "/healthz")
 	if err != nil {
-		t.Fatalf("after %s: %v; log:\n%s", 3*renewalWatch, err, p.Log())
+		t.Fatalf("after %s: %v; log:\n%s", 3*node.WatchEvery, err, p.Log())
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || strings.Contains(p.Log(), "panic") {
-		t.Fatalf("after %s: /healthz %d; log:\n%s", 3*renewalWatch, resp.StatusCode, p.Log())
+		t.Fatalf("after %s: /healthz %d; log:\n%s", 3*node.WatchEvery, resp.StatusCode, p.Log())
 	}
 	p.stop(t)
 }

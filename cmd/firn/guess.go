@@ -2,13 +2,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -74,37 +73,5 @@ func writeGuessText(w *bufio.Writer, id uint64, ranked []snowflake.Candidate) {
 }
 
 func writeGuessJSON(w *bufio.Writer, id uint64, ranked []snowflake.Candidate) {
-	type candidate struct {
-		Layout    string            `json:"layout"`
-		Plausible bool              `json:"plausible"`
-		Reason    string            `json:"reason,omitempty"`
-		UnixMS    *int64            `json:"unix_ms,omitempty"`
-		Time      string            `json:"time,omitempty"`
-		Tick      *uint64           `json:"tick,omitempty"`
-		Node      map[string]uint64 `json:"node,omitempty"`
-		Sequence  *uint64           `json:"sequence,omitempty"`
-	}
-	out := struct {
-		ID         string      `json:"id"`
-		Ambiguous  bool        `json:"ambiguous"`
-		Candidates []candidate `json:"candidates"`
-	}{ID: strconv.FormatUint(id, 10), Ambiguous: len(snowflake.Plausible(ranked)) > 1}
-	for _, c := range ranked {
-		j := candidate{Layout: c.Layout.Name, Plausible: c.Plausible, Reason: c.Reason}
-		if c.Parts.Time.IsZero() {
-			out.Candidates = append(out.Candidates, j)
-			continue
-		}
-		p := c.Parts
-		ms := p.Time.UnixMilli()
-		j.UnixMS, j.Time, j.Tick, j.Sequence = &ms, c.Layout.FormatTime(p.Time), &p.Tick, &p.Sequence
-		j.Node = map[string]uint64{}
-		for _, f := range p.Fields {
-			j.Node[f.Name] = f.Value
-		}
-		out.Candidates = append(out.Candidates, j)
-	}
-	b, _ := json.Marshal(out)
-	w.Write(b)
-	w.WriteString("\n")
+	writeLine(w, api.NewGuess(id, ranked))
 }

@@ -3,34 +3,18 @@ package main
 import (
 	"context"
 
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
-
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"
 )
 
-// idFormat is a form firn next prints IDs in: the route a server draws
-// them from, and the check of each line it answers.
+// idFormat is a form firn next prints IDs in.
 type idFormat struct {
 	name string
-	path string
-	line idLine
 }
 
-var idFormats = []idFormat{
-	{name: "snowflake", path: "/v1/snowflake/batch", line: decimalID},
-	{name: "uuid", path: "/v1/uuid/batch", line: idLine{size: 37, valid: func(s string) bool {
-		u, err := uuid.Parse(s)
-		return err == nil && len(s) == 36 && u.Version() == 7
-	}}},
-	{name: "ulid", path: "/v1/ulid/batch", line: idLine{size: 27, valid: func(s string) bool {
-		_, err := ulid.ParseStrict(s)
-		return err == nil
-	}}},
-}
+var idFormats = []idFormat{{name: "snowflake"}, {name: "uuid"}, {name: "ulid"}}
 
 func parseIDFormat(name string) (idFormat, error) {
 	for _, f := range idFormats {

@@ -9,32 +9,41 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/snowflake"
 )
 
-var layoutUsage = `Usage: firn layout [layout flags]
+var layoutUsage = `Usage: firn layout [layout flags] [--config FILE]
 
 Draws the layout's bits, most significant first, and prints what it can
 hold: the last representable tick, nodes, and IDs per node.
 
-` + layoutHelp() + `
+` + configFlagUsage + "\n" + layoutHelp() + `
 Example:
   firn layout --layout twitter
   firn layout --tick 10ms --time-bits 39 --node-bits 16 --sequence-bits 8 --order time,sequence,node
 `
 
-func runLayout(args []string, stdout io.Writer) error {
+// layoutFlagSet is firn layout's flag set, bound to cfg.
+func layoutFlagSet(cfg *config.Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("layout", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
-	rest, err := parseFlags(fs, args)
+	bindConfig(fs, cfg, "layout")
+	return fs
+}
+
+func runLayout(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, "layout")
+	if err != nil {
+		return err
+	}
+	rest, err := parseFlags(layoutFlagSet(cfg), args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn layout [layout flags]", rest[0])
 	}
-	l, err := lf.layout()
+	l, err := layoutOf(cfg.Layout)
 	if err != nil {
 		return err
 	}

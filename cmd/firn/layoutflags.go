@@ -4,19 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/snowflake"
 )
-
-// layoutFlags are the flags that choose a layout: a preset, then any
-// explicit flag overriding one of its parts.
-type layoutFlags struct {
-	preset                                                     string
-	epoch, tick, timeBits, nodeBits, nodeNames, seqBits, order string
-}
 
 const layoutFlagsUsage = `Layout flags (start from --layout, then override any part):
   --layout NAME          preset: %s (default firn)
@@ -35,42 +30,25 @@ func layoutHelp() string {
 	return fmt.Sprintf(layoutFlagsUsage, strings.Join(snowflake.PresetNames(), ", "))
 }
 
-// flags pairs each layout flag's name with the field it sets.
-func (f *layoutFlags) flags() map[string]*string {
-	return map[string]*string{
-		"layout": &f.preset, "epoch": &f.epoch, "tick": &f.tick, "time-bits": &f.timeBits,
-		"node-bits": &f.nodeBits, "node-names": &f.nodeNames, "sequence-bits": &f.seqBits, "order": &f.order,
-	}
-}
-
 // setLayoutFlags returns the names of the layout flags given on the
 // command line, sorted.
-func setLayoutFlags(fs *flag.FlagSet, f *layoutFlags) []string {
-	ours := f.flags()
+func setLayoutFlags(fs *flag.FlagSet) []string {
+	ours := config.Flags("layout")
 	var set []string
 	fs.Visit(func(fl *flag.Flag) {
-		if _, ok := ours[fl.Name]; ok {
+		if slices.Contains(ours, fl.Name) {
 			set = append(set, fl.Name)
 		}
 	})
 	return set
 }
 
-func (f *layoutFlags) register(fs *flag.FlagSet) {
-	for name, p := range f.flags() {
-		def := ""
-		if name == "layout" {
-			def = "firn"
-		}
-		fs.StringVar(p, name, def, "")
-	}
-}
-
-// layout builds and validates the layout the flags describe.
-func (f *layoutFlags) layout() (snowflake.Layout, error) {
-	l, ok := snowflake.Preset(f.preset)
+// layoutOf builds and validates the layout the settings describe: the
+// preset, then each part given overriding it.
+func layoutOf(f config.Layout) (snowflake.Layout, error) {
+	l, ok := snowflake.Preset(f.Preset)
 	if !ok {
-		return l, usagef("unknown layout %q (presets: %s)", f.preset, strings.Join(snowflake.PresetNames(), ", "))
+		return l, usagef("unknown layout %q (presets: %s)", f.Preset, strings.Join(snowflake.PresetNames(), ", "))
 	}
 	custom := false
 	set := func(s string, apply func(string) error) error {
@@ -84,13 +62,13 @@ func (f *layoutFlags) layout() (snowflake.Layout, error) {
 		val   string
 		apply func(string) error
 	}{
-		{f.epoch, func(s string) (err error) { l.Epoch, err = parseEpoch(s); return }},
-		{f.tick, func(s string) (err error) { l.Tick, err = parseTick(s); return }},
-		{f.timeBits, func(s string) (err error) { l.TimeBits, err = parseBits("--time-bits", s); return }},
-		{f.nodeBits, func(s string) (err error) { l.Node, err = parseNodeBits(s); return }},
-		{f.seqBits, func(s string) (err error) { l.SequenceBits, err = parseBits("--sequence-bits", s); return }},
-		{f.order, func(s string) (err error) { l.Order, err = parseOrder(s); return }},
-		{f.nodeNames, func(s string) error { return nameFields(l.Node, s) }},
+		{f.Epoch, func(s string) (err error) { l.Epoch, err = parseEpoch(s); return }},
+		{f.Tick, func(s string) (err error) { l.Tick, err = parseTick(s); return }},
+		{f.TimeBits, func(s string) (err error) { l.TimeBits, err = parseBits("--time-bits", s); return }},
+		{f.NodeBits, func(s string) (err error) { l.Node, err = parseNodeBits(s); return }},
+		{f.SequenceBits, func(s string) (err error) { l.SequenceBits, err = parseBits("--sequence-bits", s); return }},
+		{f.Order, func(s string) (err error) { l.Order, err = parseOrder(s); return }},
+		{f.NodeNames, func(s string) error { return nameFields(l.Node, s) }},
 	}
 	for _, st := range steps {
 		if err := set(st.val, st.apply); err != nil {

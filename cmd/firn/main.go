@@ -25,6 +25,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 )
 
 // command is one subcommand of the firn binary.
@@ -51,7 +54,8 @@ func commands() []command {
 	}
 }
 
-// usageError is bad input: the command prints it and exits with status 2.
+// usageError is bad input: the command prints it and exits with status 2,
+// as it does for the stores' bad settings (backend.ErrConfig).
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
@@ -119,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errHelp):
 		fmt.Fprint(stdout, c.usage)
 		return 0
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, backend.ErrConfig):
 		fmt.Fprintln(stderr, message(c.name, err))
 		return 2
 	default:
@@ -162,6 +166,13 @@ func mainUsage() string {
 // parseFlags parses flags that may come before, between or after the
 // positional arguments, and returns the positional ones.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	return parseSubFlags(fs, args, "firn "+fs.Name())
+}
+
+// parseSubFlags is parseFlags for the command or subcommand called here
+// ("firn tag list"): a flag it does not take is refused, naming the
+// commands that take it, if any.
+func parseSubFlags(fs *flag.FlagSet, args []string, here string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
@@ -169,7 +180,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
-			return nil, flagError(fs, args, err)
+			return nil, flagError(fs, args, err, here)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -183,15 +194,54 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// flagSets are the flag sets of the commands and subcommands that take
+// settings, each built by the function the command parses with, over the
+// defaults: what a flag given to the wrong one is looked up in.
+func flagSets() []namedFlagSet {
+	d := func() *config.Config { c := config.Default(); return &c }
+	next := &nextLine{cfg: d()}
+	sets := []namedFlagSet{{"firn serve", serveFlagSet(d())}, {"firn next", next.flagSet()}}
+	parse, _ := parseFlagSet(d())
+	sets = append(sets, namedFlagSet{"firn parse", parse}, namedFlagSet{"firn layout", layoutFlagSet(d())})
+	for _, sub := range tagSubs {
+		fs, _ := tagFlagSet(sub, d())
+		sets = append(sets, namedFlagSet{"firn tag " + sub, fs})
+	}
+	schema, _ := schemaFlagSet(d())
+	admin, _ := adminFlagSet(d())
+	return append(sets, namedFlagSet{"firn schema", schema}, namedFlagSet{"firn admin advance", admin})
+}
+
+// namedFlagSet is a flag set with the command line that parses it.
+type namedFlagSet struct {
+	name string
+	fs   *flag.FlagSet
+}
+
+// flagOwners names the commands other than here that take the flag
+// called name.
+func flagOwners(name, here string) []string {
+	var owners []string
+	for _, s := range flagSets() {
+		if s.name != here && s.fs.Lookup(name) != nil {
+			owners = append(owners, s.name)
+		}
+	}
+	return owners
+}
+
 // flagValue matches the flag package's complaint about a value:
 // `invalid value "x" for flag -n: parse error`, `invalid boolean value…`.
 var flagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:\s]+): `)
 
 // flagError says what the flag package found wrong in the user's words:
 // the flag as typed (one dash or two) and what its value must be.
-func flagError(fs *flag.FlagSet, args []string, err error) error {
+func flagError(fs *flag.FlagSet, args []string, err error, here string) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if owners := flagOwners(name, here); len(owners) > 0 {
+			return usagef("unknown flag %s: it applies to %s, not %s; run 'firn help %s'", asTyped(args, name), strings.Join(owners, ", "), here, fs.Name())
+		}
 		return usagef("unknown flag %s; run 'firn help %s'", asTyped(args, name), fs.Name())
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
@@ -213,6 +263,8 @@ func flagError(fs *flag.FlagSet, args []string, err error) error {
 				want = "a duration such as 500ms, 10s or 1m"
 			case bool:
 				want = "true or false"
+			case []uint64:
+				want = "non-negative whole numbers, comma-separated, such as 0,1"
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/firn-id/firn/internal/config"
 	"os"
 	"strconv"
 	"strings"
@@ -170,9 +171,8 @@ func FuzzLayoutFlags(f *testing.F) {
 	f.Add("firn", "2026-01-01T00:00:00Z", "10ms", "39", "16", "", "8", "time,sequence,node")
 	f.Add("x", "-1", "0", "99", ",", ",,", "-3", "node")
 	f.Fuzz(func(t *testing.T, preset, epoch, tick, timeBits, nodeBits, nodeNames, seqBits, order string) {
-		lf := layoutFlags{preset: preset, epoch: epoch, tick: tick, timeBits: timeBits, nodeBits: nodeBits,
-			nodeNames: nodeNames, seqBits: seqBits, order: order}
-		l, err := lf.layout()
+		l, err := layoutOf(config.Layout{Preset: preset, Epoch: epoch, Tick: tick, TimeBits: timeBits, NodeBits: nodeBits,
+			NodeNames: nodeNames, SequenceBits: seqBits, Order: order})
 		if err != nil {
 			if _, ok := err.(*usageError); !ok {
 				t.Fatalf("error %v is %T, not a usage error", err, err)
@@ -321,6 +321,9 @@ func TestNextSkipsReservedNodes(t *testing.T) {
 	}
 	if out, _, code := runCLI("next", "--reserved-nodes", "5000"); code != 2 || out != "" {
 		t.Fatalf("a reserved node outside the layout: exit %d, stdout %q", code, out)
+	}
+	if out, errOut, code := runCLI("next", "--reserved-nodes", "0,x"); code != 2 || out != "" || !strings.Contains(errOut, `--reserved-nodes "0,x": want non-negative whole numbers`) {
+		t.Fatalf("a reserved node that is not a number: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -105,23 +104,6 @@ func TestMessagesAgreeInNumber(t *testing.T) {
 			}
 		})
 	}
-	t.Run("bench report of one worker and one duplicate", func(t *testing.T) {
-		r := benchResult{Protocol: "http", Mode: "snowflake", Batch: 1, Workers: 1, Requests: 1, Errors: 1, FirstError: "503",
-			IDs: 5, Checked: true, Duplicates: 1, Failures: []string{failDuplicates, failRequests}}
-		var b bytes.Buffer
-		r.print(&b)
-		for _, want := range []string{"closed loop, 1 worker,", "NO: 1 duplicate\n"} {
-			if !strings.Contains(b.String(), want) {
-				t.Errorf("report lacks %q:\n%s", want, b.String())
-			}
-		}
-		err := r.err().Error()
-		for _, want := range []string{"1 ID was received more than once", "1 of 1 request failed"} {
-			if !strings.Contains(err, want) {
-				t.Errorf("verdict %q lacks %q", err, want)
-			}
-		}
-	})
 }
 
 func TestParseReadsIDsFromStandardInput(t *testing.T) {

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
+	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -79,9 +82,9 @@ type migrateFlags struct {
 	maxIDFrom                                []string
 	apply                                    bool
 	nodes                                    int
-	stores                                   storeFlags
-	layout                                   layoutFlags
-	opaque                                   opaqueFlags
+	stores                                   backend.Options
+	layout                                   config.Layout
+	opaque                                   config.Opaque
 	explicit                                 map[string]bool // flags given on the command line
 	opt                                      migrate.Options // what the flags ask migrate.Check
 }
@@ -97,12 +100,12 @@ func runMigrate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	db, err := f.stores.openDB(f.dialect, f.dsn)
+	db, err := f.stores.OpenDB(context.Background(), f.dialect, f.dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*f.stores.dialTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*f.stores.Registry.DialTimeout)
 	defer cancel()
 	p, err := migrate.Check(ctx, db, f.opt)
 	if err != nil {
@@ -130,9 +133,8 @@ func migrateErr(err error) error {
 func parseMigrate(args []string) (*migrateFlags, error) {
 	f := &migrateFlags{explicit: map[string]bool{}}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	f.stores.register(fs)
-	f.layout.register(fs)
-	f.opaque.register(fs)
+	cfg := config.Default()
+	cfg.Register(fs, append([]string{"layout"}, append(storeUses, opaqueUses...)...)...)
 	fs.StringVar(&f.from, "from", "", "")
 	fs.StringVar(&f.dialect, "dialect", "mysql", "")
 	fs.StringVar(&f.oldTable, "old-table", "", "")
@@ -149,35 +151,36 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("unexpected argument %q; run 'firn help migrate'", rest[0])
 	}
 	fs.Visit(func(fl *flag.Flag) { f.explicit[fl.Name] = true })
+	f.stores, f.layout, f.opaque = storeOf(&cfg), cfg.Layout, cfg.Opaque
 	sys := migrate.System(f.from)
 	switch {
 	case f.from == "":
 		return nil, usagef("--from is required: the old system, leaf, tinyid or uid-generator")
 	case !sys.Known():
 		return nil, usagef("--from %q: want leaf, tinyid or uid-generator", f.from)
-	case f.stores.dsn == "":
+	case f.stores.Registry.DSN == "":
 		return nil, usagef("--dsn is required: the old system's database")
 	case f.dialect != "mysql" && f.dialect != "postgres":
 		return nil, usagef("--dialect %q: want mysql or postgres", f.dialect)
 	case f.nodes < 0:
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
-	case f.opaque.cfg.Snowflake:
+	case f.opaque.Snowflake:
 		// Opaque IDs are spread over the whole space: no floor keeps
 		// them from the old system's IDs in one column.
 		return nil, usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
 			"give firn's opaque IDs a column or table of their own, or migrate with plain IDs", f.from)
 	}
-	f.dsn = f.stores.dsn
+	f.dsn = f.stores.Registry.DSN
 	if f.oldTable == "" {
 		f.oldTable = sys.Table()
 	}
 	if !f.explicit["layout"] && sys.Layout() != "" {
-		f.layout.preset = sys.Layout()
+		f.layout.Preset = sys.Layout()
 	}
 	if !f.explicit["store"] {
-		f.stores.kind = f.dialect // the registry: the node table in the same database
+		f.stores.Registry.Store = f.dialect // the registry: the node table in the same database
 	}
-	if err := f.stores.checkDataDir(); err != nil {
+	if err := f.stores.CheckDataDir(); err != nil {
 		return nil, err
 	}
 	return f, f.options(sys)
@@ -186,13 +189,13 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 // options turns the flags into f.opt.
 func (f *migrateFlags) options(sys migrate.System) error {
 	d, _ := sqlstore.ParseDialect(f.dialect)
-	l, err := f.layout.layout()
+	l, err := layoutOf(f.layout)
 	if err != nil {
 		return err
 	}
 	f.opt = migrate.Options{From: sys, Dialect: d, OldTable: f.oldTable, TokenTable: f.tokenTable, Layout: l,
-		LayoutErr: checkGenerates(l, time.Now()), NodeTable: f.stores.table,
-		RegistryHere: f.stores.kind == f.dialect && f.stores.dsn == f.dsn}
+		LayoutErr: checkGenerates(l, time.Now()), NodeTable: f.stores.Registry.Table,
+		RegistryHere: f.stores.Registry.Store == f.dialect && f.stores.Registry.DSN == f.dsn}
 	if f.floor != "" {
 		v, err := strconv.ParseUint(f.floor, 10, 63)
 		if err != nil || v == 0 {
@@ -214,9 +217,10 @@ func (f *migrateFlags) options(sys migrate.System) error {
 // the store flags (by default the node table in the old database).
 func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 	sf := f.stores
-	if sf.kind == "local" || sf.kind == "etcd" {
-		sf.dsn = "" // the old database's, not the registry's
+	if sf.Registry.Store == "local" || sf.Registry.Store == "etcd" {
+		sf.Registry.DSN = "" // the old database's, not the registry's
 	}
-	return migrate.ApplyOptions{Open: sf.open, Registry: sf.describe(), Source: redact(f.dialect, f.dsn),
-		Space: spaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.dialTimeout}
+	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
+	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: redact(f.dialect, f.dsn),
+		Space: spaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/firn-id/firn/internal/config"
 	"regexp"
 	"slices"
 	"strconv"
@@ -65,7 +66,7 @@ func TestMigrateRefusesNodeFirstOrder(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, leaftest.Table("mysql", "leaf_alloc")...)
 	layout := []string{"--layout", "twitter", "--order", "node,time,sequence"}
-	l, err := (&layoutFlags{preset: "twitter", order: "node,time,sequence"}).layout()
+	l, err := layoutOf(config.Layout{Preset: "twitter", Order: "node,time,sequence"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestMigrateApplyFencesUIDGeneratorRestarts(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -241,7 +243,7 @@ func TestMigrateCheckUIDGenerator(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +288,7 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 	a.run(t, "GRANT SELECT ON WORKER_NODE TO "+a.user)
 	args := []string{"migrate", "check", "--from", "uid-generator", "--dsn", a.dsn, "--layout", "baidu",
 		"--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := (&layoutFlags{preset: "baidu", timeBits: "29", nodeBits: "21", seqBits: "13", epoch: "2016-09-20T00:00:00+08:00"}).layout()
+	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +347,9 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 // as a running firn serve would hold it.
 func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
 	t.Helper()
-	sf := storeFlags{kind: kind, dsn: dsn, segFormat: "leaf", dialTimeout: 5 * time.Second}
-	store, closeStore, err := sf.open()
+	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"},
+		Secrets: backend.Secrets{Redact: redact, Scrub: scrub}}
+	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -196,27 +196,27 @@ func yamlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''")
 func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 	var b strings.Builder
 	b.WriteString("layout:\n")
-	for _, kv := range [][2]string{{"preset", f.layout.preset}, {"epoch", f.layout.epoch}, {"tick", f.layout.tick},
-		{"time_bits", f.layout.timeBits}, {"node_bits", f.layout.nodeBits}, {"node_names", f.layout.nodeNames},
-		{"sequence_bits", f.layout.seqBits}, {"order", f.layout.order}} {
+	for _, kv := range [][2]string{{"preset", f.layout.Preset}, {"epoch", f.layout.Epoch}, {"tick", f.layout.Tick},
+		{"time_bits", f.layout.TimeBits}, {"node_bits", f.layout.NodeBits}, {"node_names", f.layout.NodeNames},
+		{"sequence_bits", f.layout.SequenceBits}, {"order", f.layout.Order}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
 		}
 	}
-	sf := f.stores
+	sf := f.stores.Registry
 	dsn := redact(f.dialect, f.dsn)
-	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.kind)
-	switch sf.kind {
+	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.Store)
+	switch sf.Store {
 	case "postgres", "mysql":
 		fmt.Fprintf(&b, "  dsn: %s\n", yamlString(dsn))
 	case "etcd":
-		fmt.Fprintf(&b, "  endpoints: [%s]\n", sf.endpoints)
+		fmt.Fprintf(&b, "  endpoints: [%s]\n", strings.Join(sf.Endpoints, ","))
 	case "local":
-		if sf.dataDir != "" {
-			fmt.Fprintf(&b, "  data_dir: %s\n", yamlString(sf.dataDir))
+		if sf.DataDir != "" {
+			fmt.Fprintf(&b, "  data_dir: %s\n", yamlString(sf.DataDir))
 		}
 	}
-	for _, kv := range [][2]string{{"namespace", sf.namespace}, {"table", sf.table}} {
+	for _, kv := range [][2]string{{"namespace", sf.Namespace}, {"table", sf.Table}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
 		}
@@ -226,7 +226,7 @@ func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 	}
 	if format := p.From.Format(); format != "" && !p.NoSegments {
 		fmt.Fprintf(&b, "segments:\n  format: %s\n  table: %s\n", format, f.oldTable)
-		if sf.kind != f.dialect { // the registry is elsewhere: the segments stay in the old database
+		if sf.Store != f.dialect { // the registry is elsewhere: the segments stay in the old database
 			fmt.Fprintf(&b, "  store: %s\n  dsn: %s\n", f.dialect, yamlString(dsn))
 		}
 		if format == "tinyid" {

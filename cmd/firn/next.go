@@ -11,7 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -41,93 +45,121 @@ layout, and a run with another layout in the same namespace is refused.
                            system's workers still hold during a migration)
   --start-ahead            start at the stored HWM even if the clock is more
                            than 10 s behind it (IDs then carry later times)
-
+  --floor ID               the largest snowflake ID a previous system issued
+                           (serve's snowflake.floor): refuse unless the first
+                           ID exceeds it
+` + exhaustedHelp(27) + `
 ` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
-func runNext(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("next", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
-	var of opaqueFlags
-	of.register(fs)
-	encoding := encodingFlag(fs)
-	n := fs.Int("n", 1, "")
-	formatName := fs.String("format", "snowflake", "")
-	nodeArg := fs.String("node", "", "")
-	acceptRisk := fs.Bool("accept-collision-risk", false, "")
-	startAhead := fs.Bool("start-ahead", false, "")
-	reserved := fs.String("reserved-nodes", "", "")
-	var sf storeFlags
-	sf.register(fs)
-	var rf remoteFlags
-	rf.register(fs)
-	args, err := withConfig(fs, args)
+// nextUses are the settings firn next takes from the configuration, and
+// binds as flags.
+var nextUses = append([]string{"layout", "registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
+	"registry.start_ahead", "snowflake.floor", "snowflake.exhausted", "snowflake.max_borrow"}, append(storeUses, opaqueUses...)...)
+
+// nextLine is a parsed firn next command line: how many IDs, in which
+// form, from which generator and lease.
+type nextLine struct {
+	cfg        *config.Config
+	rf         remoteFlags
+	n          int
+	formatName *string
+	encoding   func() (idtext.Encoding, error)
+	f          idFormat
+	l          snowflake.Layout
+	perm       *opaque.Permutation
+	enc        idtext.Encoding
+	gc         snowflake.Config // but its node and reservation
+	lc         nodeid.Config
+}
+
+// parseNext reads firn next's command line and settings, checking every
+// one before a store is opened.
+func parseNext(args []string) (*nextLine, error) {
+	cfg, err := loadFor(args, nextUses...)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	x := &nextLine{cfg: cfg}
+	fs := x.flagSet()
 	rest, err := parseFlags(fs, args)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q; usage: firn next [-n N] [--node N] [layout flags]", rest[0])
+		return nil, usagef("unexpected argument %q; usage: firn next [-n N] [--node N] [layout flags]", rest[0])
 	}
-	if *n < 1 || *n > maxNext {
-		return usagef("-n %d: want 1 to %d", *n, maxNext)
+	if x.n < 1 || x.n > maxNext {
+		return nil, usagef("-n %d: want 1 to %d", x.n, maxNext)
 	}
-	f, err := parseIDFormat(*formatName)
+	if x.f, err = parseIDFormat(*x.formatName); err != nil {
+		return nil, err
+	}
+	if x.l, err = layoutOf(cfg.Layout); err != nil {
+		return nil, err
+	}
+	if err := checkGenerates(x.l, time.Now()); err != nil {
+		return nil, err
+	}
+	if x.l.Epoch.After(time.Now()) {
+		return nil, usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", x.l.Epoch.Format(timeFormat))
+	}
+	if x.perm, err = permutation(cfg.Opaque, x.l); err != nil {
+		return nil, err
+	}
+	r := cfg.Registry
+	if err := cfg.Opaque.CheckNode(r.Node); err != nil {
+		return nil, usagef("%s", err)
+	}
+	if x.enc, err = x.encoding(); err != nil {
+		return nil, err
+	}
+	if err := x.f.check(x.perm, x.enc); err != nil {
+		return nil, err
+	}
+	if x.gc, err = generatorOf(x.l, cfg); err != nil {
+		return nil, err
+	}
+	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: spaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
+	if x.lc.Reserved, err = reservedNodes(x.l, r.ReservedNodes); err != nil {
+		return nil, err
+	}
+	if x.lc.Node, err = nodeOf(x.l, r); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// flagSet is firn next's flag set, bound to x.
+func (x *nextLine) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("next", flag.ContinueOnError)
+	bindConfig(fs, x.cfg, nextUses...)
+	x.encoding = encodingFlag(fs)
+	fs.IntVar(&x.n, "n", 1, "")
+	x.formatName = fs.String("format", "snowflake", "")
+	x.rf.register(fs)
+	return fs
+}
+
+func runNext(args []string, stdout io.Writer) error {
+	x, err := parseNext(args)
 	if err != nil {
 		return err
 	}
-	l, err := lf.layout()
-	if err != nil {
-		return err
-	}
-	if err := checkGenerates(l, time.Now()); err != nil {
-		return err
-	}
-	if l.Epoch.After(time.Now()) {
-		return usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", l.Epoch.Format(timeFormat))
-	}
-	perm, err := of.permutation(l)
-	if err != nil {
-		return err
-	}
-	if err := of.cfg.CheckNode(*nodeArg); err != nil {
-		return usagef("%s", err)
-	}
-	enc, err := encoding()
-	if err != nil {
-		return err
-	}
-	if err := f.check(perm, enc); err != nil {
-		return err
-	}
-	cfg := nodeid.Config{NodeBits: l.NodeBits(), Layout: spaceID(l, perm), StartAhead: *startAhead, Window: nextWindow(l, *n)}
-	if cfg.Reserved, err = parseReserved(l, *reserved); err != nil {
-		return err
-	}
-	switch {
-	case *nodeArg == "derived":
-		node, err := derivedNode(l, *acceptRisk)
-		if err != nil {
-			return err
-		}
-		cfg.Node = &node
-	case *nodeArg != "":
-		node, err := parseNode(l, *nodeArg)
-		if err != nil {
-			return err
-		}
-		cfg.Node = &node
-	}
-	r, err := rf.explicit(&sf)
-	if r == nil && err == nil {
-		err = withLease(&sf, cfg, func(lease *nodeid.Lease) error {
-			g, err := snowflake.New(snowflake.Config{Layout: l, Node: lease.Node(), Reservation: lease, StartAhead: *startAhead})
+	cfg, rf, n, f, l, perm, enc, gc, lc := x.cfg, &x.rf, &x.n, x.f, x.l, x.perm, x.enc, x.gc, x.lc
+	sf := storeOf(cfg)
+	remote, err := rf.explicit(&sf)
+	if remote == nil && err == nil {
+		err = withLease(&sf, lc, func(lease *nodeid.Lease) error {
+			gc.Node, gc.Reservation = lease.Node(), lease
+			g, err := snowflake.New(gc)
 			if err != nil {
+				return err
+			}
+			// The floor applies to every generator that issues in the
+			// namespace, as it does to serve's.
+			if err := checkFloor(g, cfg.Snowflake.Floor, perm); err != nil {
 				return err
 			}
 			draw, err := f.drawer(g, perm, enc)
@@ -136,14 +168,14 @@ func runNext(args []string, stdout io.Writer) error {
 			}
 			return printIDs(draw, lease, *n, stdout)
 		})
-		if r, err = rf.beside(&sf, err); r == nil {
+		if remote, err = rf.beside(&sf, err); remote == nil {
 			return err
 		}
 	}
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), r, l, perm, enc, cfg.Node, *n, f, stdout)
+	return nextRemote(context.Background(), remote, l, perm, enc, lc.Node, *n, f, stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -156,16 +188,16 @@ func nextWindow(l snowflake.Layout, n int) time.Duration {
 }
 
 // withLease opens the store, takes a node, runs f, and releases both.
-func withLease(sf *storeFlags, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
-	store, closeStore, err := sf.open()
+func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
+	ctx := context.Background()
+	store, closeStore, err := sf.OpenNodes(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
-	ctx := context.Background()
 	lease, err := nodeid.Acquire(ctx, store, cfg)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return usagef("%s (%s)", err, sf.describe())
+		return usagef("%s (%s)", err, sf.Describe())
 	}
 	if err != nil {
 		return err
@@ -227,22 +259,6 @@ func reservedNodes(l snowflake.Layout, nodes []uint64) ([]uint64, error) {
 		}
 	}
 	return nodes, nil
-}
-
-// parseReserved reads --reserved-nodes: node values, comma-separated.
-func parseReserved(l snowflake.Layout, s string) ([]uint64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []uint64
-	for _, p := range strings.Split(s, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
-		if err != nil || v > l.MaxNode() {
-			return nil, usagef("--reserved-nodes %q: %q is not a node of layout %s (0..%d)", s, p, l.Name, l.MaxNode())
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // parseNode reads --node: one number for the whole node part, or one per

@@ -19,13 +19,10 @@ import (
 	"github.com/firn-id/firn/snowflake"
 )
 
-// opaqueFlags are opaque mode's settings on the commands that check a
-// namespace's ID space or read its IDs (next, admin, parse); serve reads
-// the same settings, opaque.*, from its configuration, and --config
-// passes them on.
-type opaqueFlags struct {
-	cfg config.Opaque
-}
+// opaqueUses are opaque mode's settings on the commands that check a
+// namespace's ID space or read its IDs (next, admin, parse), the flags of
+// opaqueFlagsUsage; opaque.key is the file's only.
+var opaqueUses = []string{"opaque.snowflake", "opaque.key_file", "opaque.key", "opaque.tweak", "opaque.accept_unchecked_key"}
 
 const opaqueFlagsUsage = `Opaque flags (a namespace in opaque mode: serve's opaque.* settings):
   --opaque               its IDs are opaque, a keyed permutation of the layout's IDs
@@ -37,20 +34,13 @@ const opaqueFlagsUsage = `Opaque flags (a namespace in opaque mode: serve's opaq
                          and tweak (each records only its own; two keys collide)
 `
 
-func (f *opaqueFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.cfg.Snowflake, "opaque", false, "")
-	fs.StringVar(&f.cfg.KeyFile, "opaque-key-file", "", "")
-	fs.StringVar(&f.cfg.Tweak, "opaque-tweak", "", "")
-	fs.BoolVar(&f.cfg.AcceptUncheckedKey, "opaque-accept-unchecked-key", false, "")
-}
-
-// permutation returns the permutation the flags name over l's IDs, or
-// nil when opaque mode is off.
-func (f *opaqueFlags) permutation(l snowflake.Layout) (*opaque.Permutation, error) {
-	if err := f.cfg.Validate(); err != nil {
+// permutation checks opaque mode's settings and returns the permutation
+// they name over l's IDs, or nil when opaque mode is off.
+func permutation(o config.Opaque, l snowflake.Layout) (*opaque.Permutation, error) {
+	if err := o.Validate(); err != nil {
 		return nil, usagef("%s", err)
 	}
-	return permutationOf(f.cfg, l)
+	return permutationOf(o, l)
 }
 
 // permutationOf reads the key of valid opaque settings and returns the

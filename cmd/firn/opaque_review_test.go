@@ -39,10 +39,9 @@ func TestOpaqueLongTweakOnSQLStores(t *testing.T) {
 	}
 }
 
-// TestTagNextKeepsJavaScriptSafe: segments.javascript_safe is
-// read by firn serve only. firn tag next --config with the same file
-// silently drops it (withConfig skips settings the command has no flag
-// for) and draws the tag past 2^53−1, the bound the file asked for.
+// TestTagNextKeepsJavaScriptSafe: segments.javascript_safe in the file
+// reaches firn tag next --config as it reaches firn serve: the tag is
+// never drawn past 2^53−1, the bound the file asked for.
 func TestTagNextKeepsJavaScriptSafe(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "firn.yaml")

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/api"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"
@@ -57,7 +59,7 @@ With the opaque flags, each ID is an opaque ID of that namespace: it is
 revealed with the key first; id shows the plain ID it stands for, and
 opaque_id the ID given (in decimal), as GET /v1/snowflake/reveal/{id} does.
 
-` + opaqueFlagsUsage + "\n" + layoutHelp() + `
+` + configFlagUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp() + `
 Examples:
   firn parse --layout discord --json 175928847299117063
   firn parse --guess 103270115826048975
@@ -65,21 +67,35 @@ Examples:
 
 const timeFormat = "2006-01-02T15:04:05.000Z"
 
-func runParse(args []string, stdout io.Writer) error {
+// parseUses are the settings firn parse takes.
+var parseUses = append([]string{"layout"}, opaqueUses...)
+
+// parseFlags are firn parse's own flags.
+type parseOwn struct {
+	encoding      func() (idtext.Encoding, error)
+	asJSON, guess *bool
+}
+
+// parseFlagSet is firn parse's flag set, bound to cfg.
+func parseFlagSet(cfg *config.Config) (*flag.FlagSet, *parseOwn) {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
-	var lf layoutFlags
-	lf.register(fs)
-	var of opaqueFlags
-	of.register(fs)
-	encoding := encodingFlag(fs)
-	asJSON := fs.Bool("json", false, "")
-	guess := fs.Bool("guess", false, "")
+	bindConfig(fs, cfg, parseUses...)
+	return fs, &parseOwn{encoding: encodingFlag(fs), asJSON: fs.Bool("json", false, ""), guess: fs.Bool("guess", false, "")}
+}
+
+func runParse(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, parseUses...)
+	if err != nil {
+		return err
+	}
+	fs, own := parseFlagSet(cfg)
+	encoding, asJSON, guess := own.encoding, own.asJSON, own.guess
 	ids, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
 	if *guess {
-		if set := setLayoutFlags(fs, &lf); len(set) > 0 {
+		if set := setLayoutFlags(fs); len(set) > 0 {
 			return usagef("--guess reads every preset, so it takes no layout flags (got --%s)", strings.Join(set, ", --"))
 		}
 	}
@@ -98,16 +114,15 @@ func runParse(args []string, stdout io.Writer) error {
 	if *guess {
 		return runGuess(ids, enc, *asJSON, stdout)
 	}
-	l, err := lf.layout()
+	l, err := layoutOf(cfg.Layout)
 	if err != nil {
 		return err
 	}
-	perm, err := of.permutation(l)
+	perm, err := permutation(cfg.Opaque, l)
 	if err != nil {
 		return err
 	}
-	withLayout := false
-	fs.Visit(func(f *flag.Flag) { withLayout = withLayout || lf.flags()[f.Name] != nil })
+	withLayout := len(setLayoutFlags(fs)) > 0 || cfg.Layout != config.Default().Layout
 	parts := make([]parsed, len(ids))
 	for i, s := range ids {
 		if parts[i], err = parseArg(l, perm, enc, withLayout, s); err != nil {
@@ -228,15 +243,15 @@ func writeText(w *bufio.Writer, p parsed) {
 }
 
 func writeJSON(w *bufio.Writer, p parsed) {
-	name := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	fmt.Fprintf(w, `{"id":"%d",`, p.ID)
+	d := api.NewDecoded(p.ID, p.Parts)
 	if p.opaque != nil {
-		fmt.Fprintf(w, `"opaque_id":"%d",`, *p.opaque)
+		d.OpaqueID = strconv.FormatUint(*p.opaque, 10)
 	}
-	fmt.Fprintf(w, `"unix_ms":%d,"time":"%s","tick":%d,"node":{`, p.Time.UnixMilli(), p.Time.Format(timeFormat), p.Tick)
-	fields := make([]string, len(p.Fields))
-	for i, f := range p.Fields {
-		fields[i] = fmt.Sprintf("%s:%d", name(f.Name), f.Value)
-	}
-	fmt.Fprintf(w, `%s},"sequence":%d}`+"\n", strings.Join(fields, ","), p.Sequence)
+	writeLine(w, d)
+}
+
+// writeLine writes v as one line of JSON.
+func writeLine(w *bufio.Writer, v any) {
+	b, _ := json.Marshal(v) // the api types always marshal
+	w.Write(append(b, '\n'))
 }

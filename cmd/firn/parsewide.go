@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
@@ -96,25 +96,11 @@ func writeWideText(w *bufio.Writer, p parsed) {
 }
 
 func writeWideJSON(w *bufio.Writer, p parsed) {
-	v := map[string]any{"id": p.arg, "form": p.wide.Form, "hex": hex.EncodeToString(p.wide.Bytes)}
-	if !p.wide.Time.IsZero() {
-		v["time"], v["unix_ms"] = p.wide.Time.Format(timeFormat), p.wide.Time.UnixMilli()
-	}
-	fields := map[string]string{}
-	for _, f := range p.wide.Fields {
-		fields[f.Name] = f.Value
-	}
-	v["fields"] = fields
+	var firn *snowflake.Parts
 	if p.firn {
-		node := map[string]uint64{}
-		for _, f := range p.Fields {
-			node[f.Name] = f.Value
-		}
-		v["firn"] = map[string]any{"id": fmt.Sprint(p.ID), "unix_ms": p.Time.UnixMilli(), "time": p.Time.Format(timeFormat),
-			"tick": p.Tick, "node": node, "sequence": p.Sequence}
+		firn = &p.Parts
 	}
-	b, _ := json.Marshal(v)
-	w.Write(append(b, '\n'))
+	writeLine(w, api.NewWideDecoded(p.arg, *p.wide, firn))
 }
 
 // indent indents each line of s by two spaces.

@@ -6,10 +6,11 @@ import (
 	"io"
 	"strings"
 
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/sqlstore"
 )
 
-var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags]
+var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags] [--config FILE]
 
 Prints, for each way firn uses a database, the DDL of its tables, the
 statements firn runs on them with the privileges each needs, and the GRANT
@@ -33,6 +34,9 @@ of the original system. Each mode touches its own tables only.
   --tinyid-table NAME    Tinyid's segment table (default tiny_id_info)
   --token-table NAME     Tinyid's token table (default tiny_id_token)
   --set-table NAME       firn's own segment table (default firn_segments)
+  --config FILE          firn serve's configuration file (docs/config.md): its
+                         registry.table and segments.token_table apply, FIRN_…
+                         variables override them, flags override both
 `
 
 // modeTitles say what each mode is, in firn schema's headings.
@@ -43,20 +47,44 @@ var modeTitles = map[sqlstore.Mode]string{
 	sqlstore.ModeSet:    "segments, firn's own table (--segments set)",
 }
 
-func runSchema(args []string, stdout io.Writer) error {
+// schemaUses are the settings firn schema takes: the node table and
+// Tinyid's token table are serve's; the segment tables are named one per
+// format here, as every mode is printed.
+var schemaUses = []string{"registry.table", "segments.token_table"}
+
+// schemaOwn are firn schema's own flags.
+type schemaOwn struct {
+	dialect, mode, grantee *string
+	tables                 sqlstore.Tables
+}
+
+// schemaFlagSet is firn schema's flag set, bound to cfg.
+func schemaFlagSet(cfg *config.Config) (*flag.FlagSet, *schemaOwn) {
 	fs := flag.NewFlagSet("schema", flag.ContinueOnError)
-	dialect := fs.String("dialect", "", "")
-	mode := fs.String("mode", "", "")
-	grantee := fs.String("grantee", "", "")
-	var t sqlstore.Tables
-	fs.StringVar(&t.Nodes, "table", "firn_nodes", "")
-	fs.StringVar(&t.Leaf, "segment-table", "leaf_alloc", "")
-	fs.StringVar(&t.Tinyid, "tinyid-table", "tiny_id_info", "")
-	fs.StringVar(&t.TinyidTokens, "token-table", "tiny_id_token", "")
-	fs.StringVar(&t.Set, "set-table", "firn_segments", "")
+	bindConfig(fs, cfg, schemaUses...)
+	o := &schemaOwn{dialect: fs.String("dialect", "", ""), mode: fs.String("mode", "", ""), grantee: fs.String("grantee", "", "")}
+	fs.StringVar(&o.tables.Leaf, "segment-table", "leaf_alloc", "")
+	fs.StringVar(&o.tables.Tinyid, "tinyid-table", "tiny_id_info", "")
+	fs.StringVar(&o.tables.Set, "set-table", "firn_segments", "")
+	return fs, o
+}
+
+func runSchema(args []string, stdout io.Writer) error {
+	cfg, err := loadFor(args, schemaUses...)
+	if err != nil {
+		return err
+	}
+	fs, own := schemaFlagSet(cfg)
+	dialect, mode, grantee := own.dialect, own.mode, own.grantee
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
+	}
+	t := own.tables
+	t.Nodes, t.TinyidTokens = cfg.Registry.Table, cfg.Segments.TokenTable
+	if t.Nodes == "" { // the store's default, as serve's
+		d, _ := sqlstore.Tables{}.WithDefaults()
+		t.Nodes = d.Nodes
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn schema --dialect postgres|mysql", rest[0])

@@ -3,28 +3,24 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
@@ -63,7 +59,7 @@ back to the local default would issue the same IDs.
                      used), snowflake routes answer 503 snowflake_off
   --floor ID         the largest snowflake ID a previous system issued: refuse
                      to start unless the first ID exceeds it
-  --tls-cert FILE, --tls-key FILE
+` + exhaustedHelp(21) + `  --tls-cert FILE, --tls-key FILE
                      serve HTTPS (and gRPC over TLS) with this PEM certificate
                      and key, read before any store is opened
   --log-level L      debug, info (default), warn or error
@@ -144,9 +140,11 @@ type serveOptions struct {
 	grpcAddr string
 	maxBatch int
 	layout   snowflake.Layout
-	stores   storeFlags
+	stores   backend.Options
 	lease    nodeid.Config
 	floor    uint64
+	// gen is the generator's configuration but its node and reservation.
+	gen snowflake.Config
 	// auth checks the tokens and anonymous scopes of the configuration.
 	auth *server.Auth
 	// snowflake is false when the server serves segments only.
@@ -171,19 +169,22 @@ type serveOptions struct {
 	cfg *config.Config
 }
 
-// serve runs the service until ctx ends.
+// serve runs the service until ctx ends. The ports answer from the
+// moment they are bound (server.Starting) while the stores are opened and
+// a node is taken; then the service serves on them, a node.Holder keeping
+// its node. A stop finishes the requests in flight on both ports before
+// the node is released and the stores are closed.
 func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	o, err := parseServe(args)
 	if err != nil {
 		return err
 	}
-	l, sf := o.layout, &o.stores
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w (HTTP: choose another address with --http)", o.addr, err)
-	}
-	defer ln.Close()
 	log := newLogger(o.logLevel, o.logFormat)
+	var holder atomic.Pointer[node.Holder] // set once the node store is open
+	p, err := listen(o, server.NewStarting(func() error { return notReady(holder.Load()) }))
+	if err != nil {
+		return err
+	}
 	// The last line of a stop, after every deferred step below: requests
 	// finished, the node released, the stores closed.
 	defer func() {
@@ -191,113 +192,115 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 			log.Info("stopped")
 		}
 	}()
-	acq := &acquirer{o: o, log: log}
-	starting := startingHandler{why: acq.notReady}
-	// The gRPC port, like the HTTP port, answers from the moment it is
-	// bound: health NOT_SERVING and not_ready until the service serves it
-	// on the same port (handoff).
-	var grpcPort *handoff
-	var grpcOpts []grpc.ServerOption
-	if o.tls != nil {
-		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(o.tls)))
-	}
-	stopStarting := func() {}
-	if o.grpcAddr != "off" {
-		gln, err := net.Listen("tcp", o.grpcAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w (gRPC: choose another address with --grpc, or --grpc off)", o.grpcAddr, err)
-		}
-		grpcPort = newHandoff(gln)
-		defer func() { _ = grpcPort.close() }() // the port, after the servers on it stopped: nothing new to say
-		first := server.StartingGRPC(starting.reason, grpcOpts...)
-		go func() { _ = first.Serve(grpcPort.phase()) }()
-		var once sync.Once
-		stopStarting = func() { once.Do(first.Stop) }
-		defer stopStarting()
-	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	// The port answers from the moment it is bound: /healthz at once,
-	// everything else 503 not_ready until the stores answer and a node is
-	// held; then the service's handler takes over.
-	var current atomic.Pointer[http.Handler]
-	startingHTTP := http.Handler(starting)
-	current.Store(&startingHTTP)
-	// Each server gets its own copy of the TLS configuration: net/http
-	// adds its protocols to the one it is given.
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, TLSConfig: o.tls.Clone(),
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*current.Load()).ServeHTTP(w, r) })}
-	defer func() { _ = srv.Close() }() // after Shutdown, or on an early return; its error says nothing new
-	done := make(chan error, 2)
-	go func() {
-		if o.tls != nil {
-			done <- srv.ServeTLS(ln, "", "")
-			return
-		}
-		done <- srv.Serve(ln)
-	}()
-	sf.log = log
-	nodes, segs, closeStores, err := openRetrying(ctx, sf, log)
+	defer p.close()
+	sf := &o.stores
+	sf.Log = log
+	stores, err := openRetrying(ctx, sf, log)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
+	nodes, segs := stores.Nodes, stores.Segments
 	if o.segmentsOff != "" {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
-	defer func() { err = errors.Join(err, closeStores()) }()
-	tokens, err := startTinyidTokens(ctx, sf)
+	defer func() { err = errors.Join(err, stores.Close()) }()
+	tokens, err := startTinyidTokens(ctx, stores.Tokens, sf.Registry.DialTimeout)
 	if err != nil {
 		return err
 	}
 	if tokens != nil {
 		defer func() { err = errors.Join(err, tokens.Close(context.Background())) }()
 		log.Info("tinyid tokens: token= is checked on Tinyid's routes", "table", tokens.Table())
-	} else if sf.segFormat == "tinyid" && !sf.checkTokens {
+	} else if sf.Segments.Format == "tinyid" && !sf.Tokens {
 		log.Warn("tinyid tokens off (segments.check_tokens false): Tinyid's token= is not checked")
 	}
 	// The tags are read while a node is acquired, so the check below
 	// costs a start no time.
 	storedTags := readTags(ctx, segs, o.segmentsOff == "")
-	// lease is the current lease; a lost one is replaced (see below).
-	// With snowflake mode off no node is taken and no node table used.
-	var lease *nodeid.Lease
-	var gen *snowflake.Generator
-	acq.nodes = nodes
-	if o.snowflake {
-		lease, gen, err = acq.acquire(ctx, false)
-		if errors.Is(err, nodeid.ErrLayoutMismatch) {
-			return usagef("%s (%s)", err, sf.describe())
-		}
-		if err != nil {
-			return stoppedOr(ctx, err)
-		}
-		defer func() {
-			cerr := lease.Close(context.Background())
-			if cerr != nil && errors.Is(lease.Err(), nodeid.ErrLeaseLost) {
-				// A lost claim that could not be released expires by
-				// itself within its TTL: not a failure of this stop.
-				log.Warn("stopping: the lost claim was not released; it expires by itself", "node", lease.Node(), "err", cerr)
-				cerr = nil
-			}
-			err = errors.Join(err, cerr)
-		}()
-	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID, Opaque: o.tagOpaque})
+	h, g, lease, err := takeNode(ctx, o, nodes, log, &holder)
 	if err != nil {
 		return err
 	}
-	if err := checkTagPermutations(storedTags, alloc, log); err != nil {
+	if h != nil {
+		// Registered before the servers' stop below, so it runs after
+		// it: the lease is released only once nothing issues from it.
+		defer func() { err = errors.Join(err, h.Close(context.Background())) }()
+	}
+	svc, alloc, err := newService(o, log, segs, tokens, storedTags, g, lease, h)
+	if err != nil {
 		return err
+	}
+	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
+	p.serve(svc, log)
+	logServing(o, log, p, lease, stdout)
+	if d, ok := nodes.(interface{ Dir() string }); ok {
+		announce(d.Dir(), p.ln, o.tls != nil, log)
+		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
+	}
+	defer func() { err = errors.Join(err, p.shutdown()) }()
+	if h != nil {
+		if err := h.Watch(ctx, func(g *snowflake.Generator, l *nodeid.Lease) { svc.Replace(g, l) }); err != nil {
+			return err
+		}
+	}
+	return p.wait(ctx, log)
+}
+
+// notReady is why no node is held yet: the holder's reason, or nil
+// before the node store is open (Starting then says it waits for both).
+func notReady(h *node.Holder) error {
+	if h == nil {
+		return nil
+	}
+	return h.NotReady()
+}
+
+// takeNode takes firn serve's node, waiting while none can be taken
+// (/readyz says why), and returns its holder, generator and lease; all
+// nil with snowflake mode off (no node is taken, no node table used).
+// Every generator, this one and each after a lost lease, passes the
+// migration floor before it serves.
+func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog.Logger, slot *atomic.Pointer[node.Holder]) (*node.Holder, *snowflake.Generator, *nodeid.Lease, error) {
+	if !o.snowflake {
+		return nil, nil, nil, nil
+	}
+	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: o.gen,
+		Check:   func(g *snowflake.Generator) error { return checkFloor(g, o.floor, o.opaque) },
+		Attempt: 2 * o.stores.Registry.DialTimeout, StoreName: o.stores.Describe(), Log: log})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	slot.Store(h)
+	g, lease, err := h.Acquire(ctx)
+	if errors.Is(err, nodeid.ErrLayoutMismatch) {
+		return nil, nil, nil, usagef("%s (%s)", err, o.stores.Describe())
+	}
+	if err != nil {
+		return nil, nil, nil, stoppedOr(ctx, err)
+	}
+	return h, g, lease, nil
+}
+
+// newService builds the allocator and the server over the node taken (g
+// and lease nil with snowflake mode off).
+func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sqlstore.TinyidTokens, storedTags <-chan storedTags,
+	g *snowflake.Generator, lease *nodeid.Lease, h *node.Holder) (*server.Server, *segment.Allocator, error) {
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID, Opaque: o.tagOpaque})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkTagPermutations(storedTags, alloc, log); err != nil {
+		return nil, nil, errors.Join(err, alloc.Close(context.Background()))
 	}
 	if o.tagOpaque != nil {
 		log.Info("opaque tags: their IDs are a keyed permutation of the plain ones, recorded with each tag when it is created; reveal them with firn tag reveal or GET /v1/segments/{tag}/reveal/{id}",
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
-	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	auth := o.auth
-	scfg := server.Config{Snowflake: gen, Segments: alloc, SegmentStore: segs, Auth: auth, MaxBatch: o.maxBatch, Log: log,
-		Ready: acq.notReady, Opaque: o.opaque, Store: sf.describe()}
+	scfg := server.Config{Snowflake: g, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
+		Opaque: o.opaque, Store: o.stores.Describe()}
+	if h != nil {
+		scfg.Lease, scfg.Ready = lease, h.NotReady
+	}
 	if o.opaque != nil {
 		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
 			"permutation", o.opaque.Fingerprint())
@@ -305,29 +308,34 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if tokens != nil {
 		scfg.TinyidTokens = tokens
 	}
-	var node any = "off (snowflake mode off)"
-	if lease != nil {
-		scfg.Lease, node = lease, lease.Node()
-	}
 	svc, err := server.New(scfg)
 	if err != nil {
-		return err
+		return nil, nil, errors.Join(err, alloc.Close(context.Background()))
 	}
-	serving := svc.Handler()
-	current.Store(&serving)
+	return svc, alloc, nil
+}
+
+// logServing says that the service serves, where, on which node and
+// layout, and what is open to whom.
+func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease, stdout io.Writer) {
 	scheme := "http"
 	if o.tls != nil {
 		scheme = "https"
 	}
-	attrs := []any{"url", scheme + "://" + ln.Addr().String(), "store", sf.describe(), "node", node,
-		"layout", l.String(), "version", buildinfo.Read().String()}
+	var held any = "off (snowflake mode off)"
+	if lease != nil {
+		held = lease.Node()
+	}
+	attrs := []any{"url", scheme + "://" + p.ln.Addr().String(), "store", o.stores.Describe(), "node", held,
+		"layout", o.layout.String(), "version", buildinfo.Read().String()}
 	if lease != nil {
 		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
 	}
 	log.Info("serving", attrs...)
+	auth := o.auth
 	if len(o.anonymous) > 0 {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
-			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+ln.Addr().String(),
+			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+p.ln.Addr().String(),
 			"admin", adminState(auth))
 	}
 	if auth.StatusOnLoopback() {
@@ -336,76 +344,20 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
-	fmt.Fprintf(stdout, "firn serving on %s://%s (node %v)\n", scheme, ln.Addr(), node)
-	// On the local store, the data directory says where this server
-	// listens, so that firn next and firn tag, finding the directory
-	// locked, ask the server instead. The address only, never a token.
-	if d, ok := nodes.(interface{ Dir() string }); ok {
-		if err := writeDiscovery(d.Dir(), scheme+"://"+dialable(ln.Addr())); err != nil {
-			log.Warn("firn next and firn tag will not find this server", "err", err)
-		}
-		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
+	fmt.Fprintf(stdout, "firn serving on %s://%s (node %v)\n", scheme, p.ln.Addr(), held)
+}
+
+// announce writes where this server listens into the local store's data
+// directory, so that firn next and firn tag, finding the directory
+// locked, ask the server instead. The address only, never a token.
+func announce(dir string, ln net.Listener, tls bool, log *slog.Logger) {
+	scheme := "http"
+	if tls {
+		scheme = "https"
 	}
-	if grpcPort != nil {
-		stopStarting()
-		gsrv := svc.GRPC(grpcOpts...)
-		defer gsrv.GracefulStop()
-		go func() { done <- gsrv.Serve(grpcPort.phase()) }()
-		log.Info("serving gRPC", "addr", grpcPort.ln.Addr().String())
+	if err := writeDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
+		log.Warn("firn next and firn tag will not find this server", "err", err)
 	}
-	// A store that stops answering ends no lease at once: the node
-	// serves up to its HWM, then reports not ready. Say so when renewals
-	// start failing, and when they are confirmed again.
-	watch := time.NewTicker(renewalWatch)
-	defer watch.Stop()
-	var renewing error
-	for stop := false; !stop; {
-		select {
-		case <-watch.C:
-			if lease == nil || lease.Err() != nil {
-				break // snowflake off, or the loss is logged below
-			}
-			err := lease.RenewalError()
-			switch {
-			case err != nil && renewing == nil:
-				log.Warn("lease renewals failing: IDs are served up to the HWM, then the node reports not ready", "node", lease.Node(),
-					"store", sf.describe(), "hwm_ahead", (time.Duration(lease.Limit()-time.Now().UnixMilli()) * time.Millisecond).String(), "err", err)
-			case err == nil && renewing != nil:
-				log.Info("lease renewals confirmed again", "node", lease.Node())
-			}
-			renewing = err
-		case err := <-done:
-			return err
-		case <-leaseDone(lease):
-			// The generator stops at its frozen HWM and readiness fails.
-			// The lost claim is released (or waited out), never revived;
-			// then a node is taken again with a new claim (perhaps
-			// another node) and the service serves on.
-			log.Error("lease lost: acquiring a node again", "node", lease.Node(), "lease", lease.Token(), "err", lease.Err())
-			acq.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lease.Node(), lease.Token(), lease.Err()))
-			if err := lease.Retire(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("the lost claim was not released: waited for it to expire", "node", lease.Node(), "err", err)
-			}
-			next, g, err := acq.acquire(ctx, true)
-			if err != nil {
-				stop = true
-				break
-			}
-			svc.Replace(g, next)
-			lease, renewing = next, nil
-			log.Info("serving again", "node", lease.Node())
-		case <-hup:
-			// Nothing reloads in a running process: a reloaded layout,
-			// namespace, node or store would be a path to duplicates.
-			log.Warn("SIGHUP ignored: firn serve reloads nothing; restart it to change its configuration")
-		case <-ctx.Done():
-			log.Info("stopping: finishing requests in flight")
-			stop = true
-		}
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return srv.Shutdown(sctx)
 }
 
 // adminState says who may use the admin routes, for the log.
@@ -420,52 +372,21 @@ func adminState(auth *server.Auth) string {
 // opened, if it is checked, and keeps it fresh until Close. A table that
 // cannot be read refuses to start: serving without it would let every
 // token through, or none.
-func startTinyidTokens(ctx context.Context, sf *storeFlags) (*sqlstore.TinyidTokens, error) {
-	if sf.tokens == nil {
+func startTinyidTokens(ctx context.Context, tokens *sqlstore.TinyidTokens, timeout time.Duration) (*sqlstore.TinyidTokens, error) {
+	if tokens == nil {
 		return nil, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, sf.dialTimeout)
+	sctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if err := sf.tokens.Start(sctx); err != nil {
+	if err := tokens.Start(sctx); err != nil {
 		if errors.Is(err, sqlstore.ErrDenied) { // the table is there; the account may not read it
-			return nil, usagef("segments.token_table %s: %s", sf.tokens.Table(), err)
+			return nil, usagef("segments.token_table %s: %s", tokens.Table(), err)
 		}
 		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
 			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
-			sf.tokens.Table(), err)
+			tokens.Table(), err)
 	}
-	return sf.tokens, nil
-}
-
-// startingHandler answers while firn serve waits for its stores and its
-// node: /healthz 200 (the process is up), /metrics (the build, the
-// runtime, firn_lease_held 0), everything else 503 not_ready, saying what
-// it waits for.
-type startingHandler struct {
-	why func() error // what it waits for; nil: the stores and a first claim
-}
-
-func (h startingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch r.URL.Path {
-	case "/healthz":
-		_, _ = w.Write([]byte("ok " + buildinfo.Read().String() + " (starting)\n"))
-		return
-	case "/metrics":
-		startingMetrics.ServeHTTP(w, r)
-		return
-	}
-	body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "not_ready", "message": h.reason()}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write(append(body, '\n'))
-}
-
-// reason says what the server waits for, on both ports.
-func (h startingHandler) reason() string {
-	if err := h.why(); err != nil {
-		return "starting: " + err.Error()
-	}
-	return "starting: waiting for the store to answer and a node to be held"
+	return tokens, nil
 }
 
 // stoppedOr returns nil when ctx ended (a stop while starting is a
@@ -477,35 +398,23 @@ func stoppedOr(ctx context.Context, err error) error {
 	return err
 }
 
-// leaseDone is closed when lease is lost; nil (never) without a lease.
-func leaseDone(lease *nodeid.Lease) <-chan struct{} {
-	if lease == nil {
-		return nil
-	}
-	return lease.Done()
-}
-
-// renewalWatch is how often firn serve looks whether its lease's
-// renewals fail, to log it.
-const renewalWatch = 500 * time.Millisecond
-
 // retryEvery is how often firn serve tries again a store that did not
 // answer.
 const retryEvery = time.Second
 
 // openRetrying opens the stores, and while they do not answer logs why
 // and tries again, until ctx ends. Bad input is returned at once.
-func openRetrying(ctx context.Context, sf *storeFlags, log *slog.Logger) (nodeid.Store, segment.Store, func() error, error) {
+func openRetrying(ctx context.Context, sf *backend.Options, log *slog.Logger) (*backend.Stores, error) {
 	for {
-		nodes, segs, closeStores, err := sf.openBoth()
-		var ue *unreachableError
+		stores, err := sf.Open(ctx)
+		var ue *backend.UnreachableError
 		if !errors.As(err, &ue) {
-			return nodes, segs, closeStores, err
+			return stores, err
 		}
 		log.Error("store unreachable: not ready, retrying", "err", err, "retry", retryEvery.String())
 		select {
 		case <-ctx.Done():
-			return nil, nil, nil, err
+			return nil, err
 		case <-time.After(retryEvery):
 		}
 	}
@@ -572,8 +481,10 @@ func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error
 	return nil
 }
 
-// checkFloor refuses to start when the first ID would not exceed floor,
-// the largest ID a previous system issued. In opaque mode (perm set) the
+// checkFloor refuses a generator whose first ID would not exceed floor,
+// the largest ID a previous system issued: serve's node.Holder runs it on
+// every new generator, at start and after each lost lease (another node
+// may start lower). In opaque mode (perm set) the
 // floor is an opaque ID of the namespace, revealed before it is compared:
 // opaque IDs are not ordered.
 func checkFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) error {
@@ -619,9 +530,6 @@ func newLogger(level, format string) *slog.Logger {
 	}
 	return slog.New(slog.NewJSONHandler(logOutput, opts))
 }
-
-// startingMetrics is /metrics while firn serve starts.
-var startingMetrics = server.StartingMetrics()
 
 // storedTags is the store's tags as read at start, or why they were not.
 type storedTags struct {

@@ -33,6 +33,8 @@ import (
 
 	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/nodeid"
 )
 
 func freePort(t *testing.T) string { return servetest.Addr(t) }
@@ -480,4 +482,73 @@ func starting(resp *http.Response) bool {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	return strings.Contains(string(b), `"not_ready"`)
+}
+
+// TestServeReleasesTheNodeAfterTheServersStop: after SIGTERM a gRPC
+// stream still open keeps issuing IDs while the servers finish, and all
+// that time the node stays held in the store; once the stream ends and
+// serve returns, the node is released.
+func TestServeReleasesTheNodeAfterTheServersStop(t *testing.T) {
+	dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	old := shutdownBound
+	shutdownBound = 5 * time.Minute // the test, not the bound, ends the stop
+	t.Cleanup(func() { shutdownBound = old })
+	table, seg := "firn_nodes_stop_"+suffix(), "leaf_alloc_stop_"+suffix()
+	t.Cleanup(func() { dropTables(t, "postgres", dsn, table); dropTables(t, "postgres", dsn, seg) })
+	ports := servetest.Addrs(t, 2)
+	args := []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--segment-table", seg,
+		"--http", ports[0], "--grpc", ports[1], "--node-bits", "1", "--node", "1"}
+	o, err := parseServe(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, err := o.stores.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close() })
+	nodes := stores.Nodes
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, args, io.Discard) }()
+	waitReadiness(t, "http://"+ports[0], done, func(code int, _ string) bool { return code == 200 })
+	conn, err := grpc.Dial(ports[1], grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	sctx, endStream := context.WithCancel(context.Background())
+	defer endStream()
+	stream, err := firnpb.NewFirnClient(conn).Stream(sctx, &firnpb.StreamRequest{Batch: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	stop() // SIGTERM
+	for range 3 {
+		time.Sleep(200 * time.Millisecond)
+		if _, err := stream.Recv(); err != nil {
+			t.Fatalf("the stream after SIGTERM: %v, want IDs until it ends", err)
+		}
+		if _, err := nodeid.Acquire(context.Background(), nodes, o.lease); !errors.Is(err, nodeid.ErrNodeHeld) {
+			t.Fatalf("node 1 while the gRPC server still issues: %v, want ErrNodeHeld", err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve returned %v with a stream still open", err)
+		default:
+		}
+	}
+	endStream()
+	if err := <-done; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+	l, err := nodeid.Acquire(context.Background(), nodes, o.lease)
+	if err != nil {
+		t.Fatalf("node 1 after serve stopped: %v, want it released", err)
+	}
+	_ = l.Close(context.Background())
 }

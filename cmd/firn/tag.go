@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"github.com/firn-id/firn/idtext"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/client"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/segment"
 )
 
@@ -42,62 +43,132 @@ IDs pass through a keyed permutation for its whole life, recorded with the
 tag. Created here, or by a server, a tag is opaque or plain as that
 configuration says; every server must then say the same.
 
+Each subcommand takes its own flags: the store flags (or --server) for all
+but reveal, the opaque flags below for create, next and reveal. A flag of
+another subcommand is refused, naming the subcommands it applies to.
+
 ` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage
 
-func runTag(args []string, stdout io.Writer) (err error) {
-	if len(args) == 0 {
-		return usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
+// tagSubs are firn tag's subcommands, in the order help lists them.
+var tagSubs = []string{"list", "create", "step", "advance", "next", "reveal"}
+
+// tagArgs is how many arguments each subcommand takes.
+var tagArgs = map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1, "reveal": 2}
+
+// tagUses are the settings a subcommand takes: every one but reveal
+// opens a store (or asks a server); those that create a tag, draw from
+// it or reveal its IDs take its opaque and JavaScript-safe settings.
+func tagUses(sub string) []string {
+	var uses []string
+	if sub != "reveal" {
+		uses = append(uses, storeUses...)
 	}
-	sub := args[0]
-	if sub == "-h" || sub == "--help" || sub == "-help" {
-		return errHelp
+	if sub == "create" || sub == "next" || sub == "reveal" {
+		uses = append(uses, "opaque.tags", "opaque.key_file", "opaque.key", "opaque.tweak", "segments.javascript_safe")
 	}
+	return uses
+}
+
+// tagFlags are a subcommand's own flags, beside its settings.
+type tagFlags struct {
+	rf              remoteFlags
+	first, step, to *int64
+	desc            *string
+	n               *int
+	encoding        func() (idtext.Encoding, error)
+}
+
+// register defines on fs the flags sub owns: each subcommand its own, so
+// a flag of another is refused rather than ignored.
+func (f *tagFlags) register(fs *flag.FlagSet, sub string) {
+	if sub != "reveal" {
+		f.rf.register(fs)
+	}
+	switch sub {
+	case "create":
+		f.first, f.step, f.desc = fs.Int64("first", 1, ""), fs.Int64("step", 1000, ""), fs.String("description", "", "")
+	case "advance":
+		f.to = fs.Int64("to", 0, "")
+	case "next":
+		f.n = fs.Int("n", 1, "")
+	}
+	if sub == "next" || sub == "reveal" {
+		f.encoding = encodingFlag(fs)
+	}
+}
+
+// tagFlagSet is the flag set of the subcommand sub, bound to cfg.
+func tagFlagSet(sub string, cfg *config.Config) (*flag.FlagSet, *tagFlags) {
 	fs := flag.NewFlagSet("tag", flag.ContinueOnError)
-	var sf storeFlags
-	sf.register(fs)
-	var rf remoteFlags
-	rf.register(fs)
-	first := fs.Int64("first", 1, "")
-	step := fs.Int64("step", 1000, "")
-	desc := fs.String("description", "", "")
-	to := fs.Int64("to", 0, "")
-	n := fs.Int("n", 1, "")
-	encoding := encodingFlag(fs)
-	var jsSafe tagList
-	fs.Var(&jsSafe, "javascript-safe-tags", "")
-	var of opaqueFlags
-	of.register(fs)
-	fs.Var((*tagList)(&of.cfg.Tags), "opaque-tags", "")
-	rest, err := withConfig(fs, args[1:])
-	if err != nil {
-		return err
+	bindConfig(fs, cfg, tagUses(sub)...)
+	var f tagFlags
+	f.register(fs, sub)
+	return fs, &f
+}
+
+// tagLine is a parsed firn tag command line.
+type tagLine struct {
+	sub   string
+	pos   []string
+	cfg   *config.Config
+	flags *tagFlags
+	// perms is the permutation of each opaque tag.
+	perms func(string) segment.Permutation
+}
+
+// parseTag reads a firn tag command line: the subcommand, its
+// arguments, and the settings and flags it takes.
+func parseTag(args []string) (*tagLine, error) {
+	if len(args) == 0 {
+		return nil, usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
 	}
-	pos, err := parseFlags(fs, rest)
-	if err != nil {
-		return err
+	t := &tagLine{sub: args[0]}
+	if t.sub == "-h" || t.sub == "--help" || t.sub == "-help" {
+		return nil, errHelp
 	}
-	want := map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "next": 1, "reveal": 2}
-	count, ok := want[sub]
+	count, ok := tagArgs[t.sub]
 	if !ok {
-		return usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", sub)
+		return nil, usagef("unknown subcommand %q: want list, create, step, advance, next or reveal", t.sub)
 	}
-	if err := of.cfg.Validate(); err != nil {
-		return usagef("%s", err)
+	var err error
+	if t.cfg, err = loadFor(args[1:], tagUses(t.sub)...); err != nil {
+		return nil, err
 	}
-	perms, err := tagPermutations(of.cfg, maxIDOf(jsSafe))
+	var fs *flag.FlagSet
+	fs, t.flags = tagFlagSet(t.sub, t.cfg)
+	if t.pos, err = parseSubFlags(fs, args[1:], "firn tag "+t.sub); err != nil {
+		return nil, err
+	}
+	if err := t.cfg.Opaque.Validate(); err != nil {
+		return nil, usagef("%s", err)
+	}
+	if err := config.CheckTagList("segments.javascript_safe", t.cfg.Segments.JavaScriptSafe); err != nil {
+		return nil, usagef("%s", err)
+	}
+	if t.perms, err = tagPermutations(t.cfg.Opaque, maxIDOf(t.cfg.Segments.JavaScriptSafe)); err != nil {
+		return nil, err
+	}
+	if len(t.pos) != count {
+		return nil, usagef("%s takes %s, got %d; run 'firn help tag'", t.sub, plural(count, "argument"), len(t.pos))
+	}
+	return t, nil
+}
+
+func runTag(args []string, stdout io.Writer) (err error) {
+	t, err := parseTag(args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != count {
-		return usagef("%s takes %s, got %d; run 'firn help tag'", sub, plural(count, "argument"), len(pos))
-	}
+	sub, pos, cfg, tf, perms, jsSafe := t.sub, t.pos, t.cfg, t.flags, t.perms, t.cfg.Segments.JavaScriptSafe
 	if sub == "reveal" {
-		enc, err := encoding()
+		enc, err := tf.encoding()
 		if err != nil {
 			return err
 		}
 		return revealTag(pos[0], pos[1], enc, perms, stdout)
 	}
+	sf := storeOf(cfg)
+	rf, first, step, to, desc, n := &tf.rf, tf.first, tf.step, tf.to, tf.desc, tf.n
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var store tagAdmin
@@ -106,7 +177,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if r == nil && err == nil {
 		var local segment.Store
 		var closeStore func() error
-		local, closeStore, err = sf.openSegments()
+		local, closeStore, err = sf.OpenSegments(context.Background()) // --dial-timeout alone bounds the dial, and may pass 30 s
 		if err == nil {
 			defer func() { err = errors.Join(err, closeStore()) }()
 			store = local
@@ -122,6 +193,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	if r != nil {
+		defer r.close()
 		store = r
 	}
 	switch sub {
@@ -175,7 +247,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d%s (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after, note)
 		return err
 	}
-	enc, err := encoding()
+	enc, err := tf.encoding()
 	if err != nil {
 		return err
 	}
@@ -184,16 +256,20 @@ func runTag(args []string, stdout io.Writer) (err error) {
 			return usagef("-n %d: want 1 to %d", *n, maxNext)
 		}
 		w := bufio.NewWriter(stdout)
-		err := r.draw(ctx, "/v1/segments/"+url.PathEscape(pos[0])+"/batch", *n, r.maxBatch(ctx), enc, w)
+		err := r.draw(ctx, idFormat{name: "snowflake"}, pos[0], *n, r.maxBatch(ctx), enc, w)
 		return errors.Join(tagErr(pos[0], err), w.Flush())
 	}
 	return drawTag(ctx, alloc, pos[0], *n, enc, stdout)
 }
 
-const opaqueTagFlagsUsage = `Opaque tags (serve's opaque.* settings; --config passes them on):
+const opaqueTagFlagsUsage = `Opaque and JavaScript-safe tags (create, next and reveal; serve's
+opaque.* and segments.javascript_safe settings, which --config passes on):
   --opaque-tags T,...    the tags whose IDs are opaque ("*": all)
   --opaque-key-file F    the file holding the key, in hex
   --opaque-tweak T       the tweak
+  --javascript-safe-tags T,...
+                         the tags whose IDs stay below 2^53 ("*": all); an
+                         opaque one is permuted over 53 bits
 `
 
 // revealTag prints the plain ID behind an opaque ID of tag.
@@ -229,9 +305,9 @@ type tagAdmin interface {
 // tagErr turns the errors of bad input into usage errors.
 func tagErr(tag string, err error) error {
 	switch {
-	case errors.Is(err, segment.ErrUnknownTag):
+	case errors.Is(err, segment.ErrUnknownTag), errors.Is(err, client.ErrUnknownTag):
 		return usagef("unknown tag %q: create it first with the create subcommand (the list subcommand shows the tags)", tag)
-	case errors.Is(err, segment.ErrTagExists):
+	case errors.Is(err, segment.ErrTagExists), errors.Is(err, client.ErrTagExists):
 		return usagef("tag %q exists", tag)
 	case errors.Is(err, segment.ErrInvalid):
 		return usagef("%s", err)
@@ -288,20 +364,6 @@ func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc i
 			return err
 		}
 		n -= k
-	}
-	return nil
-}
-
-// tagList is a comma-separated list of tags as a flag, as serve's
-// segments.javascript_safe reaches firn tag through --config.
-type tagList []string
-
-func (l *tagList) String() string { return strings.Join(*l, ",") }
-
-func (l *tagList) Set(s string) error {
-	*l = nil
-	if s != "" {
-		*l = strings.Split(s, ",")
 	}
 	return nil
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
@@ -16,7 +18,7 @@ import (
 
 // The composition root of firn serve: configuration in, the options the
 // service runs with out. Stores come from the backend table
-// (backend.go); serve.go wires stores, lease, generator, allocator and
+// (internal/backend); serve.go wires stores, lease, generator, allocator and
 // server together.
 
 // parseServe reads the configuration: the defaults, the file of
@@ -28,9 +30,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if err != nil {
 		return o, err
 	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	cfg.Register(fs)
-	fs.String("config", "", "")
+	fs := serveFlagSet(cfg)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return o, err
@@ -38,7 +38,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if len(rest) > 0 {
 		return o, usagef("unexpected argument %q; run 'firn help serve'", rest[0])
 	}
-	if err := cfg.Validate(backendKinds()); err != nil {
+	if err := cfg.Validate(backend.Kinds()); err != nil {
 		return o, usagef("%s", err)
 	}
 	return serveOptionsOf(cfg)
@@ -52,9 +52,8 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.snowflake = cfg.Snowflake.Enabled
 	o.logLevel, o.logFormat = cfg.Log.Level, cfg.Log.Format
 	r, sg := cfg.Registry, cfg.Segments
-	o.stores = storeFlags{kind: r.Store, dataDir: r.DataDir, dsn: r.DSN, endpoints: strings.Join(r.Endpoints, ","),
-		namespace: r.Namespace, table: r.Table, segFormat: sg.Format, segTable: sg.Table, set: sg.Set, segKind: sg.Store, segDSN: sg.DSN,
-		dialTimeout: r.DialTimeout, multi: sg.Stores, tokenTable: sg.TokenTable, checkTokens: sg.CheckTokens}
+	o.stores = storeOf(cfg)
+	o.stores.Tokens = sg.CheckTokens
 	o.anonymous = cfg.Auth.Anonymous
 	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
 		return o, usagef("%s", err)
@@ -90,10 +89,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 		}
 		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	l := cfg.Layout
-	lf := layoutFlags{preset: l.Preset, epoch: l.Epoch, tick: l.Tick, timeBits: l.TimeBits, nodeBits: l.NodeBits,
-		nodeNames: l.NodeNames, seqBits: l.SequenceBits, order: l.Order}
-	if o.layout, err = lf.layout(); err != nil {
+	if o.layout, err = layoutOf(cfg.Layout); err != nil {
 		return o, err
 	}
 	if err := checkGenerates(o.layout, time.Now()); err != nil {
@@ -110,25 +106,90 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.tagOpaque, err = tagPermutations(cfg.Opaque, o.maxID); err != nil {
 		return o, err
 	}
+	if o.gen, err = generatorOf(o.layout, cfg); err != nil {
+		return o, err
+	}
 	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: spaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
 	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
 		return o, err
 	}
+	o.lease.Node, err = nodeOf(o.layout, r)
+	return o, err
+}
+
+// nodeOf is the node registry.node names for layout l: nil for the
+// lowest free one in the store, a value for a static or derived node.
+func nodeOf(l snowflake.Layout, r config.Registry) (*uint64, error) {
+	var node uint64
+	var err error
 	switch {
+	case r.Node == "":
+		return nil, nil
 	case r.Node == "derived":
-		node, err := derivedNode(o.layout, r.AcceptCollisionRisk)
-		if err != nil {
-			return o, err
-		}
-		o.lease.Node = &node
-	case r.Node != "":
-		node, err := parseNode(o.layout, r.Node)
-		if err != nil {
-			return o, err
-		}
-		o.lease.Node = &node
+		node, err = derivedNode(l, r.AcceptCollisionRisk)
+	default:
+		node, err = parseNode(l, r.Node)
 	}
-	return o, nil
+	if err != nil {
+		return nil, err
+	}
+	return &node, nil
+}
+
+// generatorOf is the generator's configuration from the settings, for
+// serve and firn next alike; the caller sets Node and Reservation once it
+// holds a lease.
+func generatorOf(l snowflake.Layout, cfg *config.Config) (snowflake.Config, error) {
+	p, err := cfg.Snowflake.Policy()
+	if err != nil {
+		return snowflake.Config{}, usagef("%s", err)
+	}
+	return snowflake.Config{Layout: l, Exhausted: p, MaxBorrow: cfg.Snowflake.MaxBorrow, StartAhead: cfg.Registry.StartAhead}, nil
+}
+
+// exhaustedHelp is the help of snowflake.exhausted and max_borrow, its
+// text starting at column col, as the command's other flags.
+func exhaustedHelp(col int) string {
+	rows := [][2]string{
+		{"--exhausted P", "when a tick's sequence runs out: wait (default)"},
+		{"", "for the next tick, or borrow the next ticks, at"},
+		{"", "most --max-borrow ahead of the clock (IDs then"},
+		{"", "carry later times)"},
+		{"--max-borrow D", "how far ahead borrowing goes (default 1s, at"},
+		{"", "most 10s)"},
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-*s%s\n", col-2, r[0], r[1])
+	}
+	return b.String()
+}
+
+// loadFor is the configuration of a command other than serve: the file
+// of --config and the FIRN_… environment, of which it keeps the settings
+// it uses (config.For: the rest is ignored, and registry.node is never
+// taken).
+func loadFor(args []string, uses ...string) (*config.Config, error) {
+	all, err := loadConfig(args)
+	if err != nil {
+		return nil, err
+	}
+	return all.For(uses...), nil
+}
+
+// bindConfig defines on fs the flags of the settings a command uses,
+// bound to cfg, and --config.
+func bindConfig(fs *flag.FlagSet, cfg *config.Config, uses ...string) {
+	cfg.Register(fs, uses...)
+	fs.String("config", "", "")
+}
+
+// serveFlagSet is the flag set of serve and config check and print:
+// every setting's flag.
+func serveFlagSet(cfg *config.Config) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	bindConfig(fs, cfg)
+	return fs
 }
 
 // loadConfig reads the defaults, the file named by --config, if any, and

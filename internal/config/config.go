@@ -1,8 +1,10 @@
-// Package config is firn serve's configuration: one typed struct whose
-// defaults come from the packages that own them, overlaid by one YAML
-// file, then FIRN_… environment variables, then command-line flags bound
-// onto the same fields, and validated in one place with errors that name
-// the field, its variable and its flag.
+// Package config is firn's configuration, for serve and every other
+// command: one typed struct whose defaults come from the packages that
+// own them, overlaid by one YAML file, then FIRN_… environment variables,
+// then command-line flags bound onto the same fields, and validated in
+// one place with errors that name the field, its variable and its flag.
+// A command other than serve takes the settings it uses (For) and binds
+// only their flags (Register).
 package config
 
 import (
@@ -26,12 +28,13 @@ import (
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/sqlstore"
 )
 
 // Config is the configuration of firn serve, typed: Default fills every
-// default, Load lays a file and the environment over it, Register binds
-// the command line's flags onto the same fields, and Validate checks the
-// result in one place.
+// default, Load lays a file and the environment over it, For keeps what
+// another command uses, Register binds the command line's flags onto the
+// same fields, and Validate checks the result in one place.
 type Config struct {
 	HTTP      HTTP      `yaml:"http"`
 	GRPC      GRPC      `yaml:"grpc"`
@@ -123,7 +126,7 @@ func (a Auth) New() (*server.Auth, error) {
 	for i, t := range a.Tokens {
 		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
 	}
-	return server.NewAuthWith(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
+	return server.NewAuth(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
 }
 
 // Token is one bearer token.
@@ -149,6 +152,33 @@ type Snowflake struct {
 	// 2^53, an exact JavaScript Number: a layout of at most 53 bits, such
 	// as the js53 preset.
 	JavaScriptSafe bool `yaml:"javascript_safe" flag:"javascript-safe"`
+	// Exhausted is what a node does when a tick's sequence runs out:
+	// wait for the next tick (the default), or borrow the next ticks, up
+	// to MaxBorrow ahead of the clock, then wait (uid-generator's way:
+	// bursts keep their pace, and IDs then carry times up to MaxBorrow
+	// later than the clock). Borrowed ticks stay inside the node's HWM.
+	Exhausted string `yaml:"exhausted" flag:"exhausted"`
+	// MaxBorrow bounds how far ahead of the clock borrowing goes, rounded
+	// down to whole ticks: above 0, at most snowflake.DefaultMaxStartAhead
+	// (a restart finds the HWM at most that far ahead and starts without
+	// --start-ahead); default snowflake.DefaultMaxBorrow. Used with
+	// exhausted borrow only.
+	MaxBorrow time.Duration `yaml:"max_borrow" flag:"max-borrow"`
+}
+
+// Policy returns the generator's policy when a tick's sequence runs
+// out, refusing an unknown one or a bound out of range: the checks of
+// Validate, for every command that issues snowflake IDs.
+func (s Snowflake) Policy() (snowflake.Policy, error) {
+	p, err := snowflake.ParsePolicy(s.Exhausted)
+	if err != nil {
+		return p, &FieldError{Field: "snowflake.exhausted", Reason: fmt.Sprintf("%q: want wait or borrow", s.Exhausted)}
+	}
+	if s.MaxBorrow <= 0 || s.MaxBorrow > snowflake.DefaultMaxStartAhead {
+		return p, &FieldError{Field: "snowflake.max_borrow", Reason: fmt.Sprintf("%s: want a duration above 0, at most %s, such as %s",
+			s.MaxBorrow, snowflake.DefaultMaxStartAhead, snowflake.DefaultMaxBorrow)}
+	}
+	return p, nil
 }
 
 // HTTP is the listener.
@@ -262,9 +292,6 @@ func flagOf(path string) string {
 	return name
 }
 
-// tableName is sqlstore's rule for table names.
-var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
-
 // DefaultDialTimeout and MaxDialTimeout bound the wait for a store's
 // first answer.
 const (
@@ -310,7 +337,7 @@ func Default() Config {
 		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
-		Snowflake: Snowflake{Enabled: true},
+		Snowflake: Snowflake{Enabled: true, Exhausted: snowflake.Wait.String(), MaxBorrow: snowflake.DefaultMaxBorrow},
 		Auth:      Auth{AnonymousRate: server.DefaultAnonymousRate},
 		Log:       Log{Level: "info", Format: "auto"},
 	}
@@ -398,30 +425,57 @@ var (
 	wrongType    = regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into (\\S+)")
 )
 
-// Register defines a flag on fs for every setting that has one, bound to
-// c's field: parsing fs sets c, over what the file and the environment
-// said.
-func (c *Config) Register(fs *flag.FlagSet) {
+// Register defines a flag on fs for every setting with a flag that a
+// command uses, bound to c's field: parsing fs sets c, over what the file
+// and the environment said. uses names sections ("registry") or single
+// settings ("snowflake.floor"); none means every setting (firn serve).
+func (c *Config) Register(fs *flag.FlagSet, uses ...string) {
 	c.fields(func(path string, v reflect.Value, sf reflect.StructField) {
-		fs.Var(&fieldValue{v: v, path: path}, sf.Tag.Get("flag"), "")
+		if used(path, uses) {
+			fs.Var(&fieldValue{v: v, path: path}, sf.Tag.Get("flag"), "")
+		}
 	})
 }
 
-// Changed returns, for every setting with a flag whose value differs from
-// its default, the flag's name and the value as the flag would take it.
-// Commands other than serve use it to take the store and layout settings
-// of serve's file.
-func (c *Config) Changed() map[string]string {
-	out := map[string]string{}
-	d := Default()
-	defaults := map[string]string{}
-	d.fields(func(path string, v reflect.Value, _ reflect.StructField) { defaults[path] = format(v) })
-	c.fields(func(path string, v reflect.Value, sf reflect.StructField) {
-		if s := format(v); s != defaults[path] {
-			out[sf.Tag.Get("flag")] = s
+// For returns the configuration of a command other than firn serve: the
+// defaults, with c's values of the settings the command uses (uses as for
+// Register). The rest of the file and the environment is ignored, so one
+// file serves every command. registry.node is never taken: it is the
+// server's own node, and another command holding it beside the server
+// would issue the server's IDs.
+func (c *Config) For(uses ...string) *Config {
+	out := Default()
+	src := reflect.ValueOf(c).Elem()
+	dst := reflect.ValueOf(&out).Elem()
+	for i := range src.NumField() {
+		sec := src.Type().Field(i)
+		for j := range sec.Type.NumField() {
+			path := sec.Tag.Get("yaml") + "." + sec.Type.Field(j).Tag.Get("yaml")
+			if used(path, uses) && path != "registry.node" {
+				dst.Field(i).Field(j).Set(src.Field(i).Field(j))
+			}
+		}
+	}
+	return &out
+}
+
+// used reports whether the setting at path is among uses: the setting
+// itself or its section. No uses means every setting.
+func used(path string, uses []string) bool {
+	section, _, _ := strings.Cut(path, ".")
+	return len(uses) == 0 || slices.Contains(uses, path) || slices.Contains(uses, section)
+}
+
+// Flags returns the flags of the settings among uses (as for Register).
+func Flags(uses ...string) []string {
+	var c Config
+	var names []string
+	c.fields(func(path string, _ reflect.Value, sf reflect.StructField) {
+		if used(path, uses) {
+			names = append(names, sf.Tag.Get("flag"))
 		}
 	})
-	return out
+	return names
 }
 
 // fieldValue is a setting as a flag.Value.
@@ -568,12 +622,12 @@ func (c *Config) Validate(kinds []string) error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
-	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
-		return fail("http.listen", "%q is not host:port, such as 127.0.0.1:8080", c.HTTP.Listen)
+	if err := checkAddr(c.HTTP.Listen); err != nil {
+		return fail("http.listen", "%q %s, such as 127.0.0.1:8080", c.HTTP.Listen, err)
 	}
 	if l := c.GRPC.Listen; l != "off" {
-		if _, _, err := net.SplitHostPort(l); err != nil {
-			return fail("grpc.listen", "%q is not host:port, such as 127.0.0.1:9090, or off", l)
+		if err := checkAddr(l); err != nil {
+			return fail("grpc.listen", "%q %s, such as 127.0.0.1:9090, or off", l, err)
 		}
 	}
 	if c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > server.MaxBatchLimit {
@@ -600,8 +654,9 @@ func (c *Config) Validate(kinds []string) error {
 		return fail("segments.store", "segments.dsn is set: name its kind, postgres or mysql")
 	case sg.Store != "" && len(sg.Stores) > 0:
 		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
-	case !tableName.MatchString(sg.TokenTable):
-		return fail("segments.token_table", "%q: want lower-case letters, digits and underscores, at most 55, such as tiny_id_token", sg.TokenTable)
+	}
+	if err := sqlstore.CheckTable(c.Segments.TokenTable); err != nil {
+		return fail("segments.token_table", "%s, such as tiny_id_token", strings.TrimPrefix(err.Error(), "sqlstore: "))
 	}
 	if err := CheckTagList("segments.javascript_safe", c.Segments.JavaScriptSafe); err != nil {
 		return err
@@ -619,6 +674,9 @@ func (c *Config) Validate(kinds []string) error {
 	if c.Opaque.Snowflake && !c.Snowflake.Enabled {
 		return &FieldError{Field: "opaque.snowflake", Reason: "snowflake mode is off (snowflake.enabled false): nothing to make opaque"}
 	}
+	if _, err := c.Snowflake.Policy(); err != nil {
+		return err
+	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		return fail("log.level", "%q: want debug, info, warn or error", c.Log.Level)
 	}
@@ -627,6 +685,34 @@ func (c *Config) Validate(kinds []string) error {
 	}
 	return c.validateStores()
 }
+
+// checkAddr refuses a listen address that net.Listen would refuse for
+// its form, before any listener is bound: not host:port, a port that is
+// not a number from 0 (any free port) to 65535, or a host that is
+// neither an IP address nor a host name.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("is not host:port")
+	}
+	n, err := strconv.ParseUint(port, 10, 64)
+	switch {
+	case err != nil && strings.Trim(port, "0123456789") == "" && port != "":
+		return fmt.Errorf("has port %s, past 65535: want host:port with a port from 0 to 65535", port)
+	case err != nil:
+		return fmt.Errorf("has port %q, not a number: want host:port with a port from 0 to 65535", port)
+	case n > 65535:
+		return fmt.Errorf("has port %d, past 65535: want host:port with a port from 0 to 65535", n)
+	}
+	if host != "" && net.ParseIP(host) == nil && !hostName.MatchString(host) {
+		return fmt.Errorf("has host %q, neither an IP address nor a host name: want host:port", host)
+	}
+	return nil
+}
+
+// hostName is a DNS name: dot-separated labels of letters, digits and
+// inner hyphens.
+var hostName = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$`)
 
 // sqlSegments reports whether segment counters live in a SQL table.
 func (c *Config) sqlSegments() bool {
@@ -674,7 +760,7 @@ func (o Opaque) Validate() error {
 func (o Opaque) On() bool { return o.Snowflake || len(o.Tags) > 0 }
 
 // validateAuth checks the tokens and anonymous grants with the server's
-// own rules (server.NewAuthWith), naming the field at fault; a token
+// own rules (server.NewAuth), naming the field at fault; a token
 // without a scope, which the server would take, and an anonymous rate of
 // 0, which the server reads as its default, are refused here as
 // mistakes.

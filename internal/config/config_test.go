@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/snowflake"
 )
 
 const doc = `
@@ -67,12 +68,14 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s: %v, want %v", ch.name, ch.got, ch.want)
 		}
 	}
-	changed := c.Changed()
-	if changed["layout"] != "twitter" || changed["reserved-nodes"] != "0,1" || changed["lease-ttl"] != "20s" {
-		t.Errorf("Changed() = %v", changed)
+	// What another command takes of the same file and environment: the
+	// settings it uses, and nothing else.
+	other := c.For("layout", "registry")
+	if other.Layout.Preset != "twitter" || !slices.Equal(other.Registry.ReservedNodes, []uint64{0, 1}) || other.Registry.LeaseTTL != 20*time.Second {
+		t.Errorf("For(layout, registry) = %+v", other)
 	}
-	if _, ok := changed["grpc"]; ok {
-		t.Errorf("Changed() lists a default: %v", changed)
+	if other.HTTP.MaxBatch != config.Default().HTTP.MaxBatch || len(other.Segments.Stores) != 0 {
+		t.Errorf("For(layout, registry) takes a setting it does not use: %+v", other)
 	}
 	out, err := c.Redacted(hideAll)
 	if err != nil || strings.Contains(string(out), "s3cret") || strings.Contains(string(out), "pass") || !strings.Contains(string(out), "dsn: hidden postgres") {
@@ -149,6 +152,13 @@ func TestRejects(t *testing.T) {
 		{name: "token name twice", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [admin]}\n    - {name: a, secret: t, scopes: [admin]}\n", field: "auth.tokens[1].name"},
 		{name: "tls key alone", doc: "http:\n  tls_key: k.pem\n", field: "http.tls_cert"},
 		{name: "bad listen", doc: "http:\n  listen: nowhere\n", field: "http.listen"},
+		{name: "port past 65535", doc: "http:\n  listen: 127.0.0.1:99999\n", field: "http.listen"},
+		{name: "port not a number", env: []string{"FIRN_GRPC_LISTEN=127.0.0.1:grpc"}, field: "grpc.listen"},
+		{name: "host not a name", env: []string{"FIRN_HTTP_LISTEN=a b:80"}, field: "http.listen"},
+		{name: "unknown exhausted policy", doc: "snowflake:\n  exhausted: spin\n", field: "snowflake.exhausted"},
+		{name: "max borrow past the start-ahead bound", env: []string{"FIRN_SNOWFLAKE_MAX_BORROW=11s"}, field: "snowflake.max_borrow"},
+		{name: "no max borrow", env: []string{"FIRN_SNOWFLAKE_EXHAUSTED=borrow", "FIRN_SNOWFLAKE_MAX_BORROW=0s"}, field: "snowflake.max_borrow"},
+		{name: "token table needing quotes", doc: "segments:\n  token_table: Tokens\n", field: "segments.token_table"},
 		{name: "batch out of range", env: []string{"FIRN_HTTP_MAX_BATCH=0x10"}, field: "http.max_batch"},
 		{name: "unknown store", doc: "registry:\n  store: redis\n", field: "registry.store"},
 		{name: "etcd without endpoints", doc: "registry:\n  store: etcd\n", field: "registry.endpoints"},
@@ -193,6 +203,66 @@ func TestRejects(t *testing.T) {
 	}
 }
 
+// TestRegisterBindsOnlyTheSettingsUsed: a command binds the flags of the
+// sections and settings it names, and no other.
+func TestRegisterBindsOnlyTheSettingsUsed(t *testing.T) {
+	c := config.Default()
+	fs := flag.NewFlagSet("next", flag.ContinueOnError)
+	c.Register(fs, "layout", "snowflake.floor")
+	for _, name := range []string{"layout", "epoch", "order", "floor"} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("--%s is not bound", name)
+		}
+	}
+	for _, name := range []string{"http", "store", "javascript-safe", "opaque"} {
+		if fs.Lookup(name) != nil {
+			t.Errorf("--%s is bound, but its setting is not used", name)
+		}
+	}
+	if err := fs.Parse([]string{"--floor", "42", "--tick", "10ms"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Snowflake.Floor != 42 || c.Layout.Tick != "10ms" {
+		t.Errorf("flags did not reach the config: %+v %+v", c.Snowflake, c.Layout)
+	}
+	if got := config.Flags("layout"); !slices.Equal(got, []string{"layout", "epoch", "tick", "time-bits", "node-bits", "node-names", "sequence-bits", "order"}) {
+		t.Errorf("Flags(layout) = %v", got)
+	}
+}
+
+// TestForNeverTakesTheServersNode: registry.node in the file or the
+// environment is the server's own; another command's view of the same
+// configuration starts without it, while its other registry settings come
+// through.
+func TestForNeverTakesTheServersNode(t *testing.T) {
+	c, err := config.Load([]byte("registry:\n  node: \"7\"\n  table: ids\n"), []string{"FIRN_SNOWFLAKE_FLOOR=99"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := c.For("registry", "snowflake.floor")
+	if other.Registry.Node != "" || other.Registry.Table != "ids" || other.Snowflake.Floor != 99 {
+		t.Errorf("For = node %q, table %q, floor %d; want none, ids, 99", other.Registry.Node, other.Registry.Table, other.Snowflake.Floor)
+	}
+	if c.Registry.Node != "7" {
+		t.Errorf("For changed the configuration it read: node %q", c.Registry.Node)
+	}
+}
+
+// TestExhaustedPolicy: wait by default, borrow when set, as the
+// generator's policy.
+func TestExhaustedPolicy(t *testing.T) {
+	c, err := config.Load(nil, []string{"FIRN_SNOWFLAKE_EXHAUSTED=borrow", "FIRN_SNOWFLAKE_MAX_BORROW=250ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := c.Snowflake.Policy(); err != nil || p != snowflake.Borrow || c.Snowflake.MaxBorrow != 250*time.Millisecond {
+		t.Errorf("Policy() = %v, %v; max borrow %s", p, err, c.Snowflake.MaxBorrow)
+	}
+	if p, err := config.Default().Snowflake.Policy(); err != nil || p != snowflake.Wait {
+		t.Errorf("default Policy() = %v, %v; want wait", p, err)
+	}
+}
+
 // TestStatusAnonymousOnLoopback: the setting reaches the server's checker,
 // and is off unless set.
 func TestStatusAnonymousOnLoopback(t *testing.T) {
@@ -229,7 +299,7 @@ func FuzzLoad(f *testing.F) {
 		c, err := config.Load([]byte(d), nil)
 		if err == nil {
 			_ = c.Validate(kinds)
-			_ = c.Changed()
+			_ = c.For("registry", "layout", "snowflake.floor")
 			if _, err := c.Redacted(hideAll); err != nil {
 				t.Fatal(err)
 			}

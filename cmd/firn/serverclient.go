@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/firn-id/firn/api"
+	"github.com/firn-id/firn/client"
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/localstore"
+	"github.com/firn-id/firn/opaque"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/server"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// remote is a running firn serve, asked through the public client over
+// its HTTP API: the CLI reads answers by the client's rules, so a body cut
+// short is refused here as in any program using the client.
+type remote struct {
+	base string // as given, for messages
+	c    *client.Client
+}
+
+// remoteTimeout bounds each request to the server.
+const remoteTimeout = 30 * time.Second
+
+// newRemote checks base and returns a client of it.
+func newRemote(base, token, ca string) (*remote, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, usagef("--server %q: want a base URL such as http://127.0.0.1:8080 (no credentials, query or fragment; the token goes in --token)", base)
+	}
+	cfg := client.Config{Endpoints: []string{base}, HTTP: true, Token: token, Timeout: remoteTimeout, Attempts: 1,
+		// The CLI asks for at most the server's max_batch a request itself.
+		MaxBatch: 1<<31 - 1}
+	if ca != "" {
+		if cfg.TLS, err = loadTLS(ca, false); err != nil { // the one loader firn bench uses too
+			return nil, err
+		}
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		return nil, usagef("--server: %s", strings.TrimPrefix(err.Error(), "client: "))
+	}
+	return &remote{base: strings.TrimSuffix(base, "/"), c: c}, nil
+}
+
+// close closes the client; it has nothing buffered.
+func (r *remote) close() { _ = r.c.Close(context.Background()) }
+
+// err turns the client's errors into the CLI's: a refused token or a
+// malformed request is a usage error (exit 2), as is a certificate this
+// machine does not trust; an unknown or existing tag stays as it is for
+// tagErr; the rest are failures.
+func (r *remote) err(err error) error {
+	var e *client.Error
+	switch {
+	case err == nil, !errors.As(err, &e):
+		return err
+	case strings.Contains(e.Message, "x509: "):
+		return usagef("firn serve at %s: its certificate is signed by an authority this machine does not trust: give the CA's PEM file with --ca", r.base)
+	case errors.Is(err, client.ErrUnauthorized):
+		return usagef("firn serve at %s: %s (give a token with the needed scope: --token or FIRN_TOKEN)", r.base, e.Message)
+	case errors.Is(err, client.ErrInvalid):
+		return usagef("firn serve at %s: %s", r.base, e.Message)
+	}
+	return err
+}
+
+// info is what the server says of its snowflake generator.
+func (r *remote) info(ctx context.Context) (api.Info, error) {
+	info, err := r.c.Info(ctx)
+	return info, r.err(err)
+}
+
+// maxBatch is the server's batch limit, or the default where the token
+// may not ask (its scope is a tag's).
+func (r *remote) maxBatch(ctx context.Context) int {
+	if info, err := r.c.Info(ctx); err == nil && info.MaxBatch > 0 {
+		return info.MaxBatch
+	}
+	return server.DefaultMaxBatch
+}
+
+// The segment store's admin operations, through the server's admin API.
+
+func (r *remote) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	tags, err := r.c.Tags(ctx)
+	if err != nil {
+		return nil, r.err(err)
+	}
+	out := make([]segment.TagInfo, len(tags))
+	for i, t := range tags {
+		out[i] = t.Info()
+	}
+	return out, nil
+}
+
+func (r *remote) CreateTag(ctx context.Context, tag string, first, step int64, desc string) error {
+	_, err := r.c.CreateTag(ctx, tag, first, step, desc)
+	return r.err(err)
+}
+
+func (r *remote) SetStep(ctx context.Context, tag string, step int64) error {
+	return r.err(r.c.SetStep(ctx, tag, step))
+}
+
+func (r *remote) Advance(ctx context.Context, tag string, to int64) (int64, error) {
+	next, err := r.c.Advance(ctx, tag, to)
+	return next, r.err(err)
+}
+
+// draw writes n IDs of form f, snowflake IDs of tag when it is not empty,
+// one a line, asking for at most max a request. The client refuses an
+// answer cut short or not of IDs, so only whole answers reach w.
+func (r *remote) draw(ctx context.Context, f idFormat, tag string, n, max int, enc idtext.Encoding, w io.Writer) error {
+	var out []byte
+	for n > 0 {
+		k := min(n, max)
+		var err error
+		out, err = r.fetch(ctx, f, tag, k, enc, out[:0])
+		if err != nil {
+			return r.err(err)
+		}
+		if _, err := w.Write(out); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+// fetch appends k IDs of form f, each and a newline, to b.
+func (r *remote) fetch(ctx context.Context, f idFormat, tag string, k int, enc idtext.Encoding, b []byte) ([]byte, error) {
+	switch f.name {
+	case "uuid":
+		ids := make([]uuid.UUID, k)
+		if _, err := r.c.NextUUIDs(ctx, ids); err != nil {
+			return b, err
+		}
+		return appendLines(b, ids), nil
+	case "ulid":
+		ids := make([]ulid.ULID, k)
+		if _, err := r.c.NextULIDs(ctx, ids); err != nil {
+			return b, err
+		}
+		return appendLines(b, ids), nil
+	}
+	fetch := r.c.Fetch
+	if tag != "" {
+		fetch = r.c.Tag(tag).Fetch
+	}
+	ids := make([]int64, k)
+	if _, err := fetch(ctx, ids); err != nil {
+		return b, err
+	}
+	for _, id := range ids {
+		b = append(enc.Append(b, uint64(id)), '\n')
+	}
+	return b, nil
+}
+
+func appendLines[T interface{ String() string }](b []byte, ids []T) []byte {
+	for _, id := range ids {
+		b = append(append(b, id.String()...), '\n')
+	}
+	return b
+}
+
+// remoteFlags name a running firn serve explicitly.
+type remoteFlags struct {
+	server, token, ca string
+}
+
+const remoteFlagsUsage = `Beside a running firn serve (the local data directory locked by it), the
+command asks the server instead, found through the address it leaves in the
+data directory; layout and node flags must then match the server's.
+  --server URL        ask this firn serve (http://host:port) instead of a store
+  --token T           its bearer token (default: the variable FIRN_TOKEN)
+  --ca FILE           PEM certificates to trust for an https:// server whose
+                      certificate this machine's roots do not
+`
+
+func (f *remoteFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.server, "server", "", "")
+	fs.StringVar(&f.token, "token", os.Getenv("FIRN_TOKEN"), "")
+	fs.StringVar(&f.ca, "ca", "", "")
+}
+
+// explicit returns the server named by --server, or nil.
+func (f *remoteFlags) explicit(sf *backend.Options) (*remote, error) {
+	if f.server == "" {
+		return nil, nil
+	}
+	if r := sf.Registry; r.Store != "local" || r.DataDir != "" || r.DSN != "" || strings.Join(r.Endpoints, ",") != "" || r.Namespace != "" {
+		return nil, usagef("--server asks a running firn serve: store flags do not apply")
+	}
+	return newRemote(f.server, f.token, f.ca)
+}
+
+// beside returns the firn serve holding the local data directory when
+// err is the directory's lock and the server left its address there;
+// otherwise it returns err.
+func (f *remoteFlags) beside(sf *backend.Options, err error) (*remote, error) {
+	if !errors.Is(err, localstore.ErrLocked) || sf.Registry.Store != "local" {
+		return nil, err
+	}
+	dir, derr := sf.LocalDir()
+	if derr != nil {
+		return nil, err
+	}
+	base, derr := readDiscovery(dir)
+	if derr != nil {
+		return nil, err // held by another command, not a server
+	}
+	return newRemote(base, f.token, f.ca)
+}
+
+// nextRemote prints n snowflake IDs from a running server, refusing when
+// the layout or the node asked for differ from the server's.
+func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, node *uint64, n int, f idFormat, stdout io.Writer) error {
+	defer r.close()
+	info, err := r.info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.Fingerprint != l.Fingerprint() {
+		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none; or, for IDs of another layout (another ID space), a data directory of their own (--data-dir DIR)", r.base, info.Layout, l.String())
+	}
+	if want := permutationName(perm); info.Opaque != want {
+		return usagef("firn serve at %s issues %s; this command asked for %s: give the server's opaque flags, or its --config", r.base, opaqueDesc(info.Opaque), opaqueDesc(want))
+	}
+	if node != nil && *node != info.Node {
+		return usagef("firn serve at %s holds node %d; this command asked for node %d", r.base, info.Node, *node)
+	}
+	w := bufio.NewWriter(stdout)
+	if err := r.draw(ctx, f, "", n, max(1, info.MaxBatch), enc, w); err != nil {
+		return errors.Join(err, w.Flush())
+	}
+	return w.Flush()
+}

@@ -1,0 +1,263 @@
+// Package backend opens the node and segment stores a configuration
+// names: the one table of backends (local, etcd, postgres, mysql), the
+// rules that refuse a store that would not be the one the operator
+// meant, and the dialing of etcd and SQL databases within a deadline,
+// with errors that name the endpoint and never a password. Bad settings
+// match ErrConfig; a store that does not answer is an *UnreachableError.
+// The binary registers the SQL drivers; this package reads DSNs with the
+// drivers' own parsers, so the address it names is the one dialed.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/localstore"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/sqlstore"
+)
+
+// A backend is one kind of store that can hold node IDs with their HWMs
+// and segment counters. The table below is the one list of them: flags,
+// configuration checks, help and messages read it. Adding a backend is
+// its own package (a nodeid.Store and a segment.Store) and one line here
+// with the function that opens it.
+type backend struct {
+	name    string
+	summary string // for --store's help
+	open    func(ctx context.Context, op *opener) (*opened, error)
+}
+
+// opened is one open connection to a store: its node store, its segment
+// store (over the same connection, sharing the local directory's lock or
+// the etcd client), and what closes it.
+type opened struct {
+	nodes    nodeid.Store
+	segments func() (segment.Store, error)
+	close    func() error
+}
+
+var backends = []backend{
+	{"local", "the data directory (the default), one machine", openLocal},
+	{"etcd", "node IDs on etcd leases, a key prefix per namespace", openEtcd},
+	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", openSQL(sqlstore.Postgres)},
+	{"mysql", "MySQL or MariaDB, as postgres", openSQL(sqlstore.MySQL)},
+}
+
+// Names lists the backends, for messages: "local, etcd, postgres or mysql".
+func Names() string {
+	names := Kinds()
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// Help is one line per backend for --store's help, each after indent.
+func Help(indent string) string {
+	var b strings.Builder
+	for _, be := range backends {
+		b.WriteString(indent + be.name + ": " + be.summary + "\n")
+	}
+	return b.String()
+}
+
+// Kinds lists the backends' names, for config.Config.Validate.
+func Kinds() []string {
+	kinds := make([]string, len(backends))
+	for i, b := range backends {
+		kinds[i] = b.name
+	}
+	return kinds
+}
+
+// Options name the stores to open: the registry and segments sections
+// of a configuration, and what the caller adds.
+type Options struct {
+	Registry config.Registry
+	Segments config.Segments
+	// MustExist refuses a local data directory that does not exist,
+	// rather than create it.
+	MustExist bool
+	// Tokens has Open read Tinyid's token table (Segments.TokenTable) in
+	// the (first) database of Tinyid's segment table.
+	Tokens bool
+	// StateHome and Home are the user's $XDG_STATE_HOME and home
+	// directory, which choose the local store's default directory: the
+	// caller reads the environment.
+	StateHome, Home string
+	// Log receives the token reader's failed refreshes.
+	Log *slog.Logger
+	// Secrets keeps passwords out of every message.
+	Secrets Secrets
+}
+
+// Secrets keeps passwords out of what the package says. Redact returns a
+// DSN (kind postgres or mysql) or an etcd endpoint (kind "endpoint")
+// with its password replaced, and remembers the password; Scrub replaces
+// every password remembered in a message quoted from a driver. Left nil,
+// each hides the whole value: the package fails closed.
+type Secrets struct {
+	Redact func(kind, value string) string
+	Scrub  func(s string) string
+}
+
+// redacted stands for a value hidden whole.
+const redacted = "REDACTED"
+
+func (s Secrets) redact(kind, value string) string {
+	if s.Redact == nil {
+		if value == "" {
+			return ""
+		}
+		return redacted
+	}
+	return s.Redact(kind, value)
+}
+
+func (s Secrets) scrub(v string) string {
+	if s.Scrub == nil {
+		return redacted
+	}
+	return s.Scrub(v)
+}
+
+// Describe names the store for messages.
+func (o Options) Describe() string {
+	ns := o.Registry.Namespace
+	switch {
+	case o.Registry.Store == "local":
+		return "local data directory"
+	case ns == "" && o.Registry.Store == "etcd":
+		ns = "/firn/default/"
+	case ns == "":
+		ns = "default"
+	}
+	return fmt.Sprintf("%s namespace %q", o.Registry.Store, ns)
+}
+
+// CheckDataDir applies config.CheckDataDir to the registry's data
+// directory.
+func (o Options) CheckDataDir() error {
+	if err := config.CheckDataDir(o.Registry.Store, o.Registry.DataDir); err != nil {
+		return configf("data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) %s", err)
+	}
+	return nil
+}
+
+// LocalDir is the local store's data directory: the registry's, or the
+// user's default.
+func (o Options) LocalDir() (string, error) {
+	if o.Registry.DataDir != "" {
+		return o.Registry.DataDir, nil
+	}
+	return localstore.DefaultDir(o.StateHome, o.Home)
+}
+
+// Stores are the node store and the segment store Open opened.
+type Stores struct {
+	Nodes    nodeid.Store
+	Segments segment.Store
+	// Tokens reads Tinyid's token table when Options.Tokens asked for it
+	// and the segment table is Tinyid's; nil otherwise. The caller
+	// starts and closes it.
+	Tokens *sqlstore.TinyidTokens
+	close  func() error
+}
+
+// Close closes every connection Open made.
+func (s *Stores) Close() error { return s.close() }
+
+// opener is one open: the options and what it found on the way.
+type opener struct {
+	Options
+	// readTokens is set by Open only, which hands the reader back to be
+	// started and closed.
+	readTokens bool
+	tokens     *sqlstore.TinyidTokens
+}
+
+// openBackend opens the registry's store.
+func (op *opener) openBackend(ctx context.Context) (*opened, error) {
+	kind := op.Registry.Store
+	i := slices.IndexFunc(backends, func(b backend) bool { return b.name == kind })
+	if i < 0 {
+		return nil, configf("--store %q: want %s", kind, Names())
+	}
+	if err := op.CheckDataDir(); err != nil {
+		return nil, err
+	}
+	return backends[i].open(ctx, op)
+}
+
+// OpenNodes returns the registry's node store and a function that closes
+// it.
+func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, error) {
+	op := &opener{Options: o}
+	b, err := op.openBackend(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.nodes, b.close, nil
+}
+
+// OpenSegments returns the segment store and a function that closes it:
+// the database of its own of Segments.Store, or the registry's.
+func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error, error) {
+	op := &opener{Options: o}
+	if o.Segments.Store != "" {
+		return op.ownSegments(ctx)
+	}
+	b, err := op.openBackend(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	segs, err := b.segments()
+	if err != nil {
+		return nil, nil, errors.Join(err, b.close())
+	}
+	return segs, b.close, nil
+}
+
+// Open opens the node store and the segment store: the registry's own
+// segment store over the same connection, the database of its own of
+// Segments.Store, or the set of Segments.Stores.
+func (o Options) Open(ctx context.Context) (*Stores, error) {
+	op := &opener{Options: o, readTokens: o.Tokens}
+	b, err := op.openBackend(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(o.Segments.Stores) > 0 || o.Segments.Store != "" {
+		open := op.openSet
+		if o.Segments.Store != "" {
+			open = op.ownSegments
+		}
+		segs, closeSegs, err := open(ctx)
+		if err != nil {
+			return nil, errors.Join(err, b.close())
+		}
+		return &Stores{Nodes: b.nodes, Segments: segs, Tokens: op.tokens, close: closeAll(b.close, closeSegs)}, nil
+	}
+	segs, err := b.segments()
+	if err != nil {
+		return nil, errors.Join(err, b.close())
+	}
+	return &Stores{Nodes: b.nodes, Segments: segs, Tokens: op.tokens, close: b.close}, nil
+}
+
+// closeAll closes what opened, in reverse order, joining the errors.
+func closeAll(closers ...func() error) func() error {
+	return func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			if closers[i] != nil {
+				errs = append(errs, closers[i]())
+			}
+		}
+		return errors.Join(errs...)
+	}
+}

@@ -1,0 +1,251 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the binary registers it; so does this test
+
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/testenv"
+)
+
+// hide is a Secrets that knows the test passwords only: a value that
+// holds one is hidden whole. cmd/firn's redact and scrub read every
+// password the way its driver does; here the test is that every DSN and
+// driver message goes through them.
+var hide = backend.Secrets{
+	Redact: func(_, v string) string {
+		if strings.Contains(v, "s3cret") {
+			return "REDACTED"
+		}
+		return v
+	},
+	Scrub: func(v string) string {
+		return strings.NewReplacer("s3cretpw", "REDACTED", "s3cret pw", "REDACTED").Replace(v)
+	},
+}
+
+func options(r config.Registry, sg config.Segments) backend.Options {
+	if r.DialTimeout == 0 {
+		r.DialTimeout = 5 * time.Second
+	}
+	if sg.Format == "" {
+		sg.Format = "leaf"
+	}
+	return backend.Options{Registry: r, Segments: sg, Secrets: hide}
+}
+
+func ExampleNames() {
+	fmt.Println(backend.Names())
+	// Output: local, etcd, postgres or mysql
+}
+
+// TestBadSettingsMatchErrConfig: every setting that opens no store is bad
+// input (ErrConfig), with the message the operator reads and no
+// password, before anything is dialed.
+func TestBadSettingsMatchErrConfig(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		r       config.Registry
+		sg      config.Segments
+		must    bool
+		wantErr string
+	}{
+		{name: "unknown store", r: config.Registry{Store: "zk"}, wantErr: `--store "zk": want local, etcd, postgres or mysql`},
+		{name: "relative data directory", r: config.Registry{Store: "local", DataDir: "state"}, wantErr: `data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) "state" is relative`},
+		{name: "data directory beside etcd", r: config.Registry{Store: "etcd", DataDir: dir, Endpoints: []string{"127.0.0.1:2379"}}, wantErr: "only the local store keeps a data directory"},
+		{name: "local with a DSN", r: config.Registry{Store: "local", DataDir: dir, DSN: "u@tcp(h:3306)/db"}, wantErr: "--dsn is for --store postgres or mysql"},
+		{name: "local that must exist", r: config.Registry{Store: "local", DataDir: filepath.Join(dir, "none")}, must: true, wantErr: "nothing to advance there"},
+		{name: "etcd without endpoints", r: config.Registry{Store: "etcd"}, wantErr: "--store etcd needs --endpoints"},
+		{name: "etcd port", r: config.Registry{Store: "etcd", Endpoints: []string{"http://127.0.0.1:x"}}, wantErr: "--endpoints http://127.0.0.1:x: want"},
+		{name: "etcd scheme", r: config.Registry{Store: "etcd", Endpoints: []string{"ftp://127.0.0.1:2379"}}, wantErr: "want http://host:port"},
+		{name: "etcd no port", r: config.Registry{Store: "etcd", Endpoints: []string{"127.0.0.1"}}, wantErr: "want host:port"},
+		{name: "etcd password in endpoint", r: config.Registry{Store: "etcd", Endpoints: []string{"http://u:s3cretpw@127.0.0.1:x"}}, wantErr: "want"},
+		{name: "etcd unclean namespace", r: config.Registry{Store: "etcd", Endpoints: []string{"127.0.0.1:2379"}, Namespace: "/a//b/"}, wantErr: `an etcd namespace is a clean key prefix starting with /, such as "/a/b/"`},
+		{name: "postgres without DSN", r: config.Registry{Store: "postgres"}, wantErr: "--store postgres needs --dsn"},
+		{name: "postgres URL", r: config.Registry{Store: "postgres", DSN: "postgres://u:s3cretpw@h:xx/db"}, wantErr: "not a PostgreSQL DSN"},
+		{name: "postgres unterminated quote", r: config.Registry{Store: "postgres", DSN: "host=db password='s3cret pw port=1"}, wantErr: "not a PostgreSQL DSN"},
+		{name: "mysql no slash", r: config.Registry{Store: "mysql", DSN: "u:s3cretpw@tcp(h:3306)"}, wantErr: "not a MySQL DSN"},
+		{name: "dial timeout", r: config.Registry{Store: "mysql", DSN: "u@tcp(h:3306)/db", DialTimeout: -1}, wantErr: "--dial-timeout -1ns: want a duration above 0"},
+		{name: "segment format", r: config.Registry{Store: "mysql", DSN: "u@tcp(h:3306)/db"}, sg: config.Segments{Format: "snowflake"}, wantErr: `--segments "snowflake": want leaf, tinyid or set`},
+		{name: "segment store etcd", r: config.Registry{Store: "local", DataDir: dir}, sg: config.Segments{Store: "etcd", DSN: "x"}, wantErr: `--segment-store "etcd": want postgres or mysql`},
+		{name: "segment store without DSN", r: config.Registry{Store: "local", DataDir: dir}, sg: config.Segments{Store: "mysql"}, wantErr: "--segment-store mysql needs --segment-dsn"},
+		{name: "a set of Leaf tables", r: config.Registry{Store: "local", DataDir: dir},
+			sg: config.Segments{Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u@tcp(h:2)/b"}}}, wantErr: "with segments.stores: want tinyid or set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options(tt.r, tt.sg)
+			o.MustExist = tt.must
+			stores, err := o.Open(context.Background())
+			if err == nil {
+				stores.Close()
+				t.Fatalf("Open: no error; want one with %q", tt.wantErr)
+			}
+			if !errors.Is(err, backend.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Open: %v; want ErrConfig with %q", err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), " pw ") {
+				t.Fatalf("Open: %q shows (part of) the password", err)
+			}
+		})
+	}
+}
+
+// closedPort returns an address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestUnreachableIsAnOutage: a store that does not answer is an
+// *UnreachableError naming the store and its address, not bad input.
+func TestUnreachableIsAnOutage(t *testing.T) {
+	for _, kind := range []string{"etcd", "postgres", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			addr := closedPort(t)
+			r := config.Registry{Store: kind, DialTimeout: 500 * time.Millisecond}
+			switch kind {
+			case "etcd":
+				r.Endpoints = []string{"http://" + addr}
+			case "postgres":
+				r.DSN = "postgres://firn:s3cretpw@" + addr + "/db?sslmode=disable"
+			default:
+				r.DSN = "firn:s3cretpw@tcp(" + addr + ")/db"
+			}
+			_, _, err := options(r, config.Segments{}).OpenNodes(context.Background())
+			var ue *backend.UnreachableError
+			if !errors.As(err, &ue) || errors.Is(err, backend.ErrConfig) {
+				t.Fatalf("OpenNodes: %v; want an *UnreachableError", err)
+			}
+			if ue.Store != kind || !strings.Contains(ue.Endpoint, addr) || !strings.HasPrefix(err.Error(), kind+" ") || strings.Contains(err.Error(), "s3cretpw") {
+				t.Fatalf("OpenNodes: %q (store %q, endpoint %q); want %s and %s named, no password", err, ue.Store, ue.Endpoint, kind, addr)
+			}
+			if !strings.Contains(err.Error(), "no answer within 500ms (--dial-timeout)") && !strings.Contains(err.Error(), "unreachable: ") {
+				t.Fatalf("OpenNodes: %q; want the dial timeout or the cause", err)
+			}
+		})
+	}
+}
+
+// TestNoSecretsHidesWholeValues: left unset, Secrets hides every DSN
+// and driver message whole rather than print a password.
+func TestNoSecretsHidesWholeValues(t *testing.T) {
+	o := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:s3cretpw@tcp(h:3306)", DialTimeout: time.Second}, Segments: config.Segments{Format: "leaf"}}
+	_, _, err := o.OpenNodes(context.Background())
+	if !errors.Is(err, backend.ErrConfig) || !strings.HasPrefix(err.Error(), "--dsn REDACTED: not a MySQL DSN") || strings.Contains(err.Error(), "s3cretpw") {
+		t.Fatalf("OpenNodes: %v; want ErrConfig with the DSN hidden whole", err)
+	}
+}
+
+func TestOpenLocal(t *testing.T) {
+	dir := t.TempDir()
+	o := options(config.Registry{Store: "local", DataDir: dir}, config.Segments{})
+	o.MustExist = true
+	stores, err := o.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stores.Nodes == nil || stores.Segments == nil || stores.Tokens != nil {
+		t.Errorf("Open: nodes %v, segments %v, tokens %v; want both stores and no token reader", stores.Nodes, stores.Segments, stores.Tokens)
+	}
+	if d, ok := stores.Nodes.(interface{ Dir() string }); !ok || d.Dir() != dir {
+		t.Errorf("node store %T: want the local store of %s", stores.Nodes, dir)
+	}
+	if err := stores.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The directory's lock was released: it opens again.
+	segs, closeSegs, err := o.OpenSegments(context.Background())
+	if err != nil || segs == nil {
+		t.Fatalf("OpenSegments after Close: %v", err)
+	}
+	if err := closeSegs(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLocalDir(t *testing.T) {
+	tests := []struct {
+		name      string
+		o         backend.Options
+		want      string
+		wantError bool
+	}{
+		{name: "the registry's", o: backend.Options{Registry: config.Registry{DataDir: "/srv/firn"}, StateHome: "/state", Home: "/home/u"}, want: "/srv/firn"},
+		{name: "XDG_STATE_HOME", o: backend.Options{StateHome: "/state", Home: "/home/u"}, want: "/state/firn"},
+		{name: "home", o: backend.Options{Home: "/home/u"}, want: "/home/u/.local/state/firn"},
+		{name: "none", o: backend.Options{}, wantError: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.o.LocalDir()
+			if (err != nil) != tt.wantError || got != tt.want {
+				t.Fatalf("LocalDir: %q, %v; want %q (error %v)", got, err, tt.want, tt.wantError)
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		name string
+		r    config.Registry
+		want string
+	}{
+		{name: "local", r: config.Registry{Store: "local", Namespace: "x"}, want: "local data directory"},
+		{name: "etcd default", r: config.Registry{Store: "etcd"}, want: `etcd namespace "/firn/default/"`},
+		{name: "sql default", r: config.Registry{Store: "mysql"}, want: `mysql namespace "default"`},
+		{name: "named", r: config.Registry{Store: "postgres", Namespace: "orders"}, want: `postgres namespace "orders"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (backend.Options{Registry: tt.r}).Describe(); got != tt.want {
+				t.Fatalf("Describe: %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestOpenSQLWithTokens: with Tinyid's table and Tokens set, Open hands
+// back the reader of the token table in the same database (the caller
+// starts and closes it); OpenSegments opens the same segment table.
+func TestOpenSQLWithTokens(t *testing.T) {
+	for _, kind := range []string{"postgres", "mysql"} {
+		t.Run(kind, func(t *testing.T) {
+			dsn := testenv.Endpoint(t, map[string]string{"postgres": "FIRN_TEST_POSTGRES", "mysql": "FIRN_TEST_MYSQL"}[kind])
+			o := options(config.Registry{Store: kind, DSN: dsn}, config.Segments{Format: "tinyid", TokenTable: "tiny_id_token_backend"})
+			o.Tokens = true
+			stores, err := o.Open(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stores.Close()
+			if stores.Nodes == nil || stores.Segments == nil || stores.Tokens == nil || stores.Tokens.Table() != "tiny_id_token_backend" {
+				t.Fatalf("Open: nodes %v, segments %v, tokens %v; want both stores and the reader of tiny_id_token_backend", stores.Nodes, stores.Segments, stores.Tokens)
+			}
+			segs, closeSegs, err := o.OpenSegments(context.Background())
+			if err != nil || segs == nil {
+				t.Fatalf("OpenSegments: %v", err)
+			}
+			if err := closeSegs(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/firn-id/firn/snowflake"
+)
+
+// service is what the adapters serve: the configuration with its
+// defaults, and the node currently held.
+type service struct {
+	Config
+
+	node   atomic.Pointer[nodeState] // set by Replace
+	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
+	panics atomic.Int64              // handlers that panicked
+
+	started time.Time       // when New built the service
+	rate    *throughputRing // IDs issued per second, per mode (/v1/status)
+	recent  recentErrors    // the latest errors (/v1/status)
+}
+
+// nodeState is a generator and the lease it runs on.
+type nodeState struct {
+	gen   *snowflake.Generator
+	lease Lease
+}
+
+// Replace installs a generator and its lease in place of the current ones,
+// after the node's lease was lost and a node acquired again. Requests in
+// flight on the old generator finish on it; it stops at its HWM, which the
+// new lease starts past (or it holds another node).
+func (s *service) Replace(g *snowflake.Generator, l Lease) {
+	if old := s.lease(); old != nil && old.Err() != nil {
+		// The loss may have come and gone between two reads of
+		// /v1/status: keep it on the page.
+		s.recent.note("lease", old.Err(), time.Now())
+	}
+	s.node.Store(&nodeState{gen: g, lease: l})
+}
+
+func (s *service) generator() *snowflake.Generator {
+	if st := s.node.Load(); st != nil {
+		return st.gen
+	}
+	return s.Snowflake
+}
+
+func (s *service) lease() Lease {
+	if st := s.node.Load(); st != nil {
+		return st.lease
+	}
+	return s.Lease
+}
+
+// ready says why the service may not serve: the Ready hook, or the lease
+// lost or its HWM not ahead. It does no I/O (DESIGN.md §6): /readyz is
+// open to anyone, and a segment store that is down shows per tag in the
+// metrics (firn_segment_fetch_errors_total, firn_segment_buffered_ids)
+// and as 503 on that tag's requests once its buffers run dry.
+func (s *service) ready() error {
+	if s.Ready != nil {
+		if err := s.Ready(); err != nil {
+			return err
+		}
+	}
+	if l := s.lease(); l != nil {
+		if err := l.Err(); err != nil {
+			return fmt.Errorf("node %d: %w", l.Node(), err)
+		}
+		if ahead := l.Limit() - s.generator().Now().UnixMilli(); ahead <= 0 {
+			return fmt.Errorf("node %d: the HWM is not ahead of the clock (%d ms)", l.Node(), ahead)
+		}
+	}
+	return nil
+}
