@@ -9,7 +9,8 @@
 //	          claim.
 //	held/N    ephemeral, of the holding claim's own session; its token.
 //
-// and layout, the namespace's layout fingerprint and description.
+// and layout, the namespace's layout: its fingerprint, quoted, a newline
+// and its description.
 //
 // A claim is one Multi: create held/N, set owner/N at the version the
 // claimant read, and check hwm/N at the version whose value becomes the

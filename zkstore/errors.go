@@ -19,4 +19,9 @@ var (
 	// ErrNamespace is returned by New for a namespace that is not one
 	// clean absolute ZooKeeper path below the root.
 	ErrNamespace = errors.New("zkstore: invalid namespace")
+
+	// ErrCorrupt is returned when a znode of the namespace holds a value
+	// the store did not write (a layout or an HWM it cannot read). Nothing
+	// is decided from it: the node, or the namespace, is not taken.
+	ErrCorrupt = errors.New("zkstore: corrupt znode")
 )

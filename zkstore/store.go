@@ -224,7 +224,7 @@ func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID
 			return s.fail("create "+p, err)
 		}
 	}
-	val := []byte(want.Fingerprint + "\n" + want.Description)
+	val := layoutValue(want)
 	_, err := do(ctx, func() (string, error) { return conn.Create(s.layoutPath(), val, 0, s.acl) })
 	if err == nil {
 		return nil
@@ -245,9 +245,23 @@ func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID
 	return compareLayout(got, want)
 }
 
-// compareLayout refuses want unless it is the layout val records.
+// layoutValue is the layout znode's value: the fingerprint quoted, a
+// newline, the description. A fingerprint may hold any byte, a newline
+// too; quoted, it cannot run into the description, so no fingerprint
+// passes for a longer one that begins with it.
+func layoutValue(l nodeid.LayoutID) []byte {
+	return []byte(strconv.Quote(l.Fingerprint) + "\n" + l.Description)
+}
+
+// compareLayout refuses want unless it is the layout val records. A value
+// that is not a quoted fingerprint and a description is refused too: the
+// namespace's layout cannot be known from it.
 func compareLayout(val []byte, want nodeid.LayoutID) error {
-	fp, desc, _ := strings.Cut(string(val), "\n")
+	quoted, desc, ok := strings.Cut(string(val), "\n")
+	fp, err := strconv.Unquote(quoted)
+	if !ok || err != nil {
+		return fmt.Errorf("zkstore: layout znode holds %q: %w", val, ErrCorrupt)
+	}
 	if fp != want.Fingerprint {
 		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
 	}
