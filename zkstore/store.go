@@ -122,7 +122,9 @@ func namespace(ns string) (string, error) {
 		}
 	}
 	for _, r := range p {
-		if r < 0x20 || r == 0x7f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 {
+		// ZooKeeper refuses these in a path (C0, DEL and C1 controls,
+		// surrogates, private use, specials); New refuses them first.
+		if r < 0x20 || r >= 0x7f && r <= 0x9f || r >= 0xd800 && r <= 0xf8ff || r >= 0xfff0 {
 			return "", bad("control or reserved character")
 		}
 	}

@@ -71,6 +71,8 @@ func TestNamespaceValidation(t *testing.T) {
 		{name: "dot dot", give: "/firn/../orders"},
 		{name: "ZooKeeper's own", give: "/zookeeper/quota"},
 		{name: "control character", give: "/firn/ord\x00ers"},
+		{name: "C1 control character", give: "/firn/ord\u0085ers"},
+		{name: "last C1 control character", give: "/firn/ord\u009fers"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := zkstore.New(zkstore.Config{Servers: []string{"127.0.0.1:2181"}, Namespace: tt.give})
