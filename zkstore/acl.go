@@ -68,17 +68,17 @@ func (s *Store) Exposed(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer sess.conn.Close()
-	paths := []string{s.prefix, s.layoutPath(), s.prefix + "/owner", s.prefix + "/hwm", s.heldDir()}
-	for _, dir := range []string{"/owner", "/hwm"} {
+	paths := []string{s.prefix, s.layoutPath(), s.ownerDir(), s.hwmDir(), s.heldDir()}
+	for _, dir := range []string{s.ownerDir(), s.hwmDir()} {
 		kids, err := do(ctx, func() ([]string, error) {
-			k, _, err := sess.conn.Children(s.prefix + dir)
+			k, _, err := sess.conn.Children(dir)
 			return k, err
 		})
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
-			return nil, s.fail("list "+s.prefix+dir, err)
+			return nil, s.fail("list "+dir, err)
 		}
 		for _, k := range kids {
-			paths = append(paths, s.prefix+dir+"/"+k)
+			paths = append(paths, dir+"/"+k)
 		}
 	}
 	var open []string

@@ -25,7 +25,9 @@ type Config struct {
 	// Namespace is the path under which the store keeps its znodes, such
 	// as "/firn/orders" ("firn/orders" and "/firn/orders/" are the same
 	// namespace). Required; not the root, not under /zookeeper, and
-	// clean: no empty, "." or ".." element.
+	// clean: no empty, "." or ".." element, no control character, and no
+	// element named owner, hwm, held or layout (the namespace's own
+	// znodes).
 	Namespace string
 	// DialTimeout bounds each connection attempt to a server. Default
 	// 5 s.
@@ -120,6 +122,9 @@ func namespace(ns string) (string, error) {
 		case ".", "..":
 			return "", bad("relative path element")
 		}
+		if slices.Contains(znodeNames, el) {
+			return "", bad(fmt.Sprintf("element %q is the name of a namespace's own znodes", el))
+		}
 	}
 	for _, r := range p {
 		// ZooKeeper refuses these in a path (C0, DEL and C1 controls,
@@ -134,10 +139,25 @@ func namespace(ns string) (string, error) {
 	return p, nil
 }
 
-func (s *Store) layoutPath() string        { return s.prefix + "/layout" }
-func (s *Store) ownerPath(n uint64) string { return s.prefix + "/owner/" + strconv.FormatUint(n, 10) }
-func (s *Store) hwmPath(n uint64) string   { return s.prefix + "/hwm/" + strconv.FormatUint(n, 10) }
-func (s *Store) heldDir() string           { return s.prefix + "/held" }
+// The names of the znodes a namespace holds. No namespace has an element
+// of these names: one nested in another's znodes (X/held/0, X/hwm/3)
+// would create persistent znodes where X keeps its own, holding a node of
+// X for good or making its HWM unreadable.
+const (
+	ownerName  = "owner"
+	hwmName    = "hwm"
+	heldName   = "held"
+	layoutName = "layout"
+)
+
+var znodeNames = []string{ownerName, hwmName, heldName, layoutName}
+
+func (s *Store) layoutPath() string        { return s.prefix + "/" + layoutName }
+func (s *Store) ownerDir() string          { return s.prefix + "/" + ownerName }
+func (s *Store) hwmDir() string            { return s.prefix + "/" + hwmName }
+func (s *Store) heldDir() string           { return s.prefix + "/" + heldName }
+func (s *Store) ownerPath(n uint64) string { return s.ownerDir() + "/" + strconv.FormatUint(n, 10) }
+func (s *Store) hwmPath(n uint64) string   { return s.hwmDir() + "/" + strconv.FormatUint(n, 10) }
 func (s *Store) heldPath(n uint64) string  { return s.heldDir() + "/" + strconv.FormatUint(n, 10) }
 
 // Namespace returns the namespace's path.
@@ -215,7 +235,7 @@ func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID
 		}
 	}
 	above := len(paths)
-	paths = append(paths, s.prefix, s.prefix+"/owner", s.prefix+"/hwm", s.heldDir())
+	paths = append(paths, s.prefix, s.ownerDir(), s.hwmDir(), s.heldDir())
 	for i, p := range paths {
 		acl := s.acl
 		if i < above {
@@ -290,11 +310,20 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 	if err != nil {
 		return nil, err
 	}
+	var corrupt error
 	for n := uint64(0); n < req.Pool; n++ {
 		if held[n] || slices.Contains(req.Reserved, n) {
 			continue
 		}
 		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
+		if errors.Is(err, ErrCorrupt) {
+			// Found on reading, before any write: the node is not
+			// taken, and the rest of the pool is still free to take.
+			if corrupt == nil {
+				corrupt = err
+			}
+			continue
+		}
 		if err != nil || !busy {
 			return c, err
 		}
@@ -306,7 +335,11 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 			count++
 		}
 	}
-	return nil, &nodeid.PoolFullError{Pool: req.Pool, Held: count, Reserved: len(req.Reserved)}
+	full := &nodeid.PoolFullError{Pool: req.Pool, Held: count, Reserved: len(req.Reserved)}
+	if corrupt != nil {
+		return nil, fmt.Errorf("%w; %w", full, corrupt)
+	}
+	return nil, full
 }
 
 // heldNodes lists the nodes whose held/N exists, after a Sync.
@@ -440,7 +473,7 @@ func (s *Store) readHWM(ctx context.Context, conn *zk.Conn, n uint64) (int64, *z
 	}
 	hwm, err := strconv.ParseInt(string(data), 10, 64)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read HWM of node %d: corrupt value %q", n, data)
+		return 0, nil, fmt.Errorf("read HWM of node %d: value %q: %w", n, data, ErrCorrupt)
 	}
 	return hwm, st, nil
 }

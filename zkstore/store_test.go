@@ -73,6 +73,10 @@ func TestNamespaceValidation(t *testing.T) {
 		{name: "control character", give: "/firn/ord\x00ers"},
 		{name: "C1 control character", give: "/firn/ord\u0085ers"},
 		{name: "last C1 control character", give: "/firn/ord\u009fers"},
+		{name: "inside another's held", give: "/firn/orders/held/0"},
+		{name: "inside another's hwm", give: "/firn/orders/hwm/0"},
+		{name: "inside another's owner", give: "/firn/orders/owner/0"},
+		{name: "inside another's layout", give: "/firn/orders/layout"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := zkstore.New(zkstore.Config{Servers: []string{"127.0.0.1:2181"}, Namespace: tt.give})
