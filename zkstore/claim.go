@@ -136,12 +136,23 @@ func (c *claim) isLost() bool {
 	return c.lost
 }
 
+// live reports whether the claim is neither lost nor past its expiry. The
+// watchdog's timer can fire late (a starved machine): the clock, not the
+// timer, says when the lease ended.
+func (c *claim) live() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.lost && time.Now().Before(c.expiry)
+}
+
 // renewed moves the watchdog to a TTL after sent, the time the confirmed
-// write was sent; false if the claim was lost meanwhile.
+// write was sent; false if the claim was lost meanwhile or the write was
+// sent after the lease had expired (it is not a renewal: a lease never
+// revives).
 func (c *claim) renewed(sent time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lost {
+	if c.lost || !sent.Before(c.expiry) {
 		return false
 	}
 	if e := sent.Add(c.ttl); e.After(c.expiry) {
@@ -167,7 +178,11 @@ func (s *Store) lookup(nc nodeid.Claim) *claim {
 // owner/N's version and held/N and sets hwm/N, never lowering it.
 func (s *Store) Renew(ctx context.Context, nc nodeid.Claim, hwm int64) (int64, error) {
 	c := s.lookup(nc)
-	if c == nil || c.isLost() {
+	if c == nil {
+		return 0, nodeid.ErrLeaseLost
+	}
+	if !c.live() {
+		s.lose(c)
 		return 0, nodeid.ErrLeaseLost
 	}
 	ctx, cancel := s.withDeadline(ctx)
