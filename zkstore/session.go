@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,10 @@ type session struct {
 
 // watch calls f for every session event from now on.
 func (s *session) watch(f func(zk.Event)) { s.hook.Store(&f) }
+
+// maxSessionTimeout is the longest session timeout the protocol carries:
+// the client sends it as int32 milliseconds, and a longer one wraps.
+const maxSessionTimeout = math.MaxInt32 * time.Millisecond
 
 // open starts a session asking for timeout and waits until the ensemble
 // has granted it.

@@ -36,7 +36,8 @@ type Config struct {
 	// deadline. Default 10 s.
 	CallTimeout time.Duration
 	// SessionTimeout is the session asked for by calls that hold no node
-	// (Advance); the ensemble clamps it to 2 to 20 ticks. Default 10 s.
+	// (Advance); the ensemble clamps it to 2 to 20 ticks. Default 10 s;
+	// at most what ZooKeeper's int32 milliseconds hold (about 24 days).
 	SessionTimeout time.Duration
 	// Digest, when set, authenticates every session and gives every
 	// znode the store creates under the namespace an ACL of this identity
@@ -95,6 +96,9 @@ func New(cfg Config) (*Store, error) {
 	}
 	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 || cfg.SessionTimeout < 0 {
 		return nil, errors.New("zkstore: negative timeout")
+	}
+	if cfg.SessionTimeout > maxSessionTimeout {
+		return nil, fmt.Errorf("zkstore: session timeout %s: want at most %s, what ZooKeeper's int32 milliseconds hold", cfg.SessionTimeout, maxSessionTimeout)
 	}
 	if cfg.Digest != nil {
 		if err := cfg.Digest.validate(); err != nil {
@@ -189,7 +193,7 @@ func (s *Store) Close() error {
 
 // Claim implements nodeid.Store. Every claim opens a session of its own,
 // asking for req.TTL as its timeout; a longer grant is refused
-// (ErrTTLTooShort). The node's held/N is created in that session by the
+// (ErrTTLTooShort), and so is a TTL past nodeid.MaxTTL. The node's held/N is created in that session by the
 // Multi that sets owner/N and checks the HWM it returns.
 func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
 	ctx, cancel := s.withDeadline(ctx)
@@ -200,8 +204,11 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	if closed {
 		return nodeid.Claim{}, nodeid.ErrClosed
 	}
-	if req.TTL <= 0 {
-		return nodeid.Claim{}, fmt.Errorf("zkstore: claim TTL %s: want a positive TTL", req.TTL)
+	if req.TTL <= 0 || req.TTL > nodeid.MaxTTL {
+		// The TTL is asked for as the session timeout, which the protocol
+		// carries as int32 milliseconds: a TTL of weeks wrapped and the
+		// claim waited out its deadline for a session never granted.
+		return nodeid.Claim{}, fmt.Errorf("zkstore: claim TTL %s: want a positive TTL up to %s", req.TTL, nodeid.MaxTTL)
 	}
 	sess, err := s.open(ctx, req.TTL)
 	if err != nil {
