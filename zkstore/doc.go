@@ -26,8 +26,9 @@
 // every claim has a session of its own, which the store closes (deleting
 // held/N) when Renew has not confirmed a write within the TTL. Claim
 // refuses a TTL shorter than the session timeout the ensemble grants
-// (ZooKeeper's minimum is two ticks), since a vanished holder keeps its
-// node that long. A session that expires, or that the client replaces by
+// (ZooKeeper's minimum is two ticks): a vanished holder keeps its node
+// until its session expires, which ZooKeeper rounds up to a tick, so for
+// up to about the TTL plus one tickTime. A session that expires, or that the client replaces by
 // a new one, is a lost lease at once: nothing is carried over to the new
 // session. A write whose answer was lost is re-read after a Sync before
 // anything is decided on it.

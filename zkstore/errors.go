@@ -5,8 +5,10 @@ import "errors"
 var (
 	// ErrTTLTooShort is returned by Store.Claim when the ensemble grants
 	// the claim's session a timeout longer than the TTL asked for: a
-	// holder that vanished would keep its node for the session timeout,
-	// past the TTL the store promised. ZooKeeper grants 2 to 20 ticks.
+	// holder that vanished would keep its node until its session expired
+	// (up to about the session timeout plus one tickTime, as ZooKeeper
+	// rounds expiry up to a tick), past the TTL the store promised.
+	// ZooKeeper grants 2 to 20 ticks.
 	ErrTTLTooShort = errors.New("zkstore: TTL shorter than the session timeout the ensemble grants")
 
 	// ErrOutcomeUnknown is returned when a write's answer was lost (a cut

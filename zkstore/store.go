@@ -216,7 +216,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 	}
 	if sess.timeout > req.TTL {
 		sess.conn.Close()
-		return nodeid.Claim{}, fmt.Errorf("%w: TTL %s, session timeout %s (ZooKeeper %s): a holder that vanished would keep its node %s; use a TTL of at least %s",
+		return nodeid.Claim{}, fmt.Errorf("%w: TTL %s, session timeout %s (ZooKeeper %s): a holder that vanished would keep its node up to about %s plus one tickTime; use a TTL of at least %s",
 			ErrTTLTooShort, req.TTL, sess.timeout, s.servers, sess.timeout, sess.timeout)
 	}
 	c, err := s.take(ctx, sess, req)
