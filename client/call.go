@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 
 	"github.com/firn-id/firn/api"
@@ -122,7 +123,9 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 }
 
 // call sends one request and decodes its JSON answer into out. An answer
-// that is not one whole JSON value of out's shape is an error.
+// that is not one whole JSON value of out's shape is an error, out left
+// as it was: null, a field missing or null, a number in another form
+// than the server's (checkShape).
 func (t *httpTransport) call(ctx context.Context, method, path string, body []byte, out any) error {
 	rc, err := t.do(ctx, method, path, body)
 	if err != nil {
@@ -136,7 +139,11 @@ func (t *httpTransport) call(ctx context.Context, method, path string, body []by
 	case len(b) > maxAnswer:
 		return &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: fmt.Sprintf("the answer is larger than %d bytes", maxAnswer)}
 	}
-	if err := json.Unmarshal(b, out); err != nil {
+	err = checkShape(b, reflect.TypeOf(out))
+	if err == nil {
+		err = json.Unmarshal(b, out)
+	}
+	if err != nil {
 		return &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "bad_answer", Message: fmt.Sprintf("the answer is not the JSON expected: %v", err)}
 	}
 	return nil

@@ -35,13 +35,16 @@ type ApplyOptions struct {
 }
 
 // Apply records the plan's floor: for uid-generator (MySQL), WORKER_NODE's
-// AUTO_INCREMENT first moves past the layout's last node; then the HWM of
-// the reserved nodes and of the o.Nodes lowest others moves past the
-// floor, as firn admin advance --past-id. It refuses (*RefusedError,
-// nothing written) a plan with no floor, a layout firn cannot issue IDs
-// in, or a floor that does not decode plausibly. Every firn process of the
-// namespace must be stopped first: one holding a node keeps issuing below
-// any new HWM, and its node is refused (nodeid.ErrNodeHeld).
+// AUTO_INCREMENT first moves past the layout's last node, held there by a
+// row (FenceWorkerNodes); then the HWM of the reserved nodes and of the
+// o.Nodes lowest others moves past the floor, as firn admin advance
+// --past-id. It refuses (*RefusedError, nothing written) a plan with no
+// floor, a layout firn cannot issue IDs in, or a floor that does not
+// decode plausibly; and, once the fence is in place, a plan that does not
+// reserve every worker WORKER_NODE then holds (no node advanced). Every
+// firn process of the namespace must be stopped first: one holding a node
+// keeps issuing below any new HWM, and its node is refused
+// (nodeid.ErrNodeHeld).
 func (p *Plan) Apply(ctx context.Context, db *sql.DB, o ApplyOptions) (err error) {
 	switch {
 	case p.Floor == 0:
@@ -109,10 +112,34 @@ func (p *Plan) fenceWorkers(ctx context.Context, db *sql.DB, o ApplyOptions) err
 	ctx, cancel := context.WithTimeout(ctx, 2*o.Timeout)
 	defer cancel()
 	if err := FenceWorkerNodes(ctx, db, p.Dialect, p.OldTable, p.FenceAt()); err != nil {
-		return fmt.Errorf("--apply (%s): %w; nothing written", o.Source, err)
+		return fmt.Errorf("--apply (%s): %w; no node advanced", o.Source, err)
 	}
-	p.Applied = append(p.Applied, fmt.Sprintf("the AUTO_INCREMENT of %s is %d: a uid-generator process that starts now is given "+
-		"worker %d or above, past the layout's last node %d, and refuses to start", p.OldTable, p.FenceAt(), p.FenceAt(), p.Layout.MaxNode()))
+	p.Applied = append(p.Applied, fmt.Sprintf("the AUTO_INCREMENT of %s is past %d, held across a restart by a row at ID %d: a "+
+		"uid-generator process that starts now is given a worker past the layout's last node %d, and refuses to start",
+		p.OldTable, p.FenceAt(), p.FenceAt(), p.Layout.MaxNode()))
+	return p.checkNoNewWorkers(ctx, db, o)
+}
+
+// checkNoNewWorkers refuses a plan whose WORKER_NODE read is stale: a
+// process that started between Check's read and the fence took a worker
+// ID the plan does not reserve, and may be issuing on it, while Apply
+// would advance it as one of the lowest others and the reserved nodes
+// printed would let firn take it. The table is read after the fence,
+// whose ALTER TABLE waits for every transaction that inserted into it
+// to end (the table's metadata lock), so no worker below the fence can
+// be missing from this read.
+func (p *Plan) checkNoNewWorkers(ctx context.Context, db *sql.DB, o ApplyOptions) error {
+	workers, err := WorkerNodes(ctx, db, p.Dialect, p.OldTable)
+	if err != nil {
+		return fmt.Errorf("--apply (%s): %w; the fence is in place, no node advanced", o.Source, err)
+	}
+	for _, w := range workers {
+		if w.ID >= 0 && uint64(w.ID) <= p.Layout.MaxNode() && !slices.Contains(p.Reserved, uint64(w.ID)) {
+			return &RefusedError{fmt.Sprintf("--apply: uid-generator worker %d (%s %s) started after the plan was made, which does not "+
+				"reserve it; the fence is in place (%s's AUTO_INCREMENT is %d), no node advanced: run the check again and apply its plan",
+				w.ID, w.Host, w.Port, p.OldTable, p.FenceAt())}
+		}
+	}
 	return nil
 }
 

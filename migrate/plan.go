@@ -226,7 +226,8 @@ func (p *Plan) readOld(ctx context.Context, db *sql.DB) error {
 }
 
 // readWorkers reads uid-generator's WORKER_NODE and, on MySQL, checks the
-// privilege Apply's fence needs.
+// privileges Apply's fence needs (ALTER, and INSERT for the row that
+// holds it).
 func (p *Plan) readWorkers(ctx context.Context, db *sql.DB) error {
 	var err error
 	p.Workers, err = WorkerNodes(ctx, db, p.Dialect, p.OldTable)
@@ -322,6 +323,6 @@ func (p *Plan) FloorTicks() (tick uint64, least uint64, err error) {
 	return parts.Tick + 1, least, err
 }
 
-// FenceAt is the AUTO_INCREMENT Apply gives uid-generator's table: the
-// layout's last node + 1.
+// FenceAt is the AUTO_INCREMENT Apply gives uid-generator's table, and
+// the ID of the row that holds it: the layout's last node + 1.
 func (p *Plan) FenceAt() uint64 { return p.Layout.MaxNode() + 1 }

@@ -133,15 +133,30 @@ func WorkerNodes(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table stri
 // fenceUse is the statement FenceWorkerNodes runs, for the plan and a
 // refusal.
 func fenceUse(table string, next uint64) sqlstore.Use {
-	return sqlstore.Use{Table: table, Verb: "ALTER", Statement: fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", table, next),
-		Privileges: []string{"ALTER"}, By: "firn migrate check --apply"}
+	return sqlstore.Use{Table: table, Verb: "ALTER", Statement: fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d, then INSERT INTO %s "+
+		"(ID, …) VALUES (%d, '%s', …), a row that holds it across a restart", table, next, table, next, FenceHost),
+		Privileges: []string{"ALTER", "INSERT"}, By: "firn migrate check --apply"}
 }
+
+// FenceHost is the HOST_NAME and PORT of the row FenceWorkerNodes
+// inserts to hold the fence.
+const FenceHost = "firn-fence"
+
+// fenceColumns are the columns of that row: every column of
+// uid-generator's WORKER_NODE.sql, each NOT NULL with no default; TYPE 1
+// is ACTUAL (WorkerNodeType.java).
+const fenceColumns = "(ID, HOST_NAME, PORT, TYPE, LAUNCH_DATE, MODIFIED, CREATED)"
 
 // FenceWorkerNodes moves the AUTO_INCREMENT of uid-generator's table to
 // next (the layout's last node + 1), so that every uid-generator process
 // that starts from now on is given a worker ID past the layout's, which
 // its DefaultUidGenerator refuses: it cannot take a node firn serves.
-// MySQL's only (ErrFenceDialect); a refused privilege is a
+// It then inserts a row at ID next, unless one is there: MySQL 5.7 and
+// earlier, and MariaDB before 10.2.4, set AUTO_INCREMENT back to
+// MAX(ID)+1 on a restart, which without the row would undo the fence.
+// uid-generator reads no row of the table (DisposableWorkerIdAssigner
+// only inserts one and takes its generated key), so the row is no
+// worker to it. MySQL's only (ErrFenceDialect); a refused privilege is a
 // *PrivilegeError naming the GRANT.
 func FenceWorkerNodes(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table string, next uint64) error {
 	if d != sqlstore.MySQL {
@@ -155,14 +170,24 @@ func FenceWorkerNodes(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table
 	if err != nil {
 		return fmt.Errorf("fence %s: %w", table, sqlstore.Refusal(ctx, db, d, fenceUse(table, next), err))
 	}
+	// A row already at next (a process that started after an earlier
+	// fence, and refused to start) holds the fence as well.
+	_, err = db.ExecContext(ctx, "INSERT INTO "+qt+" "+fenceColumns+
+		" VALUES (?, ?, ?, 1, CURDATE(), NOW(), NOW()) ON DUPLICATE KEY UPDATE ID = ID", next, FenceHost, FenceHost)
+	if err != nil {
+		return fmt.Errorf("fence %s: AUTO_INCREMENT moved to %d, but no row holds it across a restart: %w",
+			table, next, sqlstore.Refusal(ctx, db, d, fenceUse(table, next), err))
+	}
 	return nil
 }
 
 // CheckWorkerNodeFence tries whether the account may run FenceWorkerNodes,
 // with an ALTER that cannot succeed and changes nothing (ADD COLUMN ID,
 // which the table already has): MySQL checks ALTER before it looks at the
-// columns, so a DuplicateColumn answer proves the privilege. The probe
-// waits at most two seconds for the table's metadata lock.
+// columns, so a DuplicateColumn answer proves the privilege; then with an
+// INSERT … SELECT of no row, into the columns of the row that holds the
+// fence, which proves INSERT and writes nothing. The probe waits at most
+// two seconds for the table's metadata lock.
 func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d sqlstore.Dialect, table string, next uint64) (_ sqlstore.PrivilegeCheck, err error) {
 	u := fenceUse(table, next)
 	if d != sqlstore.MySQL {
@@ -186,7 +211,12 @@ func CheckWorkerNodeFence(ctx context.Context, db *sql.DB, d sqlstore.Dialect, t
 	case perr == nil:
 		return sqlstore.PrivilegeCheck{}, fmt.Errorf("check ALTER on %s: the table had no column ID: not uid-generator's", table)
 	case sqlstore.Classify(perr) == sqlstore.DuplicateColumn:
-		return sqlstore.PrivilegeCheck{Use: u}, rerr
+		// The row that holds the fence needs INSERT: an INSERT of no
+		// row is checked for it and writes nothing.
+		_, perr = conn.ExecContext(ctx, "INSERT INTO "+qt+" "+fenceColumns+" SELECT 0, '', '', 1, CURDATE(), NOW(), NOW() FROM DUAL WHERE FALSE")
+		if perr == nil {
+			return sqlstore.PrivilegeCheck{Use: u}, rerr
+		}
 	}
 	return sqlstore.PrivilegeCheck{Use: u, Err: sqlstore.Refusal(ctx, db, d, u, perr)}, rerr
 }

@@ -16,7 +16,7 @@ import (
 // anything else.
 func TestWaitReasons(t *testing.T) {
 	h := &Holder{}
-	ahead := &nodeid.AheadError{Nodes: []*nodeid.ClockBehindError{{Node: 3, HWM: time.Now().Add(time.Hour), Now: time.Now()}}, Held: 1, Pool: 2}
+	ahead := &nodeid.AheadError{Nodes: []*nodeid.BehindHWMError{{Node: 3, HWM: time.Now().Add(time.Hour), Now: time.Now()}}, Held: 1, Pool: 2}
 	tests := []struct {
 		name string
 		err  error

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,7 +75,8 @@ type Holder struct {
 	// re-acquisition in flight.
 	cancel context.CancelFunc
 
-	stop    chan struct{} // closed by Close
+	stopped context.Context // ended by Close
+	stop    context.CancelFunc
 	done    chan struct{} // closed when the holder ends
 	errMu   sync.Mutex
 	err     error
@@ -102,7 +104,8 @@ func New(cfg Config) (*Holder, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Holder{cfg: cfg, log: log, stop: make(chan struct{}), done: make(chan struct{})}, nil
+	stopped, stop := context.WithCancel(context.Background())
+	return &Holder{cfg: cfg, log: log, stopped: stopped, stop: stop, done: make(chan struct{})}, nil
 }
 
 // NotReady returns why no node is held, or nil. It does no I/O: a
@@ -121,8 +124,9 @@ func (h *Holder) waiting(why string) { h.why.Store(&why) }
 // time may cure (no free node, the node asked for held, the store not
 // answering, every free node ahead of the clock) it waits and tries
 // again, NotReady saying why; any other error, Check's included, and
-// the end of ctx are returned. ctx bounds the acquisition only: the lease
-// lives until Close. A holder acquires once.
+// the end of ctx are returned. Close ends an acquisition in flight with
+// ErrClosed, releasing a node it took meanwhile. ctx bounds the
+// acquisition only: the lease lives until Close. A holder acquires once.
 func (h *Holder) Acquire(ctx context.Context) (*snowflake.Generator, *nodeid.Lease, error) {
 	h.mu.Lock()
 	switch {
@@ -135,12 +139,21 @@ func (h *Holder) Acquire(ctx context.Context) (*snowflake.Generator, *nodeid.Lea
 	}
 	h.acquired = true
 	h.mu.Unlock()
-	lease, g, err := h.acquire(ctx, false)
+	// Close ends the acquisition too: it finds nothing to release, so a
+	// wait left running would claim a node, and hold it, after Close
+	// returned.
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(h.stopped, cancel)()
+	lease, g, err := h.acquire(actx, false)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err == nil && h.closed {
+	if h.closed {
 		// Close came first and found nothing to release.
-		err = errors.Join(ErrClosed, lease.Close(context.WithoutCancel(ctx)))
+		err = ErrClosed
+		if lease != nil {
+			err = errors.Join(err, lease.Close(context.WithoutCancel(ctx)))
+		}
 	}
 	if err != nil {
 		h.acquired = false
@@ -184,7 +197,7 @@ func (h *Holder) Watch(ctx context.Context, replace func(*snowflake.Generator, *
 		defer cancel()
 		err := h.watch(wctx, replace)
 		select {
-		case <-h.stop:
+		case <-h.stopped.Done():
 			err = ErrClosed // Close cancelled wctx
 		default:
 		}
@@ -203,7 +216,7 @@ func (h *Holder) watch(ctx context.Context, replace func(*snowflake.Generator, *
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-h.stop:
+		case <-h.stopped.Done():
 			return ErrClosed
 		case <-tick.C:
 			renewing = h.noteRenewals(lease, renewing)
@@ -246,7 +259,9 @@ func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace fu
 	}
 	next, g, err := h.acquire(ctx, true)
 	if err != nil {
-		return err // ctx ended: the caller stops
+		// Only the end of ctx stops a re-acquisition; err is the last
+		// attempt's, and Err promises the watch's context error.
+		return cmp.Or(ctx.Err(), err)
 	}
 	h.mu.Lock()
 	h.lease = next // Close releases it, whenever it comes
@@ -299,7 +314,7 @@ func (h *Holder) Close(ctx context.Context) error {
 	h.closing.Do(func() {
 		h.mu.Lock()
 		h.closed = true
-		close(h.stop) // before cancel: the watch ends with ErrClosed
+		h.stop() // before cancel: the watch ends with ErrClosed
 		if h.cancel != nil {
 			h.cancel()
 		}

@@ -339,10 +339,11 @@ func TestCloseCutsAReacquisitionShort(t *testing.T) {
 			t.Fatal(err)
 		}
 		store.Cut(l.Token(), errors.New("cut off"))
-		<-l.Done()
-		// The store stops answering: the retirement and the acquisition
-		// after it wait.
+		// The store stops answering before the lease is lost, so the
+		// retirement and the acquisition after it wait: failed after the
+		// loss, the watch could release and take the node again first.
 		store.Fail(errors.New("store down"))
+		<-l.Done()
 		time.Sleep(time.Second)
 		if err := h.NotReady(); err == nil {
 			t.Fatal("ready while no node is held")

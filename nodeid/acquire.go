@@ -19,7 +19,7 @@ var wallMS = func() int64 { return time.Now().UnixMilli() }
 // released again and passed over (Lease.Skipped names it), so one node
 // left far ahead by a bad clock does not block the pool. If every free
 // node is ahead, Acquire returns an *AheadError naming them. A requested
-// node that is ahead gives a *ClockBehindError, unless Config.StartAhead.
+// node that is ahead gives a *BehindHWMError, unless Config.StartAhead.
 func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -31,12 +31,12 @@ func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 	} else {
 		req.AnyNode = true
 	}
-	var ahead []*ClockBehindError
+	var ahead []*BehindHWMError
 	for {
 		l, err := acquireOnce(ctx, store, cfg, req)
-		// Only a bare *ClockBehindError says the node was released: one
+		// Only a bare *BehindHWMError says the node was released: one
 		// joined with a failed release is returned as it is.
-		cb, behind := err.(*ClockBehindError)
+		cb, behind := err.(*BehindHWMError)
 		switch {
 		case err == nil:
 			l.skipped = ahead

@@ -21,7 +21,7 @@ var (
 	// ErrLayoutMismatch is matched by a *LayoutMismatchError.
 	ErrLayoutMismatch = errors.New("nodeid: namespace holds another layout")
 
-	// ErrAlreadyBound is returned by Lease.Bind, and so by snowflake.New,
+	// ErrAlreadyBound is returned by Lease.BindGenerator, and so by snowflake.New,
 	// when the lease already drives a generator: two generators on one
 	// lease would both pass its HWM check.
 	ErrAlreadyBound = errors.New("nodeid: lease already bound to a generator")
@@ -76,15 +76,15 @@ func (e *LayoutMismatchError) Error() string {
 // Is makes errors.Is(err, ErrLayoutMismatch) true.
 func (e *LayoutMismatchError) Is(target error) bool { return target == ErrLayoutMismatch }
 
-// ClockBehindError reports a wall clock further behind the node's stored
+// BehindHWMError reports a wall clock further behind the node's stored
 // HWM than Config.MaxBehind allows at acquisition.
-type ClockBehindError struct {
+type BehindHWMError struct {
 	Node uint64
 	HWM  time.Time // the stored high-water mark
 	Now  time.Time // the wall clock
 }
 
-func (e *ClockBehindError) Error() string {
+func (e *BehindHWMError) Error() string {
 	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)",
 		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
 }
@@ -142,11 +142,11 @@ func (e *NodeRangeError) Is(target error) bool { return target == ErrNodeOutOfRa
 // AheadError reports that every free node of the pool has a stored HWM
 // further ahead of the clock than Config.MaxBehind allows: a clock set
 // back, or nodes advanced past it. Acquire passed each over; errors.As
-// finds their *ClockBehindError.
+// finds their *BehindHWMError.
 type AheadError struct {
-	Nodes []*ClockBehindError // the free nodes, in the order tried
-	Held  int                 // nodes held by live leases
-	Pool  uint64              // node values in the layout
+	Nodes []*BehindHWMError // the free nodes, in the order tried
+	Held  int               // nodes held by live leases
+	Pool  uint64            // node values in the layout
 }
 
 func (e *AheadError) Error() string {
@@ -165,7 +165,7 @@ func (e *AheadError) Error() string {
 	return s + "; fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)"
 }
 
-// Unwrap returns the nodes' *ClockBehindError.
+// Unwrap returns the nodes' *BehindHWMError.
 func (e *AheadError) Unwrap() []error {
 	errs := make([]error, len(e.Nodes))
 	for i, n := range e.Nodes {

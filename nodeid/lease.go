@@ -34,7 +34,7 @@ type Config struct {
 	Window time.Duration
 	// MaxBehind bounds how far the wall clock may be behind the stored HWM
 	// at acquisition: within it the generator starts at the HWM at once;
-	// beyond it Acquire returns a *ClockBehindError unless StartAhead.
+	// beyond it Acquire returns a *BehindHWMError unless StartAhead.
 	// Default the larger of 10 s and twice Window; always more than
 	// Window.
 	MaxBehind time.Duration
@@ -113,7 +113,7 @@ type Lease struct {
 	// renewErr is the last renewal's error while renewals fail; nil once
 	// one is confirmed.
 	renewErr atomic.Pointer[error]
-	skipped  []*ClockBehindError
+	skipped  []*BehindHWMError
 	// confirmedAt is when the first extension was sent: the claim lives
 	// at least a TTL past it.
 	confirmedAt time.Time
@@ -139,7 +139,7 @@ func (l *Lease) reserve(ctx context.Context) error {
 	l.confirmedAt = time.Now()
 	l.renewed.Store(l.confirmedAt.UnixNano())
 	if behind := time.Duration(l.start-wall) * time.Millisecond; behind > l.cfg.MaxBehind && !l.cfg.StartAhead {
-		return &ClockBehindError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
+		return &BehindHWMError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
 	}
 	return l.extend(ctx)
 }
@@ -313,11 +313,11 @@ func (l *Lease) Renewed() time.Time {
 	return time.Time{}
 }
 
-// Bind attaches the lease to one generator, whose clock it then extends
-// the HWM from. A second Bind returns an error: two generators on one
+// BindGenerator attaches the lease to one generator, whose clock it then extends
+// the HWM from. A second BindGenerator returns an error: two generators on one
 // lease would both pass its HWM check.
-func (l *Lease) Bind(now func() int64) error {
-	if !l.genNow.CompareAndSwap(nil, &now) {
+func (l *Lease) BindGenerator(clock func() int64) error {
+	if !l.genNow.CompareAndSwap(nil, &clock) {
 		return ErrAlreadyBound
 	}
 	return nil
@@ -338,7 +338,7 @@ func (l *Lease) Limit() int64 { return l.limit.Load() }
 // Skipped returns the free nodes Acquire passed over, in the order it
 // tried them, because their stored HWM was further ahead of the clock
 // than Config.MaxBehind.
-func (l *Lease) Skipped() []*ClockBehindError { return slices.Clone(l.skipped) }
+func (l *Lease) Skipped() []*BehindHWMError { return slices.Clone(l.skipped) }
 
 // Close stops renewing and releases the node; the HWM stays. It is
 // idempotent and waits for the background loop. A lost lease is released

@@ -213,9 +213,9 @@ func TestClockBehindStoredHWM(t *testing.T) {
 				cfg.StartAhead = tt.startAhead
 				lease, err := nodeid.Acquire(context.Background(), s, cfg)
 				if tt.wantErr {
-					var cb *nodeid.ClockBehindError
+					var cb *nodeid.BehindHWMError
 					if !errors.As(err, &cb) || cb.HWM.UnixMilli() != hwm {
-						t.Fatalf("Acquire = %v, want *ClockBehindError naming the HWM", err)
+						t.Fatalf("Acquire = %v, want *BehindHWMError naming the HWM", err)
 					}
 					// The node was released: a correctly configured
 					// process can take it.

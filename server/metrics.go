@@ -76,7 +76,7 @@ func newMetrics(svc *service) *metrics {
 		m.reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_clock_offset_seconds",
 				Help: "How far the generator's clock is ahead of the wall clock (negative: behind)."},
-				func() float64 { return svc.generator().Offset().Seconds() }),
+				func() float64 { return svc.generator().AheadOfWall().Seconds() }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_layout_remaining_seconds",
 				Help: "Time left until the layout's last representable tick."},
 				func() float64 { return time.Until(end).Seconds() }))

@@ -165,7 +165,7 @@ func snowflakeOf(g *snowflake.Generator, now time.Time) *snowflakeState {
 	end := c.Last.Add(l.Tick)
 	st := &snowflakeState{Node: g.Node(), Layout: l.String(), Fingerprint: l.Fingerprint(), TickMS: l.Tick.Milliseconds(),
 		EpochMS: l.Epoch.UnixMilli(), PerSecond: c.PerSecond, Nodes: c.Nodes, LastMS: end.UnixMilli(),
-		RemainingMS: max(0, end.Sub(now).Milliseconds()), ClockOffsetMS: g.Offset().Milliseconds()}
+		RemainingMS: max(0, end.Sub(now).Milliseconds()), ClockOffsetMS: g.AheadOfWall().Milliseconds()}
 	if l.Bits() < 64 {
 		st.Bits = append(st.Bits, layoutBit{Part: "sign", Name: "sign", Bits: 64 - l.Bits()})
 	}

@@ -12,7 +12,7 @@ var (
 	// restarts; a caller who accepts that must say so with Unreserved.
 	ErrNoReservation = errors.New("snowflake: no reservation: pass a lease, or snowflake.Unreserved() to accept duplicates after a restart with the clock set back")
 
-	// ErrAlreadyBound is returned by the Bind of this package's
+	// ErrAlreadyBound is returned by the BindGenerator of this package's
 	// reservations (Unreserved), and so by New, when the reservation
 	// already drives another generator: two generators sharing one
 	// reservation would both pass its HWM check. A nodeid.Lease returns

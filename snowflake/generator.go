@@ -201,7 +201,7 @@ func newGenerator(cfg Config, clk clock) (*Generator, error) {
 	if err := g.startAt(cfg); err != nil {
 		return nil, err
 	}
-	if err := cfg.Reservation.Bind(g.unixMilli); err != nil {
+	if err := cfg.Reservation.BindGenerator(g.unixMilli); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -216,7 +216,7 @@ func configure(cfg Config) (*Generator, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	if err := l.Generable(); err != nil {
+	if err := l.ValidateForGenerator(); err != nil {
 		return nil, err
 	}
 	if cfg.Node > l.MaxNode() {
@@ -345,9 +345,9 @@ func (g *Generator) Node() uint64 { return g.node }
 // monotonic elapsed time, plus whatever catch-up has been applied.
 func (g *Generator) Now() time.Time { return g.layout.Epoch.Add(time.Duration(g.nowNs())) }
 
-// Offset returns how far the generator's clock is ahead of the wall clock
+// AheadOfWall returns how far the generator's clock is ahead of the wall clock
 // (negative: behind).
-func (g *Generator) Offset() time.Duration { return g.Now().Sub(time.Unix(0, g.wallNs())) }
+func (g *Generator) AheadOfWall() time.Duration { return g.Now().Sub(time.Unix(0, g.wallNs())) }
 
 // unixMilli is the generator's time in Unix milliseconds, which the
 // reservation extends the HWM from.

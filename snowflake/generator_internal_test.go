@@ -48,7 +48,7 @@ type fakeReservation struct {
 	err   error
 }
 
-func (r *fakeReservation) Bind(now func() int64) error {
+func (r *fakeReservation) BindGenerator(now func() int64) error {
 	if !r.bound.CompareAndSwap(false, true) {
 		return ErrAlreadyBound
 	}

@@ -78,16 +78,16 @@ const JavaScriptBits = 53
 func (l Layout) JavaScriptSafe() bool { return l.Bits() <= JavaScriptBits }
 
 // DecodeOnly reports whether firn decodes the layout's IDs but does not
-// generate them: Generable says why.
-func (l Layout) DecodeOnly() bool { return l.Generable() != nil }
+// generate them: ValidateForGenerator says why.
+func (l Layout) DecodeOnly() bool { return l.ValidateForGenerator() != nil }
 
-// Generable returns nil if the generator may issue IDs of the layout, and
+// ValidateForGenerator returns nil if the generator may issue IDs of the layout, and
 // otherwise a *LayoutError saying why the layout is decode-only: it uses
 // all 64 bits, so its IDs do not fit a signed BIGINT (Discord, Instagram),
 // or its tick is not a whole number of milliseconds (CockroachDB's 10 µs),
 // which the generator and its high-water mark count in. snowflake.New
 // refuses such a layout with this error. The layout must be valid.
-func (l Layout) Generable() error {
+func (l Layout) ValidateForGenerator() error {
 	switch {
 	case l.Bits() > 63:
 		return &LayoutError{Layout: l.label(), Reason: fmt.Sprintf(

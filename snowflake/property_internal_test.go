@@ -61,7 +61,7 @@ func acquire(store *durableHWM) *propReservation {
 	return r
 }
 
-func (r *propReservation) Bind(now func() int64) error {
+func (r *propReservation) BindGenerator(now func() int64) error {
 	if !r.bound.CompareAndSwap(false, true) {
 		return ErrAlreadyBound
 	}

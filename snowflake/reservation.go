@@ -15,12 +15,12 @@ import (
 // All times are Unix milliseconds. The HWM is exclusive: tick t may be
 // issued only if epoch + (t+1)·tick ≤ Limit().
 type Reservation interface {
-	// Bind attaches the reservation to one generator. The generator passes
+	// BindGenerator attaches the reservation to one generator. The generator passes
 	// a function that reports its own time in Unix milliseconds; the
 	// reservation extends the HWM ahead of that time, not of the raw wall
-	// clock. A second Bind must fail: ErrAlreadyBound here, or the
+	// clock. A second BindGenerator must fail: ErrAlreadyBound here, or the
 	// implementation's own (nodeid.ErrAlreadyBound for a lease).
-	Bind(now func() int64) error
+	BindGenerator(clock func() int64) error
 	// Start returns the HWM stored when the node ID was taken: the
 	// generator's first tick starts at or after it.
 	Start() int64
@@ -72,7 +72,7 @@ func Unreserved() Reservation { return new(unreserved) }
 
 type unreserved struct{ bound atomic.Bool }
 
-func (u *unreserved) Bind(func() int64) error {
+func (u *unreserved) BindGenerator(func() int64) error {
 	if !u.bound.CompareAndSwap(false, true) {
 		return ErrAlreadyBound
 	}

@@ -151,8 +151,23 @@ var probeColumns = map[Mode]map[bool]string{
 	ModeTinyid: {false: "max_id"}, ModeSet: {false: "max_id"},
 }
 
-// Uses returns the statements mode m runs on tables t, in order.
-func Uses(m Mode, t Tables) ([]Use, error) {
+// ModeSchema returns the DDL of the tables of mode m, named by t: the
+// node table's (Schema), Leaf's (SegmentSchema), Tinyid's (TinyidSchema)
+// or a set's (SetSchema).
+func ModeSchema(d Dialect, m Mode, t Tables) (string, error) {
+	switch m {
+	case ModeNodes:
+		return Schema(d, t.Nodes)
+	case ModeLeaf:
+		return SegmentSchema(d, t.Leaf)
+	case ModeTinyid:
+		return TinyidSchema(d, t.Tinyid)
+	}
+	return SetSchema(d, t.Set)
+}
+
+// Statements returns the statements mode m runs on tables t, in order.
+func Statements(m Mode, t Tables) ([]Use, error) {
 	t, err := t.withDefaults()
 	if err != nil {
 		return nil, err
@@ -177,7 +192,7 @@ func Uses(m Mode, t Tables) ([]Use, error) {
 // their owner (firn schema prints the DDL), or by firn on first use when
 // its user may.
 func Grants(d Dialect, m Mode, t Tables, grantee string) (serve, admin []string, err error) {
-	us, err := Uses(m, t)
+	us, err := Statements(m, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -233,7 +248,7 @@ func refusal(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, table
 	if Classify(err) != Denied {
 		return err
 	}
-	us, _ := Uses(m, t)
+	us, _ := Statements(m, t)
 	i := slices.IndexFunc(us, func(u Use) bool { return u.Table == table && u.Verb == verb })
 	stmt := ""
 	if i < 0 { // the probe of a table (SELECT 1 FROM t WHERE 1 = 0): allow what serving needs
@@ -315,7 +330,7 @@ type PrivilegeCheck struct {
 // 1 = 0 FOR UPDATE. The database checks the same privileges as for the
 // real statement.
 func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables) ([]PrivilegeCheck, error) {
-	uses, err := Uses(m, t)
+	uses, err := Statements(m, t)
 	if err != nil {
 		return nil, err
 	}

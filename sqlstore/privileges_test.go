@@ -37,7 +37,7 @@ func TestModesTouchTheirOwnTables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.mode), func(t *testing.T) {
-			uses, err := sqlstore.Uses(tt.mode, tables)
+			uses, err := sqlstore.Statements(tt.mode, tables)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,10 +51,32 @@ func TestModesTouchTheirOwnTables(t *testing.T) {
 			}
 		})
 	}
-	if _, err := sqlstore.Uses("zookeeper", tables); err == nil {
+	if _, err := sqlstore.Statements("zookeeper", tables); err == nil {
 		t.Error("an unknown mode has statements")
 	}
-	if _, err := sqlstore.Uses(sqlstore.ModeLeaf, sqlstore.Tables{Leaf: "x; DROP TABLE y"}); err == nil {
+	if _, err := sqlstore.Statements(sqlstore.ModeLeaf, sqlstore.Tables{Leaf: "x; DROP TABLE y"}); err == nil {
 		t.Error("a table name that needs quoting is accepted")
+	}
+}
+
+// TestModeSchemaIsEachModesOwn: ModeSchema is the DDL of the mode's own
+// table, with the name given, for both dialects.
+func TestModeSchemaIsEachModesOwn(t *testing.T) {
+	tables := sqlstore.Tables{Nodes: "n_t", Leaf: "l_t", Tinyid: "t_t", Set: "s_t"}
+	for _, d := range []sqlstore.Dialect{sqlstore.Postgres, sqlstore.MySQL} {
+		for m, want := range map[sqlstore.Mode]func(sqlstore.Dialect, string) (string, error){
+			sqlstore.ModeNodes: sqlstore.Schema, sqlstore.ModeLeaf: sqlstore.SegmentSchema,
+			sqlstore.ModeTinyid: sqlstore.TinyidSchema, sqlstore.ModeSet: sqlstore.SetSchema,
+		} {
+			name := map[sqlstore.Mode]string{sqlstore.ModeNodes: "n_t", sqlstore.ModeLeaf: "l_t", sqlstore.ModeTinyid: "t_t", sqlstore.ModeSet: "s_t"}[m]
+			got, err := sqlstore.ModeSchema(d, m, tables)
+			wantDDL, wantErr := want(d, name)
+			if err != nil || wantErr != nil || got != wantDDL || !strings.Contains(got, name) {
+				t.Errorf("%v %s: ModeSchema %v; want the DDL of %s (%v)", d, m, err, name, wantErr)
+			}
+		}
+		if _, err := sqlstore.ModeSchema(d, sqlstore.ModeLeaf, sqlstore.Tables{Leaf: "bad name;"}); err == nil {
+			t.Errorf("%v: ModeSchema of a bad table name: no error", d)
+		}
 	}
 }

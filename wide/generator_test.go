@@ -200,6 +200,6 @@ func TestNextStopsAtTheHWM(t *testing.T) {
 // fixed is a reservation whose HWM never moves.
 type fixed struct{ limit int64 }
 
-func (f *fixed) Bind(func() int64) error { return nil }
+func (f *fixed) BindGenerator(func() int64) error { return nil }
 func (f *fixed) Start() int64            { return 0 }
 func (f *fixed) Limit() int64            { return f.limit }

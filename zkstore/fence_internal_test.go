@@ -173,9 +173,9 @@ func TestStaleOwnerAfterTakeover(t *testing.T) {
 // clock, if later) up to limit.
 type reservation struct{ start, limit int64 }
 
-func (reservation) Bind(func() int64) error { return nil }
-func (r reservation) Start() int64          { return r.start }
-func (r reservation) Limit() int64          { return r.limit }
+func (reservation) BindGenerator(func() int64) error { return nil }
+func (r reservation) Start() int64                   { return r.start }
+func (r reservation) Limit() int64                   { return r.limit }
 
 // issueBoth runs a generator of node 0 on each reservation side by side,
 // one ID a millisecond for half a second, and returns how many IDs both

@@ -117,20 +117,20 @@ func advanceRequest(cfg *config.Config, to, pastID string) (nodeid.AdvanceReques
 	if (to == "") == (pastID == "") {
 		return req, usagef("give exactly one of --to TIME and --past-id ID")
 	}
-	l, err := layoutOf(cfg.Layout)
+	l, err := cfg.Layout.Snowflake()
 	if err != nil {
 		return req, err
 	}
-	if err := checkGenerates(l, time.Now()); err != nil {
+	if err := config.CheckGenerates(l, time.Now()); err != nil {
 		return req, err
 	}
-	perm, err := permutation(cfg.Opaque, l)
+	perm, err := cfg.Opaque.Permutation(l)
 	if err != nil {
 		return req, err
 	}
-	req.Layout, req.Pool = spaceID(l, perm), l.MaxNode()+1
+	req.Layout, req.Pool = config.SpaceID(l, perm), l.MaxNode()+1
 	if to != "" {
-		t, err := parseEpoch(to)
+		t, err := config.ParseEpoch(to)
 		if err != nil {
 			return req, usagef("--to %q: want Unix milliseconds or an RFC 3339 time", to)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -44,7 +45,7 @@ func runConfig(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		out, err := o.cfg.Redacted(redact)
+		out, err := o.cfg.Redacted(backend.Redact)
 		if err != nil {
 			return err
 		}

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/firn-id/firn/segment"
 )
 
 func TestJavaScriptSafeSettings(t *testing.T) {
@@ -30,19 +28,6 @@ func TestJavaScriptSafeSettings(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want exit %d with %q", code, errOut, tc.code, tc.want)
 			}
 		})
-	}
-}
-
-func TestMaxIDOf(t *testing.T) {
-	if maxIDOf(nil) != nil {
-		t.Fatal("no tags listed, yet a bound")
-	}
-	some := maxIDOf([]string{"order"})
-	if some("order") != segment.JavaScriptSafe || some("user") != 0 {
-		t.Fatalf("listed tag: %d, other: %d", some("order"), some("user"))
-	}
-	if all := maxIDOf([]string{"*"}); all("anything") != segment.JavaScriptSafe {
-		t.Fatal(`"*" leaves a tag unbounded`)
 	}
 }
 

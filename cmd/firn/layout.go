@@ -43,7 +43,7 @@ func runLayout(args []string, stdout io.Writer) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q; usage: firn layout [layout flags]", rest[0])
 	}
-	l, err := layoutOf(cfg.Layout)
+	l, err := cfg.Layout.Snowflake()
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	row("per node", "%s %s per tick, %s IDs/s", group(c.PerTick), ids, group(uint64(c.PerSecond)))
 	var le *snowflake.LayoutError
 	_, exhausted := l.ExhaustedAt(time.Now())
-	if err := l.Generable(); errors.As(err, &le) {
+	if err := l.ValidateForGenerator(); errors.As(err, &le) {
 		row("generates", "no: %s", le.Reason)
 	} else if exhausted {
 		row("generates", "no: its time ran out (above); %d bits would fit a signed BIGINT", l.Bits())

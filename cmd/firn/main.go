@@ -28,6 +28,7 @@ import (
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 )
 
 // command is one subcommand of the firn binary.
@@ -62,6 +63,16 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// badInput reports whether err is bad input, exit status 2: a usage
+// error, a store's bad setting (backend.ErrConfig), or a setting config
+// refuses as it reads it.
+func badInput(err error) bool {
+	var ue *usageError
+	var fe *config.FieldError
+	var ie *config.InputError
+	return errors.As(err, &ue) || errors.Is(err, backend.ErrConfig) || errors.As(err, &fe) || errors.As(err, &ie)
 }
 
 // errHelp is returned when the user asked for help that was printed.
@@ -116,14 +127,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err := c.run(args[1:], stdout)
-	var ue *usageError
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, errHelp):
 		fmt.Fprint(stdout, c.usage)
 		return 0
-	case errors.As(err, &ue), errors.Is(err, backend.ErrConfig):
+	case badInput(err):
 		fmt.Fprintln(stderr, message(c.name, err))
 		return 2
 	default:
@@ -150,7 +160,7 @@ func lookup(name string) (command, bool) {
 
 // oneLine makes a message one line, with every password the command has
 // seen hidden.
-func oneLine(s string) string { return scrub(strings.ReplaceAll(s, "\n", "; ")) }
+func oneLine(s string) string { return secret.Scrub(strings.ReplaceAll(s, "\n", "; ")) }
 
 func mainUsage() string {
 	var b strings.Builder

@@ -171,10 +171,10 @@ func FuzzLayoutFlags(f *testing.F) {
 	f.Add("firn", "2026-01-01T00:00:00Z", "10ms", "39", "16", "", "8", "time,sequence,node")
 	f.Add("x", "-1", "0", "99", ",", ",,", "-3", "node")
 	f.Fuzz(func(t *testing.T, preset, epoch, tick, timeBits, nodeBits, nodeNames, seqBits, order string) {
-		l, err := layoutOf(config.Layout{Preset: preset, Epoch: epoch, Tick: tick, TimeBits: timeBits, NodeBits: nodeBits,
-			NodeNames: nodeNames, SequenceBits: seqBits, Order: order})
+		l, err := config.Layout{Preset: preset, Epoch: epoch, Tick: tick, TimeBits: timeBits, NodeBits: nodeBits,
+			NodeNames: nodeNames, SequenceBits: seqBits, Order: order}.Snowflake()
 		if err != nil {
-			if _, ok := err.(*usageError); !ok {
+			if _, ok := err.(*config.InputError); !ok || !badInput(err) {
 				t.Fatalf("error %v is %T, not a usage error", err, err)
 			}
 			return

@@ -49,8 +49,10 @@ It writes nothing unless --apply.
                       a floor. Stop every firn process of the namespace
                       first. uid-generator (MySQL): first move the
                       AUTO_INCREMENT of WORKER_NODE past the layout's last
-                      node, so a uid-generator process that starts later
-                      refuses to (needs ALTER on WORKER_NODE)
+                      node, held by a row there, so a uid-generator process
+                      that starts later refuses to (needs ALTER and INSERT
+                      on WORKER_NODE); refused if a worker started since
+                      the table was read
   --nodes N           --apply: how many nodes besides the reserved ones
                       (default 64, at most the layout's); a firn process
                       that takes another node refuses to start below
@@ -189,12 +191,12 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 // options turns the flags into f.opt.
 func (f *migrateFlags) options(sys migrate.System) error {
 	d, _ := sqlstore.ParseDialect(f.dialect)
-	l, err := layoutOf(f.layout)
+	l, err := f.layout.Snowflake()
 	if err != nil {
 		return err
 	}
 	f.opt = migrate.Options{From: sys, Dialect: d, OldTable: f.oldTable, TokenTable: f.tokenTable, Layout: l,
-		LayoutErr: checkGenerates(l, time.Now()), NodeTable: f.stores.Registry.Table,
+		LayoutErr: config.CheckGenerates(l, time.Now()), NodeTable: f.stores.Registry.Table,
 		RegistryHere: f.stores.Registry.Store == f.dialect && f.stores.Registry.DSN == f.dsn}
 	if f.floor != "" {
 		v, err := strconv.ParseUint(f.floor, 10, 63)
@@ -221,6 +223,6 @@ func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 		sf.Registry.DSN = "" // the old database's, not the registry's
 	}
 	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
-	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: redact(f.dialect, f.dsn),
-		Space: spaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
+	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: backend.Redact(f.dialect, f.dsn),
+		Space: config.SpaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/internal/leaftest"
 	"github.com/firn-id/firn/internal/tinyidtest"
 	"github.com/firn-id/firn/internal/uidgentest"
@@ -243,7 +243,7 @@ func TestMigrateCheckUIDGenerator(t *testing.T) {
 	a := newAccount(t, "mysql")
 	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
+	l, err := config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"}.Snowflake()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,12 +288,12 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 	a.run(t, "GRANT SELECT ON WORKER_NODE TO "+a.user)
 	args := []string{"migrate", "check", "--from", "uid-generator", "--dsn", a.dsn, "--layout", "baidu",
 		"--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
-	l, err := layoutOf(config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"})
+	l, err := config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"}.Snowflake()
 	if err != nil {
 		t.Fatal(err)
 	}
 	floor, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 3, 0)
-	grant := "GRANT ALTER ON " + a.where + ".WORKER_NODE TO " + a.user + ";"
+	grant := "GRANT ALTER, INSERT ON " + a.where + ".WORKER_NODE TO " + a.user + ";"
 	plan, errOut, code := runCLI(args...)
 	if code != 0 || !strings.Contains(plan, "REFUSED") || !strings.Contains(plan, grant) {
 		t.Errorf("exit %d, %s; want a plan with REFUSED and %q:\n%s", code, errOut, grant, plan)
@@ -347,15 +347,14 @@ func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 // as a running firn serve would hold it.
 func heldNode(t *testing.T, kind, dsn string, node uint64) *nodeid.Lease {
 	t.Helper()
-	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"},
-		Secrets: backend.Secrets{Redact: redact, Scrub: scrub}}
+	sf := backend.Options{Registry: config.Registry{Store: kind, DSN: dsn, DialTimeout: 5 * time.Second}, Segments: config.Segments{Format: "leaf"}}
 	store, closeStore, err := sf.OpenNodes(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = closeStore() })
 	l, _ := snowflake.Preset("twitter")
-	lease, err := nodeid.Acquire(context.Background(), store, nodeid.Config{NodeBits: l.NodeBits(), Node: &node, Layout: spaceID(l, nil), StartAhead: true})
+	lease, err := nodeid.Acquire(context.Background(), store, nodeid.Config{NodeBits: l.NodeBits(), Node: &node, Layout: config.SpaceID(l, nil), StartAhead: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
@@ -167,9 +168,11 @@ func writeSnowflake(b *strings.Builder, p *migrate.Plan) {
 		fmt.Fprintf(b, "  restarts: uid-generator gives every start a new worker, the next AUTO_INCREMENT of %s "+
 			"(DisposableWorkerIdAssigner.java lines 49–57), which may be a node firn serves; --apply first runs "+
 			"ALTER TABLE %s AUTO_INCREMENT = %d, past the layout's last node %d, so a uid-generator process that starts "+
-			"after it refuses to (DefaultUidGenerator.java lines 91–92: a worker ID above the layout's maximum throws); "+
-			"it needs ALTER on %s (GRANT ALTER ON %s TO firn's account), checked above\n",
-			p.OldTable, p.OldTable, p.FenceAt(), p.Layout.MaxNode(), p.OldTable, p.OldTable)
+			"after it refuses to (DefaultUidGenerator.java lines 91–92: a worker ID above the layout's maximum throws), and "+
+			"inserts a row %q at ID %d, which keeps the fence when MySQL 5.7 or MariaDB 10.2.3 and earlier set "+
+			"AUTO_INCREMENT back to MAX(ID)+1 on a restart (uid-generator reads no row of the table); "+
+			"it needs ALTER and INSERT on %s (GRANT ALTER, INSERT ON %s TO firn's account), checked above\n",
+			p.OldTable, p.OldTable, p.FenceAt(), p.Layout.MaxNode(), migrate.FenceHost, p.FenceAt(), p.OldTable, p.OldTable)
 	case migrate.Leaf:
 		b.WriteString("  new Leaf servers: stop adding them. Leaf gives a server whose ip:port ZooKeeper has never seen the next " +
 			"worker ID, the sequence number of a new persistent sequential node under /snowflake/{leaf.name}/forever " +
@@ -204,7 +207,7 @@ func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 		}
 	}
 	sf := f.stores.Registry
-	dsn := redact(f.dialect, f.dsn)
+	dsn := backend.Redact(f.dialect, f.dsn)
 	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.Store)
 	switch sf.Store {
 	case "postgres", "mysql":

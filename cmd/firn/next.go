@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/firn-id/firn/idtext"
@@ -96,16 +94,16 @@ func parseNext(args []string) (*nextLine, error) {
 	if x.f, err = parseIDFormat(*x.formatName); err != nil {
 		return nil, err
 	}
-	if x.l, err = layoutOf(cfg.Layout); err != nil {
+	if x.l, err = cfg.Layout.Snowflake(); err != nil {
 		return nil, err
 	}
-	if err := checkGenerates(x.l, time.Now()); err != nil {
+	if err := config.CheckGenerates(x.l, time.Now()); err != nil {
 		return nil, err
 	}
 	if x.l.Epoch.After(time.Now()) {
 		return nil, usagef("epoch %s is in the future: the clock is behind it, so no tick can be issued", x.l.Epoch.Format(timeFormat))
 	}
-	if x.perm, err = permutation(cfg.Opaque, x.l); err != nil {
+	if x.perm, err = cfg.Opaque.Permutation(x.l); err != nil {
 		return nil, err
 	}
 	r := cfg.Registry
@@ -118,14 +116,14 @@ func parseNext(args []string) (*nextLine, error) {
 	if err := x.f.check(x.perm, x.enc); err != nil {
 		return nil, err
 	}
-	if x.gc, err = generatorOf(x.l, cfg); err != nil {
+	if x.gc, err = cfg.Generator(x.l); err != nil {
 		return nil, err
 	}
-	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: spaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
-	if x.lc.Reserved, err = reservedNodes(x.l, r.ReservedNodes); err != nil {
+	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: config.SpaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
+	if x.lc.Reserved, err = r.Reserved(x.l); err != nil {
 		return nil, err
 	}
-	if x.lc.Node, err = nodeOf(x.l, r); err != nil {
+	if x.lc.Node, err = r.NodeFor(x.l); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -159,7 +157,7 @@ func runNext(args []string, stdout io.Writer) error {
 			}
 			// The floor applies to every generator that issues in the
 			// namespace, as it does to serve's.
-			if err := checkFloor(g, cfg.Snowflake.Floor, perm); err != nil {
+			if err := config.CheckFloor(g, cfg.Snowflake.Floor, perm); err != nil {
 				return err
 			}
 			draw, err := f.drawer(g, perm, enc)
@@ -210,23 +208,6 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 	return f(lease)
 }
 
-// derivedNode derives the node from the host's IP, once its risk is
-// acknowledged.
-func derivedNode(l snowflake.Layout, accepted bool) (uint64, error) {
-	if !accepted {
-		return 0, usagef("--node derived cannot see a second host with the same address bits: add --accept-collision-risk to accept that")
-	}
-	ip, err := nodeid.HostIP()
-	if err != nil {
-		return 0, err
-	}
-	node, err := nodeid.DeriveFromIP(ip, l.NodeBits())
-	if err != nil {
-		return 0, usagef("%s", err)
-	}
-	return node, nil
-}
-
 // printIDs writes n IDs that draw makes. When the generator reaches the
 // HWM before the lease's next extension lands it waits for it, for as
 // long as the lease holds.
@@ -248,44 +229,4 @@ func printIDs(draw drawer, lease *nodeid.Lease, n int, stdout io.Writer) error {
 		}
 	}
 	return w.Flush()
-}
-
-// reservedNodes checks the nodes of registry.reserved_nodes against the
-// layout.
-func reservedNodes(l snowflake.Layout, nodes []uint64) ([]uint64, error) {
-	for _, v := range nodes {
-		if v > l.MaxNode() {
-			return nil, usagef("--reserved-nodes: %d is not a node of layout %s (0..%d)", v, l.Name, l.MaxNode())
-		}
-	}
-	return nodes, nil
-}
-
-// parseNode reads --node: one number for the whole node part, or one per
-// node field.
-func parseNode(l snowflake.Layout, s string) (uint64, error) {
-	parts := strings.Split(s, ",")
-	vals := make([]uint64, len(parts))
-	for i, p := range parts {
-		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
-		if err != nil {
-			return 0, usagef("--node %q: want a non-negative number, or one per node field", s)
-		}
-		vals[i] = v
-	}
-	if len(vals) == 1 {
-		if vals[0] > l.MaxNode() {
-			return 0, usagef("--node %d out of range: layout %s has %d node bits (0..%d)", vals[0], l.Name, l.NodeBits(), l.MaxNode())
-		}
-		return vals[0], nil
-	}
-	node, err := l.NodeValue(vals...)
-	var re *snowflake.RangeError
-	if errors.As(err, &re) {
-		return 0, usagef("--node %q: %s out of range 0..%d", s, re.What, re.Max)
-	}
-	if err != nil {
-		return 0, usagef("--node %q: %s", s, strings.TrimPrefix(err.Error(), "snowflake: "))
-	}
-	return node, nil
 }

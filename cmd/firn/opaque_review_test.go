@@ -13,7 +13,7 @@ import (
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// TestOpaqueLongTweakOnSQLStores: the spaceID fingerprint is the
+// TestOpaqueLongTweakOnSQLStores: the config.SpaceID fingerprint is the
 // layout's (19 characters) + ";opaque=ff1:" + 16 hex + ":" + hex(tweak):
 // 48 + 2·len(tweak). The SQL namespace table's fingerprint column is
 // VARCHAR(64), so any tweak longer than 8 bytes ("orders-2026") is

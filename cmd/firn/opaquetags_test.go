@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/firn-id/firn/idtext"
-	"github.com/firn-id/firn/internal/config"
-	"github.com/firn-id/firn/segment"
 )
 
 // opaqueTagsConfig writes a configuration serving tags secret and small
@@ -154,43 +152,5 @@ func TestOpaqueTagsRefusedOnLeafAndTinyidTables(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, "opaque.tags") || !strings.Contains(errOut, "segments.format "+format) {
 			t.Errorf("%s: exit %d, %s; want exit 2 naming opaque.tags and the format", format, code, errOut)
 		}
-	}
-}
-
-// TestTagPermutations: each listed tag has its own permutation, the same
-// on every call and in every process with the same settings, 53 bits wide
-// for a JavaScript-safe tag; another tweak gives every tag another one.
-func TestTagPermutations(t *testing.T) {
-	key := keyFile(t, testKeyA)
-	perms, err := tagPermutations(config.Opaque{Tags: []string{"a", "b", "js"}, KeyFile: key, Tweak: "t"}, maxIDOf([]string{"js"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, _ := tagPermutations(config.Opaque{Tags: []string{"a", "b", "js"}, KeyFile: key, Tweak: "t"}, maxIDOf([]string{"js"}))
-	other, _ := tagPermutations(config.Opaque{Tags: []string{"a"}, KeyFile: key, Tweak: "u"}, nil)
-	if perms("c") != nil {
-		t.Fatal("an unlisted tag is opaque")
-	}
-	seen := map[string]string{}
-	for _, tag := range []string{"a", "b", "js"} {
-		rec := segment.Recorded(perms(tag))
-		if prev, ok := seen[rec]; ok {
-			t.Fatalf("tags %s and %s share the permutation %s", prev, tag, rec)
-		}
-		seen[rec] = tag
-		if segment.Recorded(again(tag)) != rec {
-			t.Fatalf("tag %s: %s in one process, %s in another", tag, rec, segment.Recorded(again(tag)))
-		}
-		if want := map[bool]int{true: 53, false: 63}[tag == "js"]; perms(tag).Bits() != want {
-			t.Fatalf("tag %s: %d bits, want %d", tag, perms(tag).Bits(), want)
-		}
-	}
-	if segment.Recorded(other("a")) == segment.Recorded(perms("a")) {
-		t.Fatal("another tweak gave tag a the same permutation")
-	}
-	x, _ := perms("a").Encode(12345)
-	y, _ := perms("b").Encode(12345)
-	if x == y {
-		t.Fatal("tags a and b map ID 12345 alike")
 	}
 }

@@ -114,11 +114,11 @@ func runParse(args []string, stdout io.Writer) error {
 	if *guess {
 		return runGuess(ids, enc, *asJSON, stdout)
 	}
-	l, err := layoutOf(cfg.Layout)
+	l, err := cfg.Layout.Snowflake()
 	if err != nil {
 		return err
 	}
-	perm, err := permutation(cfg.Opaque, l)
+	perm, err := cfg.Opaque.Permutation(l)
 	if err != nil {
 		return err
 	}
@@ -129,12 +129,19 @@ func runParse(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
+	return writeParsed(stdout, parts, *asJSON, perm != nil)
+}
+
+// writeParsed prints the IDs taken apart, as JSON lines or as text blocks;
+// a plain ID (not revealed from an opaque one) whose time is in the
+// future gets a note.
+func writeParsed(stdout io.Writer, parts []parsed, asJSON, revealed bool) error {
 	w := bufio.NewWriter(stdout)
 	for i, p := range parts {
 		switch {
-		case *asJSON && p.wide != nil:
+		case asJSON && p.wide != nil:
 			writeWideJSON(w, p)
-		case *asJSON:
+		case asJSON:
 			writeJSON(w, p)
 		default:
 			if i > 0 {
@@ -145,7 +152,7 @@ func runParse(args []string, stdout io.Writer) error {
 				continue
 			}
 			writeText(w, p)
-			if perm == nil && p.Time.After(time.Now().Add(snowflake.GuessSkew)) {
+			if !revealed && p.Time.After(time.Now().Add(snowflake.GuessSkew)) {
 				fmt.Fprintf(w, "%-10s %s\n", "note", futureNote)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -31,7 +32,7 @@ func startBeside(t *testing.T, dir string, args ...string) string {
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
-		if _, err := os.Stat(filepath.Join(dir, discoveryName)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, backend.DiscoveryName)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the discovery file outlived the server: %v", err)
 		}
 	})
@@ -44,7 +45,7 @@ func startBeside(t *testing.T, dir string, args ...string) string {
 func TestNextAndTagBesideARunningServer(t *testing.T) {
 	dir := t.TempDir()
 	base := startBeside(t, dir)
-	if b, err := os.ReadFile(filepath.Join(dir, discoveryName)); err != nil || strings.Contains(string(b), "secret") || !strings.Contains(string(b), base) {
+	if b, err := os.ReadFile(filepath.Join(dir, backend.DiscoveryName)); err != nil || strings.Contains(string(b), "secret") || !strings.Contains(string(b), base) {
 		t.Fatalf("discovery file %q, %v: want the address %s only", b, err, base)
 	}
 	out, errOut, code := runCLI("next", "-n", "3", "--data-dir", dir)
@@ -195,7 +196,7 @@ func TestNextBesideATLSServer(t *testing.T) {
 	})
 	// Serving once its address is in the data directory.
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(filepath.Join(dir, discoveryName)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, backend.DiscoveryName)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -119,11 +119,11 @@ func runSchema(args []string, stdout io.Writer) error {
 
 // writeMode writes one mode's DDL, statements and GRANTs.
 func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlstore.Tables, grantee string) error {
-	ddl, err := modeDDL(d, m, t)
+	ddl, err := sqlstore.ModeSchema(d, m, t)
 	if err != nil {
-		return err
+		return usagef("%s: %s", modeTableFlag[m], err)
 	}
-	uses, err := sqlstore.Uses(m, t)
+	uses, err := sqlstore.Statements(m, t)
 	if err != nil {
 		return usagef("%s", err)
 	}
@@ -150,31 +150,6 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 	return nil
 }
 
-// modeDDL is the DDL of the tables of mode m.
-func modeDDL(d sqlstore.Dialect, m sqlstore.Mode, t sqlstore.Tables) (string, error) {
-	switch m {
-	case sqlstore.ModeNodes:
-		ddl, err := sqlstore.Schema(d, t.Nodes)
-		if err != nil {
-			return "", usagef("--table: %s", err)
-		}
-		return ddl, nil
-	case sqlstore.ModeLeaf:
-		ddl, err := sqlstore.SegmentSchema(d, t.Leaf)
-		if err != nil {
-			return "", usagef("--segment-table: %s", err)
-		}
-		return ddl, nil
-	case sqlstore.ModeTinyid:
-		ddl, err := sqlstore.TinyidSchema(d, t.Tinyid)
-		if err != nil {
-			return "", usagef("--tinyid-table: %s", err)
-		}
-		return ddl, nil
-	}
-	ddl, err := sqlstore.SetSchema(d, t.Set)
-	if err != nil {
-		return "", usagef("--set-table: %s", err)
-	}
-	return ddl, nil
-}
+// modeTableFlag is the flag naming each mode's table, for messages.
+var modeTableFlag = map[sqlstore.Mode]string{sqlstore.ModeNodes: "--table", sqlstore.ModeLeaf: "--segment-table",
+	sqlstore.ModeTinyid: "--tinyid-table", sqlstore.ModeSet: "--set-table"}

@@ -20,6 +20,7 @@ import (
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
@@ -195,7 +196,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer p.close()
 	sf := &o.stores
 	sf.Log = log
-	stores, err := openRetrying(ctx, sf, log)
+	stores, err := sf.OpenRetrying(ctx, log)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
@@ -235,7 +236,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	logServing(o, log, p, lease, stdout)
 	if d, ok := nodes.(interface{ Dir() string }); ok {
 		announce(d.Dir(), p.ln, o.tls != nil, log)
-		defer func() { err = errors.Join(err, removeDiscovery(d.Dir())) }()
+		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}
 	defer func() { err = errors.Join(err, p.shutdown()) }()
 	if h != nil {
@@ -265,7 +266,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 		return nil, nil, nil, nil
 	}
 	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: o.gen,
-		Check:   func(g *snowflake.Generator) error { return checkFloor(g, o.floor, o.opaque) },
+		Check:   func(g *snowflake.Generator) error { return config.CheckFloor(g, o.floor, o.opaque) },
 		Attempt: 2 * o.stores.Registry.DialTimeout, StoreName: o.stores.Describe(), Log: log})
 	if err != nil {
 		return nil, nil, nil, err
@@ -355,7 +356,7 @@ func announce(dir string, ln net.Listener, tls bool, log *slog.Logger) {
 	if tls {
 		scheme = "https"
 	}
-	if err := writeDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
+	if err := backend.WriteDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
 		log.Warn("firn next and firn tag will not find this server", "err", err)
 	}
 }
@@ -398,28 +399,6 @@ func stoppedOr(ctx context.Context, err error) error {
 	return err
 }
 
-// retryEvery is how often firn serve tries again a store that did not
-// answer.
-const retryEvery = time.Second
-
-// openRetrying opens the stores, and while they do not answer logs why
-// and tries again, until ctx ends. Bad input is returned at once.
-func openRetrying(ctx context.Context, sf *backend.Options, log *slog.Logger) (*backend.Stores, error) {
-	for {
-		stores, err := sf.Open(ctx)
-		var ue *backend.UnreachableError
-		if !errors.As(err, &ue) {
-			return stores, err
-		}
-		log.Error("store unreachable: not ready, retrying", "err", err, "retry", retryEvery.String())
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(retryEvery):
-		}
-	}
-}
-
 // dialable is a listener's address as a client dials it: an unspecified
 // host (0.0.0.0, ::) becomes loopback.
 func dialable(a net.Addr) string {
@@ -431,13 +410,6 @@ func dialable(a net.Addr) string {
 		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
 	}
 	return net.JoinHostPort("::1", strconv.Itoa(t.Port))
-}
-
-// loopback reports whether a listen address is on loopback.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	ip := net.ParseIP(host)
-	return err == nil && (host == "localhost" || (ip != nil && ip.IsLoopback()))
 }
 
 // refusedSegments is the segment store of a server that may not serve
@@ -461,54 +433,6 @@ func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) 
 	return 0, r.err()
 }
 
-// checkListen keeps the implicit local default, and a service without
-// tokens, on loopback: off it, HTTP needs tokens or anonymous grants
-// (auth.anonymous lifts this rule and no other), gRPC tokens (anonymous
-// grants cover HTTP only). flag names the listener in messages. The
-// address is host:port (config.Validate checked it).
-func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error {
-	if loopback(addr) {
-		return nil
-	}
-	switch {
-	case !explicitStore:
-		return usagef("--%s %s is not loopback: name a registry shared by every machine (--store etcd|postgres|mysql), or this machine's own node (--node N, static); two machines on the local store's lowest free node would issue the same IDs", flag, addr)
-	case flag == "grpc" && !auth.HasTokens():
-		return usagef("--grpc %s is not loopback: configure auth.tokens (docs/config.md), or --grpc off; auth.anonymous opens HTTP routes only", addr)
-	case !auth.Enabled():
-		return usagef("--%s %s is not loopback: configure auth.tokens, or auth.anonymous for chosen ID routes (docs/config.md); without either firn serve serves loopback only", flag, addr)
-	}
-	return nil
-}
-
-// checkFloor refuses a generator whose first ID would not exceed floor,
-// the largest ID a previous system issued: serve's node.Holder runs it on
-// every new generator, at start and after each lost lease (another node
-// may start lower). In opaque mode (perm set) the
-// floor is an opaque ID of the namespace, revealed before it is compared:
-// opaque IDs are not ordered.
-func checkFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) error {
-	if floor == 0 {
-		return nil
-	}
-	plain, err := reveal(perm, floor)
-	if err != nil {
-		return usagef("snowflake.floor: %s", err)
-	}
-	l := g.Layout()
-	tick := uint64(g.Now().Sub(l.Epoch) / l.Tick)
-	first, err := l.Compose(min(tick, l.MaxTick()), g.Node(), 0)
-	if err == nil && first > plain {
-		return nil
-	}
-	if perm != nil {
-		return fmt.Errorf("snowflake floor %d (opaque; revealed, %d): the first ID would be about %d before the permutation, not above it; "+
-			"move the node past it with firn admin advance --node %d --past-id %d and the opaque flags, or check the layout and epoch", floor, plain, first, g.Node(), floor)
-	}
-	return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
-		"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
-}
-
 // logOutput is where firn serve logs and the other commands write their
 // warnings; tests replace it.
 var logOutput io.Writer = os.Stderr
@@ -519,7 +443,7 @@ var logOutput io.Writer = os.Stderr
 func newLogger(level, format string) *slog.Logger {
 	var lv slog.Level
 	_ = lv.UnmarshalText([]byte(level)) // valid: config.Validate
-	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: scrubAttr}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: secret.ScrubAttr}
 	text := format == "text"
 	if f, ok := logOutput.(*os.File); ok && format == "auto" {
 		fi, err := f.Stat()

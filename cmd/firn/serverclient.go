@@ -221,7 +221,7 @@ func (f *remoteFlags) beside(sf *backend.Options, err error) (*remote, error) {
 	if derr != nil {
 		return nil, err
 	}
-	base, derr := readDiscovery(dir)
+	base, derr := backend.ReadDiscovery(dir)
 	if derr != nil {
 		return nil, err // held by another command, not a server
 	}

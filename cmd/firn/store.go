@@ -49,9 +49,7 @@ var storeUses = []string{"registry.store", "registry.data_dir", "registry.endpoi
 
 // storeOf is the store the settings name, for serve and every other
 // command: the one translation of the configuration's store settings.
-// The stores' messages hide passwords with redact and scrub.
 func storeOf(cfg *config.Config) backend.Options {
 	home, _ := os.UserHomeDir()
-	return backend.Options{Registry: cfg.Registry, Segments: cfg.Segments, StateHome: os.Getenv("XDG_STATE_HOME"), Home: home,
-		Secrets: backend.Secrets{Redact: redact, Scrub: scrub}}
+	return backend.Options{Registry: cfg.Registry, Segments: cfg.Segments, StateHome: os.Getenv("XDG_STATE_HOME"), Home: home}
 }

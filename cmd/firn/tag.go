@@ -145,7 +145,7 @@ func parseTag(args []string) (*tagLine, error) {
 	if err := config.CheckTagList("segments.javascript_safe", t.cfg.Segments.JavaScriptSafe); err != nil {
 		return nil, usagef("%s", err)
 	}
-	if t.perms, err = tagPermutations(t.cfg.Opaque, maxIDOf(t.cfg.Segments.JavaScriptSafe)); err != nil {
+	if t.perms, err = t.cfg.Opaque.TagPermutations(t.cfg.Segments.MaxID()); err != nil {
 		return nil, err
 	}
 	if len(t.pos) != count {
@@ -159,7 +159,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	sub, pos, cfg, tf, perms, jsSafe := t.sub, t.pos, t.cfg, t.flags, t.perms, t.cfg.Segments.JavaScriptSafe
+	sub, pos, cfg, tf, perms := t.sub, t.pos, t.cfg, t.flags, t.perms
 	if sub == "reveal" {
 		enc, err := tf.encoding()
 		if err != nil {
@@ -168,7 +168,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		return revealTag(pos[0], pos[1], enc, perms, stdout)
 	}
 	sf := storeOf(cfg)
-	rf, first, step, to, desc, n := &tf.rf, tf.first, tf.step, tf.to, tf.desc, tf.n
+	rf := &tf.rf
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var store tagAdmin
@@ -181,7 +181,7 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		if err == nil {
 			defer func() { err = errors.Join(err, closeStore()) }()
 			store = local
-			if alloc, err = segment.NewAllocator(local, segment.Config{MaxWait: 5 * time.Second, MaxID: maxIDOf(jsSafe), Opaque: perms}); err != nil {
+			if alloc, err = segment.NewAllocator(local, segment.Config{MaxWait: 5 * time.Second, MaxID: cfg.Segments.MaxID(), Opaque: perms}); err != nil {
 				return err
 			}
 			defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
@@ -200,54 +200,86 @@ func runTag(args []string, stdout io.Writer) (err error) {
 	case "list":
 		return listTags(ctx, store, stdout)
 	case "create":
-		if *step < 1 {
-			return usagef("--step %d: want at least 1", *step)
-		}
-		if *first < 0 || *first > segment.MaxEnd {
-			return usagef("--first %d: want 0 to %d", *first, int64(segment.MaxEnd))
-		}
-		create := store.CreateTag // a server records its own opaque settings
-		if alloc != nil {
-			create = alloc.CreateTag
-		}
-		if err := create(ctx, pos[0], *first, *step, *desc); err != nil {
-			return tagErr(pos[0], err)
-		}
-		ids := "plain IDs"
-		if alloc != nil && alloc.Opaque(pos[0]) {
-			ids = "opaque IDs (the first plain ID; draws show its image)"
-		}
-		_, err = fmt.Fprintf(stdout, "tag %s: first ID %d, step %d, %s\n", pos[0], *first, *step, ids)
-		return err
+		return t.create(ctx, store, alloc, stdout)
 	case "step":
-		v, err := strconv.ParseInt(pos[1], 10, 64)
-		if err != nil || v < 1 {
-			return usagef("step %q: want a whole number of at least 1", pos[1])
-		}
-		if err := store.SetStep(ctx, pos[0], v); err != nil {
-			return tagErr(pos[0], err)
-		}
-		_, err = fmt.Fprintf(stdout, "tag %s: step %d\n", pos[0], v)
-		return err
+		return t.setStep(ctx, store, stdout)
 	case "advance":
-		if *to < 1 {
-			return usagef("--to is required: the next ID must be at least this")
-		}
-		if *to > segment.MaxEnd {
-			return usagef("--to %d: want at most %d (a counter past it could wrap)", *to, int64(segment.MaxEnd))
-		}
-		after, err := store.Advance(ctx, pos[0], *to)
-		if err != nil {
-			return tagErr(pos[0], err)
-		}
-		note := ""
-		if after > *to {
-			note = ", already past the requested value;"
-		}
-		_, err = fmt.Fprintf(stdout, "tag %s: next ID %d%s (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after, note)
-		return err
+		return t.advance(ctx, store, stdout)
 	}
-	enc, err := tf.encoding()
+	return t.next(ctx, r, alloc, stdout)
+}
+
+// create is firn tag create: through the allocator of a store opened
+// here, so the tag takes these opaque settings, or through a server.
+func (t *tagLine) create(ctx context.Context, store tagAdmin, alloc *segment.Allocator, stdout io.Writer) error {
+	pos, first, step, desc := t.pos, t.flags.first, t.flags.step, t.flags.desc
+	if *step < 1 {
+		return usagef("--step %d: want at least 1", *step)
+	}
+	if *first < 0 || *first > segment.MaxEnd {
+		return usagef("--first %d: want 0 to %d", *first, int64(segment.MaxEnd))
+	}
+	create := store.CreateTag // a server records its own opaque settings
+	if alloc != nil {
+		create = alloc.CreateTag
+	}
+	if err := create(ctx, pos[0], *first, *step, *desc); err != nil {
+		return tagErr(pos[0], err)
+	}
+	ids := "plain IDs"
+	if alloc != nil && alloc.Opaque(pos[0]) {
+		ids = "opaque IDs (the first plain ID; draws show its image)"
+	}
+	_, err := fmt.Fprintf(stdout, "tag %s: first ID %d, step %d, %s\n", pos[0], *first, *step, ids)
+	return err
+}
+
+// setStep is firn tag step.
+func (t *tagLine) setStep(ctx context.Context, store tagAdmin, stdout io.Writer) error {
+	pos := t.pos
+	v, err := strconv.ParseInt(pos[1], 10, 64)
+	if err != nil || v < 1 {
+		return usagef("step %q: want a whole number of at least 1", pos[1])
+	}
+	if err := store.SetStep(ctx, pos[0], v); err != nil {
+		return tagErr(pos[0], err)
+	}
+	_, err = fmt.Fprintf(stdout, "tag %s: step %d\n", pos[0], v)
+	return err
+}
+
+// advance is firn tag advance.
+func (t *tagLine) advance(ctx context.Context, store tagAdmin, stdout io.Writer) error {
+	pos, to := t.pos, t.flags.to
+	if *to < 1 {
+		return usagef("--to is required: the next ID must be at least this")
+	}
+	if *to > segment.MaxEnd {
+		return usagef("--to %d: want at most %d (a counter past it could wrap)", *to, int64(segment.MaxEnd))
+	}
+	after, err := store.Advance(ctx, pos[0], *to)
+	if err != nil {
+		return tagErr(pos[0], err)
+	}
+	if after < *to {
+		// Advance never moves a counter back, so an answer below the
+		// value asked for proves nothing moved: after a restore the
+		// tag would issue IDs already issued.
+		return fmt.Errorf("advance tag %s to %d: the answer is next ID %d, below it; the counter may not have moved", pos[0], *to, after)
+	}
+	note := ""
+	if after > *to {
+		note = ", already past the requested value;"
+	}
+	_, err = fmt.Fprintf(stdout, "tag %s: next ID %d%s (the next range a server reserves starts here; ranges already reserved are served first)\n", pos[0], after, note)
+	return err
+}
+
+// next is firn tag next: from a running server when r is set, else from
+// the allocator of a store opened here.
+func (t *tagLine) next(ctx context.Context, r *remote, alloc *segment.Allocator, stdout io.Writer) error {
+	pos, n := t.pos, t.flags.n
+	enc, err := t.flags.encoding()
 	if err != nil {
 		return err
 	}

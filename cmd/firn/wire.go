@@ -5,14 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -58,27 +56,10 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
 		return o, usagef("%s", err)
 	}
-	// Off loopback the node must come from a shared registry (etcd, SQL)
-	// or be the operator's: a local store picking "the lowest free node"
-	// gives node 0 on every machine, explicit or not.
-	explicitStore := r.Store != "local" || r.Node != "" || !cfg.Snowflake.Enabled
-	if err := checkListen("http", o.addr, explicitStore, o.auth); err != nil {
+	if err := cfg.CheckListeners(o.auth); err != nil {
 		return o, err
 	}
-	// Segments from the local directory serve one machine: off loopback,
-	// machines behind one address would each count the same IDs.
-	if r.Store == "local" && len(sg.Stores) == 0 && sg.Store == "" && !sg.Local &&
-		(!loopback(o.addr) || (o.grpcAddr != "off" && !loopback(o.grpcAddr))) {
-		o.segmentsOff = "segments are off: this server listens off loopback on the local data directory, " +
-			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +
-			"name shared segment databases (segments.stores) or a shared store (--store etcd|postgres|mysql), " +
-			"or --local-segments if this machine alone serves its tags"
-	}
-	if o.grpcAddr != "off" {
-		if err := checkListen("grpc", o.grpcAddr, explicitStore, o.auth); err != nil {
-			return o, err
-		}
-	}
+	o.segmentsOff = cfg.LocalSegmentsOff()
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.
@@ -89,62 +70,32 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 		}
 		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	if o.layout, err = layoutOf(cfg.Layout); err != nil {
+	if o.layout, err = cfg.Layout.Snowflake(); err != nil {
 		return o, err
 	}
-	if err := checkGenerates(o.layout, time.Now()); err != nil {
+	if err := config.CheckGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
 	if cfg.Snowflake.JavaScriptSafe && cfg.Snowflake.Enabled && !o.layout.JavaScriptSafe() {
 		return o, usagef("snowflake.javascript_safe (--javascript-safe): the layout has %d bits, so its IDs reach past 2^53; use a layout of at most %d bits, such as --layout js53",
 			o.layout.Bits(), snowflake.JavaScriptBits)
 	}
-	o.maxID = maxIDOf(cfg.Segments.JavaScriptSafe)
-	if o.opaque, err = permutationOf(cfg.Opaque, o.layout); err != nil {
+	o.maxID = cfg.Segments.MaxID()
+	if o.opaque, err = cfg.Opaque.Permutation(o.layout); err != nil {
 		return o, err
 	}
-	if o.tagOpaque, err = tagPermutations(cfg.Opaque, o.maxID); err != nil {
+	if o.tagOpaque, err = cfg.Opaque.TagPermutations(o.maxID); err != nil {
 		return o, err
 	}
-	if o.gen, err = generatorOf(o.layout, cfg); err != nil {
+	if o.gen, err = cfg.Generator(o.layout); err != nil {
 		return o, err
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: spaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
-	if o.lease.Reserved, err = reservedNodes(o.layout, r.ReservedNodes); err != nil {
+	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: config.SpaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
+	if o.lease.Reserved, err = r.Reserved(o.layout); err != nil {
 		return o, err
 	}
-	o.lease.Node, err = nodeOf(o.layout, r)
+	o.lease.Node, err = r.NodeFor(o.layout)
 	return o, err
-}
-
-// nodeOf is the node registry.node names for layout l: nil for the
-// lowest free one in the store, a value for a static or derived node.
-func nodeOf(l snowflake.Layout, r config.Registry) (*uint64, error) {
-	var node uint64
-	var err error
-	switch {
-	case r.Node == "":
-		return nil, nil
-	case r.Node == "derived":
-		node, err = derivedNode(l, r.AcceptCollisionRisk)
-	default:
-		node, err = parseNode(l, r.Node)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &node, nil
-}
-
-// generatorOf is the generator's configuration from the settings, for
-// serve and firn next alike; the caller sets Node and Reservation once it
-// holds a lease.
-func generatorOf(l snowflake.Layout, cfg *config.Config) (snowflake.Config, error) {
-	p, err := cfg.Snowflake.Policy()
-	if err != nil {
-		return snowflake.Config{}, usagef("%s", err)
-	}
-	return snowflake.Config{Layout: l, Exhausted: p, MaxBorrow: cfg.Snowflake.MaxBorrow, StartAhead: cfg.Registry.StartAhead}, nil
 }
 
 // exhaustedHelp is the help of snowflake.exhausted and max_borrow, its
@@ -223,22 +174,4 @@ func loadConfig(args []string) (*config.Config, error) {
 		return nil, usagef("%s", err)
 	}
 	return c, nil
-}
-
-// maxIDOf is the allocator's bound per tag: 2^53−1 for the tags listed
-// (all with "*"), none for the others.
-func maxIDOf(tags []string) func(string) int64 {
-	if len(tags) == 0 {
-		return nil
-	}
-	all, set := slices.Contains(tags, "*"), map[string]bool{}
-	for _, t := range tags {
-		set[t] = true
-	}
-	return func(tag string) int64 {
-		if all || set[tag] {
-			return segment.JavaScriptSafe
-		}
-		return 0
-	}
 }

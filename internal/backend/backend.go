@@ -91,38 +91,6 @@ type Options struct {
 	StateHome, Home string
 	// Log receives the token reader's failed refreshes.
 	Log *slog.Logger
-	// Secrets keeps passwords out of every message.
-	Secrets Secrets
-}
-
-// Secrets keeps passwords out of what the package says. Redact returns a
-// DSN (kind postgres or mysql) or an etcd endpoint (kind "endpoint")
-// with its password replaced, and remembers the password; Scrub replaces
-// every password remembered in a message quoted from a driver. Left nil,
-// each hides the whole value: the package fails closed.
-type Secrets struct {
-	Redact func(kind, value string) string
-	Scrub  func(s string) string
-}
-
-// redacted stands for a value hidden whole.
-const redacted = "REDACTED"
-
-func (s Secrets) redact(kind, value string) string {
-	if s.Redact == nil {
-		if value == "" {
-			return ""
-		}
-		return redacted
-	}
-	return s.Redact(kind, value)
-}
-
-func (s Secrets) scrub(v string) string {
-	if s.Scrub == nil {
-		return redacted
-	}
-	return s.Scrub(v)
 }
 
 // Describe names the store for messages.

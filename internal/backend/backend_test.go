@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -17,22 +19,6 @@ import (
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// hide is a Secrets that knows the test passwords only: a value that
-// holds one is hidden whole. cmd/firn's redact and scrub read every
-// password the way its driver does; here the test is that every DSN and
-// driver message goes through them.
-var hide = backend.Secrets{
-	Redact: func(_, v string) string {
-		if strings.Contains(v, "s3cret") {
-			return "REDACTED"
-		}
-		return v
-	},
-	Scrub: func(v string) string {
-		return strings.NewReplacer("s3cretpw", "REDACTED", "s3cret pw", "REDACTED").Replace(v)
-	},
-}
-
 func options(r config.Registry, sg config.Segments) backend.Options {
 	if r.DialTimeout == 0 {
 		r.DialTimeout = 5 * time.Second
@@ -40,7 +26,7 @@ func options(r config.Registry, sg config.Segments) backend.Options {
 	if sg.Format == "" {
 		sg.Format = "leaf"
 	}
-	return backend.Options{Registry: r, Segments: sg, Secrets: hide}
+	return backend.Options{Registry: r, Segments: sg}
 }
 
 func ExampleNames() {
@@ -143,9 +129,9 @@ func TestUnreachableIsAnOutage(t *testing.T) {
 	}
 }
 
-// TestNoSecretsHidesWholeValues: left unset, Secrets hides every DSN
-// and driver message whole rather than print a password.
-func TestNoSecretsHidesWholeValues(t *testing.T) {
+// TestUnreadableDSNHiddenWhole: a DSN its driver cannot read is hidden
+// whole rather than print a password.
+func TestUnreadableDSNHiddenWhole(t *testing.T) {
 	o := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:s3cretpw@tcp(h:3306)", DialTimeout: time.Second}, Segments: config.Segments{Format: "leaf"}}
 	_, _, err := o.OpenNodes(context.Background())
 	if !errors.Is(err, backend.ErrConfig) || !strings.HasPrefix(err.Error(), "--dsn REDACTED: not a MySQL DSN") || strings.Contains(err.Error(), "s3cretpw") {
@@ -247,5 +233,24 @@ func TestOpenSQLWithTokens(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestOpenRetrying: bad input is returned at once; an unreachable store
+// is tried again until ctx ends.
+func TestOpenRetrying(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bad := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:pw@tcp(h:3306)", DialTimeout: time.Second}, Segments: config.Segments{Format: "leaf"}}
+	if _, err := bad.OpenRetrying(context.Background(), log); !errors.Is(err, backend.ErrConfig) {
+		t.Fatalf("OpenRetrying of a bad DSN: %v; want ErrConfig at once", err)
+	}
+	ln := closedPort(t)
+	down := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:pw@tcp(" + ln + ")/db", DialTimeout: 200 * time.Millisecond}, Segments: config.Segments{Format: "leaf"}}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	_, err := down.OpenRetrying(ctx, log)
+	var ue *backend.UnreachableError
+	if !errors.As(err, &ue) || ctx.Err() == nil {
+		t.Fatalf("OpenRetrying of a store that does not answer: %v (ctx %v); want UnreachableError once ctx ended", err, ctx.Err())
 	}
 }

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -21,11 +22,11 @@ import (
 // address it dials, for messages; a DSN the driver cannot read is bad
 // input, reported without quoting it.
 func (o Options) sqlEndpoint(kind, dsn string) (string, error) {
-	shown := o.Secrets.redact(kind, dsn) // also remembers the password for scrub
+	shown := Redact(kind, dsn) // also remembers the password for scrub
 	if kind == "mysql" {
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
-			return "", configf("--dsn %s: not a MySQL DSN (user:password@tcp(host:3306)/db): %s", shown, o.Secrets.scrub(err.Error()))
+			return "", configf("--dsn %s: not a MySQL DSN (user:password@tcp(host:3306)/db): %s", shown, secret.Scrub(err.Error()))
 		}
 		return cfg.Net + " " + cfg.Addr, nil
 	}
@@ -35,7 +36,7 @@ func (o Options) sqlEndpoint(kind, dsn string) (string, error) {
 		// only its cause.
 		cause := "cannot parse it"
 		if inner := errors.Unwrap(err); inner != nil {
-			cause = o.Secrets.scrub(inner.Error())
+			cause = secret.Scrub(inner.Error())
 		}
 		return "", configf("--dsn %s: not a PostgreSQL DSN (postgres://user@host:5432/db or host=… dbname=…): %s", shown, cause)
 	}
@@ -55,12 +56,12 @@ func (o Options) pingSQL(ctx context.Context, db *sql.DB, kind, endpoint string)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		if why, ok := sqlstore.RefusedConnection(err); ok {
-			return configf("%s %s: %s", kind, endpoint, o.Secrets.scrub(why))
+			return configf("%s %s: %s", kind, endpoint, secret.Scrub(why))
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}
-		return &UnreachableError{Store: kind, Endpoint: endpoint, Timeout: timeout, Err: err, secrets: o.Secrets}
+		return &UnreachableError{Store: kind, Endpoint: endpoint, Timeout: timeout, Err: err}
 	}
 	return nil
 }
@@ -73,13 +74,13 @@ func (o Options) checkEndpoints(endpoints []string) error {
 		if strings.Contains(ep, "://") {
 			u, err := url.Parse(ep)
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return configf("--endpoints %s: want http://host:port or https://host:port", o.Secrets.redact("endpoint", ep))
+				return configf("--endpoints %s: want http://host:port or https://host:port", Redact("endpoint", ep))
 			}
 			hostport = u.Host
 		}
 		host, port, err := net.SplitHostPort(hostport)
 		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || host == "" || perr != nil {
-			return configf("--endpoints %s: want host:port, such as http://127.0.0.1:2379", o.Secrets.redact("endpoint", ep))
+			return configf("--endpoints %s: want host:port, such as http://127.0.0.1:2379", Redact("endpoint", ep))
 		}
 	}
 	return nil
@@ -94,7 +95,7 @@ func (o Options) pingEtcd(ctx context.Context, cli *clientv3.Client, endpoints [
 	defer cancel()
 	shown := make([]string, len(endpoints))
 	for i, ep := range endpoints {
-		shown[i] = o.Secrets.redact("endpoint", ep)
+		shown[i] = Redact("endpoint", ep)
 	}
 	// A linearizable read answers only once the client reaches a member
 	// that is part of a quorum.
@@ -103,7 +104,7 @@ func (o Options) pingEtcd(ctx context.Context, cli *clientv3.Client, endpoints [
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = errors.Join(context.DeadlineExceeded, err)
 		}
-		return &UnreachableError{Store: "etcd", Endpoint: strings.Join(shown, ","), Timeout: timeout, Err: err, secrets: o.Secrets}
+		return &UnreachableError{Store: "etcd", Endpoint: strings.Join(shown, ","), Timeout: timeout, Err: err}
 	}
 	return nil
 }
@@ -125,7 +126,7 @@ func (o Options) OpenDB(ctx context.Context, kind, dsn string) (*sql.DB, error) 
 	}
 	db, err := sql.Open(drivers[kind], dsn)
 	if err != nil {
-		return nil, configf("--dsn %s: %s", o.Secrets.redact(kind, dsn), o.Secrets.scrub(err.Error()))
+		return nil, configf("--dsn %s: %s", Redact(kind, dsn), secret.Scrub(err.Error()))
 	}
 	if err := o.pingSQL(ctx, db, kind, endpoint); err != nil {
 		db.Close()

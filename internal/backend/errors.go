@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/firn-id/firn/internal/secret"
 )
 
 // ErrConfig is matched by the errors of settings that open no store —
@@ -32,14 +34,13 @@ type UnreachableError struct {
 	Endpoint string // host:port, or the etcd endpoints, redacted
 	Timeout  time.Duration
 	Err      error
-	secrets  Secrets
 }
 
 func (e *UnreachableError) Error() string {
 	if errors.Is(e.Err, context.DeadlineExceeded) {
 		return fmt.Sprintf("%s %s: no answer within %s (--dial-timeout)", e.Store, e.Endpoint, e.Timeout)
 	}
-	return fmt.Sprintf("%s %s: unreachable: %s", e.Store, e.Endpoint, e.secrets.scrub(e.Err.Error()))
+	return fmt.Sprintf("%s %s: unreachable: %s", e.Store, e.Endpoint, secret.Scrub(e.Err.Error()))
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

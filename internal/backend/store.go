@@ -3,14 +3,17 @@ package backend
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"github.com/firn-id/firn/etcdstore"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
@@ -62,7 +65,7 @@ func openEtcd(ctx context.Context, op *opener) (*opened, error) {
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: r.DialTimeout, Logger: zap.NewNop()})
 	if err != nil {
-		return nil, configf("--endpoints %s: %s", op.Secrets.redact("endpoint", joined), op.Secrets.scrub(err.Error()))
+		return nil, configf("--endpoints %s: %s", Redact("endpoint", joined), secret.Scrub(err.Error()))
 	}
 	if err := op.pingEtcd(ctx, cli, endpoints, prefix+"layout"); err != nil {
 		_ = cli.Close()
@@ -94,5 +97,28 @@ func openSQL(d sqlstore.Dialect) func(context.Context, *opener) (*opened, error)
 		}
 		segs := func() (segment.Store, error) { return op.sqlSegments(d, db) }
 		return &opened{nodes: s, segments: segs, close: db.Close}, nil
+	}
+}
+
+// RetryEvery is how often OpenRetrying tries again a store that did not
+// answer.
+const RetryEvery = time.Second
+
+// OpenRetrying opens the stores, and while they do not answer (an
+// *UnreachableError: an outage, which a server waits out) logs why and
+// tries again, until ctx ends. Bad input is returned at once.
+func (o Options) OpenRetrying(ctx context.Context, log *slog.Logger) (*Stores, error) {
+	for {
+		stores, err := o.Open(ctx)
+		var ue *UnreachableError
+		if !errors.As(err, &ue) {
+			return stores, err
+		}
+		log.Error("store unreachable: not ready, retrying", "err", err, "retry", RetryEvery.String())
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(RetryEvery):
+		}
 	}
 }

@@ -4,7 +4,9 @@
 // then command-line flags bound onto the same fields, and validated in
 // one place with errors that name the field, its variable and its flag.
 // A command other than serve takes the settings it uses (For) and binds
-// only their flags (Register).
+// only their flags (Register). The sections read themselves into the
+// values firn runs with — Layout into a snowflake.Layout, Opaque into the
+// permutations of its ID spaces — so each rule lives here once.
 package config
 
 import (
@@ -23,8 +25,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
@@ -45,52 +47,6 @@ type Config struct {
 	Auth      Auth      `yaml:"auth"`
 	Opaque    Opaque    `yaml:"opaque"`
 	Log       Log       `yaml:"log"`
-}
-
-// Opaque makes IDs opaque: every snowflake ID, and every ID of the tags
-// listed, passes through a keyed permutation of its ID space (package
-// opaque), so it shows neither its time nor how many came before it. The
-// key's fingerprint and the tweak are recorded with the namespace's
-// layout, and with each opaque tag when it is created: a namespace or tag
-// keeps one key and one tweak for its whole life, and a server with
-// another key, another tweak, or opaque mode set differently refuses it
-// (two permutations over one space collide).
-type Opaque struct {
-	// Snowflake permutes every snowflake ID this server issues.
-	Snowflake bool `yaml:"snowflake" flag:"opaque"`
-	// Tags lists the segment tags (or "*" for all) whose IDs are opaque:
-	// a permutation of 63 bits per tag (53 for the tags in
-	// segments.javascript_safe), recorded with the tag when it is
-	// created. A tag created plain stays plain, and the reverse: list a
-	// tag here before creating it. Needs firn's own segment table
-	// (segments.format set), the local store or etcd.
-	Tags []string `yaml:"tags" flag:"opaque-tags"`
-	// KeyFile names a file holding the key in hex: 32, 48 or 64 digits
-	// (AES-128, -192, -256), such as the output of openssl rand -hex 32.
-	KeyFile string `yaml:"key_file" flag:"opaque-key-file" path:"true"`
-	// Key is the key itself, in hex, in the configuration file only
-	// (never a flag or variable); config print hides it. Prefer KeyFile.
-	Key string `yaml:"key" flag:"-" secret:"true"`
-	// Tweak is part of the permutation: IDs of one key under two tweaks
-	// differ. Recorded, in hex, with the layout.
-	Tweak string `yaml:"tweak" flag:"opaque-tweak"`
-	// AcceptUncheckedKey, with a static or derived node, promises that
-	// every machine uses the same key and tweak: each records only its
-	// own, so nothing can check it, and two keys over one space collide.
-	AcceptUncheckedKey bool `yaml:"accept_unchecked_key" flag:"opaque-accept-unchecked-key"`
-}
-
-// CheckNode refuses opaque mode with a node the operator names (a static
-// node, or derived) unless AcceptUncheckedKey: a shared registry records
-// the key's fingerprint for every machine, a machine's own data directory
-// only for itself.
-func (o Opaque) CheckNode(node string) error {
-	if o.Snowflake && node != "" && !o.AcceptUncheckedKey {
-		return &FieldError{Field: "opaque.accept_unchecked_key", Reason: "opaque mode with a static or derived node (registry.node " + node +
-			"): each machine records only its own key, so nothing checks that every machine uses the same key and tweak, and two keys collide; " +
-			"set it to true to promise they do, or take nodes from a shared registry (etcd, postgres, mysql)"}
-	}
-	return nil
 }
 
 // Log is how firn serve logs.
@@ -617,7 +573,8 @@ var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 // Validate checks every setting, in the one place they are checked: the
 // same for firn serve and firn config check. kinds lists the store
 // backends the command knows. The layout and the files named are checked
-// when they are read (they need the command's parsers).
+// when they are read into the values firn runs with (Layout.Snowflake,
+// Opaque.Permutation and TagPermutations), after these checks.
 func (c *Config) Validate(kinds []string) error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
@@ -733,32 +690,6 @@ func CheckTagList(field string, tags []string) error {
 	return nil
 }
 
-// Validate checks opaque mode's settings, for firn serve's configuration
-// and for the commands that take them as flags; the key file is read, and
-// the layout's size checked, where the layout is read.
-func (o Opaque) Validate() error {
-	fail := func(field, reason string) error { return &FieldError{Field: field, Reason: reason} }
-	switch {
-	case o.Key != "" && o.KeyFile != "":
-		return fail("opaque.key", "set the key or a key file, not both")
-	case o.On() && o.Key == "" && o.KeyFile == "":
-		return fail("opaque.key_file", "opaque mode needs a key: name a file holding 32, 48 or 64 hex digits (openssl rand -hex 32 > key)")
-	case !o.On() && (o.Key != "" || o.KeyFile != "" || o.Tweak != ""):
-		return fail("opaque.snowflake", "a key or tweak is set but opaque mode is off: set opaque.snowflake to true or list tags in opaque.tags, or remove the key")
-	case len(o.Tweak) > opaque.MaxTweak:
-		return fail("opaque.tweak", fmt.Sprintf("%d bytes: want at most %d", len(o.Tweak), opaque.MaxTweak))
-	}
-	if o.Key != "" {
-		if _, err := opaque.ParseKey([]byte(o.Key)); err != nil {
-			return fail("opaque.key", err.Error())
-		}
-	}
-	return CheckTagList("opaque.tags", o.Tags)
-}
-
-// On reports whether any IDs are opaque: snowflake IDs or a tag's.
-func (o Opaque) On() bool { return o.Snowflake || len(o.Tags) > 0 }
-
 // validateAuth checks the tokens and anonymous grants with the server's
 // own rules (server.NewAuth), naming the field at fault; a token
 // without a scope, which the server would take, and an anonymous rate of
@@ -861,10 +792,28 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 	}
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
 	for i := range r.Auth.Tokens {
-		r.Auth.Tokens[i].Secret = "REDACTED"
+		r.Auth.Tokens[i].Secret = secret.Redacted
 	}
 	if r.Opaque.Key != "" {
-		r.Opaque.Key = "REDACTED"
+		r.Opaque.Key = secret.Redacted
 	}
 	return yaml.Marshal(&r)
+}
+
+// MaxID is the allocator's bound per tag: 2^53−1 for the tags
+// JavaScriptSafe lists (all with "*"), none for the others.
+func (s Segments) MaxID() func(string) int64 {
+	if len(s.JavaScriptSafe) == 0 {
+		return nil
+	}
+	all, set := slices.Contains(s.JavaScriptSafe, "*"), map[string]bool{}
+	for _, t := range s.JavaScriptSafe {
+		set[t] = true
+	}
+	return func(tag string) int64 {
+		if all || set[tag] {
+			return segment.JavaScriptSafe
+		}
+		return 0
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -376,5 +377,54 @@ func TestFilePathsAreRelativeToTheFile(t *testing.T) {
 	}
 	if c.Opaque.KeyFile != "key" {
 		t.Fatalf("key_file of a document without a file = %q; want it as given", c.Opaque.KeyFile)
+	}
+}
+
+// TestSegmentsMaxID: the tags segments.javascript_safe lists, or every
+// tag with "*", are bounded at 2^53−1; the others are not.
+func TestSegmentsMaxID(t *testing.T) {
+	if (config.Segments{}).MaxID() != nil {
+		t.Fatal("no tags listed, yet a bound")
+	}
+	some := config.Segments{JavaScriptSafe: []string{"order"}}.MaxID()
+	if some("order") != segment.JavaScriptSafe || some("user") != 0 {
+		t.Fatalf("listed tag: %d, other: %d", some("order"), some("user"))
+	}
+	if all := (config.Segments{JavaScriptSafe: []string{"*"}}).MaxID(); all("anything") != segment.JavaScriptSafe {
+		t.Fatal(`"*" leaves a tag unbounded`)
+	}
+}
+
+// TestRedactedHidesEveryFieldTaggedSecret: a field tagged secret, in a
+// section or in an entry of a list, never reaches config print as set.
+func TestRedactedHidesEveryFieldTaggedSecret(t *testing.T) {
+	const pw = "tagged-pa55word"
+	c := config.Default()
+	var set func(v reflect.Value) int
+	set = func(v reflect.Value) (n int) {
+		for i := range v.NumField() {
+			f, sf := v.Field(i), v.Type().Field(i)
+			switch {
+			case sf.Tag.Get("secret") == "true" && f.Kind() == reflect.String:
+				f.SetString(pw)
+				n++
+			case f.Kind() == reflect.Struct:
+				n += set(f)
+			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
+				f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+				n += set(f.Index(0))
+			}
+		}
+		return n
+	}
+	if n := set(reflect.ValueOf(&c).Elem()); n < 4 {
+		t.Fatalf("%d fields tagged secret, want the key and three DSNs at least", n)
+	}
+	out, err := c.Redacted(hideAll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), pw) {
+		t.Fatalf("config print shows a field tagged secret:\n%s", out)
 	}
 }

@@ -61,7 +61,7 @@ func skipNodesAhead(t *testing.T, s nodeid.Store) {
 	}
 	_, err := nodeid.Acquire(ctx(t), s, cfg)
 	var ae *nodeid.AheadError
-	var cb *nodeid.ClockBehindError
+	var cb *nodeid.BehindHWMError
 	if !errors.As(err, &ae) || !sameNodes(ae.Nodes, []uint64{0, 2}) || ae.Held != 2 || ae.Pool != 4 || !errors.As(err, &cb) {
 		t.Fatalf("Acquire with every free node ahead: %v, want an *AheadError naming nodes 0 and 2, 2 of 4 held", err)
 	}
@@ -70,7 +70,7 @@ func skipNodesAhead(t *testing.T, s nodeid.Store) {
 	}
 }
 
-func nodesOf(cbs []*nodeid.ClockBehindError) []uint64 {
+func nodesOf(cbs []*nodeid.BehindHWMError) []uint64 {
 	var ns []uint64
 	for _, cb := range cbs {
 		ns = append(ns, cb.Node)
@@ -78,7 +78,7 @@ func nodesOf(cbs []*nodeid.ClockBehindError) []uint64 {
 	return ns
 }
 
-func sameNodes(cbs []*nodeid.ClockBehindError, want []uint64) bool {
+func sameNodes(cbs []*nodeid.BehindHWMError, want []uint64) bool {
 	got := nodesOf(cbs)
 	if len(got) != len(want) {
 		return false

@@ -1,0 +1,75 @@
+package backend
+
+import (
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firn-id/firn/internal/secret"
+)
+
+// Redact returns value — a DSN of kind postgres or mysql (any other kind
+// is read as either), or an etcd endpoint of kind "endpoint" — with its password replaced by REDACTED, read
+// the way the driver reads it: pgx's keyword/value grammar or URL (its
+// password, and the password and sslpassword parameters), mysql.ParseDSN
+// and Config.FormatDSN, net/url for etcd. Every password found is also
+// remembered, so that secret.Scrub hides it in any later message. A value that
+// cannot be read, or whose redaction would still contain a password the
+// driver reads from it, is replaced whole: firn fails closed. Config
+// print, error messages and logs all go through here.
+func Redact(kind, value string) string {
+	if value == "" {
+		return ""
+	}
+	var out string
+	var passwords []string
+	ok := false
+	switch kind {
+	case "mysql":
+		out, passwords, ok = redactMySQL(value)
+	case "endpoint":
+		out, passwords, ok = secret.Endpoint(value)
+	case "postgres":
+		out, passwords, ok = redactPostgres(value)
+	default: // a DSN given to another store: hide it whatever it is
+		if out, passwords, ok = redactPostgres(value); !ok {
+			out, passwords, ok = redactMySQL(value)
+		}
+	}
+	secret.Remember(passwords...)
+	for _, p := range passwords {
+		if p != "" && p != secret.Redacted && strings.Contains(out, p) {
+			ok = false
+		}
+	}
+	if !ok {
+		return secret.Redacted
+	}
+	return out
+}
+
+// redactMySQL reads dsn with the MySQL driver and writes it back with the
+// password replaced.
+func redactMySQL(dsn string) (string, []string, bool) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", nil, false
+	}
+	pw := cfg.Passwd
+	if pw != "" {
+		cfg.Passwd = secret.Redacted
+	}
+	return cfg.FormatDSN(), []string{pw}, true
+}
+
+// redactPostgres reads dsn as pgx does (secret.Postgres) and replaces
+// each secret setting's value. When pgx itself accepts dsn, the password
+// it would use is checked to be gone too.
+func redactPostgres(dsn string) (string, []string, bool) {
+	out, passwords, ok := secret.Postgres(dsn)
+	if cfg, err := pgconn.ParseConfig(dsn); err == nil {
+		passwords = append(passwords, cfg.Password)
+	}
+	return out, passwords, ok
+}

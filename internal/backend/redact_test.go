@@ -1,0 +1,95 @@
+package backend_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/secret"
+)
+
+// The passwords below contain what breaks string surgery: @, /, :, ',
+// spaces, backslashes, percent-encoding.
+var redactTests = []struct {
+	name     string
+	kind     string
+	give     string
+	want     string // exactly; the password never appears in it
+	password string
+}{
+	{name: "postgres URL", kind: "postgres", give: "postgres://app:pa55word@db:5432/ids?sslmode=disable",
+		want: "postgres://app:REDACTED@db:5432/ids?sslmode=disable", password: "pa55word"},
+	{name: "postgresql URL, encoded @ / :", kind: "postgres", give: "postgresql://app:p%40ss%2Fw%3Ard@db/ids",
+		want: "postgresql://app:REDACTED@db/ids", password: "p%40ss%2Fw%3Ard"},
+	{name: "postgres URL query password", kind: "postgres", give: "postgres://app@db/ids?password=pa55word&sslmode=disable",
+		want: "postgres://app@db/ids?password=REDACTED&sslmode=disable", password: "pa55word"},
+	{name: "postgres URL query sslpassword", kind: "postgres", give: "postgres://app:pa55word@db/ids?sslpassword=k3ypa55",
+		want: "postgres://app:REDACTED@db/ids?sslpassword=REDACTED", password: "k3ypa55"},
+	{name: "postgres URL, several hosts", kind: "postgres", give: "postgres://app:pa55word@db1:5432,db2:5433/ids",
+		want: "postgres://app:REDACTED@db1:5432,db2:5433/ids", password: "pa55word"},
+	{name: "postgres URL, unix socket", kind: "postgres", give: "postgres://app:pa55word@/ids?host=/var/run/postgresql",
+		want: "postgres://app:REDACTED@/ids?host=/var/run/postgresql", password: "pa55word"},
+	{name: "postgres URL neither Go nor pgx reads", kind: "postgres", give: "postgres://app:pa55word@%2Fvar%2Frun/ids",
+		want: "REDACTED", password: "pa55word"},
+	{name: "keyword/value", kind: "postgres", give: "host=db user=app password=pa55word dbname=ids",
+		want: "host=db user=app password=REDACTED dbname=ids", password: "pa55word"},
+	{name: "keyword/value, quoted with spaces", kind: "postgres", give: "host=db password='pa55 w0rd x' dbname=ids",
+		want: "host=db password=REDACTED dbname=ids", password: "w0rd"},
+	{name: "keyword/value, escaped quote", kind: "postgres", give: `host=db password='it\'s pa55 \\ x' dbname=ids`,
+		want: "host=db password=REDACTED dbname=ids", password: "pa55"},
+	{name: "keyword/value, spaces around =", kind: "postgres", give: "host = db password = pa55word  dbname=ids",
+		want: "host = db password = REDACTED  dbname=ids", password: "pa55word"},
+	{name: "keyword/value, backslash escape", kind: "postgres", give: `password=pa55\ w0rd host=db`,
+		want: "password=REDACTED host=db", password: "w0rd"},
+	{name: "keyword/value, several hosts", kind: "postgres", give: "host=db1,db2 port=5432,5433 password=pa55word sslpassword=k3ypa55",
+		want: "host=db1,db2 port=5432,5433 password=REDACTED sslpassword=REDACTED", password: "pa55"},
+	{name: "keyword/value, unix socket", kind: "postgres", give: "host=/var/run/postgresql password=pa55word",
+		want: "host=/var/run/postgresql password=REDACTED", password: "pa55word"},
+	{name: "postgres without a password", kind: "postgres", give: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
+		want: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"},
+	{name: "postgres unterminated quote", kind: "postgres", give: "host=db password='pa55 w0rd", want: "REDACTED", password: "w0rd"},
+	{name: "mysql", kind: "mysql", give: "app:pa55word@tcp(db:3306)/ids",
+		want: "app:REDACTED@tcp(db:3306)/ids", password: "pa55word"},
+	{name: "mysql, @ / : in the password", kind: "mysql", give: "app:p@ss/w:rd@tcp(db:3306)/ids",
+		want: "app:REDACTED@tcp(db:3306)/ids", password: "ss/w:rd"},
+	{name: "mysql, unix socket", kind: "mysql", give: "app:pa55word@unix(/var/run/mysqld/mysqld.sock)/ids",
+		want: "app:REDACTED@unix(/var/run/mysqld/mysqld.sock)/ids", password: "pa55word"},
+	{name: "mysql, params", kind: "mysql", give: "app:pa55word@tcp(db:3306)/ids?parseTime=true&charset=utf8mb4",
+		want: "app:REDACTED@tcp(db:3306)/ids?parseTime=true&charset=utf8mb4", password: "pa55word"},
+	{name: "mysql without a password", kind: "mysql", give: "root@tcp(127.0.0.1:3306)/test", want: "root@tcp(127.0.0.1:3306)/test"},
+	{name: "mysql unreadable", kind: "mysql", give: "app:pa55word@tcp(db", want: "REDACTED", password: "pa55word"},
+	{name: "a DSN of another store", kind: "local", give: "host=db password=pa55word", want: "host=db password=REDACTED", password: "pa55word"},
+	{name: "etcd endpoint with user:pass", kind: "endpoint", give: "http://root:pa55word@10.0.0.5:2379",
+		want: "http://root:REDACTED@10.0.0.5:2379", password: "pa55word"},
+	{name: "etcd endpoint", kind: "endpoint", give: "10.0.0.5:2379", want: "10.0.0.5:2379"},
+}
+
+func TestRedactHidesThePasswordOfEveryDSNForm(t *testing.T) {
+	for _, tt := range redactTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := backend.Redact(tt.kind, tt.give)
+			if got != tt.want {
+				t.Fatalf("Redact(%q) = %q, want %q", tt.give, got, tt.want)
+			}
+			if tt.password != "" && strings.Contains(got, tt.password) {
+				t.Fatalf("Redact(%q) = %q shows the password", tt.give, got)
+			}
+			// What the driver reads from the secret.Redacted DSN has no password
+			// but REDACTED.
+			switch {
+			case got == secret.Redacted:
+			case tt.kind == "mysql":
+				if cfg, err := mysql.ParseDSN(got); err != nil || (cfg.Passwd != "" && cfg.Passwd != secret.Redacted) {
+					t.Fatalf("mysql reads %q as password %q, %v", got, cfg.Passwd, err)
+				}
+			case tt.kind == "postgres":
+				if cfg, err := pgconn.ParseConfig(got); err != nil || (cfg.Password != "" && cfg.Password != secret.Redacted) {
+					t.Fatalf("pgx reads %q as password %q, %v", got, cfg.Password, err)
+				}
+			}
+		})
+	}
+}

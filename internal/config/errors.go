@@ -1,0 +1,16 @@
+package config
+
+import "fmt"
+
+// InputError is a value a setting cannot take, found when the setting is
+// read into the domain's value: a layout's part, opaque mode's key or
+// the size of its space, an ID outside an opaque space. Its message is
+// what the command prints, naming the setting as its flag (--epoch);
+// commands report it as bad input, as they do a *FieldError.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+func inputf(format string, args ...any) error {
+	return &InputError{Msg: fmt.Sprintf(format, args...)}
+}

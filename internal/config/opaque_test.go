@@ -1,0 +1,53 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/segment"
+)
+
+const testKeyA = "000102030405060708090a0b0c0d0e0f"
+
+// TestTagPermutations: each listed tag has its own permutation, the same
+// on every call and in every process with the same settings, 53 bits wide
+// for a JavaScript-safe tag; another tweak gives every tag another one.
+func TestTagPermutations(t *testing.T) {
+	key, js := filepath.Join(t.TempDir(), "key"), config.Segments{JavaScriptSafe: []string{"js"}}
+	if err := os.WriteFile(key, []byte(testKeyA+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	perms, err := config.Opaque{Tags: []string{"a", "b", "js"}, KeyFile: key, Tweak: "t"}.TagPermutations(js.MaxID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := config.Opaque{Tags: []string{"a", "b", "js"}, KeyFile: key, Tweak: "t"}.TagPermutations(js.MaxID())
+	other, _ := config.Opaque{Tags: []string{"a"}, KeyFile: key, Tweak: "u"}.TagPermutations(nil)
+	if perms("c") != nil {
+		t.Fatal("an unlisted tag is opaque")
+	}
+	seen := map[string]string{}
+	for _, tag := range []string{"a", "b", "js"} {
+		rec := segment.Recorded(perms(tag))
+		if prev, ok := seen[rec]; ok {
+			t.Fatalf("tags %s and %s share the permutation %s", prev, tag, rec)
+		}
+		seen[rec] = tag
+		if segment.Recorded(again(tag)) != rec {
+			t.Fatalf("tag %s: %s in one process, %s in another", tag, rec, segment.Recorded(again(tag)))
+		}
+		if want := map[bool]int{true: 53, false: 63}[tag == "js"]; perms(tag).Bits() != want {
+			t.Fatalf("tag %s: %d bits, want %d", tag, perms(tag).Bits(), want)
+		}
+	}
+	if segment.Recorded(other("a")) == segment.Recorded(perms("a")) {
+		t.Fatal("another tweak gave tag a the same permutation")
+	}
+	x, _ := perms("a").Encode(12345)
+	y, _ := perms("b").Encode(12345)
+	if x == y {
+		t.Fatal("tags a and b map ID 12345 alike")
+	}
+}

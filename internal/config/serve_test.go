@@ -1,0 +1,57 @@
+package config_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/firn-id/firn/internal/config"
+)
+
+// TestCheckListeners: off loopback, serve needs a node no other machine
+// can also take, then auth; each refusal is bad input.
+func TestCheckListeners(t *testing.T) {
+	tests := []struct {
+		name    string
+		http    string
+		node    string
+		wantErr string
+	}{
+		{name: "loopback", http: "127.0.0.1:8080"},
+		{name: "localhost", http: "localhost:8080"},
+		{name: "local store's lowest free node", http: "0.0.0.0:8080", wantErr: "--http 0.0.0.0:8080 is not loopback: name a registry shared by every machine"},
+		{name: "static node, no auth", http: "0.0.0.0:8080", node: "3", wantErr: "--http 0.0.0.0:8080 is not loopback: configure auth.tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := config.Default()
+			c.HTTP.Listen, c.Registry.Node = tt.http, tt.node
+			auth, err := c.Auth.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.CheckListeners(auth)
+			var ie *config.InputError
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (!errors.As(err, &ie) || !strings.HasPrefix(err.Error(), tt.wantErr)) {
+				t.Fatalf("CheckListeners: %v; want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestLocalSegmentsOff: the local directory's counters serve one machine,
+// so off loopback segment mode is off unless the operator says otherwise.
+func TestLocalSegmentsOff(t *testing.T) {
+	c := config.Default()
+	if why := c.LocalSegmentsOff(); why != "" {
+		t.Fatalf("on loopback: %q; want segments on", why)
+	}
+	c.HTTP.Listen = "0.0.0.0:8080"
+	if why := c.LocalSegmentsOff(); !strings.HasPrefix(why, "segments are off") {
+		t.Fatalf("off loopback: %q; want segments off", why)
+	}
+	c.Segments.Local = true
+	if why := c.LocalSegmentsOff(); why != "" {
+		t.Fatalf("--local-segments: %q; want segments on", why)
+	}
+}

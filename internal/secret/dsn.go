@@ -1,0 +1,125 @@
+package secret
+
+import (
+	"net/url"
+	"strings"
+)
+
+// pgSecrets are the connection settings of pgx that hold a secret.
+var pgSecrets = map[string]bool{"password": true, "sslpassword": true}
+
+// Postgres reads dsn as pgx does — a postgres:// or postgresql:// URL, or
+// keyword/value pairs — and replaces each secret setting's value (the
+// URL's password, and the password and sslpassword settings). It returns
+// the passwords it replaced; ok is false when dsn follows neither form.
+func Postgres(dsn string) (out string, passwords []string, ok bool) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return hideURL(dsn, pgSecrets)
+	}
+	return keywordValue(dsn)
+}
+
+// hideURL replaces the password of a URL's user information and the values
+// of the query parameters named in params, and returns the passwords it
+// replaced; ok is false when s is not a URL.
+func hideURL(s string, params map[string]bool) (out string, passwords []string, ok bool) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", nil, false
+	}
+	if pw, ok := u.User.Password(); ok {
+		passwords = append(passwords, pw)
+		u.User = url.UserPassword(u.User.Username(), Redacted)
+	}
+	q := u.Query()
+	changed := false
+	for k, vs := range q {
+		if params[k] {
+			passwords = append(passwords, vs...)
+			q.Set(k, Redacted)
+			changed = true
+		}
+	}
+	if changed {
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), passwords, true
+}
+
+// Endpoint hides the password of an etcd endpoint given as a URL with
+// user information; host:port carries none.
+func Endpoint(s string) (out string, passwords []string, ok bool) {
+	if !strings.Contains(s, "@") {
+		return s, nil, true
+	}
+	return hideURL(s, nil)
+}
+
+// pgSpace is the white space of pgx's keyword/value grammar.
+const pgSpace = " \t\n\r\v\f"
+
+// keywordValue walks keyword=value pairs with pgx's grammar (a value is
+// bare, with backslash escapes, or single-quoted) and replaces the value
+// of each secret keyword; ok is false when s does not follow the grammar.
+func keywordValue(s string) (out string, passwords []string, ok bool) {
+	var b strings.Builder
+	for rest := s; len(rest) > 0; {
+		eq := strings.IndexByte(rest, '=')
+		if eq < 0 {
+			if strings.Trim(rest, pgSpace) == "" {
+				break
+			}
+			return "", nil, false
+		}
+		key := strings.Trim(rest[:eq], pgSpace)
+		if key == "" {
+			return "", nil, false
+		}
+		b.WriteString(rest[:eq+1])
+		rest = rest[eq+1:]
+		lead := len(rest) - len(strings.TrimLeft(rest, pgSpace))
+		b.WriteString(rest[:lead])
+		rest = rest[lead:]
+		n, val, ok := pgValue(rest)
+		if !ok {
+			return "", nil, false
+		}
+		if pgSecrets[key] {
+			passwords = append(passwords, val)
+			b.WriteString(Redacted)
+		} else {
+			b.WriteString(rest[:n])
+		}
+		rest = rest[n:]
+	}
+	return b.String(), passwords, true
+}
+
+// pgValue reads one value at the start of s: its length in s and its
+// unescaped text.
+func pgValue(s string) (n int, val string, ok bool) {
+	unescape := strings.NewReplacer(`\\`, `\`, `\'`, `'`)
+	if s == "" {
+		return 0, "", true
+	}
+	if s[0] != '\'' {
+		end := 0
+		for ; end < len(s) && !strings.ContainsRune(pgSpace, rune(s[end])); end++ {
+			if s[end] == '\\' {
+				if end++; end == len(s) {
+					return 0, "", false
+				}
+			}
+		}
+		return end, unescape.Replace(s[:end]), true
+	}
+	for end := 1; end < len(s); end++ {
+		switch s[end] {
+		case '\\':
+			end++
+		case '\'':
+			return end + 1, unescape.Replace(s[1:end]), true
+		}
+	}
+	return 0, "", false
+}
