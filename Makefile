@@ -10,6 +10,7 @@ FIRN_TEST_POSTGRES ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 FIRN_TEST_MYSQL ?= root@tcp(127.0.0.1:3306)/test
 FIRN_TEST_ETCD ?= /usr/bin/etcd
 export FIRN_TEST_POSTGRES FIRN_TEST_MYSQL FIRN_TEST_ETCD
+export FIRN_TEST_ZOOKEEPER ?= /usr/share/java/zookeeper.jar
 
 MODULES := . deploy test/cluster test/browser $(wildcard bench/peers)
 

@@ -17,6 +17,7 @@
 //   - sqlstore: node IDs and segments in PostgreSQL or MySQL (Leaf's and
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
+//   - zkstore: node IDs on ZooKeeper (no segments).
 //   - migrate: the plan of a switch from Leaf, Tinyid or uid-generator,
 //     read from their databases, and the recording of its floor.
 //   - wide: UUIDv7 and ULID from a generator's slots, and the decoder of

@@ -88,7 +88,7 @@ func TestPackageDocs(t *testing.T) {
 func TestImportRules(t *testing.T) {
 	pkgs := packages(t)
 	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
-	backends := []string{"localstore", "etcdstore", "sqlstore"}
+	backends := []string{"localstore", "etcdstore", "sqlstore", "zkstore"}
 	usesSQLStore := map[string]bool{}
 	for _, p := range pkgs {
 		usesSQLStore[rel(p.ImportPath)] = rel(p.ImportPath) == "sqlstore" || slices.Contains(p.Deps, module+"/sqlstore")
@@ -131,6 +131,10 @@ func TestImportRules(t *testing.T) {
 				d := rel(dep)
 				return strings.HasPrefix(dep, module) && d != p && (slices.Contains(backends, d) || d == "server")
 			}},
+		{name: "only zkstore imports the ZooKeeper client",
+			applys: func(p string) bool { return p != "zkstore" },
+			direct: true,
+			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/go-zookeeper/") }},
 		{name: "node imports no backend and no server",
 			applys: func(p string) bool { return p == "node" },
 			bad: func(_, dep string, _ bool) bool {

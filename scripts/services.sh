@@ -2,7 +2,9 @@
 # Brings up what the integration tests need on this machine: PostgreSQL and
 # MariaDB on loopback (started if stopped), and an etcd binary from which the
 # tests start their own clusters (installed from Debian's etcd-server if
-# missing), Spin for the model checks in model/ (Debian's spin, if
+# missing), ZooKeeper's jar from which the zkstore tests start their own
+# servers (Debian's zookeeper, never zookeeperd, which would start a system
+# server; if missing), Spin for the model checks in model/ (Debian's spin, if
 # missing), and Chromium for the browser test in test/browser (Debian's
 # chromium, if missing). Idempotent; prints one line per service.
 set -uo pipefail
@@ -37,6 +39,14 @@ if ! command -v etcd >/dev/null 2>&1; then
   fi
 fi
 command -v etcd >/dev/null 2>&1 && say "etcd $(etcd --version | head -n 1 | awk '{print $3}') at $(command -v etcd)" || say "etcd NOT installed"
+zkjar=/usr/share/java/zookeeper.jar
+if [ ! -f "$zkjar" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends zookeeper >/dev/null 2>&1 \
+      || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends zookeeper >/dev/null 2>&1; }
+  fi
+fi
+[ -f "$zkjar" ] && command -v java >/dev/null 2>&1 && say "zookeeper $(dpkg-query -W -f='${Version}' zookeeper 2>/dev/null) at $zkjar" || say "zookeeper NOT installed"
 if ! command -v spin >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -q >/dev/null 2>&1

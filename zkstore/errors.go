@@ -1,0 +1,29 @@
+package zkstore
+
+import "errors"
+
+var (
+	// ErrTTLTooShort is returned by Store.Claim when the ensemble grants
+	// the claim's session a timeout longer than the TTL asked for: a
+	// holder that vanished would keep its node until its session expired
+	// (up to about the session timeout plus one tickTime, as ZooKeeper
+	// rounds expiry up to a tick), past the TTL the store promised.
+	// ZooKeeper grants 2 to 20 ticks.
+	ErrTTLTooShort = errors.New("zkstore: TTL shorter than the session timeout the ensemble grants")
+
+	// ErrOutcomeUnknown is returned when a write's answer was lost (a cut
+	// connection, a deadline) and a re-read could not tell whether it
+	// landed. Nothing is assumed from it: a claim whose write may have
+	// landed is abandoned by closing its session, an extension is not
+	// confirmed.
+	ErrOutcomeUnknown = errors.New("zkstore: outcome of a write unknown")
+
+	// ErrNamespace is returned by New for a namespace that is not one
+	// clean absolute ZooKeeper path below the root.
+	ErrNamespace = errors.New("zkstore: invalid namespace")
+
+	// ErrCorrupt is returned when a znode of the namespace holds a value
+	// the store did not write (a layout or an HWM it cannot read). Nothing
+	// is decided from it: the node, or the namespace, is not taken.
+	ErrCorrupt = errors.New("zkstore: corrupt znode")
+)

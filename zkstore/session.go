@@ -1,0 +1,203 @@
+package zkstore
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// session is one ZooKeeper session, opened by the store.
+type session struct {
+	conn    *zk.Conn
+	id      int64         // the session the store opened; another id is another session
+	timeout time.Duration // as the ensemble granted it
+	hook    atomic.Pointer[func(zk.Event)]
+}
+
+// watch calls f for every session event from now on.
+func (s *session) watch(f func(zk.Event)) { s.hook.Store(&f) }
+
+// maxSessionTimeout is the longest session timeout the protocol carries:
+// the client sends it as int32 milliseconds, and a longer one wraps.
+const maxSessionTimeout = math.MaxInt32 * time.Millisecond
+
+// open starts a session asking for timeout and waits until the ensemble
+// has granted it.
+func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, error) {
+	sniff := &grant{}
+	sess := &session{}
+	// The client drops events from its channel when nobody reads it
+	// fast enough; its callback sees every one.
+	events := func(ev zk.Event) {
+		if f := sess.hook.Load(); f != nil {
+			(*f)(ev)
+		}
+	}
+	dial := func(network, addr string, limit time.Duration) (net.Conn, error) {
+		d := &net.Dialer{Timeout: min(limit, s.cfg.DialTimeout)}
+		var c net.Conn
+		var err error
+		if s.cfg.TLS != nil {
+			c, err = tls.DialWithDialer(d, network, addr, s.cfg.TLS)
+		} else {
+			c, err = d.Dial(network, addr)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &sniffConn{Conn: c, grant: sniff}, nil
+	}
+	ready := make(chan struct{}, 1)
+	sess.watch(func(ev zk.Event) {
+		if ev.Type == zk.EventSession && ev.State == zk.StateHasSession {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		}
+	})
+	conn, _, err := zk.Connect(s.cfg.Servers, timeout, zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false), zk.WithEventCallback(events))
+	if err != nil {
+		return nil, s.fail("connect", err)
+	}
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		go conn.Close() // Close waits up to a second for the server
+		return nil, s.fail("connect", ctx.Err())
+	}
+	granted, id := sniff.get()
+	if granted <= 0 || id != conn.SessionID() {
+		// The ensemble's grant could not be read: the TTL check would
+		// rest on a guess, so refuse.
+		conn.Close()
+		return nil, s.fail("connect", errors.New("session timeout granted by the ensemble not seen"))
+	}
+	sess.conn, sess.id, sess.timeout = conn, id, granted
+	sess.watch(func(zk.Event) {})
+	if err := s.authenticate(ctx, conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return sess, nil
+}
+
+// grant is what the last connect response said: the session timeout the
+// server granted and the session id. The client keeps the timeout to
+// itself, so the store reads it off the wire.
+type grant struct {
+	mu      sync.Mutex
+	timeout time.Duration
+	id      int64
+}
+
+func (g *grant) get() (time.Duration, int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.timeout, g.id
+}
+
+// sniffConn reads the first answer on a connection, the connect response:
+// length (4 bytes), protocol version (4), timeout in ms (4), session id (8).
+type sniffConn struct {
+	net.Conn
+	grant *grant
+	head  []byte
+	done  bool
+}
+
+const connectHead = 4 + 4 + 4 + 8
+
+func (c *sniffConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.done && n > 0 {
+		c.head = append(c.head, p[:min(n, connectHead-len(c.head))]...)
+		if len(c.head) == connectHead {
+			c.done = true
+			c.grant.mu.Lock()
+			c.grant.timeout = time.Duration(int32(binary.BigEndian.Uint32(c.head[8:12]))) * time.Millisecond
+			c.grant.id = int64(binary.BigEndian.Uint64(c.head[12:20]))
+			c.grant.mu.Unlock()
+		}
+	}
+	return n, err
+}
+
+type quiet struct{}
+
+func (quiet) Printf(string, ...any) {}
+
+// do runs f, a call of the ZooKeeper client (which takes no context), and
+// returns when it does or when ctx ends. A write cut off by ctx has an
+// unknown outcome; its goroutine ends when the client answers or the
+// session closes.
+func do[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// definite reports whether err is the server's refusal of a request, as
+// opposed to a lost answer: only then is it known that nothing changed.
+func definite(err error) bool {
+	return errors.Is(err, zk.ErrNodeExists) || errors.Is(err, zk.ErrBadVersion) ||
+		errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNotEmpty)
+}
+
+// get reads a znode after nothing; absent is (nil, nil, nil).
+func get(ctx context.Context, conn *zk.Conn, path string) ([]byte, *zk.Stat, error) {
+	type got struct {
+		data []byte
+		stat *zk.Stat
+	}
+	g, err := do(ctx, func() (got, error) {
+		d, st, err := conn.Get(path)
+		return got{d, st}, err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, nil
+	}
+	return g.data, g.stat, err
+}
+
+// syncPath makes the member the session talks to catch up with the leader, so
+// the reads after it see every write committed before it.
+func syncPath(ctx context.Context, conn *zk.Conn, path string) error {
+	_, err := do(ctx, func() (string, error) { return conn.Sync(path) })
+	return err
+}
+
+// multi runs one Multi: all of ops or none.
+func multi(ctx context.Context, conn *zk.Conn, ops ...any) ([]zk.MultiResponse, error) {
+	return do(ctx, func() ([]zk.MultiResponse, error) { return conn.Multi(ops...) })
+}
+
+// fail names the operation and the ensemble in an error.
+func (s *Store) fail(op string, err error) error {
+	return fmt.Errorf("zkstore: %s (ZooKeeper %s): %w", op, s.servers, err)
+}
