@@ -15,7 +15,11 @@ type Digest struct {
 	User, Password string
 }
 
+// String names the user and hides the password, so a Digest printed by
+// mistake leaks no secret.
 func (d Digest) String() string { return d.User + ":<redacted>" }
+
+// GoString is String for %#v.
 func (d Digest) GoString() string {
 	return fmt.Sprintf("zkstore.Digest{User: %q, Password: <redacted>}", d.User)
 }
