@@ -84,6 +84,9 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 }
 
 func (s *Store) checkLayout(ctx context.Context, want nodeid.LayoutID) error {
+	if err := want.Check(); err != nil {
+		return err
+	}
 	val := want.Fingerprint + "\n" + want.Description
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(s.layoutKey()), "=", 0)).
@@ -315,6 +318,9 @@ func (s *Store) matchLayout(ctx context.Context, req nodeid.AdvanceRequest) erro
 	}
 	if req.Layout.Fingerprint == "" {
 		return nil
+	}
+	if err := req.Layout.Check(); err != nil {
+		return err
 	}
 	if err := compareLayout(resp.Kvs[0].Value, req.Layout); err != nil {
 		return err

@@ -30,6 +30,26 @@ func TestConformance(t *testing.T) {
 		nodeidtest.Options{TTL: time.Second})
 }
 
+// TestLayoutFingerprintWhole: the layout key keeps fingerprint and
+// description in one value, split at the first newline, so a fingerprint
+// holding one is refused: recorded, it would let a later claim with only
+// its first line, another layout, into the namespace.
+func TestLayoutFingerprintWhole(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	s := etcdstore.New(c.Client(), prefix())
+	ctx := context.Background()
+	for _, fp := range []string{"v1:aaaa\nextra", "v1:aaaa\x00"} {
+		req := nodeid.ClaimRequest{AnyNode: true, Pool: 4, TTL: time.Second, Layout: nodeid.LayoutID{Fingerprint: fp, Description: "d"}}
+		if cl, err := s.Claim(ctx, req); err == nil {
+			t.Fatalf("Claim with fingerprint %q = node %d; want it refused", fp, cl.Node)
+		}
+	}
+	req := nodeid.ClaimRequest{AnyNode: true, Pool: 4, TTL: time.Second, Layout: nodeid.LayoutID{Fingerprint: "v1:aaaa", Description: "d"}}
+	if _, err := s.Claim(ctx, req); err != nil {
+		t.Fatalf("Claim with a plain fingerprint: %v", err)
+	}
+}
+
 var lay = snowflake.DefaultLayout()
 
 func leaseConfig(node uint64) nodeid.Config {

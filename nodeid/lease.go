@@ -88,11 +88,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
 	case c.Layout.Fingerprint == "":
 		return errors.New("nodeid: no layout fingerprint")
-	case len(c.Layout.Fingerprint) > MaxFingerprint || len(c.Layout.Description) > MaxDescription:
-		return fmt.Errorf("nodeid: layout fingerprint of %d bytes or description of %d: want at most %d and %d (what stores record)",
-			len(c.Layout.Fingerprint), len(c.Layout.Description), MaxFingerprint, MaxDescription)
 	}
-	return nil
+	return c.Layout.Check()
 }
 
 // Lease is a node ID held by this process, with its HWM kept ahead of the

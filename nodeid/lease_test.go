@@ -316,6 +316,8 @@ func TestAcquireRejectsConfig(t *testing.T) {
 		{"long TTL", func(c *nodeid.Config) { c.TTL = time.Hour }, "TTL 1h0m0s outside 1s to 10m0s"},
 		{"window over bound", func(c *nodeid.Config) { c.Window, c.MaxBehind = 20*time.Second, 10*time.Second }, "must exceed the window"},
 		{"no layout", func(c *nodeid.Config) { c.Layout = nodeid.LayoutID{} }, "no layout fingerprint"},
+		{"newline in fingerprint", func(c *nodeid.Config) { c.Layout.Fingerprint += "\nextra" }, "holds a control character"},
+		{"long fingerprint", func(c *nodeid.Config) { c.Layout.Fingerprint = strings.Repeat("f", nodeid.MaxFingerprint+1) }, "want at most 64"},
 		{"node bits", func(c *nodeid.Config) { c.NodeBits = 40 }, "node bits 40 outside 0..32"},
 	}
 	for _, tt := range tests {

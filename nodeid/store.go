@@ -2,6 +2,7 @@ package nodeid
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -90,6 +91,25 @@ type ClaimRequest struct {
 type LayoutID struct {
 	Fingerprint string
 	Description string
+}
+
+// Check refuses a layout ID that a store could not record and compare
+// whole: a fingerprint or description longer than MaxFingerprint or
+// MaxDescription (a column would cut it), or a fingerprint holding a
+// control character. A store that keeps both in one value splits them at
+// a newline, so two fingerprints equal up to one would pass as the same
+// layout, and two layouts in one namespace collide.
+func (id LayoutID) Check() error {
+	if len(id.Fingerprint) > MaxFingerprint || len(id.Description) > MaxDescription {
+		return fmt.Errorf("nodeid: layout fingerprint of %d bytes or description of %d: want at most %d and %d (what stores record)",
+			len(id.Fingerprint), len(id.Description), MaxFingerprint, MaxDescription)
+	}
+	for _, r := range id.Fingerprint {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("nodeid: layout fingerprint %q holds a control character", id.Fingerprint)
+		}
+	}
+	return nil
 }
 
 // Claim is a node held by one acquisition.

@@ -92,9 +92,8 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 	if err := s.ensureSchema(ctx); err != nil {
 		return c, err
 	}
-	if len(req.Layout.Fingerprint) > nodeid.MaxFingerprint || len(req.Layout.Description) > nodeid.MaxDescription {
-		return c, fmt.Errorf("sqlstore: layout fingerprint of %d bytes or description of %d: the columns hold %d and %d", // MySQL's INSERT IGNORE would cut them
-			len(req.Layout.Fingerprint), len(req.Layout.Description), nodeid.MaxFingerprint, nodeid.MaxDescription)
+	if err := req.Layout.Check(); err != nil { // MySQL's INSERT IGNORE would cut a long one
+		return c, err
 	}
 	// The namespace row exists before the transaction locks it: inserting
 	// it inside would take a shared lock that concurrent claims deadlock on.
