@@ -110,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		name = "version"
 		args = []string{"version"}
 	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && name == "help" {
+		if len(args) > 1 && name == "help" && args[1] != "help" {
 			if c, ok := lookup(args[1]); ok {
 				fmt.Fprint(stdout, c.usage)
 				return 0

@@ -208,3 +208,12 @@ func TestErrorsNameTheirPrefixOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpHelpPrintsMainUsage: help is listed among the commands, so
+// asking for its help is not an unknown command.
+func TestHelpHelpPrintsMainUsage(t *testing.T) {
+	out, errOut, code := runCLI("help", "help")
+	if code != 0 || out != mainUsage() || errOut != "" {
+		t.Fatalf("firn help help: exit %d, stdout %q, stderr %q; want exit 0 and the main usage", code, out, errOut)
+	}
+}
