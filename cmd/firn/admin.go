@@ -70,7 +70,7 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q", rest[0])
+		return extraArg("admin", rest[0])
 	}
 	node, err := strconv.ParseUint(*nodeArg, 10, 64)
 	if err != nil {

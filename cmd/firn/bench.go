@@ -92,7 +92,7 @@ func runBench(args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q; usage: firn bench [flags]", rest[0])
+		return extraArg("bench", rest[0])
 	}
 	// A flag given is passed on even as 0, which bench refuses rather
 	// than taking for the default.

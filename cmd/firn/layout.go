@@ -41,7 +41,7 @@ func runLayout(args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q; usage: firn layout [layout flags]", rest[0])
+		return extraArg("layout", rest[0])
 	}
 	l, err := cfg.Layout.Snowflake()
 	if err != nil {

@@ -65,6 +65,12 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
+// extraArg refuses a positional argument command does not take, pointing
+// at its help rather than repeating a usage line that could drift from it.
+func extraArg(command, arg string) error {
+	return usagef("unexpected argument %q; run 'firn help %s'", arg, command)
+}
+
 // badInput reports whether err is bad input, exit status 2: a usage
 // error, a store's bad setting (backend.ErrConfig), or a setting config
 // refuses as it reads it.

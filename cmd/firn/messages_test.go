@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -215,5 +216,21 @@ func TestHelpHelpPrintsMainUsage(t *testing.T) {
 	out, errOut, code := runCLI("help", "help")
 	if code != 0 || out != mainUsage() || errOut != "" {
 		t.Fatalf("firn help help: exit %d, stdout %q, stderr %q; want exit 0 and the main usage", code, out, errOut)
+	}
+}
+
+// TestExtraArgumentPointsAtHelp: a positional argument a command does not
+// take is refused in one form, pointing at the command's help, with no
+// usage line of its own to drift from it.
+func TestExtraArgumentPointsAtHelp(t *testing.T) {
+	for _, cmd := range []string{"next", "layout", "bench", "version", "schema --dialect postgres", "serve", "migrate check --from leaf", "admin advance --node 1 --to 2030-01-01T00:00:00Z"} {
+		t.Run(strings.Fields(cmd)[0], func(t *testing.T) {
+			args := append(strings.Fields(cmd), "extra-arg")
+			got := runBadInput(t, args...)
+			want := fmt.Sprintf("unexpected argument \"extra-arg\"; run 'firn help %s'\n", args[0])
+			if !strings.HasSuffix(got, want) {
+				t.Fatalf("%v: %q; want it to end %q", args, got, want)
+			}
+		})
 	}
 }

@@ -150,7 +150,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, err
 	}
 	if len(rest) > 0 {
-		return nil, usagef("unexpected argument %q; run 'firn help migrate'", rest[0])
+		return nil, extraArg("migrate", rest[0])
 	}
 	fs.Visit(func(fl *flag.Flag) { f.explicit[fl.Name] = true })
 	f.stores, f.layout, f.opaque = storeOf(&cfg), cfg.Layout, cfg.Opaque

@@ -86,7 +86,7 @@ func parseNext(args []string) (*nextLine, error) {
 		return nil, err
 	}
 	if len(rest) > 0 {
-		return nil, usagef("unexpected argument %q; usage: firn next [-n N] [--node N] [layout flags]", rest[0])
+		return nil, extraArg("next", rest[0])
 	}
 	if x.n < 1 || x.n > maxNext {
 		return nil, usagef("-n %d: want 1 to %d", x.n, maxNext)

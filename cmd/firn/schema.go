@@ -87,7 +87,7 @@ func runSchema(args []string, stdout io.Writer) error {
 		t.Nodes = d.Nodes
 	}
 	if len(rest) > 0 {
-		return usagef("unexpected argument %q; usage: firn schema --dialect postgres|mysql", rest[0])
+		return extraArg("schema", rest[0])
 	}
 	if *dialect == "" {
 		return usagef("--dialect is required: postgres or mysql")

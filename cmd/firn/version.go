@@ -19,7 +19,7 @@ func runVersion(args []string, stdout io.Writer) error {
 		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 			return errHelp
 		}
-		return usagef("unexpected argument %q; usage: firn version", args[0])
+		return extraArg("version", args[0])
 	}
 	_, err := fmt.Fprintln(stdout, buildinfo.Read())
 	return err

@@ -34,7 +34,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 		return o, err
 	}
 	if len(rest) > 0 {
-		return o, usagef("unexpected argument %q; run 'firn help serve'", rest[0])
+		return o, extraArg("serve", rest[0])
 	}
 	if err := cfg.Validate(backend.Kinds()); err != nil {
 		return o, usagef("%s", err)
