@@ -182,6 +182,7 @@ func appendLines[T interface{ String() string }](b []byte, ids []T) []byte {
 // remoteFlags name a running firn serve explicitly.
 type remoteFlags struct {
 	server, token, ca string
+	tokenGiven        bool // --token, not the variable FIRN_TOKEN
 }
 
 const remoteFlagsUsage = `Beside a running firn serve (the local data directory locked by it), the
@@ -191,23 +192,48 @@ data directory; layout and node flags must then match the server's.
   --token T           its bearer token (default: the variable FIRN_TOKEN)
   --ca FILE           PEM certificates to trust for an https:// server whose
                       certificate this machine's roots do not
+With no server to ask, --token and --ca are refused rather than ignored.
 `
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.server, "server", "", "")
-	fs.StringVar(&f.token, "token", os.Getenv("FIRN_TOKEN"), "")
+	f.token = os.Getenv("FIRN_TOKEN")
+	fs.Func("token", "", func(t string) error { f.token, f.tokenGiven = t, true; return nil })
 	fs.StringVar(&f.ca, "ca", "", "")
 }
 
 // explicit returns the server named by --server, or nil.
 func (f *remoteFlags) explicit(sf *backend.Options) (*remote, error) {
 	if f.server == "" {
-		return nil, nil
+		return nil, f.unused(sf)
 	}
 	if r := sf.Registry; r.Store != "local" || r.DataDir != "" || r.DSN != "" || strings.Join(r.Endpoints, ",") != "" || r.Namespace != "" {
 		return nil, usagef("--server asks a running firn serve: store flags do not apply")
 	}
 	return newRemote(f.server, f.token, f.ca)
+}
+
+// unused refuses --ca and --token when no server can be asked: neither
+// --server nor a firn serve that left its address in the local data
+// directory. The command would otherwise run on the store and ignore
+// them, and the user would not learn that the certificate or token they
+// meant to use played no part.
+func (f *remoteFlags) unused(sf *backend.Options) error {
+	if f.ca == "" && !f.tokenGiven {
+		return nil
+	}
+	if sf.Registry.Store == "local" {
+		if dir, err := sf.LocalDir(); err == nil {
+			if _, err := backend.ReadDiscovery(dir); err == nil {
+				return nil
+			}
+		}
+	}
+	name := "--ca"
+	if f.ca == "" {
+		name = "--token"
+	}
+	return usagef("%s applies only with --server, or beside a running firn serve (none left its address in the data directory)", name)
 }
 
 // beside returns the firn serve holding the local data directory when

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,28 @@ func TestTagAdvanceServerAnswersNull(t *testing.T) {
 		if code == 0 || out != "" {
 			t.Errorf("advance on a 200 %s: exit %d, stdout %q, stderr %q; want an error and nothing printed", body, code, out, errOut)
 		}
+	}
+}
+
+// TestCATokenWithoutServerRefused: with no server to ask, --ca and --token
+// would be ignored while the command ran on the store; they are refused,
+// and FIRN_TOKEN, which a shell may hold for other commands, is not.
+func TestCATokenWithoutServerRefused(t *testing.T) {
+	for _, tt := range []struct{ name, flag, value string }{
+		{name: "ca", flag: "--ca", value: "/nonexist"},
+		{name: "token", flag: "--token", value: "X"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, cmd := range [][]string{{"next"}, {"tag", "list"}} {
+				args := append(cmd, "--data-dir", t.TempDir(), tt.flag, tt.value)
+				if got := runBadInput(t, args...); !strings.Contains(got, tt.flag+" applies only with --server") {
+					t.Fatalf("%v: %q; want %s refused", args, got, tt.flag)
+				}
+			}
+		})
+	}
+	t.Setenv("FIRN_TOKEN", "X")
+	if out, errOut, code := runCLI("next", "--data-dir", t.TempDir()); code != 0 {
+		t.Fatalf("FIRN_TOKEN set, no --server: exit %d, %q %q; want IDs", code, out, errOut)
 	}
 }
