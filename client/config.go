@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -234,13 +235,42 @@ func checkHostPort(host, port string) error {
 	return nil
 }
 
-// redact is e with any password in it replaced, for error messages.
+// redact is e with what could be a secret replaced, for error messages:
+// the password of its user information, the value of each query parameter
+// (a token put there), and its fragment. What does not parse as a URL is
+// cut at its user information and query instead.
 func redact(e string) string {
-	if u, err := url.Parse(e); err == nil && u.User != nil {
-		return u.Redacted()
+	if !strings.ContainsAny(e, "@?#") {
+		return e
 	}
-	if i := strings.LastIndex(e, "@"); i >= 0 {
-		return "…" + e[i:]
+	u, err := url.Parse(e)
+	if err != nil {
+		if i := strings.LastIndex(e, "@"); i >= 0 {
+			e = "…" + e[i:]
+		}
+		if i := strings.IndexAny(e, "?#"); i >= 0 {
+			e = e[:i+1] + secret.Redacted
+		}
+		return e
 	}
-	return e
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), secret.Redacted)
+	}
+	if u.RawQuery != "" {
+		pairs := strings.Split(u.RawQuery, "&")
+		for i, p := range pairs {
+			// A key is kept only when it is plainly one: a word without
+			// "=" or ";" may be the token itself.
+			if k, _, ok := strings.Cut(p, "="); ok && k != "" && !strings.Contains(k, ";") {
+				pairs[i] = k + "=" + secret.Redacted
+			} else {
+				pairs[i] = secret.Redacted
+			}
+		}
+		u.RawQuery = strings.Join(pairs, "&")
+	}
+	if u.Fragment != "" || u.RawFragment != "" {
+		u.Fragment, u.RawFragment = secret.Redacted, ""
+	}
+	return u.String()
 }

@@ -48,3 +48,22 @@ func TestCATokenWithoutServerRefused(t *testing.T) {
 		t.Fatalf("FIRN_TOKEN set, no --server: exit %d, %q %q; want IDs", code, out, errOut)
 	}
 }
+
+// TestServerURLRefusedRedacted: a --server URL with a password, a token
+// in its query or a fragment is refused by the client's rule, and named
+// with those hidden, as --dsn is.
+func TestServerURLRefusedRedacted(t *testing.T) {
+	for _, tt := range []struct{ name, server, want string }{
+		{name: "password", server: "http://user:hunter2@127.0.0.1:8080", want: `--server "http://user:REDACTED@127.0.0.1:8080": credentials in the URL: pass the token in --token`},
+		{name: "query token", server: "http://127.0.0.1:8080?token=hunter2", want: `--server "http://127.0.0.1:8080?token=REDACTED": a query`},
+		{name: "bare query", server: "http://127.0.0.1:8080?hunter2", want: `--server "http://127.0.0.1:8080?REDACTED": a query`},
+		{name: "fragment", server: "http://127.0.0.1:8080#hunter2", want: `--server "http://127.0.0.1:8080#REDACTED": a fragment`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runBadInput(t, "next", "--server", tt.server)
+			if !strings.Contains(got, tt.want) || strings.Contains(got, "hunter2") {
+				t.Fatalf("--server %s: %q; want %q, without the secret", tt.server, got, tt.want)
+			}
+		})
+	}
+}
