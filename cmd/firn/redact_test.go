@@ -59,3 +59,16 @@ func TestStoreErrorsNeverShowThePassword(t *testing.T) {
 		})
 	}
 }
+
+// TestMalformedPostgresDSNRefusedBeforeDialing: pgx reads "app:hunter2
+// host" as a setting's name and sends it to the server (a local socket, as
+// root), whose refusal quoted the password; firn refuses such a DSN as bad
+// input without dialing, and without showing it.
+func TestMalformedPostgresDSNRefusedBeforeDialing(t *testing.T) {
+	for _, dsn := range []string{"app:hunter2 host=x", "host=x hunter2", "host=x password='hunter2"} {
+		got := runBadInput(t, "next", "--store", "postgres", "--dsn", dsn, "--dial-timeout", "500ms")
+		if !strings.Contains(got, "not a PostgreSQL DSN") || strings.Contains(got, "hunter2") {
+			t.Fatalf("--dsn %q: %q; want it refused as not a PostgreSQL DSN, without the password", dsn, got)
+		}
+	}
+}

@@ -30,6 +30,13 @@ func (o Options) sqlEndpoint(kind, dsn string) (string, error) {
 		}
 		return cfg.Net + " " + cfg.Addr, nil
 	}
+	const notPostgres = "--dsn %s: not a PostgreSQL DSN (postgres://user@host:5432/db or host=… dbname=…): %s"
+	if _, _, ok := secret.Postgres(dsn); !ok {
+		// pgx would take a word that is not keyword=value as part of a
+		// keyword, send it to the server as a setting and pass on the
+		// server's refusal, which quotes it, password and all.
+		return "", configf(notPostgres, shown, "want keyword=value pairs separated by spaces, or a postgres:// URL")
+	}
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message quotes the DSN with a partial redaction: give
@@ -38,7 +45,7 @@ func (o Options) sqlEndpoint(kind, dsn string) (string, error) {
 		if inner := errors.Unwrap(err); inner != nil {
 			cause = secret.Scrub(inner.Error())
 		}
-		return "", configf("--dsn %s: not a PostgreSQL DSN (postgres://user@host:5432/db or host=… dbname=…): %s", shown, cause)
+		return "", configf(notPostgres, shown, cause)
 	}
 	hosts := []string{net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))}
 	for _, fb := range cfg.Fallbacks {

@@ -51,6 +51,8 @@ var redactTests = []struct {
 	{name: "postgres without a password", kind: "postgres", give: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable",
 		want: "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"},
 	{name: "postgres unterminated quote", kind: "postgres", give: "host=db password='pa55 w0rd", want: "REDACTED", password: "w0rd"},
+	{name: "postgres, first word not keyword=value", kind: "postgres", give: "app:hunter2 host=x", want: "REDACTED", password: "hunter2"},
+	{name: "postgres, a pair without =", kind: "postgres", give: "host=x hunter2 dbname=ids", want: "REDACTED", password: "hunter2"},
 	{name: "mysql", kind: "mysql", give: "app:pa55word@tcp(db:3306)/ids",
 		want: "app:REDACTED@tcp(db:3306)/ids", password: "pa55word"},
 	{name: "mysql, @ / : in the password", kind: "mysql", give: "app:p@ss/w:rd@tcp(db:3306)/ids",
@@ -91,5 +93,15 @@ func TestRedactHidesThePasswordOfEveryDSNForm(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRedactRemembersWhatAMalformedDSNCouldHide: a postgres DSN that is
+// not keyword=value pairs is shown as REDACTED, and what could be its
+// password is remembered, so a driver's message quoting it is scrubbed.
+func TestRedactRemembersWhatAMalformedDSNCouldHide(t *testing.T) {
+	backend.Redact("postgres", "app:hunt3r2x host=x")
+	if got := secret.Scrub(`FATAL: unrecognized configuration parameter "app:hunt3r2x host"`); strings.Contains(got, "hunt3r2x") {
+		t.Fatalf("Scrub: %q shows the password", got)
 	}
 }

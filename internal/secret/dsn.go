@@ -60,7 +60,11 @@ const pgSpace = " \t\n\r\v\f"
 
 // keywordValue walks keyword=value pairs with pgx's grammar (a value is
 // bare, with backslash escapes, or single-quoted) and replaces the value
-// of each secret keyword; ok is false when s does not follow the grammar.
+// of each secret keyword; ok is false when s does not follow the grammar,
+// or a keyword is not a word. pgx takes "app:pw host" of "app:pw host=db"
+// as a keyword, sends it to the server as a setting, and the server's
+// refusal quotes it: such a DSN is refused before it is dialed, and every
+// word of it that could be a password is returned (guessed).
 func keywordValue(s string) (out string, passwords []string, ok bool) {
 	var b strings.Builder
 	for rest := s; len(rest) > 0; {
@@ -69,11 +73,11 @@ func keywordValue(s string) (out string, passwords []string, ok bool) {
 			if strings.Trim(rest, pgSpace) == "" {
 				break
 			}
-			return "", nil, false
+			return "", guessed(s), false
 		}
 		key := strings.Trim(rest[:eq], pgSpace)
-		if key == "" {
-			return "", nil, false
+		if !isKeyword(key) {
+			return "", guessed(s), false
 		}
 		b.WriteString(rest[:eq+1])
 		rest = rest[eq+1:]
@@ -82,7 +86,7 @@ func keywordValue(s string) (out string, passwords []string, ok bool) {
 		rest = rest[lead:]
 		n, val, ok := pgValue(rest)
 		if !ok {
-			return "", nil, false
+			return "", guessed(s), false
 		}
 		if pgSecrets[key] {
 			passwords = append(passwords, val)
@@ -122,4 +126,33 @@ func pgValue(s string) (n int, val string, ok bool) {
 		}
 	}
 	return 0, "", false
+}
+
+// isKeyword reports whether key can name a setting: letters, digits and
+// "_", "." or "-" (a custom server setting has a dot), and no space.
+func isKeyword(key string) bool {
+	if key == "" {
+		return false
+	}
+	for _, r := range key {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// guessed returns what could be a password in a DSN that could not be
+// read: each white-space separated word, and what follows its first ":"
+// or "=", with any quotes around it. Remembering too much only hides
+// words of the messages about that DSN; too little could print a password.
+func guessed(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(pgSpace, r) }) {
+		out = append(out, w, strings.Trim(w, "'"))
+		if i := strings.IndexAny(w, ":="); i >= 0 {
+			out = append(out, w[i+1:], strings.Trim(w[i+1:], "'"))
+		}
+	}
+	return out
 }

@@ -36,6 +36,9 @@ func TestPostgresAndEndpoint(t *testing.T) {
 		{name: "URL", read: secret.Postgres, give: "postgres://app:pa55word@db/ids?sslpassword=k3y", want: "postgres://app:REDACTED@db/ids?sslpassword=REDACTED", ok: true},
 		{name: "keyword/value", read: secret.Postgres, give: `host=db password='it\'s pa55' dbname=ids`, want: "host=db password=REDACTED dbname=ids", ok: true},
 		{name: "unterminated quote", read: secret.Postgres, give: "host=db password='pa55", ok: false},
+		{name: "keyword with a space", read: secret.Postgres, give: "app:pa55 host=db", ok: false},
+		{name: "word without =", read: secret.Postgres, give: "host=db pa55word", ok: false},
+		{name: "custom setting", read: secret.Postgres, give: "host=db myapp.mode=x", want: "host=db myapp.mode=x", ok: true},
 		{name: "endpoint", read: secret.Endpoint, give: "http://root:pa55word@10.0.0.5:2379", want: "http://root:REDACTED@10.0.0.5:2379", ok: true},
 		{name: "host:port", read: secret.Endpoint, give: "10.0.0.5:2379", want: "10.0.0.5:2379", ok: true},
 	}
