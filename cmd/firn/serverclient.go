@@ -5,10 +5,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -61,23 +64,71 @@ var clientTerms = strings.NewReplacer("endpoint ", "", "Config.Token", "--token"
 // close closes the client; it has nothing buffered.
 func (r *remote) close() { _ = r.c.Close(context.Background()) }
 
-// err turns the client's errors into the CLI's: a refused token or a
-// malformed request is a usage error (exit 2), as is a certificate this
-// machine does not trust; an unknown or existing tag stays as it is for
-// tagErr; the rest are failures.
+// err turns the client's errors into the CLI's, one line that says what
+// to do: a URL of the wrong scheme, a port that is not firn's HTTP API, a
+// token a header cannot carry, a refused token, a malformed request and a
+// certificate this machine does not trust are usage errors (exit 2); an
+// unknown or existing tag stays as it is for tagErr; the rest, a server
+// not running among them, are failures.
 func (r *remote) err(err error) error {
 	var e *client.Error
-	switch {
-	case err == nil, !errors.As(err, &e):
+	if err == nil || !errors.As(err, &e) {
 		return err
-	case strings.Contains(e.Message, "x509: "):
+	}
+	msg := e.Message
+	switch {
+	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+		return usagef("firn serve at %s speaks plain HTTP: use http:// in --server", r.base)
+	case strings.Contains(msg, "Client sent an HTTP request to an HTTPS server"):
+		return usagef("firn serve at %s speaks HTTPS: use https:// in --server", r.base)
+	case strings.Contains(msg, "malformed HTTP response"), strings.Contains(msg, "malformed HTTP status code"):
+		return usagef("%s answers, but not in HTTP: that is not firn's HTTP port (a gRPC port?); give the address of its http_listen", r.base)
+	case strings.Contains(msg, "invalid header field value"):
+		return usagef("--token holds a character a header cannot carry (a newline, or another control character)")
+	case strings.Contains(msg, "x509: "):
 		return usagef("firn serve at %s: its certificate is signed by an authority this machine does not trust: give the CA's PEM file with --ca", r.base)
 	case errors.Is(err, client.ErrUnauthorized):
-		return usagef("firn serve at %s: %s (give a token with the needed scope: --token or FIRN_TOKEN)", r.base, e.Message)
+		return usagef("firn serve at %s: %s (give a token with the needed scope: --token or FIRN_TOKEN)", r.base, printable(msg))
 	case errors.Is(err, client.ErrInvalid):
-		return usagef("firn serve at %s: %s", r.base, e.Message)
+		return usagef("firn serve at %s: %s", r.base, printable(msg))
+	case strings.Contains(msg, "connection refused"):
+		return fmt.Errorf("is firn serve running at %s? (connection refused)", r.base)
+	case e.Code == "transport":
+		return fmt.Errorf("firn serve at %s: no answer: %s", r.base, printable(transportCause(msg)))
 	}
 	return err
+}
+
+// transportCause is a transport error's message without the method, path
+// and URL the client and net/http put before it (GET /v1/…: Get
+// "http://…": …): the CLI names the server itself.
+func transportCause(msg string) string {
+	if j := strings.Index(msg, ` "http`); j >= 0 {
+		if i := strings.Index(msg[j:], `": `); i >= 0 {
+			return msg[j+i+3:]
+		}
+	}
+	return msg
+}
+
+// printable is msg cut before its first byte that is not printable text,
+// or escaped as such (a quoted \x..): what a port that is not firn's
+// answers may be binary.
+func printable(msg string) string {
+	end := len(msg)
+	if i := strings.Index(msg, `\x`); i >= 0 {
+		end = i
+	}
+	for i, c := range msg[:end] {
+		if c == utf8.RuneError || !unicode.IsPrint(c) {
+			end = i
+			break
+		}
+	}
+	if end < len(msg) {
+		return strings.TrimRight(msg[:end], ` "`) + "…"
+	}
+	return msg
 }
 
 // info is what the server says of its snowflake generator.

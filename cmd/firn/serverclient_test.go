@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
 )
 
 // TestTagAdvanceServerAnswersNull: a 200 whose JSON body is null or {}
@@ -63,6 +66,47 @@ func TestServerURLRefusedRedacted(t *testing.T) {
 			got := runBadInput(t, "next", "--server", tt.server)
 			if !strings.Contains(got, tt.want) || strings.Contains(got, "hunter2") {
 				t.Fatalf("--server %s: %q; want %q, without the secret", tt.server, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestServerTransportErrorsSayWhatToDo: each way --server can name the
+// wrong thing gives one line saying what to do, with the two scheme
+// mistakes and the other port as bad input (exit 2), no URL twice and no
+// binary bytes.
+func TestServerTransportErrorsSayWhatToDo(t *testing.T) {
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	tlsServer := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsServer.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	go func() { _ = gs.Serve(ln) }()
+	defer gs.Stop()
+	stopped := "http://" + closedPort(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{name: "https to plain HTTP", args: []string{"--server", strings.Replace(plain.URL, "http:", "https:", 1)}, code: 2, want: "speaks plain HTTP: use http:// in --server"},
+		{name: "http to HTTPS", args: []string{"--server", strings.Replace(tlsServer.URL, "https:", "http:", 1)}, code: 2, want: "speaks HTTPS: use https:// in --server"},
+		{name: "stopped", args: []string{"--server", stopped}, code: 1, want: "is firn serve running at " + stopped + "? (connection refused)"},
+		{name: "gRPC port", args: []string{"--server", "http://" + ln.Addr().String()}, code: 2, want: "that is not firn's HTTP port (a gRPC port?)"},
+		{name: "token with a newline", args: []string{"--server", plain.URL, "--token", "a\nb"}, code: 2, want: "--token holds a character a header cannot carry"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := runCLI(append([]string{"next"}, tt.args...)...)
+			if code != tt.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, one line with %q", code, out, errOut, tt.code, tt.want)
+			}
+			if strings.Contains(errOut, `\x`) || strings.Count(errOut, "127.0.0.1") > 1 || strings.ContainsFunc(errOut, func(r rune) bool { return r != '\n' && (r < ' ' || r == 0x7f) }) {
+				t.Fatalf("stderr %q: binary bytes, or the URL twice", errOut)
 			}
 		})
 	}
