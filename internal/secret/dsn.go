@@ -134,12 +134,9 @@ func isKeyword(key string) bool {
 	if key == "" {
 		return false
 	}
-	for _, r := range key {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return strings.IndexFunc(key, func(r rune) bool {
+		return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && !strings.ContainsRune("_.-", r)
+	}) < 0
 }
 
 // guessed returns what could be a password in a DSN that could not be
