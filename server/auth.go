@@ -65,11 +65,12 @@ type Anonymous struct {
 const DefaultAnonymousRate = 5000
 
 // NewAuth returns the checker of tokens and anonymous grants; it
-// refuses a token without a name of its own, a secret or a known scope, a
-// negative rate, an anonymous scope that is unknown or admin, and a
+// refuses a token without a name of its own, a secret of its own or a
+// known scope, a negative rate, an anonymous scope that is unknown or admin, and a
 // negative anonymous rate, with a *TokenError.
 func NewAuth(tokens []Token, anon Anonymous) (*Auth, error) {
 	names := map[string]bool{}
+	secrets := map[string]string{} // secret -> the first token's name
 	admin := false
 	for i, t := range tokens {
 		fail := func(field, format string, args ...any) error {
@@ -82,10 +83,15 @@ func NewAuth(tokens []Token, anon Anonymous) (*Auth, error) {
 			return nil, fail("name", "%q: another token has this name", t.Name)
 		case t.Secret == "":
 			return nil, fail("secret", "token %s has no secret", t.Name)
+		case secrets[t.Secret] != "":
+			// A request carrying it would hold whichever token's scopes
+			// the lookup met first.
+			return nil, fail("secret", "token %s has the secret of token %s: give each token its own secret", t.Name, secrets[t.Secret])
 		case t.Rate < 0:
 			return nil, fail("rate", "%g: want 0 (unlimited) or more requests per second", t.Rate)
 		}
 		names[t.Name] = true
+		secrets[t.Secret] = t.Name
 		for _, s := range t.Scopes {
 			if !ValidScope(s) {
 				return nil, fail("scopes", "%q: want %s", s, ScopeNames)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,6 +161,24 @@ func TestNewAuthRejects(t *testing.T) {
 		if _, err := server.NewAuth(tokens, server.Anonymous{}); err == nil {
 			t.Errorf("%+v accepted", tokens)
 		}
+	}
+}
+
+// TestNewAuthRejectsSharedSecret: two tokens with one secret would give a
+// request whichever token's scopes the lookup met first; the error names
+// the second token and never the secret.
+func TestNewAuthRejectsSharedSecret(t *testing.T) {
+	tokens := []server.Token{
+		{Name: "a", Secret: "samesecret1", Scopes: []string{"snowflake"}},
+		{Name: "b", Secret: "samesecret1", Scopes: []string{"admin"}},
+	}
+	_, err := server.NewAuth(tokens, server.Anonymous{})
+	var te *server.TokenError
+	if !errors.As(err, &te) || te.Index != 1 || te.Field != "secret" || !strings.Contains(te.Reason, "token b has the secret of token a") {
+		t.Fatalf("err = %v, want a *TokenError of token 1's secret naming b and a", err)
+	}
+	if strings.Contains(err.Error(), "samesecret1") {
+		t.Fatalf("%q prints the secret", err)
 	}
 }
 

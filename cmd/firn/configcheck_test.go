@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,53 +12,108 @@ import (
 // TestConfigCheckRefusesWhatServeRefuses runs one table of bad settings,
 // each from the file, the environment and a flag, through firn serve and
 // firn config check: both exit 2 with the same message naming the field,
-// and neither touches the data directory.
+// and neither touches the data directory. A row's other settings (also)
+// are set the same way; names, when set, is what the message names in
+// place of the field's path; a row with yaml is a file's alone (its
+// settings have no variable or flag).
 func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
+	type setting struct{ path, flag, value string }
 	tests := []struct {
 		path, flag, value, wantErr string
+		also                       []setting
+		names                      string
+		yaml                       string
 	}{
-		{"http.listen", "http", "nowhere", "is not host:port"},
-		{"http.max_batch", "max-batch", "0", "want 1 to 1000000"},
-		{"grpc.listen", "grpc", "x", "is not host:port"},
-		{"http.listen", "http", "127.0.0.1:99999", `"127.0.0.1:99999" has port 99999, past 65535`},
-		{"http.listen", "http", "127.0.0.1:80x", `has port "80x", not a number`},
-		{"http.listen", "http", "no_such/host:80", `has host "no_such/host", neither an IP address nor a host name`},
-		{"grpc.listen", "grpc", "127.0.0.1:70000", "has port 70000, past 65535"},
-		{"snowflake.exhausted", "exhausted", "sometimes", `"sometimes": want wait or borrow`},
-		{"snowflake.max_borrow", "max-borrow", "0s", "want a duration above 0, at most 10s"},
-		{"snowflake.max_borrow", "max-borrow", "1m", "want a duration above 0, at most 10s"},
-		{"registry.store", "store", "redis", `"redis": want local, etcd, postgres, mysql`},
-		{"registry.lease_ttl", "lease-ttl", "500ms", "want 1s to 10m0s"},
-		{"registry.dial_timeout", "dial-timeout", "0s", "want a duration above 0"},
-		{"registry.node", "node", "three", "want a number"},
-		{"segments.format", "segments", "csv", "want leaf, tinyid or set"},
-		{"log.level", "log-level", "loud", "want debug, info, warn or error"},
-		{"log.format", "log-format", "xml", "want auto, text or json"},
-		{"layout.preset", "layout", "nope", `unknown layout "nope"`},
-		{"http.tls_key", "tls-key", "key.pem", "set both tls_cert and tls_key"},
+		{"http.listen", "http", "nowhere", "is not host:port", nil, "", ""},
+		{"http.max_batch", "max-batch", "0", "want 1 to 1000000", nil, "", ""},
+		{"grpc.listen", "grpc", "x", "is not host:port", nil, "", ""},
+		{"http.listen", "http", "127.0.0.1:99999", `"127.0.0.1:99999" has port 99999, past 65535`, nil, "", ""},
+		{"http.listen", "http", "127.0.0.1:80x", `has port "80x", not a number`, nil, "", ""},
+		{"http.listen", "http", "no_such/host:80", `has host "no_such/host", neither an IP address nor a host name`, nil, "", ""},
+		{"grpc.listen", "grpc", "127.0.0.1:70000", "has port 70000, past 65535", nil, "", ""},
+		{"snowflake.exhausted", "exhausted", "sometimes", `"sometimes": want wait or borrow`, nil, "", ""},
+		{"snowflake.max_borrow", "max-borrow", "0s", "want a duration above 0, at most 10s", nil, "", ""},
+		{"snowflake.max_borrow", "max-borrow", "1m", "want a duration above 0, at most 10s", nil, "", ""},
+		{"registry.store", "store", "redis", `"redis": want local, etcd, postgres, mysql`, nil, "", ""},
+		{"registry.lease_ttl", "lease-ttl", "500ms", "want 1s to 10m0s", nil, "", ""},
+		{"registry.dial_timeout", "dial-timeout", "0s", "want a duration above 0", nil, "", ""},
+		{"registry.node", "node", "three", "want a number", nil, "", ""},
+		{"segments.format", "segments", "csv", "want leaf, tinyid or set", nil, "", ""},
+		{"log.level", "log-level", "loud", "want debug, info, warn or error", nil, "", ""},
+		{"log.format", "log-format", "xml", "want auto, text or json", nil, "", ""},
+		{"layout.preset", "layout", "nope", `unknown layout "nope"`, nil, "", ""},
+		{"http.tls_key", "tls-key", "key.pem", "set both tls_cert and tls_key", nil, "", ""},
+		{"registry.dsn", "dsn", "postgres://app:hunter2@db:99999/ids", "not a PostgreSQL DSN",
+			[]setting{{"registry.store", "store", "postgres"}}, "--dsn postgres://app:REDACTED@db:99999/ids", ""},
+		{"registry.dsn", "dsn", "postgres://app:hunter2@127.0.0.1:1:2/ids", "not a PostgreSQL DSN",
+			[]setting{{"registry.store", "store", "postgres"}}, "--dsn postgres://app:REDACTED@", ""},
+		{"registry.dsn", "dsn", "root:hunter2@tcp(127.0.0.1:1/leaf", "not a MySQL DSN",
+			[]setting{{"registry.store", "store", "mysql"}}, "--dsn ", ""},
+		{"registry.endpoints", "endpoints", "notaurl", "--endpoints notaurl: want host:port, such as http://127.0.0.1:2379",
+			[]setting{{"registry.store", "store", "etcd"}}, "--endpoints", ""},
+		{"grpc.listen", "grpc", "127.0.0.1:8081", "overlaps the address of http.listen",
+			[]setting{{"http.listen", "http", "127.0.0.1:8081"}}, "", ""},
+		{"auth.tokens", "", "", "auth.tokens[1].secret", nil, "", "auth:\n  tokens:\n" +
+			"    - {name: a, secret: samesecret1, scopes: [snowflake]}\n" +
+			"    - {name: b, secret: samesecret1, scopes: [admin]}\n"},
 	}
 	for _, tt := range tests {
-		section, key, _ := strings.Cut(tt.path, ".")
+		settings := append([]setting{{tt.path, tt.flag, tt.value}}, tt.also...)
 		ways := map[string]func(t *testing.T) []string{
 			"file": func(t *testing.T) []string {
+				yaml := tt.yaml
+				if yaml == "" {
+					sections := map[string]string{}
+					for _, s := range settings {
+						section, key, _ := strings.Cut(s.path, ".")
+						value := s.value
+						if s.path == "registry.endpoints" { // a list in the file
+							value = "[" + value + "]"
+						}
+						sections[section] += "  " + key + ": " + value + "\n"
+					}
+					for section, keys := range sections {
+						yaml += section + ":\n" + keys
+					}
+				}
 				f := filepath.Join(t.TempDir(), "firn.yaml")
-				if err := os.WriteFile(f, []byte(section+":\n  "+key+": "+tt.value+"\n"), 0o600); err != nil {
+				if err := os.WriteFile(f, []byte(yaml), 0o600); err != nil {
 					t.Fatal(err)
 				}
 				return []string{"--config", f}
 			},
 			"env": func(t *testing.T) []string {
-				t.Setenv("FIRN_"+strings.ToUpper(section+"_"+key), tt.value)
+				for _, s := range settings {
+					t.Setenv("FIRN_"+strings.ToUpper(strings.ReplaceAll(s.path, ".", "_")), s.value)
+				}
 				return nil
 			},
-			"flag": func(*testing.T) []string { return []string{"--" + tt.flag, tt.value} },
+			"flag": func(*testing.T) []string {
+				var args []string
+				for _, s := range settings {
+					args = append(args, "--"+s.flag, s.value)
+				}
+				return args
+			},
+		}
+		if tt.yaml != "" {
+			ways = map[string]func(t *testing.T) []string{"file": ways["file"]}
 		}
 		for way, set := range ways {
 			t.Run(tt.path+"/"+way, func(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "state")
-				args := append([]string{"--data-dir", dir}, set(t)...)
-				_, serveErr, serveCode := runCLI(append([]string{"serve"}, args...)...)
+				args := set(t)
+				if !slices.ContainsFunc(settings, func(s setting) bool { return s.path == "registry.store" }) {
+					// Only the local store takes a data directory.
+					args = append([]string{"--data-dir", dir}, args...)
+				}
+				// config check first: serve given what check accepts would
+				// run until stopped.
 				_, checkErr, checkCode := runCLI(append([]string{"config", "check"}, args...)...)
+				if checkCode != 2 {
+					t.Fatalf("config check exit %d (%q); want 2", checkCode, checkErr)
+				}
+				_, serveErr, serveCode := runCLI(append([]string{"serve"}, args...)...)
 				if serveCode != 2 || checkCode != 2 {
 					t.Fatalf("serve exit %d (%q), config check exit %d (%q); want 2 and 2", serveCode, serveErr, checkCode, checkErr)
 				}
@@ -66,8 +122,15 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 				if serveMsg != checkMsg || !strings.Contains(serveMsg, tt.wantErr) {
 					t.Fatalf("serve said %q, config check %q; want the same, with %q", serveMsg, checkMsg, tt.wantErr)
 				}
-				if !strings.HasPrefix(tt.path, "layout.") && !strings.Contains(serveMsg, tt.path) && !strings.Contains(serveMsg, "tls_cert") {
-					t.Fatalf("%q does not name the field %s", serveMsg, tt.path)
+				names := tt.path
+				if tt.names != "" {
+					names = tt.names
+				}
+				if !strings.HasPrefix(tt.path, "layout.") && !strings.Contains(serveMsg, names) && !strings.Contains(serveMsg, "tls_cert") {
+					t.Fatalf("%q does not name the field %s", serveMsg, names)
+				}
+				if strings.Contains(serveErr+checkErr, "hunter2") || strings.Contains(serveErr+checkErr, "samesecret1") {
+					t.Fatalf("a secret was printed: serve %q, config check %q", serveErr, checkErr)
 				}
 				if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("the data directory was touched: %v", err)

@@ -14,7 +14,8 @@ var configUsage = `Usage: firn config check [--config FILE] [serve flags]
        firn config print [--config FILE] [serve flags]
 
 check validates what firn serve would run with — the file, the FIRN_…
-environment and the flags — without opening a store or a port, and prints
+environment and the flags — without opening a store or a port (each DSN
+and etcd endpoint is read as serve reads it, without dialing), and prints
 a summary (the listen address, layout and store on one line, then opaque
 mode, the JavaScript-safe bounds, the tokens and anonymous grants);
 both refuse exactly what firn serve refuses before it opens anything.
@@ -35,6 +36,11 @@ func runConfig(args []string, stdout io.Writer) error {
 	case "check":
 		o, err := parseServe(args[1:])
 		if err != nil {
+			return err
+		}
+		// The store's settings, as serve checks them before it dials
+		// (backend.ErrConfig: exit 2, as serve).
+		if err := o.stores.Check(); err != nil {
 			return err
 		}
 		store := o.stores.Registry.Store

@@ -31,7 +31,10 @@ import (
 type backend struct {
 	name    string
 	summary string // for --store's help
-	open    func(ctx context.Context, op *opener) (*opened, error)
+	// check refuses, without I/O, what open would refuse before it
+	// dials; open runs only after it passed.
+	check func(op *opener) error
+	open  func(ctx context.Context, op *opener) (*opened, error)
 }
 
 // opened is one open connection to a store: its node store, its segment
@@ -44,10 +47,10 @@ type opened struct {
 }
 
 var backends = []backend{
-	{"local", "the data directory (the default), one machine", openLocal},
-	{"etcd", "node IDs on etcd leases, a key prefix per namespace", openEtcd},
-	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", openSQL(sqlstore.Postgres)},
-	{"mysql", "MySQL or MariaDB, as postgres", openSQL(sqlstore.MySQL)},
+	{"local", "the data directory (the default), one machine", checkLocal, openLocal},
+	{"etcd", "node IDs on etcd leases, a key prefix per namespace", checkEtcd, openEtcd},
+	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", checkSQL(sqlstore.Postgres), openSQL(sqlstore.Postgres)},
+	{"mysql", "MySQL or MariaDB, as postgres", checkSQL(sqlstore.MySQL), openSQL(sqlstore.MySQL)},
 }
 
 // Names lists the backends, for messages: "local, etcd, postgres or mysql".
@@ -148,17 +151,47 @@ type opener struct {
 	tokens     *sqlstore.TinyidTokens
 }
 
-// openBackend opens the registry's store.
-func (op *opener) openBackend(ctx context.Context) (*opened, error) {
+// Check refuses, without I/O, every setting Open would refuse before it
+// dials: an unknown store, a data directory that is not one, a DSN its
+// driver cannot read, an etcd endpoint or namespace that is not one, a
+// dial timeout out of range, a table name that needs quoting, and the
+// same of the segment stores. firn config check runs it; Open,
+// OpenNodes and OpenSegments run the same rules first.
+func (o Options) Check() error {
+	op := &opener{Options: o}
+	if _, err := op.checkBackend(); err != nil {
+		return err
+	}
+	switch {
+	case o.Segments.Store != "":
+		return op.checkOwnSegments()
+	case len(o.Segments.Stores) > 0:
+		return op.checkSet()
+	}
+	return nil
+}
+
+// checkBackend refuses the registry's store as Check does, and returns
+// its backend.
+func (op *opener) checkBackend() (backend, error) {
 	kind := op.Registry.Store
 	i := slices.IndexFunc(backends, func(b backend) bool { return b.name == kind })
 	if i < 0 {
-		return nil, configf("--store %q: want %s", kind, Names())
+		return backend{}, configf("--store %q: want %s", kind, Names())
 	}
 	if err := op.CheckDataDir(); err != nil {
+		return backend{}, err
+	}
+	return backends[i], backends[i].check(op)
+}
+
+// openBackend opens the registry's store.
+func (op *opener) openBackend(ctx context.Context) (*opened, error) {
+	b, err := op.checkBackend()
+	if err != nil {
 		return nil, err
 	}
-	return backends[i].open(ctx, op)
+	return b.open(ctx, op)
 }
 
 // OpenNodes returns the registry's node store and a function that closes

@@ -36,7 +36,9 @@ func ExampleNames() {
 
 // TestBadSettingsMatchErrConfig: every setting that opens no store is bad
 // input (ErrConfig), with the message the operator reads and no
-// password, before anything is dialed.
+// password, before anything is dialed; Check, which does no I/O, refuses
+// each with the same message (but a data directory that must exist,
+// which only opening looks for).
 func TestBadSettingsMatchErrConfig(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -67,6 +69,13 @@ func TestBadSettingsMatchErrConfig(t *testing.T) {
 		{name: "segment store without DSN", r: config.Registry{Store: "local", DataDir: dir}, sg: config.Segments{Store: "mysql"}, wantErr: "--segment-store mysql needs --segment-dsn"},
 		{name: "a set of Leaf tables", r: config.Registry{Store: "local", DataDir: dir},
 			sg: config.Segments{Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u@tcp(h:2)/b"}}}, wantErr: "with segments.stores: want tinyid or set"},
+		{name: "postgres port out of range", r: config.Registry{Store: "postgres", DSN: "postgres://app:s3cretpw@db:99999/ids"}, wantErr: "--dsn postgres://app:REDACTED@db:99999/ids: not a PostgreSQL DSN"},
+		{name: "mysql address unterminated", r: config.Registry{Store: "mysql", DSN: "root:s3cretpw@tcp(127.0.0.1:1/leaf"}, wantErr: "--dsn REDACTED: not a MySQL DSN"},
+		{name: "segment DSN", r: config.Registry{Store: "local", DataDir: dir}, sg: config.Segments{Store: "postgres", DSN: "postgres://u:s3cretpw@h:1:2/db"}, wantErr: "not a PostgreSQL DSN"},
+		{name: "a set store's DSN", r: config.Registry{Store: "local", DataDir: dir},
+			sg: config.Segments{Format: "set", Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u:s3cretpw@tcp(h:2/b"}}}, wantErr: "segments.stores[1]: --dsn REDACTED: not a MySQL DSN"},
+		{name: "node table", r: config.Registry{Store: "mysql", DSN: "u@tcp(h:3306)/db", Table: "Nodes"}, wantErr: `table name "Nodes"`},
+		{name: "segment table", r: config.Registry{Store: "postgres", DSN: "postgres://u@h:1/db"}, sg: config.Segments{Table: "leaf-alloc"}, wantErr: `--segment-table: sqlstore: table name "leaf-alloc"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +92,29 @@ func TestBadSettingsMatchErrConfig(t *testing.T) {
 			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), " pw ") {
 				t.Fatalf("Open: %q shows (part of) the password", err)
 			}
+			if tt.must {
+				return
+			}
+			if cerr := o.Check(); !errors.Is(cerr, backend.ErrConfig) || cerr.Error() != err.Error() {
+				t.Fatalf("Check: %v; want Open's %q", cerr, err)
+			}
 		})
+	}
+}
+
+// TestCheckPassesWhatOpenDials: Check refuses no setting that is only
+// unreachable, for it dials nothing.
+func TestCheckPassesWhatOpenDials(t *testing.T) {
+	for _, o := range []backend.Options{
+		options(config.Registry{Store: "postgres", DSN: "postgres://app:pw@" + closedPort(t) + "/ids"}, config.Segments{}),
+		options(config.Registry{Store: "mysql", DSN: "root:pw@tcp(" + closedPort(t) + ")/leaf"}, config.Segments{Format: "tinyid"}),
+		options(config.Registry{Store: "etcd", Endpoints: []string{"http://" + closedPort(t)}}, config.Segments{}),
+		options(config.Registry{Store: "local", DataDir: t.TempDir()},
+			config.Segments{Format: "set", Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "postgres", DSN: "host=h port=2 dbname=b"}}}),
+	} {
+		if err := o.Check(); err != nil {
+			t.Errorf("Check of %s: %v", o.Describe(), err)
+		}
 	}
 }
 

@@ -124,7 +124,7 @@ var drivers = map[string]string{"postgres": "pgx", "mysql": "mysql"}
 // malformed DSN is bad input, a database that does not answer within
 // the dial timeout an outage.
 func (o Options) OpenDB(ctx context.Context, kind, dsn string) (*sql.DB, error) {
-	if err := o.checkDialTimeout(); err != nil {
+	if err := o.checkDB(kind, dsn); err != nil {
 		return nil, err
 	}
 	endpoint, err := o.sqlEndpoint(kind, dsn)
@@ -140,6 +140,16 @@ func (o Options) OpenDB(ctx context.Context, kind, dsn string) (*sql.DB, error) 
 		return nil, err
 	}
 	return db, nil
+}
+
+// checkDB refuses, without I/O, what OpenDB would refuse before it
+// dials: a dial timeout out of range, a DSN its driver cannot read.
+func (o Options) checkDB(kind, dsn string) error {
+	if err := o.checkDialTimeout(); err != nil {
+		return err
+	}
+	_, err := o.sqlEndpoint(kind, dsn)
+	return err
 }
 
 // checkDialTimeout applies config.CheckDialTimeout to the dial timeout.

@@ -10,20 +10,29 @@ import (
 	"github.com/firn-id/firn/sqlstore"
 )
 
-// ownSegments opens the segment table in the database of its own named
-// by Segments.Store and Segments.DSN.
-func (op *opener) ownSegments(ctx context.Context) (segment.Store, func() error, error) {
+// checkOwnSegments refuses, without I/O, what ownSegments would refuse
+// before it dials.
+func (op *opener) checkOwnSegments() error {
 	sg := op.Segments
 	switch {
 	case sg.Store != "postgres" && sg.Store != "mysql":
-		return nil, nil, configf("--segment-store %q: want postgres or mysql", sg.Store)
+		return configf("--segment-store %q: want postgres or mysql", sg.Store)
 	case sg.DSN == "":
-		return nil, nil, configf("--segment-store %s needs --segment-dsn", sg.Store)
+		return configf("--segment-store %s needs --segment-dsn", sg.Store)
 	}
 	if err := op.checkSegFormat(); err != nil {
+		return err
+	}
+	return op.checkSQLSegments(sg.Store, sg.DSN)
+}
+
+// ownSegments opens the segment table in the database of its own named
+// by Segments.Store and Segments.DSN.
+func (op *opener) ownSegments(ctx context.Context) (segment.Store, func() error, error) {
+	if err := op.checkOwnSegments(); err != nil {
 		return nil, nil, err
 	}
-	return op.openSQLSegments(ctx, sg.Store, sg.DSN)
+	return op.openSQLSegments(ctx, op.Segments.Store, op.Segments.DSN)
 }
 
 // checkSegFormat refuses an unknown segment table format.
@@ -56,6 +65,25 @@ func (op *opener) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store, er
 	return s, nil
 }
 
+// checkSQLSegments refuses, without I/O, what openSQLSegments would
+// refuse before it dials: the DSN, and the segment table's own rules.
+func (op *opener) checkSQLSegments(kind, dsn string) error {
+	d, _ := sqlstore.ParseDialect(kind)
+	if err := op.checkDB(kind, dsn); err != nil {
+		return err
+	}
+	return op.checkSegTable(d)
+}
+
+// checkSegTable applies the segment table's rules: its constructors do
+// no I/O, and given no database apply them alone. The token reader is
+// left to the open that has a database.
+func (op *opener) checkSegTable(d sqlstore.Dialect) error {
+	check := opener{Options: op.Options}
+	_, err := check.sqlSegments(d, nil)
+	return err
+}
+
 // openSQLSegments opens the segment table of the chosen format in one
 // database of a set.
 func (op *opener) openSQLSegments(ctx context.Context, kind, dsn string) (segment.Store, func() error, error) {
@@ -72,11 +100,25 @@ func (op *opener) openSQLSegments(ctx context.Context, kind, dsn string) (segmen
 	return s, db.Close, nil
 }
 
+// checkSet refuses, without I/O, what openSet would refuse before it
+// dials.
+func (op *opener) checkSet() error {
+	if f := op.Segments.Format; f != "tinyid" && f != "set" {
+		return configf("--segments %q with segments.stores: want tinyid or set, whose rows record their residue class", f)
+	}
+	for i, st := range op.Segments.Stores {
+		if err := op.checkSQLSegments(st.Store, st.DSN); err != nil {
+			return fmt.Errorf("segments.stores[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
 // openSet opens the set of segment stores of the configuration
 // (segments.stores), store i issuing remainder i.
 func (op *opener) openSet(ctx context.Context) (segment.Store, func() error, error) {
-	if f := op.Segments.Format; f != "tinyid" && f != "set" {
-		return nil, nil, configf("--segments %q with segments.stores: want tinyid or set, whose rows record their residue class", f)
+	if err := op.checkSet(); err != nil {
+		return nil, nil, err
 	}
 	var stores []segment.Store
 	var closers []func() error

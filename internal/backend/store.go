@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"log/slog"
 	"os"
@@ -13,17 +14,23 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/firn-id/firn/etcdstore"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
 )
 
+// checkLocal refuses a DSN given to the local store.
+func checkLocal(op *opener) error {
+	if op.Registry.DSN != "" {
+		return configf("--dsn is for --store postgres or mysql")
+	}
+	return nil
+}
+
 // openLocal opens the data directory.
 func openLocal(_ context.Context, op *opener) (*opened, error) {
-	if op.Registry.DSN != "" {
-		return nil, configf("--dsn is for --store postgres or mysql")
-	}
 	dir, err := op.LocalDir()
 	if err != nil {
 		return nil, err
@@ -38,31 +45,45 @@ func openLocal(_ context.Context, op *opener) (*opened, error) {
 	return &opened{nodes: s, segments: func() (segment.Store, error) { return s.Segments(), nil }, close: s.Close}, nil
 }
 
-// openEtcd connects to etcd.
-func openEtcd(ctx context.Context, op *opener) (*opened, error) {
-	r := op.Registry
-	// A comma inside one setting separates endpoints too, as on the
-	// command line.
-	joined := strings.Join(r.Endpoints, ",")
-	if joined == "" {
-		return nil, configf("--store etcd needs --endpoints")
+// etcdTarget is the endpoints and key prefix the registry names. A comma
+// inside one setting separates endpoints too, as on the command line.
+func etcdTarget(r config.Registry) (endpoints []string, prefix string) {
+	if joined := strings.Join(r.Endpoints, ","); joined != "" {
+		endpoints = strings.Split(joined, ",")
 	}
-	if err := op.checkDialTimeout(); err != nil {
-		return nil, err
-	}
-	endpoints := strings.Split(joined, ",")
-	if err := op.checkEndpoints(endpoints); err != nil {
-		return nil, err
-	}
-	prefix := r.Namespace
+	prefix = r.Namespace
 	if prefix == "" {
 		prefix = "/firn/default/"
+	}
+	return endpoints, prefix
+}
+
+// checkEtcd refuses etcd settings openEtcd could not dial.
+func checkEtcd(op *opener) error {
+	r := op.Registry
+	endpoints, prefix := etcdTarget(r)
+	if len(endpoints) == 0 {
+		return configf("--store etcd needs --endpoints")
+	}
+	if err := op.checkDialTimeout(); err != nil {
+		return err
+	}
+	if err := op.checkEndpoints(endpoints); err != nil {
+		return err
 	}
 	// One spelling per namespace, said by the operator: a prefix that
 	// etcdstore would have to rewrite is refused rather than moved.
 	if c := path.Clean(prefix); !strings.HasPrefix(prefix, "/") || (prefix != c && prefix != c+"/") {
-		return nil, configf("--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", r.Namespace, path.Clean("/"+prefix)+"/")
+		return configf("--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", r.Namespace, path.Clean("/"+prefix)+"/")
 	}
+	return nil
+}
+
+// openEtcd connects to etcd.
+func openEtcd(ctx context.Context, op *opener) (*opened, error) {
+	r := op.Registry
+	endpoints, prefix := etcdTarget(r)
+	joined := strings.Join(endpoints, ",")
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: r.DialTimeout, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, configf("--endpoints %s: %s", Redact("endpoint", joined), secret.Scrub(err.Error()))
@@ -75,25 +96,52 @@ func openEtcd(ctx context.Context, op *opener) (*opened, error) {
 	return &opened{nodes: s, segments: func() (segment.Store, error) { return s.Segments(), nil }, close: cli.Close}, nil
 }
 
+// checkSQL refuses settings of a database of dialect d that openSQL
+// could not open: no DSN, or one its driver cannot read, a dial timeout
+// out of range, and the node and segment tables' own rules.
+func checkSQL(d sqlstore.Dialect) func(*opener) error {
+	return func(op *opener) error {
+		r := op.Registry
+		if r.DSN == "" {
+			return configf("--store %s needs --dsn", r.Store)
+		}
+		if err := op.checkSegFormat(); err != nil {
+			return err
+		}
+		if err := op.checkDB(r.Store, r.DSN); err != nil {
+			return err
+		}
+		// The node store's constructor does no I/O: given no database
+		// it applies its rules alone.
+		if _, err := nodeStore(d, nil, r); err != nil {
+			return err
+		}
+		return op.checkSegTable(d)
+	}
+}
+
+// nodeStore is the node table of the registry in db.
+func nodeStore(d sqlstore.Dialect, db *sql.DB, r config.Registry) (*sqlstore.Store, error) {
+	s, err := sqlstore.New(db, d, sqlstore.Options{Table: r.Table, Namespace: r.Namespace})
+	if err != nil {
+		return nil, configf("%s", err)
+	}
+	return s, nil
+}
+
 // openSQL connects to a database of dialect d: its node table, and the
 // segment table of Segments.Format over the same connection.
 func openSQL(d sqlstore.Dialect) func(context.Context, *opener) (*opened, error) {
 	return func(ctx context.Context, op *opener) (*opened, error) {
 		r := op.Registry
-		if r.DSN == "" {
-			return nil, configf("--store %s needs --dsn", r.Store)
-		}
-		if err := op.checkSegFormat(); err != nil {
-			return nil, err
-		}
 		db, err := op.OpenDB(ctx, r.Store, r.DSN)
 		if err != nil {
 			return nil, err
 		}
-		s, err := sqlstore.New(db, d, sqlstore.Options{Table: r.Table, Namespace: r.Namespace})
+		s, err := nodeStore(d, db, r)
 		if err != nil {
 			db.Close()
-			return nil, configf("%s", err)
+			return nil, err
 		}
 		segs := func() (segment.Store, error) { return op.sqlSegments(d, db) }
 		return &opened{nodes: s, segments: segs, close: db.Close}, nil

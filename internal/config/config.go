@@ -586,6 +586,9 @@ func (c *Config) Validate(kinds []string) error {
 		if err := checkAddr(l); err != nil {
 			return fail("grpc.listen", "%q %s, such as 127.0.0.1:9090, or off", l, err)
 		}
+		if sameListener(c.HTTP.Listen, l) {
+			return fail("grpc.listen", "%q overlaps the address of http.listen (%q): each listener needs a port of its own, or port 0 for any free one", l, c.HTTP.Listen)
+		}
 	}
 	if c.HTTP.MaxBatch < 1 || c.HTTP.MaxBatch > server.MaxBatchLimit {
 		return fail("http.max_batch", "%d: want 1 to %d", c.HTTP.MaxBatch, server.MaxBatchLimit)
@@ -665,6 +668,22 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("has host %q, neither an IP address nor a host name: want host:port", host)
 	}
 	return nil
+}
+
+// sameListener reports whether binding b after a (both checked by
+// checkAddr) would fail for a port already in use: one port other than 0
+// on one host, or on any host when either is the wildcard (empty,
+// 0.0.0.0 or ::), which Go binds for both IPv4 and IPv6.
+func sameListener(a, b string) bool {
+	ha, pa, _ := net.SplitHostPort(a)
+	hb, pb, _ := net.SplitHostPort(b)
+	na, _ := strconv.ParseUint(pa, 10, 16)
+	nb, _ := strconv.ParseUint(pb, 10, 16)
+	if na == 0 || na != nb {
+		return false
+	}
+	wildcard := func(h string) bool { ip := net.ParseIP(h); return h == "" || (ip != nil && ip.IsUnspecified()) }
+	return wildcard(ha) || wildcard(hb) || strings.EqualFold(ha, hb) || (net.ParseIP(ha) != nil && net.ParseIP(ha).Equal(net.ParseIP(hb)))
 }
 
 // hostName is a DNS name: dot-separated labels of letters, digits and

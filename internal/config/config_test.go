@@ -156,6 +156,10 @@ func TestRejects(t *testing.T) {
 		{name: "port past 65535", doc: "http:\n  listen: 127.0.0.1:99999\n", field: "http.listen"},
 		{name: "port not a number", env: []string{"FIRN_GRPC_LISTEN=127.0.0.1:grpc"}, field: "grpc.listen"},
 		{name: "host not a name", env: []string{"FIRN_HTTP_LISTEN=a b:80"}, field: "http.listen"},
+		{name: "one port for both listeners", doc: "http:\n  listen: 127.0.0.1:8081\ngrpc:\n  listen: 127.0.0.1:8081\n", field: "grpc.listen"},
+		{name: "a port under the wildcard", env: []string{"FIRN_HTTP_LISTEN=:8081", "FIRN_GRPC_LISTEN=127.0.0.1:8081"}, field: "grpc.listen"},
+		{name: "a wildcard over the port", env: []string{"FIRN_HTTP_LISTEN=[::1]:8081", "FIRN_GRPC_LISTEN=0.0.0.0:8081"}, field: "grpc.listen"},
+		{name: "token secret twice", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [snowflake]}\n    - {name: b, secret: s, scopes: [admin]}\n", field: "auth.tokens[1].secret"},
 		{name: "unknown exhausted policy", doc: "snowflake:\n  exhausted: spin\n", field: "snowflake.exhausted"},
 		{name: "max borrow past the start-ahead bound", env: []string{"FIRN_SNOWFLAKE_MAX_BORROW=11s"}, field: "snowflake.max_borrow"},
 		{name: "no max borrow", env: []string{"FIRN_SNOWFLAKE_EXHAUSTED=borrow", "FIRN_SNOWFLAKE_MAX_BORROW=0s"}, field: "snowflake.max_borrow"},
@@ -201,6 +205,21 @@ func TestRejects(t *testing.T) {
 				t.Fatalf("error %q does not name the flag", err)
 			}
 		})
+	}
+}
+
+// TestListenersOfTheirOwn: two listeners that can both be bound pass
+// Validate — port 0 twice (a free port each), one port on two loopback
+// addresses of different families, two ports.
+func TestListenersOfTheirOwn(t *testing.T) {
+	for _, pair := range [][2]string{{"127.0.0.1:0", "127.0.0.1:0"}, {"127.0.0.1:8081", "[::1]:8081"}, {":8081", ":8082"}} {
+		c, err := config.Load(nil, []string{"FIRN_HTTP_LISTEN=" + pair[0], "FIRN_GRPC_LISTEN=" + pair[1]})
+		if err == nil {
+			err = c.Validate(kinds)
+		}
+		if err != nil {
+			t.Errorf("http %s, grpc %s: %v", pair[0], pair[1], err)
+		}
 	}
 }
 
