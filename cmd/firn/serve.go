@@ -220,7 +220,10 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	storedTags := readTags(ctx, segs, o.segmentsOff == "")
 	h, g, lease, err := takeNode(ctx, o, nodes, log, &holder)
 	if err != nil {
-		return err
+		// A stop while no node is held ends here: with neither node nor
+		// error, the service below would serve as if snowflake mode
+		// were off.
+		return stoppedOr(ctx, err)
 	}
 	if h != nil {
 		// Registered before the servers' stop below, so it runs after
@@ -277,7 +280,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 		return nil, nil, nil, usagef("%s (%s)", err, o.stores.Describe())
 	}
 	if err != nil {
-		return nil, nil, nil, stoppedOr(ctx, err)
+		return nil, nil, nil, err
 	}
 	return h, g, lease, nil
 }

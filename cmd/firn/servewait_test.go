@@ -180,3 +180,43 @@ func waitReadiness(t *testing.T, base string, done chan error, ok func(code int,
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestServeStoppedWhileWaitingServesNothing stops firn serve while every
+// node is held: it returns without serving, and never answers as a server
+// with snowflake mode off (a rolling restart once met 503 snowflake_off
+// from a process stopped before it held a node).
+func TestServeStoppedWhileWaitingServesNothing(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	ports := servetest.Addrs(t, 2)
+	args := []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/stopped-" + suffix() + "/",
+		"--http", ports[0], "--grpc", ports[1], "--node-bits", "0", "--lease-ttl", "2s"}
+	o, err := parseServe(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, err := o.stores.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close() })
+	l, err := nodeid.Acquire(context.Background(), stores.Nodes, o.lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out strings.Builder
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, args, &out) }()
+	waitReadiness(t, "http://"+ports[0], done, func(code int, msg string) bool {
+		return code == 503 && strings.Contains(msg, "1 of 1 held")
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve stopped while waiting returned %v, want nil", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("serve stopped before it held a node printed %q; want nothing (it never served)", out.String())
+	}
+}
