@@ -93,6 +93,10 @@ func (r *remote) err(err error) error {
 		return usagef("firn serve at %s: %s", r.base, printable(msg))
 	case strings.Contains(msg, "connection refused"):
 		return fmt.Errorf("is firn serve running at %s? (connection refused)", r.base)
+	case strings.Contains(msg, "readLoopPeekFailLocked"), strings.Contains(msg, "server closed idle connection"), strings.HasSuffix(msg, ": EOF"):
+		// A gRPC port may close an HTTP/1.1 connection before writing a
+		// byte, as may a server that stopped: either way no answer.
+		return fmt.Errorf("firn serve at %s closed the connection without an answer: is it running, and is that firn's HTTP port (not its gRPC port)?", r.base)
 	case e.Code == "transport":
 		return fmt.Errorf("firn serve at %s: no answer: %s", r.base, printable(transportCause(msg)))
 	}

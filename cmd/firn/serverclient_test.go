@@ -102,6 +102,12 @@ func TestServerTransportErrorsSayWhatToDo(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := runCLI(append([]string{"next"}, tt.args...)...)
+			if tt.name == "gRPC port" && code == 1 {
+				// gRPC may close the connection before it writes a byte
+				// firn could read as not HTTP: then there is no answer.
+				tt.want = "closed the connection without an answer: is it running, and is that firn's HTTP port (not its gRPC port)?"
+				tt.code = 1
+			}
 			if code != tt.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, one line with %q", code, out, errOut, tt.code, tt.want)
 			}
