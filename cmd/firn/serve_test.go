@@ -498,15 +498,7 @@ func TestServeReleasesTheNodeAfterTheServersStop(t *testing.T) {
 	ports := servetest.Addrs(t, 2)
 	args := []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--segment-table", seg,
 		"--http", ports[0], "--grpc", ports[1], "--node-bits", "1", "--node", "1"}
-	o, err := parseServe(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, err := o.stores.Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stores.Close() })
+	o, stores := openServeStores(t, args)
 	nodes := stores.Nodes
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

@@ -16,6 +16,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/firnpb"
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
@@ -53,15 +54,7 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			ports := servetest.Addrs(t, 2)
 			addr, gaddr := ports[0], ports[1]
 			args := append(st.args(t), "--http", addr, "--grpc", gaddr, "--node-bits", "1", "--lease-ttl", "2s")
-			o, err := parseServe(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			stores, err := o.stores.Open(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = stores.Close() })
+			o, stores := openServeStores(t, args)
 			nodes := stores.Nodes
 			var held []*nodeid.Lease
 			for range 2 {
@@ -190,15 +183,7 @@ func TestServeStoppedWhileWaitingServesNothing(t *testing.T) {
 	ports := servetest.Addrs(t, 2)
 	args := []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/stopped-" + suffix() + "/",
 		"--http", ports[0], "--grpc", ports[1], "--node-bits", "0", "--lease-ttl", "2s"}
-	o, err := parseServe(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stores, err := o.stores.Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stores.Close() })
+	o, stores := openServeStores(t, args)
 	l, err := nodeid.Acquire(context.Background(), stores.Nodes, o.lease)
 	if err != nil {
 		t.Fatal(err)
@@ -219,4 +204,21 @@ func TestServeStoppedWhileWaitingServesNothing(t *testing.T) {
 	if out.Len() != 0 {
 		t.Fatalf("serve stopped before it held a node printed %q; want nothing (it never served)", out.String())
 	}
+}
+
+// openServeStores parses serve's args and opens the stores they name, as
+// serve does, closed when the test ends: the test holds nodes in them
+// beside the serve it starts.
+func openServeStores(t *testing.T, args []string) (serveOptions, *backend.Stores) {
+	t.Helper()
+	o, err := parseServe(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, err := o.stores.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stores.Close() })
+	return o, stores
 }
