@@ -1,6 +1,6 @@
 module github.com/firn-id/firn/test/cluster
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/firn-id/firn v0.0.0
