@@ -63,8 +63,7 @@ func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
 		marker = p.marker()
 		data, _ = json.Marshal(leafMarkerValue{ChildVersion: p.ChildVersion})
 	}
-	pairs := max(0, (LeafWorkers-int(p.FencedVersion)+1)/2)
-	if err := tree.BumpChildren(ctx, p.forever(), pairs, marker, data); err != nil {
+	if err := p.pushChildVersion(ctx, tree, marker, data); err != nil {
 		return fmt.Errorf("--apply: fence %s's child version (ZooKeeper %s): %w; run --apply again", p.forever(), p.Servers, err)
 	}
 	p.Applied = append(p.Applied, fmt.Sprintf("%s's child version is past %d: a new Leaf instance gets a worker ID its constructor refuses", p.forever(), LeafWorkers-1))
@@ -75,13 +74,45 @@ func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
 		ip, port := splitAddr(w.Addr)
 		val, _ := json.Marshal(leafEndpoint{IP: ip, Port: port, Timestamp: LeafFenceBase + w.Timestamp})
 		if err := tree.Set(ctx, p.forever()+"/"+w.Znode, val, w.Version); err != nil {
-			return fmt.Errorf("--apply: fence worker %d (%s): %w; a Leaf instance may be writing it: stop it, then run --apply again; "+
-				"nothing written to firn's registry", w.ID, w.Addr, err)
+			return p.fenceFailed(ctx, tree, w, err)
 		}
 		p.Workers[i].Fenced = true
 	}
 	p.Applied = append(p.Applied, fmt.Sprintf("every worker znode holds a timestamp %d ms ahead of its own: a returning Leaf instance fails its start check", LeafFenceBase))
 	return nil
+}
+
+// fenceFailed says why the fence of w failed: a znode rewritten since it
+// was read is a live instance.
+func (p *LeafPlan) fenceFailed(ctx context.Context, tree LeafTree, w LeafWorker, err error) error {
+	_, version, _, _, found, rerr := tree.Get(ctx, p.forever()+"/"+w.Znode)
+	if rerr == nil && found && version != w.Version {
+		return p.alive(w, "rewrote its znode while the fence was written")
+	}
+	return fmt.Errorf("--apply: fence worker %d (%s): %w; run --apply again; nothing written to firn's registry", w.ID, w.Addr, err)
+}
+
+// pushChildVersion creates and deletes children of forever until its
+// child version, read back, is at least 1024. ZooKeeper 3.8 raises it on
+// a create and not on a delete, so each round asks for one create per
+// missing value and reads the result rather than trusting a count.
+func (p *LeafPlan) pushChildVersion(ctx context.Context, tree LeafTree, marker string, data []byte) error {
+	for range 3 {
+		if p.FencedVersion >= LeafWorkers && marker == "" {
+			return nil
+		}
+		n := max(0, LeafWorkers-int(p.FencedVersion))
+		if err := tree.BumpChildren(ctx, p.forever(), n, marker, data); err != nil {
+			return err
+		}
+		marker = ""
+		_, _, _, cv, _, err := tree.Get(ctx, p.forever())
+		if err != nil {
+			return err
+		}
+		p.FencedVersion = cv
+	}
+	return fmt.Errorf("child version still %d after three rounds", p.FencedVersion)
 }
 
 // watch reads every worker znode after the fence, waits two heartbeats

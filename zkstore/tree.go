@@ -89,11 +89,11 @@ func (t *Tree) Set(ctx context.Context, path string, data []byte, version int32)
 	return nil
 }
 
-// BumpChildren raises parent's child version by 2n in one Multi that
-// creates and deletes n children of it, and creates marker holding
-// markerData in the same Multi when marker is not "". Each create and
-// delete of a child raises a znode's child version by one, so nothing
-// but the version changes under parent. An existing marker refuses the
+// BumpChildren raises parent's child version in one Multi that creates
+// and deletes n children of it, and creates marker holding markerData in
+// the same Multi when marker is not "". Each create of a child raises the
+// child version by one (ZooKeeper 3.8 leaves it on a delete); nothing but
+// the version changes under parent. An existing marker refuses the
 // whole Multi (ErrNodeExists inside the error): nothing changed.
 func (t *Tree) BumpChildren(ctx context.Context, parent string, n int, marker string, markerData []byte) error {
 	ctx, cancel := t.s.withDeadline(ctx)
