@@ -68,7 +68,7 @@ func StartSnowflake(cfg SnowflakeConfig) (*Snowflake, error) {
 }
 
 func (s *Snowflake) forever() string { return "/snowflake/" + s.cfg.Name + "/forever" } // lines 34, 36
-func (s *Snowflake) addr() string    { return s.cfg.IP + ":" + s.cfg.Port }           // line 45
+func (s *Snowflake) addr() string    { return s.cfg.IP + ":" + s.cfg.Port }             // line 45
 
 // PropPath is where a Leaf instance caches its worker ID (line 35).
 func (cfg SnowflakeConfig) PropPath() string {
