@@ -194,7 +194,7 @@ func (e *ReservedError) Error() string {
 	if e.Not {
 		return fmt.Sprintf("nodeid: node %d is not reserved", e.Node)
 	}
-	return fmt.Sprintf("nodeid: node %d is reserved in the registry (%s): firn admin unreserve lets it out once the operator confirms it is safe", e.Node, e.Note)
+	return fmt.Sprintf("nodeid: node %d is reserved in the registry (%s) until the operator lets it out, confirming it is safe", e.Node, e.Note)
 }
 
 // Is makes errors.Is(err, ErrNodeReserved) true, or with Not set
