@@ -77,6 +77,7 @@ func TestNamespaceValidation(t *testing.T) {
 		{name: "inside another's hwm", give: "/firn/orders/hwm/0"},
 		{name: "inside another's owner", give: "/firn/orders/owner/0"},
 		{name: "inside another's layout", give: "/firn/orders/layout"},
+		{name: "inside another's reserved", give: "/firn/orders/reserved"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := zkstore.New(zkstore.Config{Servers: []string{"127.0.0.1:2181"}, Namespace: tt.give})
@@ -391,5 +392,30 @@ func TestTLS(t *testing.T) {
 	}
 	if got, err := s.Renew(testCtx(t), c, 1000); err != nil || got != 1000 {
 		t.Fatalf("renew over TLS = %d, %v; want 1000", got, err)
+	}
+}
+
+func TestReserverConformance(t *testing.T) {
+	zk := zktest.Start(t)
+	nodeidtest.RunReserverTests(t, func(t *testing.T) nodeid.Reserver { return newStore(t, zk.Servers(), namespace()) })
+}
+
+// TestReservationHoldsForEveryProcess: a reservation one store value
+// records refuses the node to another on the same namespace, which was
+// given no reserved nodes of its own.
+func TestReservationHoldsForEveryProcess(t *testing.T) {
+	zk := zktest.Start(t)
+	ns := namespace()
+	a, b := newStore(t, zk.Servers(), ns), newStore(t, zk.Servers(), ns)
+	if _, err := a.Reserve(testCtx(t), nodeid.Reservation{Nodes: []uint64{0, 1}, Floor: 1234, Note: "test", Layout: layoutID}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Claim(testCtx(t), nodeid.ClaimRequest{AnyNode: true, Pool: 4, Layout: layoutID, TTL: 2 * time.Second})
+	if err != nil || c.Node != 2 || c.HWM != 1234 {
+		t.Fatalf("claim through another store: %+v, %v; want node 2 at the floor 1234", c, err)
+	}
+	_, err = b.Claim(testCtx(t), nodeid.ClaimRequest{Node: 1, Pool: 4, Layout: layoutID, TTL: 2 * time.Second})
+	if !errors.Is(err, nodeid.ErrNodeReserved) {
+		t.Fatalf("claim of reserved node 1: %v, want ErrNodeReserved", err)
 	}
 }
