@@ -17,6 +17,22 @@ type Znode struct {
 // The paths are the store's own, so the list cannot drift from them. A
 // digest's password is never shown, nor its hash.
 func (s *Store) Znodes() []Znode {
+	return s.znodes()
+}
+
+// Znodes is Store.Znodes for a namespace and digest alone, without
+// servers: what firn schema prints. The namespace is checked as New
+// checks it.
+func Znodes(ns string, d *Digest) ([]Znode, error) {
+	prefix, err := namespace(ns)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: Config{Digest: d}, prefix: prefix}
+	return s.znodes(), nil
+}
+
+func (s *Store) znodes() []Znode {
 	own, above := "world:anyone cdrwa (no digest configured: anyone who reaches the ensemble may change it)", "world:anyone cdrwa"
 	if d := s.cfg.Digest; d != nil {
 		own, above = "digest:"+d.User+":… cdrwa (this identity alone)", "world:anyone cr (anyone may read it and create beside it; no one else may change or delete it)"
