@@ -61,11 +61,7 @@ func (op *opener) zkStore() (*zkstore.Store, error) {
 		return nil, err
 	}
 	servers, _ := etcdTarget(op.Registry)
-	ns := op.Registry.Namespace
-	if ns == "" {
-		ns = DefaultZooKeeperNamespace
-	}
-	cfg := zkstore.Config{Servers: servers, Namespace: ns, DialTimeout: op.Registry.DialTimeout, SessionTimeout: op.ZooKeeper.SessionTimeout}
+	cfg := zkstore.Config{Servers: servers, Namespace: op.zkNamespace(), DialTimeout: op.Registry.DialTimeout, SessionTimeout: op.ZooKeeper.SessionTimeout}
 	var err error
 	if cfg.Digest, err = op.zkDigest(); err != nil {
 		return nil, err
@@ -145,4 +141,27 @@ func (o Options) SegmentsOff() string {
 		return fmt.Sprintf("segments are off: %s", noSegments)
 	}
 	return ""
+}
+
+// zkNamespace is the registry's namespace, or ZooKeeper's default.
+func (o Options) zkNamespace() string {
+	if o.Registry.Namespace == "" {
+		return DefaultZooKeeperNamespace
+	}
+	return o.Registry.Namespace
+}
+
+// Znodes lists the znodes a ZooKeeper registry of these settings creates
+// and their ACLs (zkstore.Znodes), for firn schema: no server is needed.
+func (o Options) Znodes() ([]zkstore.Znode, error) {
+	op := &opener{Options: o}
+	d, err := op.zkDigest()
+	if err != nil {
+		return nil, err
+	}
+	z, err := zkstore.Znodes(o.zkNamespace(), d)
+	if err != nil {
+		return nil, configf("--namespace: %s", strings.TrimPrefix(err.Error(), "zkstore: "))
+	}
+	return z, nil
 }
