@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -113,5 +114,25 @@ func TestZooKeeperDigestNeverPrinted(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(append([]string{"config", "check", "--zk-digest-file", "/nonexistent"}, args...)...); code != 2 || !strings.Contains(stderr, "both set") {
 		t.Fatalf("a digest file and FIRN_ZOOKEEPER_DIGEST: exit %d, %q; want 2, refused", code, stderr)
+	}
+}
+
+// TestNextOnZooKeeper runs firn next twice on one ZooKeeper namespace:
+// each run takes a node, and the second run's IDs follow the first's.
+func TestNextOnZooKeeper(t *testing.T) {
+	zks := zktest.Start(t)
+	args := []string{"next", "-n", "100", "--store", "zookeeper", "--endpoints", strings.Join(zks.Servers(), ","), "--namespace", "/next-" + suffix()}
+	var last int64
+	for run := range 2 {
+		out, stderr, code := runCLI(args...)
+		lines := strings.Fields(out)
+		if code != 0 || len(lines) != 100 {
+			t.Fatalf("run %d: exit %d, %d IDs, %s", run, code, len(lines), stderr)
+		}
+		first, err := strconv.ParseInt(lines[0], 10, 64)
+		if err != nil || first <= last {
+			t.Fatalf("run %d starts at %s, not above the last run's %d", run, lines[0], last)
+		}
+		last, _ = strconv.ParseInt(lines[99], 10, 64)
 	}
 }
