@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,8 +51,19 @@ func TestServeWarnsWorldWritableHWMs(t *testing.T) {
 		{"digest, znodes left open", []string{"--namespace", ns, "--zk-digest-file", digest}, ns + "/hwm/0"},
 		{"digest, own namespace", []string{"--namespace", ns + "-own", "--zk-digest-file", digest}, ""},
 	}
-	for _, l := range lives {
+	for i, l := range lives {
 		p := startServe(t, append(base, l.args...)...)
+		if i == 0 { // no segment store beside ZooKeeper: segments answer 503, saying where they go
+			resp, err := http.Get(p.base + "/v1/segments/order/next")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 503 || !strings.Contains(string(body), "segments.store") {
+				t.Errorf("a segment on ZooKeeper alone: %d %s; want 503 naming segments.store", resp.StatusCode, body)
+			}
+		}
 		p.stop(t)
 		log := p.Log()
 		if strings.Contains(log, "s3cret-pass") {
