@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,8 +37,9 @@ type Config struct {
 	// deadline. Default 10 s.
 	CallTimeout time.Duration
 	// SessionTimeout is the session asked for by calls that hold no node
-	// (Advance); the ensemble clamps it to 2 to 20 ticks. Default 10 s;
-	// at most what ZooKeeper's int32 milliseconds hold (about 24 days).
+	// (Advance, Ping, Exposed); a claim's session asks for the claim's
+	// TTL. The ensemble clamps it to 2 to 20 ticks. Default
+	// DefaultSessionTimeout; MinSessionTimeout to MaxSessionTimeout.
 	SessionTimeout time.Duration
 	// Digest, when set, authenticates every session and gives every
 	// znode the store creates under the namespace an ACL of this identity
@@ -77,8 +79,9 @@ func New(cfg Config) (*Store, error) {
 		return nil, errors.New("zkstore: no ZooKeeper servers configured")
 	}
 	for _, a := range cfg.Servers {
-		if a == "" || strings.ContainsAny(a, ", /") {
-			return nil, fmt.Errorf("zkstore: server address %q: want host:port", a)
+		host, port, err := net.SplitHostPort(a)
+		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || host == "" || strings.ContainsAny(a, ", /") {
+			return nil, fmt.Errorf("zkstore: server address %q: want host:port, such as 127.0.0.1:2181", a)
 		}
 	}
 	prefix, err := namespace(cfg.Namespace)
@@ -92,13 +95,13 @@ func New(cfg Config) (*Store, error) {
 		cfg.CallTimeout = 10 * time.Second
 	}
 	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 10 * time.Second
+		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 || cfg.SessionTimeout < 0 {
+	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 {
 		return nil, errors.New("zkstore: negative timeout")
 	}
-	if cfg.SessionTimeout > maxSessionTimeout {
-		return nil, fmt.Errorf("zkstore: session timeout %s: want at most %s, what ZooKeeper's int32 milliseconds hold", cfg.SessionTimeout, maxSessionTimeout)
+	if err := CheckSessionTimeout(cfg.SessionTimeout); err != nil {
+		return nil, err
 	}
 	if cfg.Digest != nil {
 		if err := cfg.Digest.validate(); err != nil {
@@ -237,12 +240,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 // prepare creates the namespace's persistent znodes and checks its layout,
 // recording it on first use.
 func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID) error {
-	paths := []string{}
-	for i := 1; i < len(s.prefix); i++ {
-		if s.prefix[i] == '/' {
-			paths = append(paths, s.prefix[:i])
-		}
-	}
+	paths := s.ancestors()
 	above := len(paths)
 	paths = append(paths, s.prefix, s.ownerDir(), s.hwmDir(), s.heldDir(), s.reservedPath())
 	for i, p := range paths {

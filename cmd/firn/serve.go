@@ -201,6 +201,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return stoppedOr(ctx, err)
 	}
 	nodes, segs := stores.Nodes, stores.Segments
+	warnExposed(ctx, nodes, sf.Registry.DialTimeout, log)
 	if o.segmentsOff != "" {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
