@@ -100,10 +100,10 @@
   const offset = (ms) => (ms % 3600000 === 0 ? ms / 3600000 + " h" : ms % 60000 === 0 ? ms / 60000 + " min" : ms / 1000 + " s");
 
   // xTick adds a tick at x with its label, unless the label would stick
-  // out of the chart.
-  function xTick(g, x, top, bottom, W, label) {
+  // out of the chart or reach left of minX.
+  function xTick(g, x, top, bottom, minX, W, label) {
     const half = label.length * 3.3;
-    if (x - half < 0 || x + half > W) return;
+    if (x - half < minX || x + half > W) return;
     const t = svgEl("g", { class: "tick x" });
     t.append(svgEl("line", { x1: x, x2: x, y1: top, y2: bottom + 4 }), svgEl("text", { x: x, y: bottom + 16, "text-anchor": "middle" }, label));
     g.append(t);
@@ -146,7 +146,7 @@
     renderLayout(sf);
     renderRate(d.rate);
     renderLease(d.lease, d.now_ms);
-    renderTags(d.tags);
+    renderTags(d.tags, d.now_ms);
     renderErrors(d.errors);
     text("updated", "read at " + when(d.now_ms));
     document.body.dataset.now = String(d.now_ms);
@@ -204,7 +204,7 @@
     }
     const every = timeStep(t1 - t0, Math.max(1, Math.floor((W - L - R) / 80)));
     for (let t = Math.ceil(t0 / every) * every; t <= t1; t += every) {
-      xTick(axes, x(t), T, B, W, new Date(t).toISOString().slice(11, every % 60000 ? 19 : 16));
+      xTick(axes, x(t), T, B, L - 4, W, new Date(t).toISOString().slice(11, every % 60000 ? 19 : 16));
     }
     axes.append(svgEl("text", { class: "unit", x: L - 7, y: B + 16, "text-anchor": "end" }, "UTC"),
       svgEl("line", { class: "axis", x1: L, x2: W - R, y1: B, y2: B }),
@@ -250,7 +250,7 @@
     axes.replaceChildren();
     const every = timeStep(to - from, Math.max(1, Math.floor((W - L - R) / 60)));
     for (let k = Math.ceil((from - now) / every); now + k * every <= to; k++) {
-      xTick(axes, x(now + k * every), 2, B, W, k === 0 ? "now" : (k < 0 ? "−" : "+") + offset(Math.abs(k) * every));
+      xTick(axes, x(now + k * every), 2, B, 0, W, k === 0 ? "now" : (k < 0 ? "−" : "+") + offset(Math.abs(k) * every));
     }
     axes.append(svgEl("text", { class: "lane", x: 0, y: 16 }, "lease"), svgEl("text", { class: "lane", x: 0, y: 34 }, "HWM"),
       svgEl("line", { class: "axis", x1: L, x2: W - R, y1: B, y2: B }));
@@ -270,7 +270,7 @@
 
   const COLUMNS = ["tag", "left", "next", "step", "current range", "next range", "last fetch", "latency", "store", "errors"];
 
-  function renderTags(tags) {
+  function renderTags(tags, now) {
     const rows = tags.slice().sort((a, b) => (sortDesc ? b.left - a.left : a.left - b.left) || (a.tag < b.tag ? -1 : 1));
     const body = $("tags").tBodies[0];
     body.replaceChildren();
@@ -279,7 +279,7 @@
       const range = (r) => (t.opaque ? "opaque" : r.end > r.start ? "[" + group(r.start) + " … " + group(r.end) + ")" : "–");
       const cells = [
         t.tag, group(t.left), group(t.prefetched), group(t.step), range(t.current), range(t.next),
-        t.last_fetch_ms ? when(t.last_fetch_ms) : "–",
+        t.last_fetch_ms ? duration(now - t.last_fetch_ms) + " ago" : "–",
         t.fetch_latency_ms.toFixed(1) + " ms",
         t.healthy ? "ok" : "failing",
         group(t.errors) + (t.last_error ? ": " + t.last_error : ""),
@@ -297,6 +297,7 @@
         }
         if (i === 0) td.className = "tag";
         if (i === 4 || i === 5) td.className = "range";
+        if (i === 6 && t.last_fetch_ms) td.title = when(t.last_fetch_ms);
         if (i === 8) td.className = t.healthy ? "" : "bad";
         tr.append(td);
       });
@@ -369,7 +370,7 @@
     $("login").addEventListener("submit", login);
     $("sort-left").addEventListener("click", () => {
       sortDesc = !sortDesc;
-      if (last) renderTags(last.tags);
+      if (last) renderTags(last.tags, last.now_ms);
     });
     // The charts are drawn to their size on screen: redraw when it changes.
     window.addEventListener("resize", () => {
