@@ -773,13 +773,6 @@ func TestStatusPageAtAGlance(t *testing.T) {
 				t.Errorf("words cut across lines: %q", g.Broken)
 			}
 
-			var png []byte
-			if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "status-page.png"), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
 		})
 	}
 
