@@ -25,7 +25,7 @@ DIST ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 BUILDINFO := github.com/firn-id/firn/internal/buildinfo
 
-.PHONY: help fmt vet lint test old-go race integration model fuzz bench chaos chaos-short build release ci services proto
+.PHONY: help fmt vet lint test old-go race integration model fuzz bench chaos chaos-short build release ci services proto screenshot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -104,5 +104,8 @@ release: ## cross-build firn for PLATFORMS into DIST (version stamped, -trimpath
 	    -o $$out ./cmd/firn || exit 1; \
 	done
 	cd $(DIST) && sha256sum firn-* > SHA256SUMS
+
+screenshot: ## docs/status-page.png: the status page of a fresh firn serve (own data dir) under a minute of load, in headless Chromium
+	cd test/browser && $(GO) run ./cmd/screenshot -root ../.. -out ../../docs/status-page.png
 
 ci: fmt lint test ## what CI checks: format, lint, every test
