@@ -19,6 +19,10 @@ import (
 	"github.com/firn-id/firn/internal/storelog"
 )
 
+// DefaultTimeout bounds the search in the harness and in firn-check: a
+// history undecided after it fails a run as an illegal one does.
+const DefaultTimeout = 5 * time.Minute
+
 // Result is the verdict on one history.
 type Result struct {
 	Ops     int // operations checked
