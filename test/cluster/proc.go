@@ -180,7 +180,7 @@ func (p *Proc) setNode(life string, n int64) {
 }
 
 // SetClock makes every later life run the clock-hook build with its wall
-// clock offset by d (0: the production build again).
+// clock offset by d (0: the hook off again).
 func (p *Proc) SetClock(d time.Duration) {
 	p.lock()
 	defer p.unlock()

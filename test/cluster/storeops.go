@@ -32,14 +32,17 @@ func (p *Proc) storeLogEnv() string {
 // storeName is the node store the processes run on.
 func (c *Cluster) storeName() string { return "etcd" }
 
-// Evidence ends a run: unless it ran the production build, it checks the
-// store operations every process life recorded for linearizability,
-// failing t on a history that is illegal or undecided and writing
-// porcupine's picture of it beside the history (store-ops.html). When
-// FIRN_EVIDENCE names a directory, it then writes the run's section of the
-// evidence report there, with the run's histories compressed.
+// Evidence ends a run: it kills every process, so the store logs are
+// final (an operation in flight has no answer), and unless the run used
+// the production build it checks the store operations every process life
+// recorded for linearizability, failing t on a history that is illegal
+// or undecided and writing porcupine's picture of it beside the history
+// (store-ops.html). When FIRN_EVIDENCE names a directory, it then writes
+// the run's section of the evidence report there, with the run's
+// histories compressed.
 func (c *Cluster) Evidence(t *testing.T, rep *history.Report, results []Result) {
 	t.Helper()
+	c.stopAll()
 	var verdict string
 	var linearizable bool
 	if !Production() {
