@@ -57,8 +57,8 @@ func TestRecordsEachOperation(t *testing.T) {
 		if o.Kind != w.kind || o.Ret.Outcome != w.outcome || o.Ret.Class != w.class {
 			t.Errorf("op %d: %s %s %q, want %s %s %q", i, o.Kind, o.Ret.Outcome, o.Ret.Class, w.kind, w.outcome, w.class)
 		}
-		if o.Call.At == 0 || o.Ret.At < o.Call.At {
-			t.Errorf("op %d: called at %d, returned at %d", i, o.Call.At, o.Ret.At)
+		if o.At == 0 || o.Ret.At < o.At {
+			t.Errorf("op %d: called at %d, returned at %d", i, o.At, o.Ret.At)
 		}
 	}
 	if ops[0].Ret.Token != c.Token || ops[0].Ret.Node != c.Node || ops[1].Ret.HWM != 5000 || ops[1].HWM != 5000 {

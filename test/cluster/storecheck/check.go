@@ -97,7 +97,7 @@ func operations(ops []storelog.Op) []porcupine.Operation {
 		if op.Ret.Outcome == storelog.Unknown {
 			ret = math.MaxInt64
 		}
-		hist = append(hist, porcupine.Operation{ClientId: clients[op.Proc], Input: op, Call: op.Call.At, Output: op.Ret, Return: ret})
+		hist = append(hist, porcupine.Operation{ClientId: clients[op.Proc], Input: op, Call: op.At, Output: op.Ret, Return: ret})
 	}
 	return hist
 }

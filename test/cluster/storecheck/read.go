@@ -42,7 +42,7 @@ func ReadDir(dir string) ([]storelog.Op, int, error) {
 		ops = append(ops, got...)
 		logs++
 	}
-	slices.SortStableFunc(ops, func(a, b storelog.Op) int { return cmp.Compare(a.Call.At, b.Call.At) })
+	slices.SortStableFunc(ops, func(a, b storelog.Op) int { return cmp.Compare(a.At, b.At) })
 	return ops, logs, nil
 }
 
@@ -58,7 +58,6 @@ func readLog(path, proc string) ([]storelog.Op, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		defer z.Close()
 		r = z
 	}
 	return storelog.Read(r, proc)

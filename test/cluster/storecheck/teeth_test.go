@@ -137,7 +137,7 @@ func (a *actors) ops() []storelog.Op {
 		}
 		all = append(all, ops...)
 	}
-	slices.SortFunc(all, func(x, y storelog.Op) int { return cmp.Compare(x.Call.At, y.Call.At) })
+	slices.SortFunc(all, func(x, y storelog.Op) int { return cmp.Compare(x.At, y.At) })
 	return all
 }
 

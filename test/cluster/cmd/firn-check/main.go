@@ -70,7 +70,6 @@ func checkIDs(path string, opts history.Options) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("%s: %w", path, err)
 		}
-		defer z.Close()
 		r = z
 	}
 	rep, err := history.Check(r, opts)
