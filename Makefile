@@ -25,7 +25,7 @@ DIST ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 BUILDINFO := github.com/firn-id/firn/internal/buildinfo
 
-.PHONY: help fmt vet lint test old-go race integration model fuzz bench chaos chaos-short build release ci services proto screenshot
+.PHONY: help fmt vet lint test old-go race integration model fuzz bench chaos chaos-short evidence build release ci services proto screenshot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -64,6 +64,23 @@ chaos-short: ## the fault harness's short run (safety only, >= 2 million IDs): i
 chaos: ## the client against three firn serve (COUNT runs), then the fault harness's long run (>= 50 million IDs, the availability goals): medians and p99
 	$(GO) test -count=1 -run TestFaults -v ./client/ -faults.runs $(COUNT)
 	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 30m -v -run TestChaos .
+
+# The stores make evidence runs on; each runs the long run twice: the test
+# build, recording store operations for the linearizability check, and
+# the production build, IDs only. EVIDENCE receives each run's section,
+# its gzipped histories and report.md (never committed).
+EVIDENCE_STORES ?= etcd
+EVIDENCE ?= $(CURDIR)/evidence
+
+evidence: services ## the long run on every store (EVIDENCE_STORES), test and production builds: EVIDENCE/report.md
+	rm -rf $(EVIDENCE) && mkdir -p $(EVIDENCE)
+	@for s in $(EVIDENCE_STORES); do for b in test production; do \
+	  echo "== $$s, $$b build"; \
+	  (cd test/cluster && FIRN_CHAOS=long FIRN_CHAOS_STORE=$$s FIRN_CHAOS_BUILD=$$b FIRN_EVIDENCE=$(EVIDENCE) \
+	    $(GO) test -count=1 -timeout 40m -v -run TestChaos .) || exit 1; \
+	done; done
+	cd test/cluster && $(GO) run ./cmd/firn-evidence $(EVIDENCE) > $(EVIDENCE)/report.md
+	@cat $(EVIDENCE)/report.md
 
 race: test ## alias of test, which always runs with -race
 

@@ -76,6 +76,7 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	rep := check(t, c.HistoryPath())
+	c.Evidence(t, rep, results)
 	t.Logf("%s run: %d IDs in %s", pl.name, rep.IDs, time.Since(began).Round(time.Millisecond))
 	if rep.IDs < int(pl.ids) {
 		t.Errorf("%d IDs checked, want at least %d", rep.IDs, pl.ids)

@@ -96,6 +96,9 @@ func (p *Proc) Start() error {
 	args = append(args, seg...)
 	p.lock()
 	bin, env := p.c.bin, environ()
+	if !Production() {
+		bin, env = p.c.clockBin, append(env, p.storeLogEnv())
+	}
 	if p.clock != 0 {
 		bin = p.c.clockBin
 		env = append(env, "FIRN_TEST_CLOCK_HOOK=1", "FIRN_TEST_CLOCK_OFFSET="+p.clock.String())
@@ -177,7 +180,7 @@ func (p *Proc) setNode(life string, n int64) {
 }
 
 // SetClock makes every later life run the clock-hook build with its wall
-// clock offset by d (0: the production build again).
+// clock offset by d (0: the hook off again).
 func (p *Proc) SetClock(d time.Duration) {
 	p.lock()
 	defer p.unlock()
