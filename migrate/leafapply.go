@@ -67,6 +67,14 @@ func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
 		return fmt.Errorf("--apply: fence %s's child version (ZooKeeper %s): %w; run --apply again", p.forever(), p.Servers, err)
 	}
 	p.Applied = append(p.Applied, fmt.Sprintf("%s's child version is past %d: a new Leaf instance gets a worker ID its constructor refuses", p.forever(), LeafWorkers-1))
+	// A Leaf instance that registered after the read and before the push
+	// has a worker ID below 1024 that the read did not list: read the
+	// workers again, now that no new one can get such an ID, so it is
+	// fenced and reserved like the others.
+	if err := p.readWorkers(ctx, tree); err != nil {
+		return err
+	}
+	p.reserve()
 	for i, w := range p.Workers {
 		if w.Fenced || w.ID >= LeafWorkers {
 			continue

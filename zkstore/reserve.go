@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/go-zookeeper/zk"
 
@@ -38,6 +39,10 @@ func (s *Store) readReservation(ctx context.Context, conn *zk.Conn) (nodeid.Rese
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nodeid.Reservation{}, 0, fmt.Errorf("%s holds %q: %w", s.reservedPath(), data, ErrCorrupt)
 	}
+	// Holds searches a sorted list: JSON written by anything but Reserve
+	// (zkCli, another tool) may not be, and an unsorted list would let a
+	// reserved node be claimed.
+	slices.Sort(r.Nodes)
 	return nodeid.Reservation{Nodes: r.Nodes, Floor: r.Floor, Note: r.Note, Unreserved: r.Unreserved}, st.Version, nil
 }
 
