@@ -10,22 +10,32 @@ import (
 	"github.com/firn-id/firn/test/cluster/history"
 )
 
-// plan is one run: how many IDs at least, how many rounds of every fault
-// at least, and whether the availability goals are asserted.
+// plan is one run: how many IDs at least on etcd and on every other
+// store, how many rounds of every fault at least, and whether the
+// availability goals are asserted.
 type plan struct {
-	name   string
-	ids    int64
-	rounds int
-	goals  bool
-	batch  int
-	pace   time.Duration
+	name     string
+	ids      int64 // on etcd
+	otherIDs int64 // on every other store
+	rounds   int
+	goals    bool
+	batch    int
+	pace     time.Duration
 }
 
 // plans: FIRN_CHAOS=short (make chaos-short, in CI) checks safety only;
 // FIRN_CHAOS=long (make chaos) also asserts the availability goals.
 var plans = map[string]plan{
-	"short": {name: "short", ids: 2_000_000, rounds: 1, batch: 500, pace: 20 * time.Millisecond},
-	"long":  {name: "long", ids: 50_000_000, rounds: 4, goals: true, batch: 1000, pace: 20 * time.Millisecond},
+	"short": {name: "short", ids: 2_000_000, otherIDs: 1_000_000, rounds: 1, batch: 500, pace: 20 * time.Millisecond},
+	"long":  {name: "long", ids: 50_000_000, otherIDs: 20_000_000, rounds: 4, goals: true, batch: 1000, pace: 20 * time.Millisecond},
+}
+
+// want is how many IDs the plan asks of store.
+func (pl plan) want(store string) int64 {
+	if store == cluster.StoreEtcd {
+		return pl.ids
+	}
+	return pl.otherIDs
 }
 
 // allowed are the error kinds a client may see while a fault lasts: the
@@ -38,6 +48,8 @@ const clockOffset = 3 * time.Second
 
 var allowed = map[string]bool{"transport": true, "timeout": true, "not_ready": true, "not_serving": true, "unavailable": true}
 
+// TestChaos runs the plan on every node store in turn (two cores: one
+// at a time); -run 'TestChaos/postgres' runs one.
 func TestChaos(t *testing.T) {
 	name := os.Getenv("FIRN_CHAOS")
 	if name == "" {
@@ -47,18 +59,29 @@ func TestChaos(t *testing.T) {
 	if !ok {
 		t.Fatalf("FIRN_CHAOS=%q: want short or long", name)
 	}
+	for _, store := range cluster.Stores {
+		t.Run(store, func(t *testing.T) { run(t, pl, store) })
+	}
+	for store, why := range cluster.Pending {
+		t.Logf("%s: pending, not run: %s", store, why)
+	}
+}
+
+// run is one store's run of the plan: every fault kind each round, then
+// the history checked.
+func run(t *testing.T, pl plan, store string) {
 	began := time.Now()
-	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace, Segments: true, ClientCallers: 2})
-	t.Logf("cluster up in %s; artifacts in %s", time.Since(began).Round(time.Millisecond), c.Dir)
+	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace, Segments: true, ClientCallers: 2, Store: store})
+	t.Logf("%s cluster up in %s; artifacts in %s", store, time.Since(began).Round(time.Millisecond), c.Dir)
 	load := c.StartLoad()
 	f := cluster.NewFaults(c, load)
 	var results []cluster.Result
-	for round := 0; round < pl.rounds || load.IDs() < pl.ids; round++ {
+	for round := 0; round < pl.rounds || load.IDs() < pl.want(store); round++ {
 		c.Phase("steady")
 		time.Sleep(time.Second)
 		results = append(results,
 			f.Kill9(round), f.Pause(round+1, false), f.Pause(round+2, true),
-			f.Partition(round), f.EtcdLeader(), f.Clock(round+1, clockOffset), f.Rolling(),
+			f.Partition(round), f.StoreCrash(), f.Clock(round+1, clockOffset), f.Rolling(),
 			f.DBCut(round), f.DBDown(), f.DBHalfDown())
 		t.Logf("round %d: %d IDs after %s", round, load.IDs(), time.Since(began).Round(time.Millisecond))
 	}
@@ -76,9 +99,12 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	rep := check(t, c.HistoryPath())
-	t.Logf("%s run: %d IDs in %s", pl.name, rep.IDs, time.Since(began).Round(time.Millisecond))
-	if rep.IDs < int(pl.ids) {
-		t.Errorf("%d IDs checked, want at least %d", rep.IDs, pl.ids)
+	for _, err := range c.Checks() {
+		t.Error(err)
+	}
+	t.Logf("%s run on %s: %d IDs in %s", pl.name, store, rep.IDs, time.Since(began).Round(time.Millisecond))
+	if rep.IDs < int(pl.want(store)) {
+		t.Errorf("%d IDs checked, want at least %d", rep.IDs, pl.want(store))
 	}
 	if rep.MaxLead < clockOffset/2 {
 		t.Errorf("no ID ahead by more than %s: the clock fault (%s ahead) did not take effect", rep.MaxLead, clockOffset)
