@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,20 +15,33 @@ import (
 // store, how many rounds of every fault at least, and whether the
 // availability goals are asserted.
 type plan struct {
-	name     string
-	ids      int64 // on etcd
-	otherIDs int64 // on every other store
-	rounds   int
-	goals    bool
-	batch    int
-	pace     time.Duration
+	name       string
+	ids        int64 // on etcd
+	otherIDs   int64 // on every other store
+	rounds     int
+	goals      bool
+	etcdBatch  int // the count of each batch request on etcd
+	otherBatch int // and on every other store
+	pace       time.Duration
 }
 
 // plans: FIRN_CHAOS=short (make chaos-short, in CI) checks safety only;
 // FIRN_CHAOS=long (make chaos) also asserts the availability goals.
+// The short run's batches are sized so that one round of every fault
+// yields about twice the IDs asked on a loaded machine: a second round
+// would double the run, and checking more IDs than needed (under -race)
+// costs time the budget does not have.
 var plans = map[string]plan{
-	"short": {name: "short", ids: 2_000_000, otherIDs: 1_000_000, rounds: 1, batch: 500, pace: 20 * time.Millisecond},
-	"long":  {name: "long", ids: 50_000_000, otherIDs: 20_000_000, rounds: 4, goals: true, batch: 1000, pace: 20 * time.Millisecond},
+	"short": {name: "short", ids: 2_000_000, otherIDs: 1_000_000, rounds: 1, etcdBatch: 500, otherBatch: 200, pace: 20 * time.Millisecond},
+	"long":  {name: "long", ids: 50_000_000, otherIDs: 20_000_000, rounds: 4, goals: true, etcdBatch: 1000, otherBatch: 1000, pace: 20 * time.Millisecond},
+}
+
+// batch is the count of each batch request on store.
+func (pl plan) batch(store string) int {
+	if store == cluster.StoreEtcd {
+		return pl.etcdBatch
+	}
+	return pl.otherBatch
 }
 
 // want is how many IDs the plan asks of store.
@@ -59,19 +73,34 @@ func TestChaos(t *testing.T) {
 	if !ok {
 		t.Fatalf("FIRN_CHAOS=%q: want short or long", name)
 	}
+	bins := cluster.BuildBins(t, t.TempDir())
 	for _, store := range cluster.Stores {
-		t.Run(store, func(t *testing.T) { run(t, pl, store) })
+		t.Run(store, func(t *testing.T) { run(t, pl, store, bins) })
+	}
+	pending(t, bins)
+}
+
+// pending prints each store the run does not cover yet, and fails on one
+// that firn serve offers: it belongs in cluster.Stores now.
+func pending(t *testing.T, bins cluster.Bins) {
+	kinds, err := cluster.StoreKinds(bins.Firn)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for store, why := range cluster.Pending {
+		if slices.Contains(kinds, store) {
+			t.Errorf("firn serve offers --store %s, which the fault run still lists as pending: add it to cluster.Stores", store)
+			continue
+		}
 		t.Logf("%s: pending, not run: %s", store, why)
 	}
 }
 
 // run is one store's run of the plan: every fault kind each round, then
 // the history checked.
-func run(t *testing.T, pl plan, store string) {
+func run(t *testing.T, pl plan, store string, bins cluster.Bins) {
 	began := time.Now()
-	c := cluster.Start(t, cluster.Config{Batch: pl.batch, Pace: pl.pace, Segments: true, ClientCallers: 2, Store: store})
+	c := cluster.Start(t, cluster.Config{Batch: pl.batch(store), Pace: pl.pace, Segments: true, ClientCallers: 2, Store: store, Bins: bins})
 	t.Logf("%s cluster up in %s; artifacts in %s", store, time.Since(began).Round(time.Millisecond), c.Dir)
 	load := c.StartLoad()
 	f := cluster.NewFaults(c, load)

@@ -45,6 +45,17 @@ type Config struct {
 	ClientCallers int
 	// Store is the node store, one of Stores. Default etcd.
 	Store string
+	// Bins are the firn binaries to run; Start builds them when unset.
+	Bins Bins
+}
+
+// Bins are a production build of cmd/firn and one with the clock hook.
+type Bins struct{ Firn, Clock string }
+
+// BuildBins builds both binaries into dir, for several clusters to share.
+func BuildBins(t *testing.T, dir string) Bins {
+	t.Helper()
+	return Bins{Firn: build(t, dir, "firn"), Clock: build(t, dir, "firn-clockhook", ClockTag)}
 }
 
 // SegmentTag is the tag a cluster with Config.Segments serves.
@@ -124,8 +135,10 @@ func Start(t *testing.T, cfg Config) *Cluster {
 		t.Fatal(err)
 	}
 	c := &Cluster{t: t, cfg: cfg, Dir: dir, ports: map[string]bool{}}
-	c.bin = build(t, dir, "firn")
-	c.clockBin = build(t, dir, "firn-clockhook", ClockTag)
+	if cfg.Bins == (Bins{}) {
+		cfg.Bins = BuildBins(t, dir)
+	}
+	c.bin, c.clockBin = cfg.Bins.Firn, cfg.Bins.Clock
 	c.histFile, err = os.Create(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)

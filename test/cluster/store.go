@@ -2,6 +2,10 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/firn-id/firn/internal/faultproxy"
@@ -26,9 +30,26 @@ const (
 var Stores = []string{StoreEtcd, StorePostgres, StoreMySQL}
 
 // Pending are the node stores the fault run cannot cover yet, with why:
-// the run prints them rather than leave them out silently.
+// the run prints them rather than leave them out silently, and fails once
+// firn serve offers one (StoreKinds) that is still pending here.
 var Pending = map[string]string{
 	"zookeeper": "firn serve has no --store zookeeper yet",
+}
+
+// storeKinds reads the kinds "firn serve --help" lists for --store, as
+// in "--store KIND   local, etcd, postgres or mysql:".
+var storeKinds = regexp.MustCompile(`--store KIND\s+([a-z, ]+):`)
+
+// StoreKinds returns the node stores the firn binary bin offers.
+func StoreKinds(bin string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, bin, "serve", "--help").CombinedOutput()
+	m := storeKinds.FindSubmatch(out)
+	if m == nil {
+		return nil, fmt.Errorf("%s serve --help lists no --store kinds:\n%s", bin, out)
+	}
+	return strings.FieldsFunc(strings.ReplaceAll(string(m[1]), " or ", ","), func(r rune) bool { return r == ',' || r == ' ' }), nil
 }
 
 // nodeStore is where a cluster's processes keep node leases and HWMs: the
