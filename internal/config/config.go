@@ -31,6 +31,7 @@ import (
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/zkstore"
 )
 
 // Config is the configuration of firn serve, typed: Default fills every
@@ -43,6 +44,7 @@ type Config struct {
 	Layout    Layout    `yaml:"layout"`
 	Registry  Registry  `yaml:"registry"`
 	Segments  Segments  `yaml:"segments"`
+	ZooKeeper ZooKeeper `yaml:"zookeeper"`
 	Snowflake Snowflake `yaml:"snowflake"`
 	Auth      Auth      `yaml:"auth"`
 	Opaque    Opaque    `yaml:"opaque"`
@@ -183,6 +185,37 @@ type Registry struct {
 	DialTimeout time.Duration `yaml:"dial_timeout" flag:"dial-timeout"`
 }
 
+// ZooKeeper is how firn reaches a ZooKeeper ensemble, with registry.store
+// zookeeper (its servers are registry.endpoints, its path
+// registry.namespace). zkstore's own rules check the values
+// (backend.Options.Check). Digest credentials come from DigestFile or
+// the variable FIRN_ZOOKEEPER_DIGEST, never from a setting.
+type ZooKeeper struct {
+	// SessionTimeout is asked for by the sessions that hold no node (a
+	// claim's session asks for registry.lease_ttl): zkstore's bounds,
+	// default zkstore.DefaultSessionTimeout.
+	SessionTimeout time.Duration `yaml:"session_timeout" flag:"zk-session-timeout"`
+	// DigestFile holds user:password, ZooKeeper's digest identity: every
+	// znode firn creates is then that identity's alone.
+	DigestFile string `yaml:"digest_file" flag:"zk-digest-file" path:"true"`
+	// TLSCA, TLSCert and TLSKey are PEM files: with any set, firn
+	// connects to the servers' TLS port (secureClientPort), trusting
+	// TLSCA (default: the system's roots), and presents TLSCert and
+	// TLSKey (both or neither) when the servers ask for a client
+	// certificate.
+	TLSCA   string `yaml:"tls_ca" flag:"zk-tls-ca" path:"true"`
+	TLSCert string `yaml:"tls_cert" flag:"zk-tls-cert" path:"true"`
+	TLSKey  string `yaml:"tls_key" flag:"zk-tls-key" path:"true"`
+}
+
+// TLS reports whether the ZooKeeper connection is TLS.
+func (z ZooKeeper) TLS() bool { return z.TLSCA != "" || z.TLSCert != "" || z.TLSKey != "" }
+
+// DigestVar is the variable that may hold ZooKeeper's digest credentials
+// (user:password) in place of zookeeper.digest_file: never a setting, so
+// config print cannot show it.
+const DigestVar = "FIRN_ZOOKEEPER_DIGEST"
+
 // Segments is where segment mode's counters live: by default the
 // registry's own store, or a database of its own (node IDs from etcd,
 // segments from Leaf's MySQL table, say), or a set of databases.
@@ -293,6 +326,7 @@ func Default() Config {
 		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
+		ZooKeeper: ZooKeeper{SessionTimeout: zkstore.DefaultSessionTimeout},
 		Snowflake: Snowflake{Enabled: true, Exhausted: snowflake.Wait.String(), MaxBorrow: snowflake.DefaultMaxBorrow},
 		Auth:      Auth{AnonymousRate: server.DefaultAnonymousRate},
 		Log:       Log{Level: "info", Format: "auto"},
@@ -491,7 +525,7 @@ func (c *Config) fields(f func(path string, v reflect.Value, sf reflect.StructFi
 // commandVars are FIRN_ variables of the commands, not settings of
 // firn serve: FIRN_TOKEN is the bearer token firn next and firn tag send
 // to a running server.
-var commandVars = map[string]bool{"FIRN_TOKEN": true}
+var commandVars = map[string]bool{"FIRN_TOKEN": true, DigestVar: true}
 
 // applyEnv sets every field whose FIRN_ variable is present.
 func (c *Config) applyEnv(environ []string) error {
@@ -606,6 +640,8 @@ func (c *Config) Validate(kinds []string) error {
 		return fail("segments.format", "%q: want leaf, tinyid or set", f)
 	}
 	switch sg := c.Segments; {
+	case sg.Store == "zookeeper":
+		return fail("segments.store", "%q: ZooKeeper holds no segment counters; name a database for them, postgres or mysql (with segments.dsn), beside a ZooKeeper registry", sg.Store)
 	case sg.Store != "" && sg.Store != "postgres" && sg.Store != "mysql":
 		return fail("segments.store", "%q: want postgres or mysql (a database of its own for the segment table), or empty for the registry's store", sg.Store)
 	case sg.Store != "" && sg.DSN == "":
@@ -746,6 +782,8 @@ func (c *Config) validateRegistry(kinds []string) error {
 	switch {
 	case r.Store == "etcd" && len(r.Endpoints) == 0:
 		return fail("registry.endpoints", "etcd needs at least one client URL")
+	case r.Store == "zookeeper" && len(r.Endpoints) == 0:
+		return fail("registry.endpoints", "zookeeper needs at least one server, host:port")
 	case (r.Store == "postgres" || r.Store == "mysql") && r.DSN == "":
 		return fail("registry.dsn", "%s needs a DSN", r.Store)
 	case r.Node != "" && !nodePattern.MatchString(r.Node):
@@ -760,6 +798,18 @@ func (c *Config) validateRegistry(kinds []string) error {
 	}
 	if err := CheckDataDir(r.Store, r.DataDir); err != nil {
 		return fail("registry.data_dir", "%s", err)
+	}
+	return c.ZooKeeper.validate()
+}
+
+// validate checks the ZooKeeper settings that stand alone; zkstore's
+// rules check them again with the servers and the namespace.
+func (z ZooKeeper) validate() error {
+	if err := zkstore.CheckSessionTimeout(z.SessionTimeout); err != nil {
+		return &FieldError{Field: "zookeeper.session_timeout", Reason: strings.TrimPrefix(err.Error(), "zkstore: session timeout ")}
+	}
+	if (z.TLSCert == "") != (z.TLSKey == "") {
+		return &FieldError{Field: "zookeeper.tls_cert", Reason: "set both tls_cert and tls_key, or neither"}
 	}
 	return nil
 }

@@ -111,17 +111,10 @@ type Cluster struct {
 
 	histFile *os.File
 	hist     *history.Writer
-	checks   []check
 
 	mu    sync.Mutex
 	ports map[string]bool
 	alone []string // lives that exited without being stopped
-}
-
-// check is one of the checks a run ends with, beside the history's.
-type check struct {
-	name string
-	run  func() error
 }
 
 // Start builds firn, starts the node store and the processes, and waits
@@ -280,24 +273,13 @@ func (c *Cluster) freeAddr() (string, error) {
 
 // lifeEnv is the environment each life of a process runs with beyond the
 // harness's own (Environ) and the clock hook's: the one place a run hands
-// its processes a setting of its own, such as a file in Dir.
-func (c *Cluster) lifeEnv(life string) []string { return nil }
-
-// AfterRun adds a check that Checks runs once the load has stopped.
-func (c *Cluster) AfterRun(name string, run func() error) {
-	c.checks = append(c.checks, check{name, run})
-}
-
-// Checks runs the checks AfterRun added, in order, and returns each
-// failure named.
-func (c *Cluster) Checks() []error {
-	var errs []error
-	for _, ch := range c.checks {
-		if err := ch.run(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", ch.name, err))
-		}
+// its processes a setting of its own. The test build gets the file its
+// store operations go to.
+func (c *Cluster) lifeEnv(life string) []string {
+	if Production() {
+		return nil
 	}
-	return errs
+	return []string{c.storeLogEnv(life)}
 }
 
 // exitedAlone notes a life that exited without the harness stopping it:

@@ -9,7 +9,10 @@
 // node store, the store crashed — etcd's leader, the database server —
 // rolling restarts, a process cut off from the segment databases, the
 // databases down for all, one of the two down) and records
-// every request to a history that package history checks. It is a module
+// every request to a history that package history checks. Every process
+// runs the test build, which records its node-store operations for
+// package storecheck's linearizability check, unless
+// FIRN_CHAOS_BUILD=production (IDs checked, no store history). It is a module
 // of its own so that library users do not inherit it; `make chaos-short`
 // and `make chaos` run it.
 package cluster

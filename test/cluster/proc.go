@@ -100,8 +100,10 @@ func (p *Proc) Start() error {
 	p.life++
 	life := fmt.Sprintf("%s#%d", p.Name, p.life)
 	bin, env := p.c.bin, append(environ(), p.c.lifeEnv(life)...)
-	if p.clock != 0 {
+	if !Production() || p.clock != 0 {
 		bin = p.c.clockBin
+	}
+	if p.clock != 0 {
 		env = append(env, "FIRN_TEST_CLOCK_HOOK=1", "FIRN_TEST_CLOCK_OFFSET="+p.clock.String())
 	}
 	cmd := exec.Command(bin, args...)
@@ -172,7 +174,7 @@ func (p *Proc) setNode(life string, n int64) {
 }
 
 // SetClock makes every later life run the clock-hook build with its wall
-// clock offset by d (0: the production build again).
+// clock offset by d (0: the hook off again).
 func (p *Proc) SetClock(d time.Duration) {
 	p.lock()
 	defer p.unlock()

@@ -29,11 +29,12 @@ const (
 // them.
 var Stores = []string{StoreEtcd, StorePostgres, StoreMySQL}
 
-// Pending are the node stores the fault run cannot cover yet, with why:
-// the run prints them rather than leave them out silently, and fails once
-// firn serve offers one (StoreKinds) that is still pending here.
+// Pending are the node stores firn serve offers (StoreKinds) that the
+// fault run does not cover yet, with why: the run prints them rather than
+// leave them out silently. The local store is one machine's and has no
+// fault run.
 var Pending = map[string]string{
-	"zookeeper": "firn serve has no --store zookeeper yet",
+	"zookeeper": "the harness has no ZooKeeper ensemble of its own yet (internal/zktest's StartEnsemble, with a way to find its leader)",
 }
 
 // storeKinds reads the kinds "firn serve --help" lists for --store, as
