@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"compress/gzip"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,15 +21,13 @@ import (
 // records its node-store operations for the linearizability check.
 func Production() bool { return os.Getenv("FIRN_CHAOS_BUILD") == "production" }
 
-// storeLogEnv is the variable naming the store log of the life Start is
-// about to begin (p is locked).
-func (p *Proc) storeLogEnv() string {
-	life := fmt.Sprintf("%s#%d", p.Name, p.life+1)
-	return "FIRN_TEST_STORE_LOG=" + filepath.Join(p.c.Dir, storecheck.LogName(life))
+// storeLogEnv is the variable naming the store log of a process life.
+func (c *Cluster) storeLogEnv(life string) string {
+	return "FIRN_TEST_STORE_LOG=" + filepath.Join(c.Dir, storecheck.LogName(life))
 }
 
 // storeName is the node store the processes run on.
-func (c *Cluster) storeName() string { return "etcd" }
+func (c *Cluster) storeName() string { return c.cfg.Store }
 
 // Evidence ends a run: it kills every process, so the store logs are
 // final (an operation in flight has no answer), and unless the run used
