@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,34 +12,6 @@ import (
 
 	"github.com/firn-id/firn/internal/servetest"
 )
-
-// readmeBlocks returns the ```sh blocks of the README section headed
-// heading, in order.
-func readmeBlocks(t *testing.T, heading string) [][]string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sec, ok := strings.Cut(string(b), "\n## "+heading+"\n")
-	if !ok {
-		t.Fatalf("README has no section %q", heading)
-	}
-	if i := strings.Index(sec, "\n## "); i >= 0 {
-		sec = sec[:i]
-	}
-	var blocks [][]string
-	for _, m := range regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(sec, -1) {
-		var lines []string
-		for _, l := range strings.Split(strings.TrimSpace(m[1]), "\n") {
-			if c, _, _ := strings.Cut(l, " # "); strings.TrimSpace(c) != "" {
-				lines = append(lines, strings.TrimSpace(c))
-			}
-		}
-		blocks = append(blocks, lines)
-	}
-	return blocks
-}
 
 // TestReadmeWalkthrough runs the README's quick start and its segment
 // walkthrough as written, with the server still running. Two
