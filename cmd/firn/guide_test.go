@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,12 +85,11 @@ func runGuide(t *testing.T, blocks []docBlock, tools map[string]string, dsn, rea
 			t.Fatal(err)
 		}
 	}
-	tools = map[string]string{"firn": servetest.Binary(t), "etcd": tools["etcd"]}
-	for name, path := range tools {
-		if path != "" {
-			if err := os.Symlink(path, filepath.Join(bin, name)); err != nil {
-				t.Fatal(err)
-			}
+	links := map[string]string{"firn": servetest.Binary(t)}
+	maps.Copy(links, tools)
+	for name, path := range links {
+		if err := os.Symlink(path, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
 		}
 	}
 
@@ -96,19 +97,17 @@ func runGuide(t *testing.T, blocks []docBlock, tools map[string]string, dsn, rea
 	for _, b := range blocks {
 		all.WriteString(b.text)
 	}
-	pairs := []string{}
+	text, pairs := all.String(), []string{}
 	if dsn != "" {
-		pairs = append(pairs, dsn, realDSN) // first: its address is the database's, not a port to free
+		// First, so that the replacer takes the DSN whole: its address is
+		// the database's, not a port to free.
+		text, pairs = strings.ReplaceAll(text, dsn, ""), []string{dsn, realDSN}
 	}
-	found := regexp.MustCompile(`127\.0\.0\.1:[0-9]+`).FindAllString(strings.ReplaceAll(all.String(), dsn, ""), -1)
 	seen := map[string]bool{}
-	var addrs []string
-	for _, a := range found {
-		if !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
-		}
+	for _, a := range regexp.MustCompile(`127\.0\.0\.1:[0-9]+`).FindAllString(text, -1) {
+		seen[a] = true
 	}
+	addrs := slices.Sorted(maps.Keys(seen))
 	for i, free := range servetest.Addrs(t, len(addrs)) {
 		pairs = append(pairs, addrs[i], free)
 	}
