@@ -78,6 +78,7 @@ func TestGuideOnPostgres(t *testing.T) {
 // fails. Every process the script started is killed when it ends.
 func runGuide(t *testing.T, blocks []docBlock, tools map[string]string, dsn, realDSN string) map[string]string {
 	t.Helper()
+	testenv.Tool(t, "curl") // the guide's own client, beside firn next
 	dir := t.TempDir()
 	bin, work := filepath.Join(dir, "bin"), filepath.Join(dir, "work")
 	for _, d := range []string{bin, work} {
