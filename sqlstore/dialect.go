@@ -241,6 +241,13 @@ func createTables(ctx context.Context, c classifier, tables []string, ddl string
 	for _, stmt := range strings.Split(ddl, ";\n") {
 		if stmt = strings.TrimSpace(stmt); stmt != "" {
 			if _, err := c.db.ExecContext(ctx, strings.TrimSuffix(stmt, ";")); err != nil {
+				// Processes that start together on a new database all
+				// find the table missing; PostgreSQL's CREATE TABLE IF NOT
+				// EXISTS is not atomic, and the losers fail on a catalogue
+				// index. A table that answers now was made by the winner.
+				if _, again := c.db.ExecContext(ctx, "SELECT 1 FROM "+createdTable(stmt)+" WHERE 1 = 0"); again == nil {
+					continue
+				}
 				return fmt.Errorf("create tables: %w", c.refused(ctx, err, createdTable(stmt), "CREATE TABLE"))
 			}
 		}

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -78,21 +80,56 @@ type Auth struct {
 	StatusAnonymousOnLoopback bool `yaml:"status_anonymous_on_loopback" flag:"-"`
 }
 
-// New returns the server's checker of these tokens and anonymous grants.
+// New returns the server's checker of these tokens and anonymous grants,
+// reading each token's secret_file.
 func (a Auth) New() (*server.Auth, error) {
 	tokens := make([]server.Token, len(a.Tokens))
 	for i, t := range a.Tokens {
-		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
+		s, err := t.secret(i)
+		if err != nil {
+			return nil, err
+		}
+		tokens[i] = server.Token{Name: t.Name, Secret: s, Scopes: t.Scopes, Rate: t.Rate}
 	}
 	return server.NewAuth(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
 }
 
-// Token is one bearer token.
+// Token is one bearer token. Its secret is written in the file (Secret)
+// or read from the file SecretFile names, relative to the configuration
+// file's directory, so that the configuration itself holds no secret.
 type Token struct {
-	Name   string   `yaml:"name"`
-	Secret string   `yaml:"secret"`
-	Scopes []string `yaml:"scopes"` // snowflake, admin, tag:NAME, tag:*
-	Rate   float64  `yaml:"rate"`   // requests per second; 0: unlimited
+	Name       string   `yaml:"name"`
+	Secret     string   `yaml:"secret"`
+	SecretFile string   `yaml:"secret_file"`
+	Scopes     []string `yaml:"scopes"` // snowflake, admin, tag:NAME, tag:*
+	Rate       float64  `yaml:"rate"`   // requests per second; 0: unlimited
+}
+
+// secret returns the token's secret: Secret, or SecretFile's content
+// without its trailing line break. The file's name is never part of a
+// message — a secret given where the name goes would be printed — and
+// neither is its content.
+func (t Token) secret(i int) (string, error) {
+	field := fmt.Sprintf("auth.tokens[%d].secret_file", i)
+	switch {
+	case t.SecretFile == "":
+		return t.Secret, nil
+	case t.Secret != "":
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s has a secret and a secret_file: give one", t.Name)}
+	}
+	b, err := os.ReadFile(t.SecretFile)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s: the file it names cannot be read: %s", t.Name, err)}
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if strings.TrimSpace(s) == "" {
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s: the file it names is empty: write the secret into it (openssl rand -hex 32)", t.Name)}
+	}
+	return s, nil
 }
 
 // Snowflake is snowflake mode: on or off, and its migration setting.
@@ -351,7 +388,7 @@ func Load(doc []byte, environ []string) (*Config, error) {
 
 // LoadFile is Load for doc read from the file at path: a relative path
 // of a file the document names (opaque.key_file, http.tls_cert,
-// http.tls_key) is taken from the document's directory, as its author
+// http.tls_key, auth.tokens[].secret_file) is taken from the document's directory, as its author
 // sees it, wherever firn is started, and made absolute. Paths from the
 // environment and flags stay relative to the working directory. A data
 // directory must be absolute wherever it comes from (CheckDataDir). An
@@ -385,6 +422,11 @@ func (c *Config) resolvePaths(dir string) {
 			v.SetString(filepath.Join(dir, v.String()))
 		}
 	})
+	for i, t := range c.Auth.Tokens {
+		if t.SecretFile != "" && !filepath.IsAbs(t.SecretFile) {
+			c.Auth.Tokens[i].SecretFile = filepath.Join(dir, t.SecretFile)
+		}
+	}
 }
 
 // yamlMessage says what is wrong with a file in the configuration's
@@ -685,11 +727,18 @@ func (c *Config) Validate(kinds []string) error {
 // checkAddr refuses a listen address that net.Listen would refuse for
 // its form, before any listener is bound: not host:port, a port that is
 // not a number from 0 (any free port) to 65535, or a host that is
-// neither an IP address nor a host name.
+// neither an IP address nor a host name; and a placeholder host in angle
+// brackets (<this-host>:8080), with a message of its own.
 func checkAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return errors.New("is not host:port")
+	}
+	if len(host) > 2 && host[0] == '<' && host[len(host)-1] == '>' {
+		// An example configuration names the address its reader must
+		// choose, rather than the wildcard, which would expose a
+		// machine's every interface to whoever copied it.
+		return fmt.Errorf("names %s, a placeholder: replace it with the address this machine serves on (its IP address or host name), or 127.0.0.1 for loopback only", host)
 	}
 	n, err := strconv.ParseUint(port, 10, 64)
 	switch {
