@@ -81,6 +81,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sess.conn.Close()
+	sess.close()
 	return nil
 }

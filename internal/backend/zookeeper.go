@@ -61,7 +61,8 @@ func (op *opener) zkStore() (*zkstore.Store, error) {
 		return nil, err
 	}
 	servers, _ := etcdTarget(op.Registry)
-	cfg := zkstore.Config{Servers: servers, Namespace: op.zkNamespace(), DialTimeout: op.Registry.DialTimeout, SessionTimeout: op.ZooKeeper.SessionTimeout}
+	cfg := zkstore.Config{Servers: servers, Namespace: op.zkNamespace(), DialTimeout: op.Registry.DialTimeout,
+		SessionTimeout: op.ZooKeeper.SessionTimeout, RetryPause: op.ZooKeeper.RetryPause}
 	var err error
 	if cfg.Digest, err = op.zkDigest(); err != nil {
 		return nil, err
@@ -174,7 +175,8 @@ func (o Options) Znodes() ([]zkstore.Znode, error) {
 // answer is an *UnreachableError naming the servers.
 func (o Options) OpenTree(ctx context.Context, flag, servers, root string) (*zkstore.Tree, error) {
 	timeout := o.Registry.DialTimeout
-	cfg := zkstore.Config{Servers: strings.Split(servers, ","), Namespace: root, DialTimeout: timeout, SessionTimeout: o.ZooKeeper.SessionTimeout}
+	cfg := zkstore.Config{Servers: strings.Split(servers, ","), Namespace: root, DialTimeout: timeout,
+		SessionTimeout: o.ZooKeeper.SessionTimeout, RetryPause: o.ZooKeeper.RetryPause}
 	if _, err := zkstore.New(cfg); err != nil {
 		return nil, configf("%s %s: %s", flag, servers, strings.TrimPrefix(err.Error(), "zkstore: "))
 	}
