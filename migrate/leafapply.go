@@ -58,6 +58,11 @@ func (p *LeafPlan) Apply(ctx context.Context, o LeafApplyOptions) error {
 // znode, so a returning instance fails its start check
 // (SnowflakeZookeeperHolder.java:77-79, 131-136).
 func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
+	if p.Marked && p.FencedVersion >= LeafWorkers && !slices.ContainsFunc(p.Workers, func(w LeafWorker) bool { return !w.Fenced && w.ID < LeafWorkers }) {
+		p.Applied = append(p.Applied, fmt.Sprintf("the fence a previous --apply wrote is in place (%s, child version %d, every worker znode "+
+			"fenced): recognised, nothing rewritten", p.marker(), p.FencedVersion))
+		return nil
+	}
 	marker, data := "", []byte(nil)
 	if !p.Marked {
 		marker = p.marker()
@@ -133,10 +138,11 @@ func (p *LeafPlan) watch(ctx context.Context, tree LeafTree) error {
 	if err := before.readWorkers(ctx, tree); err != nil {
 		return err
 	}
+	wait := leafWait()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(leafWait):
+	case <-time.After(wait):
 	}
 	after := *p
 	if err := after.readWorkers(ctx, tree); err != nil {
@@ -148,7 +154,7 @@ func (p *LeafPlan) watch(ctx context.Context, tree LeafTree) error {
 		case i < 0 && w.ID < LeafWorkers && !slices.Contains(p.Reserved, w.ID):
 			return p.alive(w, "appeared during the takeover")
 		case i >= 0 && (before.Workers[i].Version != w.Version || before.Workers[i].MTime != w.MTime):
-			return p.alive(w, fmt.Sprintf("rewrote its znode within %s", leafWait))
+			return p.alive(w, fmt.Sprintf("rewrote its znode within %s", wait))
 		}
 	}
 	return nil
@@ -163,6 +169,10 @@ func (p *LeafPlan) alive(w LeafWorker, what string) error {
 func (p *LeafPlan) record(ctx context.Context, reg nodeid.Reserver, o LeafApplyOptions) error {
 	p.Floor = p.floorAt(time.Now())
 	note := fmt.Sprintf("Leaf %s %s (ZooKeeper %s)", p.Name, p.Root, p.Servers)
+	before, err := reg.Reservation(ctx)
+	if err != nil {
+		return fmt.Errorf("--apply (%s): %w; the fence stays, run --apply again", o.Name, err)
+	}
 	r, err := reg.Reserve(ctx, nodeid.Reservation{Nodes: p.Reserved, Floor: p.Floor, Note: note, Layout: o.Space})
 	if errors.Is(err, nodeid.ErrNodeHeld) {
 		return fmt.Errorf("--apply (%s): %w; stop the firn holding it, then run --apply again (the fence stays)", o.Name, err)
@@ -170,8 +180,12 @@ func (p *LeafPlan) record(ctx context.Context, reg nodeid.Reserver, o LeafApplyO
 	if err != nil {
 		return fmt.Errorf("--apply (%s): %w; the fence stays, run --apply again", o.Name, err)
 	}
-	p.Applied = append(p.Applied, fmt.Sprintf("%s reserves %d Leaf worker IDs and starts every claim at or after %s (floor %d)",
-		o.Name, len(r.Nodes), time.UnixMilli(r.Floor).UTC().Format(timeFormat), r.Floor))
+	again := ""
+	if !slices.ContainsFunc(p.Reserved, func(n uint64) bool { return !before.Holds(n) && !before.Let(n) }) {
+		again = " (a previous --apply had reserved them: nothing new)"
+	}
+	p.Applied = append(p.Applied, fmt.Sprintf("%s reserves %d Leaf worker IDs%s and starts every claim at or after %s (floor %d)",
+		o.Name, len(r.Nodes), again, time.UnixMilli(r.Floor).UTC().Format(timeFormat), r.Floor))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/firn-id/firn/internal/leaftest"
+	"github.com/firn-id/firn/internal/testseam"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 )
@@ -33,7 +34,7 @@ func (r *raceTree) BumpChildren(ctx context.Context, parent string, n int, marke
 // Apply succeeded, left worker 3 out of the reservation and unfenced:
 // firn took node 3 while the Leaf instance, back, started on worker 3.
 func TestLeafWorkerRegisteredBeforeTheFence(t *testing.T) {
-	defer migrate.SetLeafWait(leafWatch)()
+	defer testseam.SetLeafWatch(leafWatch)()
 	f := newLeafFleet(t)
 	for _, h := range f.hosts {
 		f.run(h, 10).Stop()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firn-id/firn/internal/testseam"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -48,9 +49,14 @@ const (
 )
 
 // leafWait is how long Apply watches the workers' znodes for a live
-// instance: two heartbeats plus the margin. A variable only so tests of
-// this package can shorten it; no option sets it.
-var leafWait = 2*LeafHeartbeat + LeafSkewMargin
+// instance: two heartbeats plus the margin. No option shortens it; only
+// this module's tests can, through internal/testseam.
+func leafWait() time.Duration {
+	if d := testseam.LeafWatch(); d > 0 {
+		return d
+	}
+	return 2*LeafHeartbeat + LeafSkewMargin
+}
 
 // LeafRoot is Leaf's path for leaf.name: "/snowflake/" + name
 // (SnowflakeZookeeperHolder.java:34).

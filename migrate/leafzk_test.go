@@ -14,6 +14,7 @@ import (
 
 	"github.com/firn-id/firn/internal/leaftest"
 	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testseam"
 	"github.com/firn-id/firn/internal/zktest"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
@@ -102,7 +103,7 @@ func leafSpace() nodeid.LayoutID {
 // firn serves Leaf's layout past every Leaf ID; and Leaf instances that
 // restart after the switch start only from a cached worker ID.
 func TestLeafZooKeeperTakeover(t *testing.T) {
-	defer migrate.SetLeafWait(leafWatch)()
+	defer testseam.SetLeafWatch(leafWatch)()
 	f := newLeafFleet(t)
 	var fleet []*leaftest.Snowflake
 	for i, h := range f.hosts {

@@ -193,8 +193,8 @@ func (p *Plan) readOld(ctx context.Context, db *sql.DB) error {
 		mode, tables = sqlstore.ModeLeaf, sqlstore.Tables{Leaf: p.OldTable}
 		segs, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: p.OldTable, NoCreate: true})
 		p.Unknown = append(p.Unknown, "Leaf's snowflake mode: its workers' IDs and last timestamps live in ZooKeeper "+
-			"(leaf.snowflake.zk.address, /snowflake/{leaf.name}/forever), not in this database: name the node IDs its workers hold "+
-			"in registry.reserved_nodes, and give --floor or --max-id-from for its IDs")
+			"(leaf.snowflake.zk.address, /snowflake/{leaf.name}/forever), not in this database: firn migrate check --from "+
+			"leaf-zookeeper takes them over (it fences Leaf off and records the reserved IDs and the floor in a ZooKeeper registry)")
 	case Tinyid:
 		mode, tables = sqlstore.ModeTinyid, sqlstore.Tables{Tinyid: p.OldTable, TinyidTokens: p.TokenTable}
 		segs, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: p.OldTable, NoCreate: true})

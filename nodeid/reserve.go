@@ -68,6 +68,11 @@ func (r Reservation) Holds(node uint64) bool {
 	return found
 }
 
+// Let reports whether Unreserve let node out of r.
+func (r Reservation) Let(node uint64) bool {
+	return slices.ContainsFunc(r.Unreserved, func(u Unreserved) bool { return u.Node == node })
+}
+
 // Merge returns r with add's nodes and floor: the nodes of both except
 // those r let out (an operator's decision a re-run must not undo), the
 // larger floor, and add's note when r has none. It never removes a
@@ -79,7 +84,7 @@ func (r Reservation) Merge(add Reservation) Reservation {
 	}
 	out.Nodes = slices.Clone(r.Nodes)
 	for _, n := range add.Nodes {
-		if !slices.ContainsFunc(r.Unreserved, func(u Unreserved) bool { return u.Node == n }) {
+		if !r.Let(n) {
 			out.Nodes = append(out.Nodes, n)
 		}
 	}

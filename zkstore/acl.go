@@ -71,7 +71,7 @@ func (s *Store) Exposed(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sess.conn.Close()
+	defer sess.close()
 	paths := []string{s.prefix, s.layoutPath(), s.ownerDir(), s.hwmDir(), s.heldDir(), s.reservedPath()}
 	for _, dir := range []string{s.ownerDir(), s.hwmDir()} {
 		kids, err := do(ctx, func() ([]string, error) {

@@ -20,7 +20,7 @@ func (s *Store) Advance(ctx context.Context, req nodeid.AdvanceRequest) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	defer sess.conn.Close()
+	defer sess.close()
 	conn := sess.conn
 	op := fmt.Sprintf("advance node %d", req.Node)
 	if err := syncPath(ctx, conn, "/"); err != nil {

@@ -127,7 +127,7 @@ func (s *Store) finish(c *claim) {
 	s.mu.Lock()
 	delete(s.claims, c.token)
 	s.mu.Unlock()
-	c.conn.Close()
+	c.close()
 }
 
 func (c *claim) isLost() bool {

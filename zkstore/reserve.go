@@ -77,7 +77,7 @@ func (s *Store) Reservation(ctx context.Context) (nodeid.Reservation, error) {
 	if err != nil {
 		return nodeid.Reservation{}, err
 	}
-	defer sess.conn.Close()
+	defer sess.close()
 	if err := syncPath(ctx, sess.conn, s.prefix); err != nil {
 		return nodeid.Reservation{}, s.fail("read the reservation", err)
 	}
@@ -99,7 +99,7 @@ func (s *Store) rewrite(ctx context.Context, op string, layout nodeid.LayoutID, 
 	if err != nil {
 		return nodeid.Reservation{}, err
 	}
-	defer sess.conn.Close()
+	defer sess.close()
 	conn := sess.conn
 	if layout.Fingerprint != "" {
 		if err := s.prepare(ctx, conn, layout); err != nil {

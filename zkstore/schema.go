@@ -46,8 +46,9 @@ func (s *Store) znodes() []Znode {
 		Znode{s.ownerDir(), "persistent", own, "the owner records"},
 		Znode{s.hwmDir(), "persistent", own, "the HWMs"},
 		Znode{s.heldDir(), "persistent", own, "the held nodes"},
-		Znode{s.reservedPath(), "persistent", own, "the namespace's reservation: nodes no claim takes and a floor under every claim's HWM, in JSON"},
 		Znode{s.layoutPath(), "persistent", own, "the namespace's layout: its fingerprint, quoted, a newline and its description; never rewritten"},
+		Znode{s.reservedPath(), "persistent", own, "the namespace's reservation, JSON: nodes no claim takes and a floor under every claim's HWM " +
+			"(firn migrate check --from leaf-zookeeper --apply; firn admin unreserve lets a node out)"},
 		Znode{s.ownerDir() + "/N", "persistent", own, "node N's owner token; every claim sets it, so its version names the current owner"},
 		Znode{s.hwmDir() + "/N", "persistent", own, "node N's HWM in Unix milliseconds; it outlives every claim"},
 		Znode{s.heldDir() + "/N", "ephemeral", own, "the holding claim's token, in the claim's own session"},
@@ -82,6 +83,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sess.conn.Close()
+	sess.close()
 	return nil
 }

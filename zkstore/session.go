@@ -22,6 +22,13 @@ type session struct {
 	id      int64         // the session the store opened; another id is another session
 	timeout time.Duration // as the ensemble granted it
 	hook    atomic.Pointer[func(zk.Event)]
+	passes  *passes
+}
+
+// close ends the session and its client's connection loop.
+func (s *session) close() {
+	s.passes.stop()
+	s.conn.Close()
 }
 
 // watch calls f for every session event from now on.
@@ -51,7 +58,7 @@ func CheckSessionTimeout(d time.Duration) error {
 // has granted it.
 func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, error) {
 	sniff := &grant{}
-	sess := &session{}
+	sess := &session{passes: newPasses(s.cfg.RetryPause)}
 	// The client drops events from its channel when nobody reads it
 	// fast enough; its callback sees every one.
 	events := func(ev zk.Event) {
@@ -82,27 +89,28 @@ func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, erro
 			}
 		}
 	})
-	conn, _, err := zk.Connect(s.cfg.Servers, timeout, zk.WithDialer(dial), zk.WithLogger(quiet{}), zk.WithLogInfo(false), zk.WithEventCallback(events))
+	conn, _, err := zk.Connect(s.cfg.Servers, timeout, zk.WithDialer(dial), zk.WithHostProvider(sess.passes), zk.WithLogger(quiet{}), zk.WithLogInfo(false), zk.WithEventCallback(events))
 	if err != nil {
 		return nil, s.fail("connect", err)
 	}
+	sess.conn = conn
 	select {
 	case <-ready:
 	case <-ctx.Done():
-		go conn.Close() // Close waits up to a second for the server
+		go sess.close() // Close waits up to a second for the server
 		return nil, s.fail("connect", ctx.Err())
 	}
 	granted, id := sniff.get()
 	if granted <= 0 || id != conn.SessionID() {
 		// The ensemble's grant could not be read: the TTL check would
 		// rest on a guess, so refuse.
-		conn.Close()
+		sess.close()
 		return nil, s.fail("connect", errors.New("session timeout granted by the ensemble not seen"))
 	}
-	sess.conn, sess.id, sess.timeout = conn, id, granted
+	sess.id, sess.timeout = id, granted
 	sess.watch(func(zk.Event) {})
 	if err := s.authenticate(ctx, conn); err != nil {
-		conn.Close()
+		sess.close()
 		return nil, err
 	}
 	return sess, nil

@@ -36,6 +36,11 @@ type Config struct {
 	// CallTimeout bounds each call of the store whose context has no
 	// deadline. Default 10 s.
 	CallTimeout time.Duration
+	// RetryPause is the pause between passes over Servers while none
+	// answers (each connection attempt bounded by DialTimeout). Default
+	// DefaultRetryPause, the client's own; MinRetryPause to
+	// MaxRetryPause.
+	RetryPause time.Duration
 	// SessionTimeout is the session asked for by calls that hold no node
 	// (Advance, Ping, Exposed); a claim's session asks for the claim's
 	// TTL. The ensemble clamps it to 2 to 20 ticks. Default
@@ -100,7 +105,13 @@ func New(cfg Config) (*Store, error) {
 	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 {
 		return nil, errors.New("zkstore: negative timeout")
 	}
+	if cfg.RetryPause == 0 {
+		cfg.RetryPause = DefaultRetryPause
+	}
 	if err := CheckSessionTimeout(cfg.SessionTimeout); err != nil {
+		return nil, err
+	}
+	if err := CheckRetryPause(cfg.RetryPause); err != nil {
 		return nil, err
 	}
 	if cfg.Digest != nil {
@@ -220,14 +231,14 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		return nodeid.Claim{}, err
 	}
 	if sess.timeout > req.TTL {
-		sess.conn.Close()
+		sess.close()
 		return nodeid.Claim{}, fmt.Errorf("%w: TTL %s, session timeout %s (ZooKeeper %s): a holder that vanished would keep its node up to about %s plus one tickTime; use a TTL of at least %s",
 			ErrTTLTooShort, req.TTL, sess.timeout, s.servers, sess.timeout, sess.timeout)
 	}
 	c, err := s.take(ctx, sess, req)
 	if err != nil {
 		// Whatever the session may have created dies with it.
-		sess.conn.Close()
+		sess.close()
 		return nodeid.Claim{}, err
 	}
 	if !s.keep(c) {

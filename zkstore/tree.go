@@ -36,7 +36,7 @@ func OpenTree(ctx context.Context, cfg Config) (*Tree, error) {
 }
 
 // Close ends the session.
-func (t *Tree) Close() error { t.sess.conn.Close(); return nil }
+func (t *Tree) Close() error { t.sess.close(); return nil }
 
 // Children lists path's children; an absent path gives found false.
 func (t *Tree) Children(ctx context.Context, path string) (kids []string, found bool, err error) {

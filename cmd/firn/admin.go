@@ -16,8 +16,9 @@ import (
 )
 
 var adminUsage = `Usage: firn admin advance --node N (--to TIME | --past-id ID) [store flags] [layout flags]
+       firn admin unreserve --node N --confirm-caches-deleted --note TEXT [store flags]
 
-Moves a node's high-water mark (HWM) forward, never back: after a store was
+advance moves a node's high-water mark (HWM) forward, never back: after a store was
 restored from a backup it may have lost HWMs that IDs were already issued
 under. Advance every node past the last ID issued before the restore (or
 past the time of the failure plus a margin) before starting firn again.
@@ -37,7 +38,7 @@ namespace recorded at its first use: another layout, a node outside it, a
 namespace never used (a typo) and, on the local store, a data directory
 that does not exist are refused, naming what exists instead.
 
-` + configFlagUsage + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
+` + unreserveUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 // adminUses are the settings firn admin advance takes.
 var adminUses = append([]string{"layout"}, append(storeUses, opaqueUses...)...)
@@ -52,13 +53,20 @@ func adminFlagSet(cfg *config.Config) (*flag.FlagSet, *adminOwn) {
 	return fs, &adminOwn{node: fs.String("node", "", ""), to: fs.String("to", "", ""), pastID: fs.String("past-id", "", "")}
 }
 
-func runAdmin(args []string, stdout io.Writer) (err error) {
-	if len(args) == 0 || args[0] != "advance" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			return errHelp
-		}
-		return usagef("want a subcommand: firn admin advance --node N --to TIME")
+func runAdmin(args []string, stdout io.Writer) error {
+	switch {
+	case len(args) > 0 && args[0] == "advance":
+		return runAdvance(args, stdout)
+	case len(args) > 0 && args[0] == "unreserve":
+		return runUnreserve(args, stdout)
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+		return errHelp
 	}
+	return usagef("want a subcommand: firn admin advance --node N --to TIME, or firn admin unreserve --node N --confirm-caches-deleted --note TEXT")
+}
+
+// runAdvance is firn admin advance.
+func runAdvance(args []string, stdout io.Writer) (err error) {
 	cfg, err := loadFor(args[1:], adminUses...)
 	if err != nil {
 		return err

@@ -54,6 +54,8 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"grpc.listen", "grpc", "127.0.0.1:8081", "overlaps the address of http.listen",
 			[]setting{{"http.listen", "http", "127.0.0.1:8081"}}, "", ""},
 		{"zookeeper.session_timeout", "zk-session-timeout", "500ms", "want 1s to 10m0s", nil, "", ""},
+		{"zookeeper.retry_pause", "zk-retry-pause", "5ms", "want 10ms to 10s", nil, "", ""},
+		{"zookeeper.retry_pause", "zk-retry-pause", "1m", "want 10ms to 10s", nil, "", ""},
 		{"zookeeper.tls_key", "zk-tls-key", "key.pem", "set both tls_cert and tls_key", nil, "", ""},
 		{"segments.store", "segment-store", "zookeeper", "ZooKeeper holds no segment counters", []setting{{"segments.dsn", "segment-dsn", "x"}}, "", ""},
 		{"registry.endpoints", "endpoints", "zk1", `server address "zk1": want host:port`,

@@ -55,7 +55,7 @@ func TestBadInput(t *testing.T) {
 		{name: "count not a number", args: []string{"next", "-n", "many"}, wantErr: `-n "many": want a whole number`},
 		{name: "unknown flag", args: []string{"layout", "--bits", "3"}, wantErr: "unknown flag --bits"},
 		{name: "unknown command", args: []string{"mint"}, wantErr: `unknown command "mint"`},
-		{name: "migrate without --from", args: []string{"migrate", "check"}, wantErr: "--from is required: the old system, leaf, tinyid or uid-generator"},
+		{name: "migrate without --from", args: []string{"migrate", "check"}, wantErr: "--from is required: the old system, leaf, leaf-zookeeper, tinyid or uid-generator"},
 		{name: "tag reveal without an ID", args: []string{"tag", "reveal", "order"}, wantErr: "reveal takes 2 arguments, got 1"},
 		{name: "tag reveal without arguments", args: []string{"tag", "reveal"}, wantErr: "reveal takes 2 arguments, got 0"},
 		{name: "relative data directory", args: []string{"next", "--data-dir", "state"}, wantErr: `(--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) "state" is relative: give an absolute path`},

@@ -17,6 +17,8 @@ import (
 )
 
 var migrateUsage = `Usage: firn migrate check --from leaf|tinyid|uid-generator --dsn DSN [flags] [layout flags]
+       firn migrate check --from leaf-zookeeper --leaf-endpoints HOST:PORT,… --leaf-name NAME
+                          [--sample-id ID]… [--apply] --store zookeeper --endpoints … [--namespace …]
 
 Reads the database of a Meituan Leaf, Didi Tinyid or Baidu uid-generator
 deployment and prints the plan for serving from firn instead: the tags or
@@ -75,7 +77,7 @@ bounds what each node issued.
 Opaque IDs (--opaque) are refused: spread over the whole ID space, they
 cannot follow the old system's IDs in one column whatever the floor.
 
-` + layoutHelp()
+` + leafZooKeeperUsage + "\n" + layoutHelp()
 
 // migrateFlags are firn migrate check's settings.
 type migrateFlags struct {
@@ -89,6 +91,7 @@ type migrateFlags struct {
 	opaque                                   config.Opaque
 	explicit                                 map[string]bool // flags given on the command line
 	opt                                      migrate.Options // what the flags ask migrate.Check
+	leaf                                     leafFlags       // --from leaf-zookeeper's
 }
 
 func runMigrate(args []string, stdout io.Writer) error {
@@ -101,6 +104,9 @@ func runMigrate(args []string, stdout io.Writer) error {
 	f, err := parseMigrate(args[1:])
 	if err != nil {
 		return err
+	}
+	if migrate.System(f.from) == migrate.LeafZooKeeper {
+		return runLeafZooKeeper(f, stdout)
 	}
 	db, err := f.stores.OpenDB(context.Background(), f.dialect, f.dsn)
 	if err != nil {
@@ -145,6 +151,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	fs.Func("max-id-from", "", func(s string) error { f.maxIDFrom = append(f.maxIDFrom, s); return nil })
 	fs.BoolVar(&f.apply, "apply", false, "")
 	fs.IntVar(&f.nodes, "nodes", 64, "")
+	f.leaf.register(fs)
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return nil, err
@@ -155,22 +162,16 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	fs.Visit(func(fl *flag.Flag) { f.explicit[fl.Name] = true })
 	f.stores, f.layout, f.opaque = storeOf(&cfg), cfg.Layout, cfg.Opaque
 	sys := migrate.System(f.from)
+	if err := f.checkSource(sys); err != nil || sys == migrate.LeafZooKeeper {
+		return f, err
+	}
 	switch {
-	case f.from == "":
-		return nil, usagef("--from is required: the old system, leaf, tinyid or uid-generator")
-	case !sys.Known():
-		return nil, usagef("--from %q: want leaf, tinyid or uid-generator", f.from)
 	case f.stores.Registry.DSN == "":
 		return nil, usagef("--dsn is required: the old system's database")
 	case f.dialect != "mysql" && f.dialect != "postgres":
 		return nil, usagef("--dialect %q: want mysql or postgres", f.dialect)
 	case f.nodes < 0:
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
-	case f.opaque.Snowflake:
-		// Opaque IDs are spread over the whole space: no floor keeps
-		// them from the old system's IDs in one column.
-		return nil, usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
-			"give firn's opaque IDs a column or table of their own, or migrate with plain IDs", f.from)
 	}
 	f.dsn = f.stores.Registry.DSN
 	if f.oldTable == "" {
@@ -186,6 +187,36 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, err
 	}
 	return f, f.options(sys)
+}
+
+// checkSource refuses a --from firn does not know, opaque IDs, and the
+// flags of one kind of source given to the other; then the Leaf fleet's
+// flags when it is one.
+func (f *migrateFlags) checkSource(sys migrate.System) error {
+	switch {
+	case f.from == "":
+		return usagef("--from is required: the old system, leaf, leaf-zookeeper, tinyid or uid-generator")
+	case !sys.Known() && sys != migrate.LeafZooKeeper:
+		return usagef("--from %q: want leaf, leaf-zookeeper, tinyid or uid-generator", f.from)
+	case f.opaque.Snowflake:
+		// Opaque IDs are spread over the whole space: no floor keeps
+		// them from the old system's IDs in one column.
+		return usagef("--opaque: opaque snowflake IDs cannot follow %s's IDs in the same column, whatever the floor (they are spread over the whole ID space); "+
+			"give firn's opaque IDs a column or table of their own, or migrate with plain IDs", f.from)
+	}
+	notFor := leafOnly
+	if sys == migrate.LeafZooKeeper {
+		notFor = dbOnly
+	}
+	for _, name := range notFor {
+		if f.explicit[name] {
+			return usagef("--%s is not for --from %s", name, f.from)
+		}
+	}
+	if sys != migrate.LeafZooKeeper {
+		return nil
+	}
+	return f.checkLeaf()
 }
 
 // options turns the flags into f.opt.

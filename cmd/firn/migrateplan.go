@@ -176,8 +176,9 @@ func writeSnowflake(b *strings.Builder, p *migrate.Plan) {
 	case migrate.Leaf:
 		b.WriteString("  new Leaf servers: stop adding them. Leaf gives a server whose ip:port ZooKeeper has never seen the next " +
 			"worker ID, the sequence number of a new persistent sequential node under /snowflake/{leaf.name}/forever " +
-			"(SnowflakeZookeeperHolder.java lines 85–89); a server seen before keeps its own (lines 71–76). Reserve every " +
-			"worker ID listed there (registry.reserved_nodes), and start no Leaf server on a new address until the switch\n")
+			"(SnowflakeZookeeperHolder.java lines 85–89); a server seen before keeps its own (lines 71–76). Take the workers over " +
+			"with firn migrate check --from leaf-zookeeper, which fences ZooKeeper so a new Leaf server is refused, and start " +
+			"no Leaf server on a new address until then\n")
 	}
 }
 

@@ -51,6 +51,8 @@ var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
                       zookeeper: the session timeout of sessions that hold no
                       node (1s to 10m, default 10s); a node's session asks for
                       --lease-ttl
+  --zk-retry-pause D  zookeeper: the pause between passes over the servers
+                      while none answers (10ms to 10s, default 1s)
   --zk-digest-file F  zookeeper: a file holding user:password, the digest
                       identity every znode firn creates is then restricted to
                       (or the variable FIRN_ZOOKEEPER_DIGEST; never a flag).

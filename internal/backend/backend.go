@@ -36,6 +36,9 @@ type backend struct {
 	// dials; open runs only after it passed.
 	check func(op *opener) error
 	open  func(ctx context.Context, op *opener) (*opened, error)
+	// reserves says its node store keeps a reservation of its own
+	// (nodeid.Reserver), which a takeover records its reserved nodes in.
+	reserves bool
 }
 
 // opened is one open connection to a store: its node store, its segment
@@ -48,11 +51,11 @@ type opened struct {
 }
 
 var backends = []backend{
-	{"local", "the data directory (the default), one machine", checkLocal, openLocal},
-	{"etcd", "node IDs on etcd leases, a key prefix per namespace", checkEtcd, openEtcd},
-	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", checkSQL(sqlstore.Postgres), openSQL(sqlstore.Postgres)},
-	{"mysql", "MySQL or MariaDB, as postgres", checkSQL(sqlstore.MySQL), openSQL(sqlstore.MySQL)},
-	{"zookeeper", "node IDs on ZooKeeper sessions, a path per namespace; no segments", checkZooKeeper, openZooKeeper},
+	{"local", "the data directory (the default), one machine", checkLocal, openLocal, false},
+	{"etcd", "node IDs on etcd leases, a key prefix per namespace", checkEtcd, openEtcd, false},
+	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", checkSQL(sqlstore.Postgres), openSQL(sqlstore.Postgres), false},
+	{"mysql", "MySQL or MariaDB, as postgres", checkSQL(sqlstore.MySQL), openSQL(sqlstore.MySQL), false},
+	{"zookeeper", "node IDs on ZooKeeper sessions, a path per namespace; no segments", checkZooKeeper, openZooKeeper, true},
 }
 
 // Names lists the backends, for messages: "local, etcd, postgres or mysql".
@@ -77,6 +80,30 @@ func Kinds() []string {
 		kinds[i] = b.name
 	}
 	return kinds
+}
+
+// Reserving lists the backends whose node store keeps a reservation of
+// its own (nodeid.Reserver): "zookeeper".
+func Reserving() string {
+	var names []string
+	for _, b := range backends {
+		if b.reserves {
+			names = append(names, b.name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// CheckReserves refuses, without I/O, a registry whose store keeps no
+// reservation of its own: a takeover that reserved nodes in
+// configuration only would see a firn started without it take one.
+func (o Options) CheckReserves() error {
+	i := slices.IndexFunc(backends, func(b backend) bool { return b.name == o.Registry.Store })
+	if i >= 0 && backends[i].reserves {
+		return nil
+	}
+	return configf("%s keeps no reservation of its own: the reserved node IDs would live in configuration only, and a firn "+
+		"started without it would take one; use --store %s", o.Describe(), Reserving())
 }
 
 // Options name the stores to open: the registry and segments sections

@@ -17,6 +17,7 @@ import (
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/nodeid"
 )
 
 func options(r config.Registry, sg config.Segments) backend.Options {
@@ -283,5 +284,33 @@ func TestOpenRetrying(t *testing.T) {
 	var ue *backend.UnreachableError
 	if !errors.As(err, &ue) || ctx.Err() == nil {
 		t.Fatalf("OpenRetrying of a store that does not answer: %v (ctx %v); want UnreachableError once ctx ended", err, ctx.Err())
+	}
+}
+
+// TestCheckReserves: the backend table's reserves column agrees with the
+// store opened (zkstore's Store implements nodeid.Reserver, checked where
+// it is declared), and a store without one is refused, naming the one
+// that keeps one.
+func TestCheckReserves(t *testing.T) {
+	local := options(config.Registry{Store: "local", DataDir: t.TempDir()}, config.Segments{})
+	err := local.CheckReserves()
+	if !errors.Is(err, backend.ErrConfig) || !strings.Contains(err.Error(), "use --store zookeeper") {
+		t.Fatalf("local: %v; want a configuration error pointing to --store zookeeper", err)
+	}
+	nodes, closeNodes, err := local.OpenNodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeNodes()
+	if _, ok := nodes.(nodeid.Reserver); ok {
+		t.Fatalf("the local store keeps a reservation, but the table says it does not")
+	}
+	for _, kind := range []string{"etcd", "postgres", "mysql"} {
+		if err := options(config.Registry{Store: kind}, config.Segments{}).CheckReserves(); err == nil {
+			t.Errorf("%s: no refusal", kind)
+		}
+	}
+	if err := options(config.Registry{Store: "zookeeper"}, config.Segments{}).CheckReserves(); err != nil {
+		t.Errorf("zookeeper: %v", err)
 	}
 }

@@ -61,7 +61,8 @@ func (op *opener) zkStore() (*zkstore.Store, error) {
 		return nil, err
 	}
 	servers, _ := etcdTarget(op.Registry)
-	cfg := zkstore.Config{Servers: servers, Namespace: op.zkNamespace(), DialTimeout: op.Registry.DialTimeout, SessionTimeout: op.ZooKeeper.SessionTimeout}
+	cfg := zkstore.Config{Servers: servers, Namespace: op.zkNamespace(), DialTimeout: op.Registry.DialTimeout,
+		SessionTimeout: op.ZooKeeper.SessionTimeout, RetryPause: op.ZooKeeper.RetryPause}
 	var err error
 	if cfg.Digest, err = op.zkDigest(); err != nil {
 		return nil, err
@@ -164,4 +165,29 @@ func (o Options) Znodes() ([]zkstore.Znode, error) {
 		return nil, configf("--namespace: %s", strings.TrimPrefix(err.Error(), "zkstore: "))
 	}
 	return z, nil
+}
+
+// OpenTree opens a session to another system's ensemble, servers
+// (host:port, comma-separated, as flag names them), for its znodes under
+// root: Meituan Leaf's /snowflake/{leaf.name}. It connects as Leaf does,
+// with neither digest credentials nor TLS (Leaf's Curator client sets
+// none), within the registry's dial timeout; an ensemble that does not
+// answer is an *UnreachableError naming the servers.
+func (o Options) OpenTree(ctx context.Context, flag, servers, root string) (*zkstore.Tree, error) {
+	timeout := o.Registry.DialTimeout
+	cfg := zkstore.Config{Servers: strings.Split(servers, ","), Namespace: root, DialTimeout: timeout,
+		SessionTimeout: o.ZooKeeper.SessionTimeout, RetryPause: o.ZooKeeper.RetryPause}
+	if _, err := zkstore.New(cfg); err != nil {
+		return nil, configf("%s %s: %s", flag, servers, strings.TrimPrefix(err.Error(), "zkstore: "))
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t, err := zkstore.OpenTree(ctx, cfg)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = errors.Join(context.DeadlineExceeded, err)
+		}
+		return nil, &UnreachableError{Store: "zookeeper", Endpoint: servers, Timeout: timeout, Err: err}
+	}
+	return t, nil
 }

@@ -232,6 +232,9 @@ type ZooKeeper struct {
 	// claim's session asks for registry.lease_ttl): zkstore's bounds,
 	// default zkstore.DefaultSessionTimeout.
 	SessionTimeout time.Duration `yaml:"session_timeout" flag:"zk-session-timeout"`
+	// RetryPause is the pause between passes over the servers while none
+	// answers: zkstore's bounds, default zkstore.DefaultRetryPause.
+	RetryPause time.Duration `yaml:"retry_pause" flag:"zk-retry-pause"`
 	// DigestFile holds user:password, ZooKeeper's digest identity: every
 	// znode firn creates is then that identity's alone.
 	DigestFile string `yaml:"digest_file" flag:"zk-digest-file" path:"true"`
@@ -363,7 +366,7 @@ func Default() Config {
 		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
-		ZooKeeper: ZooKeeper{SessionTimeout: zkstore.DefaultSessionTimeout},
+		ZooKeeper: ZooKeeper{SessionTimeout: zkstore.DefaultSessionTimeout, RetryPause: zkstore.DefaultRetryPause},
 		Snowflake: Snowflake{Enabled: true, Exhausted: snowflake.Wait.String(), MaxBorrow: snowflake.DefaultMaxBorrow},
 		Auth:      Auth{AnonymousRate: server.DefaultAnonymousRate},
 		Log:       Log{Level: "info", Format: "auto"},
@@ -856,6 +859,9 @@ func (c *Config) validateRegistry(kinds []string) error {
 func (z ZooKeeper) validate() error {
 	if err := zkstore.CheckSessionTimeout(z.SessionTimeout); err != nil {
 		return &FieldError{Field: "zookeeper.session_timeout", Reason: strings.TrimPrefix(err.Error(), "zkstore: session timeout ")}
+	}
+	if err := zkstore.CheckRetryPause(z.RetryPause); err != nil {
+		return &FieldError{Field: "zookeeper.retry_pause", Reason: strings.TrimPrefix(err.Error(), "zkstore: retry pause ")}
 	}
 	if (z.TLSCert == "") != (z.TLSKey == "") {
 		return &FieldError{Field: "zookeeper.tls_cert", Reason: "set both tls_cert and tls_key, or neither"}
