@@ -793,7 +793,8 @@ func (c *Config) validateStores() error {
 }
 
 // Redacted returns c as YAML with secrets hidden: every token's secret,
-// and what hide leaves of each DSN and etcd endpoint. hide is given the
+// the opaque key, the name of a key file that names no file (it may be
+// the key itself: secret.File), and what hide leaves of each DSN and etcd endpoint. hide is given the
 // kind of value — "endpoint" for an etcd endpoint, the store's name
 // (postgres, mysql, or any other) for a DSN — and the value; it is the command's redaction, which reads
 // DSNs with the SQL drivers this package may not import.
@@ -816,6 +817,7 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 	if r.Opaque.Key != "" {
 		r.Opaque.Key = secret.Redacted
 	}
+	r.Opaque.KeyFile, r.HTTP.TLSKey = secret.File(r.Opaque.KeyFile), secret.File(r.HTTP.TLSKey)
 	return yaml.Marshal(&r)
 }
 

@@ -4,11 +4,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
@@ -117,14 +117,13 @@ func (o Opaque) Permutation(l snowflake.Layout) (*opaque.Permutation, error) {
 func (o Opaque) readKey() ([]byte, error) {
 	text, where := []byte(o.Key), "opaque.key"
 	if o.KeyFile != "" {
-		b, err := os.ReadFile(o.KeyFile)
+		b, err := secret.ReadFile(o.KeyFile)
 		if err != nil {
+			reason := err.Error()
 			if _, kerr := opaque.ParseKey([]byte(o.KeyFile)); kerr == nil {
-				// The key itself was given where its file's name goes:
-				// never repeat it.
-				return nil, inputf("opaque.key_file: the value given is a key, not the name of a file: write the key to a file and name that")
+				reason = "the value given is a key, not the name of a file: write the key to a file and name that"
 			}
-			return nil, &FieldError{Field: "opaque.key_file", Reason: err.Error()}
+			return nil, &FieldError{Field: "opaque.key_file", Reason: reason}
 		}
 		text, where = b, "opaque.key_file "+o.KeyFile
 	}
