@@ -53,6 +53,9 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 			[]setting{{"registry.store", "store", "etcd"}}, "--endpoints", ""},
 		{"grpc.listen", "grpc", "127.0.0.1:8081", "overlaps the address of http.listen",
 			[]setting{{"http.listen", "http", "127.0.0.1:8081"}}, "", ""},
+		{"opaque.tags", "opaque-tags", "sec*", `entry 0, "sec*": a pattern; only "*" alone`,
+			[]setting{{"opaque.key_file", "opaque-key-file", "/dev/null"}}, "", ""},
+		{"segments.javascript_safe", "javascript-safe-tags", "user*", `entry 0, "user*": a pattern`, nil, "", ""},
 		{"auth.tokens", "", "", "auth.tokens[1].secret", nil, "", "auth:\n  tokens:\n" +
 			"    - {name: a, secret: samesecret1, scopes: [snowflake]}\n" +
 			"    - {name: b, secret: samesecret1, scopes: [admin]}\n"},
@@ -67,8 +70,9 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 					for _, s := range settings {
 						section, key, _ := strings.Cut(s.path, ".")
 						value := s.value
-						if s.path == "registry.endpoints" { // a list in the file
-							value = "[" + value + "]"
+						switch s.path { // a list in the file
+						case "registry.endpoints", "opaque.tags", "segments.javascript_safe":
+							value = "[\"" + value + "\"]"
 						}
 						sections[section] += "  " + key + ": " + value + "\n"
 					}

@@ -696,11 +696,16 @@ func (c *Config) sqlSegments() bool {
 }
 
 // CheckTagList checks a list of tags a setting names: each a tag any
-// store may hold, or "*" for every tag.
+// store may hold, or "*" alone for every tag. An entry holding "*" with
+// anything else is refused: a reader of "sec*" takes it for a pattern,
+// and it would name only the tag of that literal name.
 func CheckTagList(field string, tags []string) error {
 	for i, tag := range tags {
 		if tag == "*" {
 			continue
+		}
+		if strings.Contains(tag, "*") {
+			return &FieldError{Field: field, Reason: fmt.Sprintf("entry %d, %q: a pattern; only \"*\" alone, for every tag, is one: list the tags by name", i, tag)}
 		}
 		if err := segment.CheckTag(tag, segment.Limits{Tag: segment.LongestTag}); err != nil {
 			return &FieldError{Field: field, Reason: fmt.Sprintf("entry %d: %s; or \"*\" for every tag", i, err)}
