@@ -41,6 +41,33 @@ func (s *service) Replace(g *snowflake.Generator, l Lease) {
 	s.node.Store(&nodeState{gen: g, lease: l})
 }
 
+// layout is the layout decoding reads: the generator's, or, while none
+// runs (snowflake off, no node held yet), Config.Layout; ok is false
+// when there is neither.
+func (s *service) layout() (l snowflake.Layout, ok bool) {
+	if g := s.generator(); g != nil {
+		return g.Layout(), true
+	}
+	if s.Layout != nil {
+		return *s.Layout, true
+	}
+	return l, false
+}
+
+// modeOff returns why a route of scope kind cannot answer on this
+// server, or nil: issuing snowflake IDs needs a generator, decoding
+// only a layout, a tag's routes the allocator.
+func (s *service) modeOff(kind scopeKind) error {
+	_, decodes := s.layout()
+	switch {
+	case kind == scopeSnowflake && s.generator() == nil, kind == scopeDecode && !decodes:
+		return ErrSnowflakeOff
+	case (kind == scopeTag || kind == scopeRange) && s.Segments == nil:
+		return ErrSegmentsOff
+	}
+	return nil
+}
+
 func (s *service) generator() *snowflake.Generator {
 	if st := s.node.Load(); st != nil {
 		return st.gen
