@@ -570,6 +570,11 @@ func setString(v reflect.Value, s string) error {
 
 var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 
+// AddressPlaceholder stands for the host of http.listen in a
+// configuration firn writes for its reader to complete (firn migrate
+// check's); Validate refuses it, saying what to put there.
+const AddressPlaceholder = "<ADDRESS>"
+
 // Validate checks every setting, in the one place they are checked: the
 // same for firn serve and firn config check. kinds lists the store
 // backends the command knows. The layout and the files named are checked
@@ -578,6 +583,10 @@ var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 func (c *Config) Validate(kinds []string) error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if strings.Contains(c.HTTP.Listen, AddressPlaceholder) {
+		return fail("http.listen", "%q: replace %s with the address this server listens on for its clients: 0.0.0.0 for every interface, "+
+			"or one address of this machine they reach (such as 10.0.0.5)", c.HTTP.Listen, AddressPlaceholder)
 	}
 	if err := checkAddr(c.HTTP.Listen); err != nil {
 		return fail("http.listen", "%q %s, such as 127.0.0.1:8080", c.HTTP.Listen, err)
