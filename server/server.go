@@ -137,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	now := time.Now()
-	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now)}
+	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now), lookups: newClientLimits(RevealLookupRate)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ type service struct {
 	started time.Time       // when New built the service
 	rate    *throughputRing // IDs issued per second, per mode (/v1/status)
 	recent  recentErrors    // the latest errors (/v1/status)
+	// lookups bounds, per client, the reveals of tags the allocator has
+	// not loaded: each may ask the store (RevealLookupRate).
+	lookups *clientLimits
 }
 
 // nodeState is a generator and the lease it runs on.

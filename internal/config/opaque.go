@@ -175,8 +175,9 @@ func (o Opaque) TagPermutations(maxID func(string) int64) (func(tag string) segm
 		if err != nil { // unreachable: the same key and widths, and a tweak of the same length, were taken above
 			panic(fmt.Sprintf("opaque permutation of tag %q: %v", tag, err))
 		}
-		// Bounded: the reveal route takes any tag name; past the bound a
-		// permutation is made afresh on each call.
+		// Bounded: a route may name any tag; past the bound a permutation
+		// is made afresh on each call. The permutation is a function of the
+		// key, the tweak and the tag alone, so caching never changes it.
 		if cached.Load() < maxCachedTags {
 			if _, loaded := cache.LoadOrStore(tag, p); !loaded {
 				cached.Add(1)
@@ -186,8 +187,9 @@ func (o Opaque) TagPermutations(maxID func(string) int64) (func(tag string) segm
 	}, nil
 }
 
-// maxCachedTags bounds the permutations TagPermutations keeps.
-const maxCachedTags = 100_000
+// maxCachedTags bounds the permutations TagPermutations keeps: about a
+// kilobyte each.
+const maxCachedTags = 1024
 
 // tagTweak is the tweak of tag's permutation: SHA-256 over a label, the
 // length of opaque.tweak, opaque.tweak and the tag, so that no two
