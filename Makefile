@@ -14,7 +14,18 @@ export FIRN_TEST_ZOOKEEPER ?= /usr/share/java/zookeeper.jar
 
 MODULES := . deploy test/cluster test/browser $(wildcard bench/peers)
 
-.PHONY: help fmt vet lint test race integration model fuzz bench chaos chaos-short build ci services proto
+# The oldest Go the module builds with: go.mod's go line, proved by `make old-go`.
+GO_FLOOR := $(shell awk '$$1 == "go" {print $$2}' go.mod)
+
+# make release: VERSION defaults to the checkout's tag (or commit), DIST is
+# where binaries and SHA256SUMS go, PLATFORMS what is built.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DIST ?= dist
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+BUILDINFO := github.com/firn-id/firn/internal/buildinfo
+
+.PHONY: help fmt vet lint test old-go race integration model fuzz bench chaos chaos-short evidence build release ci services proto screenshot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -40,14 +51,39 @@ test: services vet ## THE test command: every test of every module, with -race a
 	cd deploy && $(GO) test -count=1 ./...
 	cd test/browser && $(GO) test -count=1 ./...
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -count=1 ./...; fi
+	$(MAKE) old-go
 	$(MAKE) chaos-short
 
-chaos-short: ## the fault harness's short run (safety only, >= 2 million IDs): its own step of make test
-	cd test/cluster && $(GO) test -count=1 -race -timeout 10m -v ./...
+old-go: ## vet and test (-short, no -race) the root module with the toolchain of go.mod's go line
+	GOTOOLCHAIN=go$(GO_FLOOR) $(GO) vet ./...
+	GOTOOLCHAIN=go$(GO_FLOOR) $(GO) test -short -count=1 ./...
 
-chaos: ## the client against three firn serve (COUNT runs), then the fault harness's long run (>= 50 million IDs, the availability goals): medians and p99
+# STORE=etcd, postgres or mysql runs one node store's fault run alone.
+CHAOS_RUN = $(if $(STORE),-run 'TestChaos/^$(STORE)$$',)
+
+chaos-short: ## the fault harness's short run on every node store in turn (safety only, >= 2 million IDs on etcd, >= 1 million on the others; STORE=NAME: one): its own step of make test
+	cd test/cluster && $(GO) test -count=1 -race -timeout 30m -v $(CHAOS_RUN) ./...
+
+chaos: ## the client against three firn serve (COUNT runs), then the fault harness's long run on every node store (>= 50 million IDs on etcd, 20 million on the others, the availability goals; STORE=NAME: one): medians and p99
 	$(GO) test -count=1 -run TestFaults -v ./client/ -faults.runs $(COUNT)
-	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 30m -v -run TestChaos .
+	cd test/cluster && FIRN_CHAOS=long $(GO) test -count=1 -timeout 120m -v -run $(if $(STORE),'TestChaos/^$(STORE)$$',TestChaos) .
+
+# The stores make evidence runs on; each runs the long run twice: the test
+# build, recording store operations for the linearizability check, and
+# the production build, IDs only. EVIDENCE receives each run's section,
+# its gzipped histories and report.md (never committed).
+EVIDENCE_STORES ?= etcd postgres mysql
+EVIDENCE ?= $(CURDIR)/evidence
+
+evidence: services ## the long run on every store (EVIDENCE_STORES), test and production builds: EVIDENCE/report.md
+	rm -rf $(EVIDENCE) && mkdir -p $(EVIDENCE)
+	@for s in $(EVIDENCE_STORES); do for b in test production; do \
+	  echo "== $$s, $$b build"; \
+	  (cd test/cluster && FIRN_CHAOS=long FIRN_CHAOS_STORE=$$s FIRN_CHAOS_BUILD=$$b FIRN_EVIDENCE=$(EVIDENCE) \
+	    $(GO) test -count=1 -timeout 40m -v -run "TestChaos/^$$s\$$" .) || exit 1; \
+	done; done
+	cd test/cluster && $(GO) run ./cmd/firn-evidence $(EVIDENCE) > $(EVIDENCE)/report.md
+	@cat $(EVIDENCE)/report.md
 
 race: test ## alias of test, which always runs with -race
 
@@ -78,5 +114,18 @@ proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is 
 
 build: ## build bin/firn
 	$(GO) build -o bin/firn ./cmd/firn
+
+release: ## cross-build firn for PLATFORMS into DIST (version stamped, -trimpath) and write DIST/SHA256SUMS
+	@rm -rf $(DIST) && mkdir -p $(DIST)
+	@for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; out=$(DIST)/firn-$(VERSION)-$$os-$$arch; echo "build $$out"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false \
+	    -ldflags "-s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)" \
+	    -o $$out ./cmd/firn || exit 1; \
+	done
+	cd $(DIST) && sha256sum firn-* > SHA256SUMS
+
+screenshot: ## docs/status-page.png: the status page of a fresh firn serve (own data dir) under a minute of load, in headless Chromium
+	cd test/browser && $(GO) run ./cmd/screenshot -root ../.. -out ../../docs/status-page.png
 
 ci: fmt lint test ## what CI checks: format, lint, every test

@@ -1,6 +1,6 @@
 module github.com/firn-id/firn
 
-go 1.26.8
+go 1.25.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2

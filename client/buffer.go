@@ -64,12 +64,9 @@ func (b *buffer) init(c *Client, tag string) {
 	b.cur.Store(newChunk(nil))
 }
 
-// next takes one ID, from memory unless the buffer is empty: when the ID
-// is in memory and before the refill mark, two atomic loads, an atomic
-// add and a compare; slow
-// does the rest. An index inside the current chunk is the caller's alone
-// to serve, stale or not: expire ends a chunk by moving its position past
-// the end.
+// next takes one ID. An index inside the current chunk is the caller's
+// alone to serve, stale or not: expire ends a chunk by moving its
+// position past the end.
 func (b *buffer) next(ctx context.Context) (int64, error) {
 	c := b.cur.Load()
 	i := c.pos.Add(1) - 1

@@ -62,16 +62,12 @@ type refill struct {
 }
 
 // batch fetches n IDs (snowflake if tag is empty) and returns them with
-// the time the request that brought them was sent. A request goes to a
-// server picked by latency; one that has not answered within its budget
-// (pool.budget) is hedged by an independent request to another healthy
-// server, and the first good answer wins. A failed request, or a
-// snowflake answer older than MaxAge, counts against its server, which
-// is marked down, and the refill moves on to another at once; after
-// every server failed once it pauses, growing from Backoff. A request
-// still out when another won delivers its IDs to late if they are fresh:
-// they are the server's answer to that request alone, never reissued. It
-// returns an *Error naming every server tried when all failed.
+// the time their request was sent, by the package's rules: a server
+// picked by latency, a hedge past pool.budget, a failed server marked
+// down and the next tried at once, a pause growing from Backoff once
+// every server failed. A request still out when another won hands its
+// fresh IDs to late: the server issued them for that request alone. When
+// all fail, the *Error names every server tried.
 func (p *pool) batch(ctx context.Context, tag string, n int, late func(ids []int64, sent time.Time)) ([]int64, time.Time, error) {
 	r := &refill{p: p, ctx: ctx, tag: tag, n: n, late: late, answers: make(chan answer, 2*p.attempts)}
 	defer r.finish()

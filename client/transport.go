@@ -122,10 +122,9 @@ func (t *grpcTransport) check(ctx context.Context) error {
 	if err := t.dial(); err != nil {
 		return err
 	}
-	// A server that was down leaves the connection in gRPC's reconnect
-	// backoff, which grows with the outage: a check dials again at once,
-	// and waits for that dial (within ctx) rather than failing at once
-	// with the error of the last one.
+	// A server that was down leaves the connection in a reconnect backoff
+	// that grows with the outage: dial again now and wait for it, rather
+	// than fail with the last dial's error (see redial).
 	t.conn.ResetConnectBackoff()
 	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName},
 		grpc.WaitForReady(true))

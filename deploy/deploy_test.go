@@ -2,10 +2,15 @@ package deploy_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
+	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +54,11 @@ func configCheck(t *testing.T, path string, env ...string) {
 	}
 }
 
-// TestConfigs checks every configuration file of config/ and systemd/.
+// TestConfigs checks every configuration file of config/ and systemd/:
+// it holds no secret and binds loopback or a placeholder (secretFree);
+// firn config check refuses a placeholder, naming it, and passes the
+// file once the placeholder is replaced and the token files it names
+// exist.
 func TestConfigs(t *testing.T) {
 	files, _ := filepath.Glob("config/*.yaml")
 	files = append(files, "systemd/firn.yaml")
@@ -57,7 +66,147 @@ func TestConfigs(t *testing.T) {
 		t.Fatalf("configurations %v: want etcd, postgres, leaf, tinyid and the systemd one", files)
 	}
 	for _, f := range files {
-		t.Run(f, func(t *testing.T) { configCheck(t, f) })
+		t.Run(f, func(t *testing.T) {
+			doc, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := secretFree(t, doc)
+			for _, l := range []string{cfg.HTTP.Listen, cfg.GRPC.Listen} {
+				if placeholder.MatchString(l) {
+					configRefuses(t, withTokenFiles(t, cfg, string(doc)), "a placeholder: replace it with the address this machine serves on")
+				}
+			}
+			configCheck(t, withTokenFiles(t, cfg, placeholder.ReplaceAllString(string(doc), "192.0.2.10:")))
+		})
+	}
+}
+
+// placeholder is a listen address's host that the reader must name.
+var placeholder = regexp.MustCompile(`<[a-z-]+>:`)
+
+// firnConfig is what secretFree reads of a firn configuration.
+type firnConfig struct {
+	HTTP struct {
+		Listen string `json:"listen"`
+	} `json:"http"`
+	GRPC struct {
+		Listen string `json:"listen"`
+	} `json:"grpc"`
+	Registry struct {
+		DSN       string   `json:"dsn"`
+		Endpoints []string `json:"endpoints"`
+	} `json:"registry"`
+	Segments struct {
+		DSN    string `json:"dsn"`
+		Stores []struct {
+			DSN string `json:"dsn"`
+		} `json:"stores"`
+	} `json:"segments"`
+	Opaque struct {
+		Key string `json:"key"`
+	} `json:"opaque"`
+	Auth struct {
+		Tokens []struct {
+			Name       string `json:"name"`
+			Secret     string `json:"secret"`
+			SecretFile string `json:"secret_file"`
+		} `json:"tokens"`
+	} `json:"auth"`
+}
+
+// secretFree fails t unless the configuration doc holds no secret — no
+// token secret (each is a secret_file beside the configuration), no
+// opaque key, no password in a DSN or an etcd endpoint — and binds
+// loopback, or a placeholder the reader must replace, never the
+// wildcard or a made-up address.
+func secretFree(t *testing.T, doc []byte) firnConfig {
+	t.Helper()
+	var c firnConfig
+	if err := yaml.Unmarshal(doc, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range c.Auth.Tokens {
+		if tok.Secret != "" || tok.SecretFile == "" || filepath.IsAbs(tok.SecretFile) {
+			t.Errorf("token %s: want its secret in a file beside the configuration (a relative secret_file), none written in the file", tok.Name)
+		}
+	}
+	if c.Opaque.Key != "" {
+		t.Error("opaque.key is written in the file: name a key_file instead")
+	}
+	dsns := map[string]string{"registry.dsn": c.Registry.DSN, "segments.dsn": c.Segments.DSN}
+	for i, e := range c.Registry.Endpoints {
+		dsns[fmt.Sprintf("registry.endpoints[%d]", i)] = e
+	}
+	for i, st := range c.Segments.Stores {
+		dsns[fmt.Sprintf("segments.stores[%d].dsn", i)] = st.DSN
+	}
+	for field, d := range dsns {
+		if hasPassword(d) {
+			t.Errorf("%s carries a password: leave it out of the file (FIRN_REGISTRY_DSN, FIRN_SEGMENTS_DSN)", field)
+		}
+	}
+	for _, l := range []string{c.HTTP.Listen, c.GRPC.Listen} {
+		host, _, err := net.SplitHostPort(l)
+		switch {
+		case l == "" || l == "off":
+		case err != nil:
+			t.Errorf("listen %q: not host:port", l)
+		case !slices.Contains([]string{"127.0.0.1", "::1", "localhost"}, host) && !placeholder.MatchString(l):
+			t.Errorf("listen %q: want loopback, or a placeholder such as <this-host>:8080 that firn refuses until it is replaced", l)
+		}
+	}
+	return c
+}
+
+// hasPassword reports whether a DSN or an endpoint, in URL form or in
+// MySQL's user:password@tcp(…) form, carries a password.
+func hasPassword(dsn string) bool {
+	if strings.Contains(dsn, "://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return true // unreadable: assume the worst
+		}
+		_, set := u.User.Password()
+		return set
+	}
+	user, _, ok := strings.Cut(dsn, "@")
+	return ok && strings.Contains(user, ":")
+}
+
+// withTokenFiles writes doc as firn.yaml in a new directory, with a
+// random secret in each token file c names, and returns its path.
+func withTokenFiles(t *testing.T, c firnConfig, doc string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, tok := range c.Auth.Tokens {
+		if tok.SecretFile == "" {
+			continue
+		}
+		path := filepath.Join(dir, tok.SecretFile)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(rand.Text()+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "firn.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// configRefuses runs firn config check on path and fails t unless it is
+// refused with a message containing want.
+func configRefuses(t *testing.T, path, want string) {
+	t.Helper()
+	cmd := exec.Command(firn, "config", "check", "--config", path)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), want) {
+		t.Fatalf("firn config check --config %s: %v\n%s\nwant it refused: %s", path, err, out, want)
 	}
 }
 
@@ -81,6 +230,7 @@ func TestConfigCheckRefuses(t *testing.T) {
 type manifests struct {
 	deployments []appsv1.Deployment
 	pdbs        []policyv1.PodDisruptionBudget
+	configMaps  []corev1.ConfigMap
 	secrets     []corev1.Secret
 	services    []corev1.Service
 }
@@ -116,6 +266,9 @@ func (m *manifests) add(doc []byte) error {
 	case "policy/v1 PodDisruptionBudget":
 		m.pdbs = append(m.pdbs, policyv1.PodDisruptionBudget{})
 		return yaml.UnmarshalStrict(doc, &m.pdbs[len(m.pdbs)-1])
+	case "v1 ConfigMap":
+		m.configMaps = append(m.configMaps, corev1.ConfigMap{})
+		return yaml.UnmarshalStrict(doc, &m.configMaps[len(m.configMaps)-1])
 	case "v1 Secret":
 		m.secrets = append(m.secrets, corev1.Secret{})
 		return yaml.UnmarshalStrict(doc, &m.secrets[len(m.secrets)-1])
@@ -127,16 +280,23 @@ func (m *manifests) add(doc []byte) error {
 }
 
 // TestKubernetes decodes the manifests and checks that they fit together:
-// probes on /healthz and /readyz, the configuration file and the etcd
-// endpoints from the Secret (whose configuration passes firn config
-// check), a disruption budget and a Service over the Deployment's pods.
+// probes on /healthz and /readyz; listeners on the pod's own address,
+// never the wildcard; the configuration file from the ConfigMap, free of
+// secrets (secretFree), beside the tokens' files from a Secret that no
+// manifest writes out, and passing firn config check; a disruption
+// budget and a Service over the Deployment's pods.
 func TestKubernetes(t *testing.T) {
 	m := decodeManifests(t)
-	if len(m.deployments) != 1 || len(m.pdbs) != 1 || len(m.secrets) != 1 || len(m.services) != 1 {
-		t.Fatalf("%d Deployments, %d PodDisruptionBudgets, %d Secrets, %d Services; want one each",
-			len(m.deployments), len(m.pdbs), len(m.secrets), len(m.services))
+	if len(m.deployments) != 1 || len(m.pdbs) != 1 || len(m.configMaps) != 1 || len(m.services) != 1 {
+		t.Fatalf("%d Deployments, %d PodDisruptionBudgets, %d ConfigMaps, %d Services; want one each",
+			len(m.deployments), len(m.pdbs), len(m.configMaps), len(m.services))
 	}
-	d, secret := m.deployments[0], m.secrets[0]
+	for _, s := range m.secrets {
+		if len(s.Data)+len(s.StringData) > 0 {
+			t.Errorf("the Secret %s writes its values in the manifest: create it from files instead", s.Name)
+		}
+	}
+	d, cm := m.deployments[0], m.configMaps[0]
 	pod := d.Spec.Template
 	if len(pod.Spec.Containers) != 1 {
 		t.Fatalf("%d containers, want 1", len(pod.Spec.Containers))
@@ -152,37 +312,55 @@ func TestKubernetes(t *testing.T) {
 			t.Errorf("%s probe %+v: want GET %s on the http port", p.name, p.probe, p.path)
 		}
 	}
-	if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "http" && p.ContainerPort == 8080 }) {
-		t.Errorf("ports %+v: want http on 8080, where the configuration listens", c.Ports)
-	}
-	// Every secret the pod reads is in the Secret.
-	env := []string{}
+	// The listeners are the pod's own address, from the downward API;
+	// every other variable is a Secret's.
+	env := map[string]corev1.EnvVar{}
 	for _, e := range c.Env {
-		ref := e.ValueFrom
-		if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != secret.Name {
-			t.Errorf("env %s: want it from the Secret %s", e.Name, secret.Name)
-			continue
-		}
-		v, ok := secret.StringData[ref.SecretKeyRef.Key]
-		if !ok {
-			t.Errorf("env %s reads key %q, which the Secret lacks", e.Name, ref.SecretKeyRef.Key)
-		}
-		env = append(env, e.Name+"="+v)
+		env[e.Name] = e
 	}
-	if !slices.ContainsFunc(env, func(s string) bool { return strings.HasPrefix(s, "FIRN_REGISTRY_ENDPOINTS=") }) {
-		t.Errorf("env %v: want the etcd endpoints from the Secret", env)
+	if f := env["POD_IP"].ValueFrom; f == nil || f.FieldRef == nil || f.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("POD_IP %+v: want it from status.podIP", env["POD_IP"])
+	}
+	var checkEnv []string
+	for _, l := range []struct {
+		name, port string
+		number     int32
+	}{{"FIRN_HTTP_LISTEN", "http", 8080}, {"FIRN_GRPC_LISTEN", "grpc", 9090}} {
+		want := fmt.Sprintf("$(POD_IP):%d", l.number)
+		if env[l.name].Value != want {
+			t.Errorf("%s=%q: want %s, the pod's own address", l.name, env[l.name].Value, want)
+		}
+		if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == l.port && p.ContainerPort == l.number }) {
+			t.Errorf("ports %+v: want %s on %d, where firn listens", c.Ports, l.port, l.number)
+		}
+		checkEnv = append(checkEnv, l.name+"="+strings.ReplaceAll(want, "$(POD_IP)", "10.1.2.3"))
+	}
+	for name, e := range env {
+		if name != "POD_IP" && name != "FIRN_HTTP_LISTEN" && name != "FIRN_GRPC_LISTEN" && (e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil) {
+			t.Errorf("env %s: want it from a Secret", name)
+		}
 	}
 	cfgPath := configArg(t, c.Args)
-	file := mountedSecretFile(t, pod.Spec, c, cfgPath, secret.Name)
-	cfg, ok := secret.StringData[file]
+	files := mountedFiles(pod.Spec, c)
+	src, ok := files[cfgPath]
+	if !ok || src.kind != "configMap" || src.name != cm.Name {
+		t.Fatalf("%s is %+v: want a file of the ConfigMap %s mounted in the container", cfgPath, src, cm.Name)
+	}
+	doc, ok := cm.Data[src.key]
 	if !ok {
-		t.Fatalf("the Secret has no key %q for %s", file, cfgPath)
+		t.Fatalf("the ConfigMap has no key %q for %s", src.key, cfgPath)
 	}
-	local := filepath.Join(t.TempDir(), "firn.yaml")
-	if err := os.WriteFile(local, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
+	cfg := secretFree(t, []byte(doc))
+	if len(cfg.Auth.Tokens) == 0 {
+		t.Error("the configuration has no token: off loopback, gRPC needs tokens")
 	}
-	configCheck(t, local, env...)
+	for _, tok := range cfg.Auth.Tokens {
+		p := filepath.Join(filepath.Dir(cfgPath), tok.SecretFile)
+		if f := files[p]; f.kind != "secret" {
+			t.Errorf("token %s reads %s, which is %+v: want a file of a Secret mounted there", tok.Name, p, f)
+		}
+	}
+	configCheck(t, withTokenFiles(t, cfg, doc), checkEnv...)
 	want := d.Spec.Selector.MatchLabels
 	if !sameLabels(pod.Labels, want) || !sameLabels(m.pdbs[0].Spec.Selector.MatchLabels, want) || !sameLabels(m.services[0].Spec.Selector, want) {
 		t.Errorf("selectors: pods %v, budget %v, service %v; want all %v", pod.Labels, m.pdbs[0].Spec.Selector.MatchLabels, m.services[0].Spec.Selector, want)
@@ -205,29 +383,43 @@ func configArg(t *testing.T, args []string) string {
 	return args[i+1]
 }
 
-// mountedSecretFile returns the key of secret that the container sees at
-// path.
-func mountedSecretFile(t *testing.T, pod corev1.PodSpec, c corev1.Container, path, secret string) string {
-	t.Helper()
-	for _, vm := range c.VolumeMounts {
-		rel, err := filepath.Rel(vm.MountPath, path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			continue
-		}
-		for _, v := range pod.Volumes {
-			if v.Name != vm.Name || v.Secret == nil || v.Secret.SecretName != secret {
-				continue
-			}
-			for _, it := range v.Secret.Items {
-				if it.Path == rel {
-					return it.Key
-				}
-			}
-			return rel
+// mountedFile is where a file the container sees comes from: a key of a
+// ConfigMap or a Secret.
+type mountedFile struct {
+	kind, name, key string // kind: configMap or secret
+}
+
+// mountedFiles returns the files of ConfigMaps and Secrets that the
+// container sees, by path, from volumes of either kind and projected
+// volumes, each listing its items.
+func mountedFiles(pod corev1.PodSpec, c corev1.Container) map[string]mountedFile {
+	files := map[string]mountedFile{}
+	add := func(dir, kind, name string, items []corev1.KeyToPath) {
+		for _, it := range items {
+			files[filepath.Join(dir, it.Path)] = mountedFile{kind, name, it.Key}
 		}
 	}
-	t.Fatalf("%s is not a file of the Secret %s mounted in the container", path, secret)
-	return ""
+	for _, vm := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			switch {
+			case v.Name != vm.Name:
+			case v.ConfigMap != nil:
+				add(vm.MountPath, "configMap", v.ConfigMap.Name, v.ConfigMap.Items)
+			case v.Secret != nil:
+				add(vm.MountPath, "secret", v.Secret.SecretName, v.Secret.Items)
+			case v.Projected != nil:
+				for _, s := range v.Projected.Sources {
+					if s.ConfigMap != nil {
+						add(vm.MountPath, "configMap", s.ConfigMap.Name, s.ConfigMap.Items)
+					}
+					if s.Secret != nil {
+						add(vm.MountPath, "secret", s.Secret.Name, s.Secret.Items)
+					}
+				}
+			}
+		}
+	}
+	return files
 }
 
 func sameLabels(a, b map[string]string) bool {

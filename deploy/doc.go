@@ -1,6 +1,7 @@
 // Package deploy holds no code: its test checks the deployment files
-// beside it — every firn configuration with `firn config check`, every
-// Kubernetes manifest decoded strictly into the k8s.io/api types, and the
-// systemd unit. It is a module of its own so that users of firn's
-// packages do not inherit k8s.io/api.
+// beside it — every firn configuration with `firn config check` and for
+// secrets written in it or a wildcard listener, every Kubernetes manifest
+// decoded strictly into the k8s.io/api types, and the systemd unit. It is
+// a module of its own so that users of firn's packages do not inherit
+// k8s.io/api.
 package deploy

@@ -1,6 +1,6 @@
 module github.com/firn-id/firn/deploy
 
-go 1.26.8
+go 1.25.0
 
 require (
 	k8s.io/api v0.34.2

@@ -58,8 +58,9 @@ func leaseOf(c nodeid.Claim) clientv3.LeaseID {
 
 // Claim implements nodeid.Store. The claim's token is a new etcd lease of
 // req.TTL (etcd rounds it up to its minimum, about 1.5 × its election
-// timeout; the claim's TTL is the one granted). The node key is created on that lease and the HWM read in the
-// same transaction, so no write of a previous owner can land between them.
+// timeout; the claim's TTL is the one granted). The node key is created on
+// that lease and the HWM read in the same transaction, so no write of a
+// previous owner can land between them.
 func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
 	if err := s.checkLayout(ctx, req.Layout); err != nil {
 		return nodeid.Claim{}, err

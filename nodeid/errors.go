@@ -34,6 +34,13 @@ var (
 
 	// ErrClosed is returned by a lease or store used after Close.
 	ErrClosed = errors.New("nodeid: closed")
+
+	// ErrNodeReserved is matched by a *ReservedError: a claim of a node
+	// the namespace's reservation holds.
+	ErrNodeReserved = errors.New("nodeid: node ID reserved in the registry")
+
+	// ErrNotReserved is matched by a *ReservedError with Not set.
+	ErrNotReserved = errors.New("nodeid: node ID not reserved")
 )
 
 // PoolFullError reports that every node ID of the pool is held or reserved.
@@ -172,4 +179,29 @@ func (e *AheadError) Unwrap() []error {
 		errs[i] = n
 	}
 	return errs
+}
+
+// ReservedError reports a claim of a node the namespace's reservation
+// holds (Reserver), or, with Not set, an Unreserve of a node it does not
+// hold.
+type ReservedError struct {
+	Node uint64
+	Note string // the reservation's note
+	Not  bool
+}
+
+func (e *ReservedError) Error() string {
+	if e.Not {
+		return fmt.Sprintf("nodeid: node %d is not reserved", e.Node)
+	}
+	return fmt.Sprintf("nodeid: node %d is reserved in the registry (%s) until the operator lets it out, confirming it is safe", e.Node, e.Note)
+}
+
+// Is makes errors.Is(err, ErrNodeReserved) true, or with Not set
+// errors.Is(err, ErrNotReserved).
+func (e *ReservedError) Is(target error) bool {
+	if e.Not {
+		return target == ErrNotReserved
+	}
+	return target == ErrNodeReserved
 }

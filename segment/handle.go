@@ -94,10 +94,10 @@ func (h *Handle) drop() {
 // Next returns a new ID of the handle's tag.
 //
 // Uncontended, a call is one compare-and-swap on the range's position.
-// When callers on several cores collide, the handle switches to contended
-// mode, where they queue on a mutex around the same step, so the holder
-// runs alone instead of the position's cache line moving between cores on
-// every ID; a run of calls that find the mutex free switches back.
+// When callers on several cores collide, they queue on a mutex around the
+// same step (contended mode), so the position's cache line stops moving
+// between cores on every ID; a run of calls that find the mutex free
+// switches back.
 func (h *Handle) Next(ctx context.Context) (int64, error) {
 	if !h.contended.Load() {
 		b := h.cur.Load()

@@ -49,17 +49,15 @@ type Collider interface {
 // ticket servers, Tinyid's delta/remainder): losing a store loses no
 // availability, and the union never repeats.
 //
-// The store at position i of the set issues remainder i: the order of the
-// stores is part of the set's definition, the same in every process. Each
-// store's row records its delta and remainder, and Multi checks on every
-// range — not only at start — that the row is the one its position says
-// (delta the number of stores, remainder its position, and the set's name
-// and size where the row records them), and refuses it otherwise. So a
-// process never serves a class another store might also serve: not when
-// one store is down and unseen, not when two processes list the stores in
-// different orders, not when a row is edited by hand. IDs stay unique;
-// while ranges come from one store they increase, and a failover to
-// another store may step back.
+// Store i of the set issues remainder i, so the order of the stores is
+// part of the set's definition, the same in every process. On every range,
+// not only at start, Multi checks that the row is the one its position
+// says (delta the number of stores, remainder its position, and the set's
+// name and size where the row records them) and refuses it otherwise: no
+// process serves a class another store might also serve, whether a store
+// is down and unseen, two processes list the stores in different orders,
+// or a row was edited by hand. IDs stay unique; they increase while ranges
+// come from one store, and may step back on a failover.
 type Multi struct {
 	stores []Store
 

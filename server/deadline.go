@@ -14,7 +14,7 @@ import (
 // their context: a context.WithTimeout on every such request more than
 // doubled a segment route's time in process and cost Tinyid's nextId a
 // fifth of its requests per CPU second over the network
-// (docs/performance.md, "Every ID route served from memory"). Err and
+// (docs/performance.md, "The lazy deadline"). Err and
 // Deadline answer as the bounded context would. release ends the timer,
 // if one was made.
 type requestDeadline struct {

@@ -86,26 +86,23 @@ type Config struct {
 	// modulo a shard count are uneven at low traffic). It costs that much
 	// of each tick's capacity; at most half the sequence range. Default 0.
 	SequenceJitter uint64
-	// CatchUpRate bounds how fast the generator's clock gains on a wall
-	// clock ahead of it, as a fraction of elapsed monotonic time: 0.1
-	// means at most 100 ms gained per second. The generator's clock is
-	// the wall clock at start plus monotonic elapsed time; it follows
-	// later forward steps of the wall clock only at this rate, compared
-	// every 64 ms and by at most the rate times one second after an idle
-	// period, so a bogus step of years moves it, and the HWM it writes,
-	// little. Default 0.1; range (0, 0.5].
+	// CatchUpRate bounds how fast the generator's clock (wall clock at
+	// start plus monotonic elapsed time) follows a wall clock stepped
+	// forward, as a fraction of elapsed monotonic time: 0.1 is at most
+	// 100 ms gained per second, compared every 64 ms and by at most the
+	// rate times one second after an idle period, so a bogus step of years
+	// moves the clock, and the HWM it writes, little. Default 0.1; range
+	// (0, 0.5].
 	CatchUpRate float64
 	// ShedRate bounds how fast the generator's clock sheds a lead over
-	// the wall clock — a start at an HWM ahead of it after a quick
-	// hand-over, a wall clock stepped back — as a fraction of elapsed
-	// monotonic time: 0.25 means ticks pass at three quarters of real
-	// time until the lead is gone, costing that share of the node's
-	// capacity meanwhile. The clock slows down from the comparison that
-	// finds the lead on, and never goes back: no caller waits for it to
-	// return to a tick already issued. Faster than CatchUpRate by
-	// default: each hand-over starts a window ahead, and leads shed at
-	// the slower rate pile up when a node changes hands every few
-	// seconds. Default 0.25; range (0, 0.5].
+	// the wall clock (a start at an HWM ahead of it after a quick
+	// hand-over, a wall clock stepped back), as a fraction of elapsed
+	// monotonic time: at 0.25 ticks pass at three quarters of real time,
+	// and the node loses that share of its capacity, until the lead is
+	// gone. The clock slows rather than steps back, so no caller waits
+	// for a tick already issued. Faster than CatchUpRate by default: each
+	// hand-over starts a window ahead, and leads shed slowly pile up when
+	// a node changes hands every few seconds. Default 0.25; range (0, 0.5].
 	ShedRate float64
 }
 
@@ -345,8 +342,8 @@ func (g *Generator) Node() uint64 { return g.node }
 // monotonic elapsed time, plus whatever catch-up has been applied.
 func (g *Generator) Now() time.Time { return g.layout.Epoch.Add(time.Duration(g.nowNs())) }
 
-// AheadOfWall returns how far the generator's clock is ahead of the wall clock
-// (negative: behind).
+// AheadOfWall returns how far the generator's clock is ahead of the wall
+// clock (negative: behind).
 func (g *Generator) AheadOfWall() time.Duration { return g.Now().Sub(time.Unix(0, g.wallNs())) }
 
 // unixMilli is the generator's time in Unix milliseconds, which the
@@ -424,11 +421,10 @@ func (g *Generator) pause(ctx context.Context, d time.Duration) error {
 // Next returns a new ID.
 //
 // Uncontended, a call is one clock read and one compare-and-swap on the
-// counter. When callers on several cores collide, the generator switches
-// to contended mode: callers queue on a mutex around the same
-// compare-and-swap, so the holder runs alone while the others park, rather
-// than the counter's cache line moving between cores on every ID. It
-// switches back after a run of calls that found the mutex free.
+// counter. When callers on several cores collide, they queue on a mutex
+// around the same compare-and-swap (contended mode), so the counter's
+// cache line stops moving between cores on every ID; a run of calls that
+// find the mutex free switches back.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
 	if g.contended.Load() {
 		return g.nextLocked(ctx)

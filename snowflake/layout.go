@@ -66,7 +66,7 @@ func (l Layout) NodeBits() int {
 	return n
 }
 
-// Bits returns the total width of the layout: time + node + sequence.
+// Bits returns the total width of the layout.
 func (l Layout) Bits() int { return l.TimeBits + l.NodeBits() + l.SequenceBits }
 
 // JavaScriptBits is the widest layout whose IDs JavaScript's Number holds
@@ -81,12 +81,11 @@ func (l Layout) JavaScriptSafe() bool { return l.Bits() <= JavaScriptBits }
 // generate them: ValidateForGenerator says why.
 func (l Layout) DecodeOnly() bool { return l.ValidateForGenerator() != nil }
 
-// ValidateForGenerator returns nil if the generator may issue IDs of the layout, and
-// otherwise a *LayoutError saying why the layout is decode-only: it uses
-// all 64 bits, so its IDs do not fit a signed BIGINT (Discord, Instagram),
-// or its tick is not a whole number of milliseconds (CockroachDB's 10 µs),
-// which the generator and its high-water mark count in. snowflake.New
-// refuses such a layout with this error. The layout must be valid.
+// ValidateForGenerator returns nil if the generator may issue IDs of the
+// layout, or the *LayoutError New refuses it with: it uses all 64 bits, so
+// its IDs do not fit a signed BIGINT (Discord, Instagram), or its tick is
+// not a whole number of milliseconds, the unit of the generator and its
+// HWM (CockroachDB's 10 µs). The layout must be valid.
 func (l Layout) ValidateForGenerator() error {
 	switch {
 	case l.Bits() > 63:
@@ -243,7 +242,6 @@ func (l Layout) MaxSequence() uint64 { return 1<<uint(l.SequenceBits) - 1 }
 // shorter than one: only decode-only layouts have those).
 func (l Layout) tickMS() int64 { return int64(l.Tick / time.Millisecond) }
 
-// tickUS returns the tick length in microseconds.
 func (l Layout) tickUS() int64 { return int64(l.Tick / time.Microsecond) }
 
 // lastTickEndMS returns the Unix millisecond at which the last tick ends

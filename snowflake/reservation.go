@@ -15,11 +15,11 @@ import (
 // All times are Unix milliseconds. The HWM is exclusive: tick t may be
 // issued only if epoch + (t+1)·tick ≤ Limit().
 type Reservation interface {
-	// BindGenerator attaches the reservation to one generator. The generator passes
-	// a function that reports its own time in Unix milliseconds; the
-	// reservation extends the HWM ahead of that time, not of the raw wall
-	// clock. A second BindGenerator must fail: ErrAlreadyBound here, or the
-	// implementation's own (nodeid.ErrAlreadyBound for a lease).
+	// BindGenerator attaches the reservation to one generator, whose clock
+	// reports its time in Unix milliseconds: the reservation extends the
+	// HWM ahead of that clock, not of the raw wall clock. A second
+	// BindGenerator must fail (ErrAlreadyBound, or nodeid.ErrAlreadyBound
+	// for a lease).
 	BindGenerator(clock func() int64) error
 	// Start returns the HWM stored when the node ID was taken: the
 	// generator's first tick starts at or after it.

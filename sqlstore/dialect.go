@@ -206,12 +206,11 @@ func (o *untilOK) do(f func() error) error {
 type schemaOnce struct{ untilOK }
 
 // ensure makes sure the tables exist, once: a table that answers a
-// SELECT is used as it is, with no CREATE (an account with only the
-// privileges of its mode never meets one); a table the database says does
-// not exist (Classify's MissingTable) is created by the statements of
-// ddl, unless skip; any other failure of the SELECT — a lock timeout, an
-// outage — is returned as it came. A failure is tried again on the next
-// use.
+// SELECT is used as it is, with no CREATE (an account with only its
+// mode's privileges never meets one); a table the database says does not
+// exist (MissingTable) is created by ddl unless skip; any other failure,
+// a lock timeout or an outage, is returned as it came and tried again on
+// the next use.
 func (o *schemaOnce) ensure(ctx context.Context, c classifier, skip bool, tables []string, ddl string) error {
 	if skip {
 		return nil
@@ -242,6 +241,13 @@ func createTables(ctx context.Context, c classifier, tables []string, ddl string
 	for _, stmt := range strings.Split(ddl, ";\n") {
 		if stmt = strings.TrimSpace(stmt); stmt != "" {
 			if _, err := c.db.ExecContext(ctx, strings.TrimSuffix(stmt, ";")); err != nil {
+				// Processes that start together on a new database all
+				// find the table missing; PostgreSQL's CREATE TABLE IF NOT
+				// EXISTS is not atomic, and the losers fail on a catalogue
+				// index. A table that answers now was made by the winner.
+				if _, again := c.db.ExecContext(ctx, "SELECT 1 FROM "+createdTable(stmt)+" WHERE 1 = 0"); again == nil {
+					continue
+				}
 				return fmt.Errorf("create tables: %w", c.refused(ctx, err, createdTable(stmt), "CREATE TABLE"))
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -278,4 +279,57 @@ func BenchmarkAcquire(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestStartingTogether: processes that start together on a database
+// where the tables do not exist yet all find them missing and all create
+// them. Every one of them serves: a CREATE TABLE IF NOT EXISTS that loses
+// to another (PostgreSQL's fails on a catalogue index rather than doing
+// nothing) finds the table made and uses it.
+func TestStartingTogether(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		db.SetMaxOpenConns(8)
+		for round := range 5 {
+			suffix := make([]byte, 6)
+			rand.Read(suffix)
+			table := "firn_nodes_" + hex.EncodeToString(suffix)
+			t.Cleanup(func() {
+				for _, tb := range []string{table, table + "_namespaces"} {
+					db.Exec("DROP TABLE IF EXISTS " + tb)
+				}
+			})
+			var stores []*sqlstore.Store
+			for range 8 {
+				s, err := sqlstore.New(db, b.dialect, sqlstore.Options{Table: table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				stores = append(stores, s)
+			}
+			start := make(chan struct{})
+			errs := make([]error, len(stores))
+			nodes := make([]uint64, len(stores))
+			var wg sync.WaitGroup
+			for i, s := range stores {
+				wg.Go(func() {
+					<-start
+					c, err := s.Claim(context.Background(), nodeid.ClaimRequest{AnyNode: true, Pool: 16, Layout: nodeidtest.Layout, TTL: time.Minute})
+					errs[i], nodes[i] = err, c.Node
+				})
+			}
+			close(start)
+			wg.Wait()
+			held := map[uint64]bool{}
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("round %d, store %d of %d starting together: %v", round, i, len(stores), err)
+				}
+				if held[nodes[i]] {
+					t.Fatalf("round %d: node %d claimed twice", round, nodes[i])
+				}
+				held[nodes[i]] = true
+			}
+		}
+	})
 }

@@ -11,11 +11,9 @@ import (
 	"github.com/firn-id/firn/snowflake"
 )
 
-// unsaturated is a layout whose 22-bit sequence (4M IDs per millisecond)
-// no single goroutine exhausts, so that its benchmarks measure the cost
-// of one call rather than the layout's rate: on the firn preset (4,096 IDs
-// per millisecond) one goroutine waits for the next tick after 4,096, and
-// ns/op is bounded below by 244 ns.
+// unsaturated is a layout whose 22-bit sequence no single goroutine
+// exhausts, so benchmarks measure a call rather than the layout's rate:
+// the firn preset's 4,096 IDs per millisecond bound ns/op below by 244.
 func unsaturated() snowflake.Layout {
 	return snowflake.Layout{Name: "unsaturated", Epoch: time.UnixMilli(1767225600000), Tick: time.Millisecond,
 		TimeBits: 41, SequenceBits: 22}

@@ -116,11 +116,11 @@ func (w *Generator) pack(dst *[16]byte, f form, id uint64, src *rand.ChaCha8) er
 	return w.p.uuid(dst, tick, node, seq, src.Uint64(), src.Uint64())
 }
 
-// sources hands out the random bits below the slot: ChaCha8, a
-// cryptographically strong generator (math/rand/v2), each seeded from
-// crypto/rand. The bits carry no part of uniqueness — the slot does — and
-// make an ID hard to guess from its neighbours, as RFC 9562 §6.9 asks; a
-// crypto/rand read per ID costs more than the rest of the ID together.
+// sources hands out the random bits below the slot: ChaCha8 generators
+// (math/rand/v2, cryptographically strong), each seeded once from
+// crypto/rand, a read of which per ID would cost more than the rest of
+// the ID. The bits carry no part of uniqueness (the slot does); they make
+// an ID hard to guess from its neighbours, as RFC 9562 §6.9 asks.
 var sources = sync.Pool{New: func() any {
 	var seed [32]byte
 	_, _ = crand.Read(seed[:]) // never fails (Go 1.24+)

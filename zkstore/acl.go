@@ -72,7 +72,7 @@ func (s *Store) Exposed(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer sess.conn.Close()
-	paths := []string{s.prefix, s.layoutPath(), s.ownerDir(), s.hwmDir(), s.heldDir()}
+	paths := []string{s.prefix, s.layoutPath(), s.ownerDir(), s.hwmDir(), s.heldDir(), s.reservedPath()}
 	for _, dir := range []string{s.ownerDir(), s.hwmDir()} {
 		kids, err := do(ctx, func() ([]string, error) {
 			k, _, err := sess.conn.Children(dir)

@@ -10,11 +10,14 @@
 //	held/N    ephemeral, of the holding claim's own session; its token.
 //
 // and layout, the namespace's layout: its fingerprint, quoted, a newline
-// and its description.
+// and its description; and reserved, the namespace's reservation
+// (nodeid.Reserver) as JSON: nodes no claim takes, and a floor under
+// every claim's HWM.
 //
 // A claim is one Multi: create held/N, set owner/N at the version the
 // claimant read, and check hwm/N at the version whose value becomes the
-// claim's HWM. An extension is one Multi: check owner/N's version (the
+// claim's HWM, and check reserved at the version whose reservation the
+// claim obeyed. An extension is one Multi: check owner/N's version (the
 // current owner), check held/N, and set hwm/N. A compare-and-set on the
 // HWM's own version alone would let a paused former owner, reconnected on
 // a new session after a takeover but before the new owner's first write,

@@ -27,3 +27,7 @@ var (
 	// is decided from it: the node, or the namespace, is not taken.
 	ErrCorrupt = errors.New("zkstore: corrupt znode")
 )
+
+// ErrVersion is matched by the error of a Tree.Set whose znode was
+// written by someone else since the version given was read.
+var ErrVersion = errors.New("zkstore: znode changed since it was read")

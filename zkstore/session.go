@@ -6,13 +6,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/firn-id/firn/nodeid"
 )
 
 // session is one ZooKeeper session, opened by the store.
@@ -26,9 +27,25 @@ type session struct {
 // watch calls f for every session event from now on.
 func (s *session) watch(f func(zk.Event)) { s.hook.Store(&f) }
 
-// maxSessionTimeout is the longest session timeout the protocol carries:
-// the client sends it as int32 milliseconds, and a longer one wraps.
-const maxSessionTimeout = math.MaxInt32 * time.Millisecond
+// The bounds of Config.SessionTimeout. ZooKeeper grants 2 to 20 of its
+// ticks whatever is asked; these keep what is asked sensible: not below
+// a second (a session that expires on every pause of a busy machine),
+// not past the longest lease a node may have (the protocol itself would
+// carry up to 24 days in int32 milliseconds).
+const (
+	DefaultSessionTimeout = 10 * time.Second
+	MinSessionTimeout     = time.Second
+	MaxSessionTimeout     = nodeid.MaxTTL
+)
+
+// CheckSessionTimeout refuses a session timeout out of bounds: New calls
+// it, and so does every check of a configuration before it opens a store.
+func CheckSessionTimeout(d time.Duration) error {
+	if d < MinSessionTimeout || d > MaxSessionTimeout {
+		return fmt.Errorf("zkstore: session timeout %s: want %s to %s", d, MinSessionTimeout, MaxSessionTimeout)
+	}
+	return nil
+}
 
 // open starts a session asking for timeout and waits until the ensemble
 // has granted it.

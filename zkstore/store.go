@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,8 +37,9 @@ type Config struct {
 	// deadline. Default 10 s.
 	CallTimeout time.Duration
 	// SessionTimeout is the session asked for by calls that hold no node
-	// (Advance); the ensemble clamps it to 2 to 20 ticks. Default 10 s;
-	// at most what ZooKeeper's int32 milliseconds hold (about 24 days).
+	// (Advance, Ping, Exposed); a claim's session asks for the claim's
+	// TTL. The ensemble clamps it to 2 to 20 ticks. Default
+	// DefaultSessionTimeout; MinSessionTimeout to MaxSessionTimeout.
 	SessionTimeout time.Duration
 	// Digest, when set, authenticates every session and gives every
 	// znode the store creates under the namespace an ACL of this identity
@@ -77,8 +79,9 @@ func New(cfg Config) (*Store, error) {
 		return nil, errors.New("zkstore: no ZooKeeper servers configured")
 	}
 	for _, a := range cfg.Servers {
-		if a == "" || strings.ContainsAny(a, ", /") {
-			return nil, fmt.Errorf("zkstore: server address %q: want host:port", a)
+		host, port, err := net.SplitHostPort(a)
+		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || host == "" || strings.ContainsAny(a, ", /") {
+			return nil, fmt.Errorf("zkstore: server address %q: want host:port, such as 127.0.0.1:2181", a)
 		}
 	}
 	prefix, err := namespace(cfg.Namespace)
@@ -92,13 +95,13 @@ func New(cfg Config) (*Store, error) {
 		cfg.CallTimeout = 10 * time.Second
 	}
 	if cfg.SessionTimeout == 0 {
-		cfg.SessionTimeout = 10 * time.Second
+		cfg.SessionTimeout = DefaultSessionTimeout
 	}
-	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 || cfg.SessionTimeout < 0 {
+	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 {
 		return nil, errors.New("zkstore: negative timeout")
 	}
-	if cfg.SessionTimeout > maxSessionTimeout {
-		return nil, fmt.Errorf("zkstore: session timeout %s: want at most %s, what ZooKeeper's int32 milliseconds hold", cfg.SessionTimeout, maxSessionTimeout)
+	if err := CheckSessionTimeout(cfg.SessionTimeout); err != nil {
+		return nil, err
 	}
 	if cfg.Digest != nil {
 		if err := cfg.Digest.validate(); err != nil {
@@ -152,9 +155,11 @@ const (
 	hwmName    = "hwm"
 	heldName   = "held"
 	layoutName = "layout"
+	// reservedName holds the namespace's reservation (nodeid.Reserver).
+	reservedName = "reserved"
 )
 
-var znodeNames = []string{ownerName, hwmName, heldName, layoutName}
+var znodeNames = []string{ownerName, hwmName, heldName, layoutName, reservedName}
 
 func (s *Store) layoutPath() string        { return s.prefix + "/" + layoutName }
 func (s *Store) ownerDir() string          { return s.prefix + "/" + ownerName }
@@ -235,14 +240,9 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 // prepare creates the namespace's persistent znodes and checks its layout,
 // recording it on first use.
 func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID) error {
-	paths := []string{}
-	for i := 1; i < len(s.prefix); i++ {
-		if s.prefix[i] == '/' {
-			paths = append(paths, s.prefix[:i])
-		}
-	}
+	paths := s.ancestors()
 	above := len(paths)
-	paths = append(paths, s.prefix, s.ownerDir(), s.hwmDir(), s.heldDir())
+	paths = append(paths, s.prefix, s.ownerDir(), s.hwmDir(), s.heldDir(), s.reservedPath())
 	for i, p := range paths {
 		acl := s.acl
 		if i < above {
@@ -317,12 +317,22 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 	if err != nil {
 		return nil, err
 	}
+	resv, _, err := s.readReservation(ctx, sess.conn)
+	if err != nil {
+		return nil, s.fail("read the reservation", err)
+	}
+	if req.Reserved, err = resv.Claimable(req); err != nil {
+		return nil, err
+	}
 	var corrupt error
 	for n := uint64(0); n < req.Pool; n++ {
 		if held[n] || slices.Contains(req.Reserved, n) {
 			continue
 		}
 		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
+		if errors.Is(err, nodeid.ErrNodeReserved) {
+			continue // reserved in the store since the listing
+		}
 		if errors.Is(err, ErrCorrupt) {
 			// Found on reading, before any write: the node is not
 			// taken, and the rest of the pool is still free to take.
@@ -391,6 +401,13 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		if st.held != nil {
 			return nil, true, nil
 		}
+		resv, resvVersion, err := s.readReservation(ctx, conn)
+		if err != nil {
+			return nil, false, s.fail(fmt.Sprintf("claim node %d", n), err)
+		}
+		if _, err := resv.Claimable(nodeid.ClaimRequest{Node: n}); err != nil {
+			return nil, false, err
+		}
 		acl := s.acl
 		ops := []any{&zk.CreateRequest{Path: s.heldPath(n), Data: []byte(token), Acl: acl, Flags: zk.FlagEphemeral}}
 		if st.owner == nil {
@@ -406,6 +423,13 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		// The layout znode is never rewritten: checking it proves the
 		// layout compared before is still the namespace's.
 		ops = append(ops, &zk.CheckVersionRequest{Path: s.layoutPath(), Version: 0})
+		// And the reservation read is still the namespace's: a node
+		// reserved, or a floor raised, since then refuses the claim.
+		ops = append(ops, &zk.CheckVersionRequest{Path: s.reservedPath(), Version: resvVersion})
+		// The floor is stored in the reserved znode and never lowered, so
+		// it is as durable a bound for this node as hwm/N: the claim's HWM
+		// is the larger.
+		hwm := max(st.hwm, resv.Floor)
 		sent := time.Now()
 		_, err = s.multi(ctx, conn, ops...)
 		switch {
@@ -417,7 +441,7 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 			if st.hwmStat != nil {
 				hwmVersion = st.hwmStat.Version
 			}
-			return s.newClaim(sess, n, token, owner, st.hwm, hwmVersion, ttl, sent), false, nil
+			return s.newClaim(sess, n, token, owner, hwm, hwmVersion, ttl, sent), false, nil
 		case definite(err):
 			continue // something moved since the read: read again
 		}
@@ -445,8 +469,13 @@ func (s *Store) reclaim(ctx context.Context, sess *session, n uint64, token stri
 		return nil, s.fail(op, fmt.Errorf("%w: %w; the re-read shows it did not land", ErrOutcomeUnknown, cause))
 	}
 	// Landed. Nobody but this claim writes hwm/N while held/N exists
-	// (Advance checks it), so what is stored is what the Multi checked.
-	return s.newClaim(sess, n, token, st.owner.Version, st.hwm, st.hwmStat.Version, ttl, sent), nil
+	// (Advance checks it), so what is stored is what the Multi checked;
+	// so was the reservation, whose floor only rises.
+	resv, _, err := s.readReservation(ctx, sess.conn)
+	if err != nil {
+		return nil, s.fail(op, fmt.Errorf("%w: %w; then: %w", ErrOutcomeUnknown, cause, err))
+	}
+	return s.newClaim(sess, n, token, st.owner.Version, max(st.hwm, resv.Floor), st.hwmStat.Version, ttl, sent), nil
 }
 
 // nodeState is what one read of node n's znodes found; nil stats are

@@ -77,6 +77,7 @@ func TestNamespaceValidation(t *testing.T) {
 		{name: "inside another's hwm", give: "/firn/orders/hwm/0"},
 		{name: "inside another's owner", give: "/firn/orders/owner/0"},
 		{name: "inside another's layout", give: "/firn/orders/layout"},
+		{name: "inside another's reserved", give: "/firn/orders/reserved"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := zkstore.New(zkstore.Config{Servers: []string{"127.0.0.1:2181"}, Namespace: tt.give})
@@ -210,9 +211,13 @@ func readHWM(t *testing.T, conn *zk.Conn, ns string, node int) int64 {
 }
 
 // TestSessionLostWhileIssuing cuts a process off the ensemble for longer
-// than its TTL while it issues IDs: its lease is lost, its generator stops
-// at its HWM, and after the cut a new lease (a new session, a new token)
-// takes the node past that HWM; no ID repeats.
+// than its session timeout while it issues IDs — to the ensemble, a
+// process paused past it — so the session expires: its lease is lost,
+// and its generator stops at the HWM the store confirmed (no ID of it ends
+// past that HWM) and issues nothing more, not even once the connection is
+// back and the client could reconnect, nor once another lease holds the
+// node. Issuing resumes only under a new lease (a new session, a new
+// token) past that HWM: every ID after the cut is above every ID before.
 func TestSessionLostWhileIssuing(t *testing.T) {
 	zks := zktest.Start(t)
 	rec := idtest.NewRecorder(t)
@@ -222,27 +227,56 @@ func TestSessionLostWhileIssuing(t *testing.T) {
 	node := uint64(5)
 	cfg := nodeid.Config{Node: &node, NodeBits: lay.NodeBits(), TTL: time.Second, Window: 500 * time.Millisecond, Layout: layoutID}
 	first := acquire(t, s, cfg)
-	if err := draw(rec, "first", first.gen, 300*time.Millisecond); err != nil {
-		t.Fatal(err)
+	before, err := draw(rec, "first", first.gen, 300*time.Millisecond)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("before the cut: %d IDs, %v; want IDs", len(before), err)
 	}
 	proxy.Cut()
-	if err := draw(rec, "first", first.gen, 2500*time.Millisecond); !errors.Is(err, snowflake.ErrNotServing) {
+	during, err := draw(rec, "first", first.gen, 2500*time.Millisecond)
+	if !errors.Is(err, snowflake.ErrNotServing) {
 		t.Fatalf("cut off the ensemble: %v, want ErrNotServing", err)
 	}
 	<-first.lease.Done()
 	if !errors.Is(first.lease.Err(), nodeid.ErrLeaseLost) {
 		t.Fatalf("lease error %v, want ErrLeaseLost", first.lease.Err())
 	}
+	hwm := first.lease.Limit()
+	checkBelow(t, append(before, during...), hwm)
 	proxy.Restore()
 	second := acquire(t, s, cfg)
 	if second.lease.Token() == first.lease.Token() {
 		t.Fatal("the new lease reuses the lost lease's token")
 	}
-	if second.lease.Start() < first.lease.Limit() {
-		t.Fatalf("new lease starts at %d, below the lost lease's confirmed HWM %d", second.lease.Start(), first.lease.Limit())
+	if second.lease.Start() < hwm {
+		t.Fatalf("new lease starts at %d, below the lost lease's confirmed HWM %d", second.lease.Start(), hwm)
 	}
-	if err := draw(rec, "second", second.gen, 300*time.Millisecond); err != nil {
-		t.Fatal(err)
+	after, err := draw(rec, "second", second.gen, 300*time.Millisecond)
+	if err != nil || len(after) == 0 {
+		t.Fatalf("under the new lease: %d IDs, %v; want IDs", len(after), err)
+	}
+	if last := append(before, during...); after[0] <= slices.Max(last) {
+		t.Fatalf("first ID under the new lease %d, not above the lost lease's last %d", after[0], slices.Max(last))
+	}
+	if revived, err := draw(rec, "first", first.gen, 300*time.Millisecond); len(revived) > 0 || !errors.Is(err, snowflake.ErrNotServing) {
+		t.Fatalf("the lost lease's generator after the connection came back: %d IDs, %v; want none, ErrNotServing", len(revived), err)
+	}
+	if l := first.lease.Limit(); l != hwm {
+		t.Fatalf("the lost lease's HWM moved from %d to %d after it was lost", hwm, l)
+	}
+}
+
+// checkBelow fails unless every ID's tick ends at or before hwm (Unix
+// ms, exclusive): a generator never issues past its confirmed HWM.
+func checkBelow(t *testing.T, ids []int64, hwm int64) {
+	t.Helper()
+	for _, id := range ids {
+		p, err := lay.Decompose(uint64(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end := p.Time.Add(lay.Tick).UnixMilli(); end > hwm {
+			t.Fatalf("ID %d ends at %d, past the confirmed HWM %d", id, end, hwm)
+		}
 	}
 }
 
@@ -274,9 +308,11 @@ func acquire(t *testing.T, s nodeid.Store, cfg nodeid.Config) owner {
 	}
 }
 
-// draw takes IDs for d, recording them, and returns the last error.
-func draw(rec *idtest.Recorder, src string, g *snowflake.Generator, d time.Duration) error {
+// draw takes IDs for d, recording them, and returns them and the last
+// error.
+func draw(rec *idtest.Recorder, src string, g *snowflake.Generator, d time.Duration) ([]int64, error) {
 	var last error
+	var ids []int64
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
 		id, err := g.Next(context.Background())
 		if err != nil {
@@ -285,8 +321,9 @@ func draw(rec *idtest.Recorder, src string, g *snowflake.Generator, d time.Durat
 		}
 		last = nil
 		rec.Add(src, id)
+		ids = append(ids, id)
 	}
-	return last
+	return ids, last
 }
 
 // TestEnsemble claims through one member of three and takes over through
@@ -391,5 +428,30 @@ func TestTLS(t *testing.T) {
 	}
 	if got, err := s.Renew(testCtx(t), c, 1000); err != nil || got != 1000 {
 		t.Fatalf("renew over TLS = %d, %v; want 1000", got, err)
+	}
+}
+
+func TestReserverConformance(t *testing.T) {
+	zk := zktest.Start(t)
+	nodeidtest.RunReserverTests(t, func(t *testing.T) nodeid.Reserver { return newStore(t, zk.Servers(), namespace()) })
+}
+
+// TestReservationHoldsForEveryProcess: a reservation one store value
+// records refuses the node to another on the same namespace, which was
+// given no reserved nodes of its own.
+func TestReservationHoldsForEveryProcess(t *testing.T) {
+	zk := zktest.Start(t)
+	ns := namespace()
+	a, b := newStore(t, zk.Servers(), ns), newStore(t, zk.Servers(), ns)
+	if _, err := a.Reserve(testCtx(t), nodeid.Reservation{Nodes: []uint64{0, 1}, Floor: 1234, Note: "test", Layout: layoutID}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := b.Claim(testCtx(t), nodeid.ClaimRequest{AnyNode: true, Pool: 4, Layout: layoutID, TTL: 2 * time.Second})
+	if err != nil || c.Node != 2 || c.HWM != 1234 {
+		t.Fatalf("claim through another store: %+v, %v; want node 2 at the floor 1234", c, err)
+	}
+	_, err = b.Claim(testCtx(t), nodeid.ClaimRequest{Node: 1, Pool: 4, Layout: layoutID, TTL: 2 * time.Second})
+	if !errors.Is(err, nodeid.ErrNodeReserved) {
+		t.Fatalf("claim of reserved node 1: %v, want ErrNodeReserved", err)
 	}
 }

@@ -88,6 +88,9 @@ func runAdmin(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
+	if store, err = recordNodes(store); err != nil {
+		return err
+	}
 	stored, err := store.Advance(context.Background(), req)
 	var lm *nodeid.LayoutMismatchError
 	switch {

@@ -56,6 +56,13 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"opaque.tags", "opaque-tags", "sec*", `entry 0, "sec*": a pattern; only "*" alone`,
 			[]setting{{"opaque.key_file", "opaque-key-file", "/dev/null"}}, "", ""},
 		{"segments.javascript_safe", "javascript-safe-tags", "user*", `entry 0, "user*": a pattern`, nil, "", ""},
+		{"zookeeper.session_timeout", "zk-session-timeout", "500ms", "want 1s to 10m0s", nil, "", ""},
+		{"zookeeper.tls_key", "zk-tls-key", "key.pem", "set both tls_cert and tls_key", nil, "", ""},
+		{"segments.store", "segment-store", "zookeeper", "ZooKeeper holds no segment counters", []setting{{"segments.dsn", "segment-dsn", "x"}}, "", ""},
+		{"registry.endpoints", "endpoints", "zk1", `server address "zk1": want host:port`,
+			[]setting{{"registry.store", "store", "zookeeper"}}, "--store zookeeper", ""},
+		{"registry.namespace", "namespace", "/zookeeper/ids", "/zookeeper is ZooKeeper's own",
+			[]setting{{"registry.store", "store", "zookeeper"}, {"registry.endpoints", "endpoints", "127.0.0.1:2181"}}, "--store zookeeper", ""},
 		{"auth.tokens", "", "", "auth.tokens[1].secret", nil, "", "auth:\n  tokens:\n" +
 			"    - {name: a, secret: samesecret1, scopes: [snowflake]}\n" +
 			"    - {name: b, secret: samesecret1, scopes: [admin]}\n"},

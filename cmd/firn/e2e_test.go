@@ -18,6 +18,7 @@ import (
 	"github.com/firn-id/firn/internal/faultproxy"
 	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/zktest"
 	"github.com/firn-id/firn/node"
 )
 
@@ -73,6 +74,16 @@ func TestServeProcessOnEveryStore(t *testing.T) {
 			seg := "leaf_alloc_e2e_" + suffix()
 			t.Cleanup(func() { dropTables(t, "mysql", dsn, table); dropTables(t, "mysql", dsn, seg) })
 			return []string{"--store", "mysql", "--dsn", dsn, "--table", table, "--segment-table", seg}
+		}},
+		// ZooKeeper holds no segments: they live in a database of their
+		// own beside it.
+		{"zookeeper", func(t *testing.T) []string {
+			zks := zktest.Start(t)
+			dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+			seg := "leaf_alloc_e2e_" + suffix()
+			t.Cleanup(func() { dropTables(t, "postgres", dsn, seg) })
+			return []string{"--store", "zookeeper", "--endpoints", strings.Join(zks.Servers(), ","), "--namespace", "/e2e-" + suffix(),
+				"--segment-store", "postgres", "--segment-dsn", dsn, "--segment-table", seg}
 		}},
 	}
 	for _, st := range stores {

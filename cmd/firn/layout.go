@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/digits"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -139,12 +140,12 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	if since, ok := l.ExhaustedAt(time.Now()); ok {
 		row("", "exhausted since %s: no new IDs (firn parse still decodes them)", since.Format(time.DateOnly))
 	}
-	row("nodes", "%s", group(c.Nodes))
+	row("nodes", "%s", digits.Group(c.Nodes))
 	ids := "IDs"
 	if c.PerTick == 1 {
 		ids = "ID" // a layout with no sequence bits (cockroachdb)
 	}
-	row("per node", "%s %s per tick, %s IDs/s", group(c.PerTick), ids, group(uint64(c.PerSecond)))
+	row("per node", "%s %s per tick, %s IDs/s", digits.Group(c.PerTick), ids, digits.Group(uint64(c.PerSecond)))
 	var le *snowflake.LayoutError
 	_, exhausted := l.ExhaustedAt(time.Now())
 	if err := l.ValidateForGenerator(); errors.As(err, &le) {
@@ -159,13 +160,4 @@ func writeCapacity(w io.Writer, l snowflake.Layout) {
 	} else {
 		row("JavaScript", "IDs above 2^53 lose precision as numbers: carry them as strings (or use --layout js53)")
 	}
-}
-
-// group writes n with thousands separators.
-func group(n uint64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

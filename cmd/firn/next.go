@@ -199,6 +199,9 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
+	if store, err = recordNodes(store); err != nil {
+		return err
+	}
 	lease, err := nodeid.Acquire(ctx, store, cfg)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
 		return usagef("%s (%s)", err, sf.Describe())

@@ -6,11 +6,13 @@ import (
 	"io"
 	"strings"
 
+	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/sqlstore"
 )
 
 var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags] [--config FILE]
+       firn schema --store zookeeper [--namespace PATH] [--zk-digest-file FILE] [--config FILE]
 
 Prints, for each way firn uses a database, the DDL of its tables, the
 statements firn runs on them with the privileges each needs, and the GRANT
@@ -37,6 +39,14 @@ of the original system. Each mode touches its own tables only.
   --config FILE          firn serve's configuration file (docs/config.md): its
                          registry.table and segments.token_table apply, FIRN_…
                          variables override them, flags override both
+
+With --store zookeeper it prints ZooKeeper's equivalent: every znode firn
+creates under the namespace (default /firn/default), persistent or
+ephemeral, with the ACL it sets — the digest identity's alone with
+--zk-digest-file or FIRN_ZOOKEEPER_DIGEST (its password never shown),
+anyone's otherwise — for an operator who creates the namespace beforehand
+or checks its ACLs. ZooKeeper holds no segments: --dialect and --mode do
+not apply.
 `
 
 // modeTitles say what each mode is, in firn schema's headings.
@@ -50,7 +60,7 @@ var modeTitles = map[sqlstore.Mode]string{
 // schemaUses are the settings firn schema takes: the node table and
 // Tinyid's token table are serve's; the segment tables are named one per
 // format here, as every mode is printed.
-var schemaUses = []string{"registry.table", "segments.token_table"}
+var schemaUses = []string{"registry.table", "segments.token_table", "registry.store", "registry.namespace", "zookeeper.digest_file"}
 
 // schemaOwn are firn schema's own flags.
 type schemaOwn struct {
@@ -88,6 +98,12 @@ func runSchema(args []string, stdout io.Writer) error {
 	}
 	if len(rest) > 0 {
 		return extraArg("schema", rest[0])
+	}
+	if cfg.Registry.Store == "zookeeper" {
+		if *dialect != "" || *mode != "" {
+			return usagef("--store zookeeper: --dialect and --mode are for SQL databases; ZooKeeper's schema is its znodes")
+		}
+		return writeZnodes(storeOf(cfg), stdout)
 	}
 	if *dialect == "" {
 		return usagef("--dialect is required: postgres or mysql")
@@ -153,3 +169,20 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 // modeTableFlag is the flag naming each mode's table, for messages.
 var modeTableFlag = map[sqlstore.Mode]string{sqlstore.ModeNodes: "--table", sqlstore.ModeLeaf: "--segment-table",
 	sqlstore.ModeTinyid: "--tinyid-table", sqlstore.ModeSet: "--set-table"}
+
+// writeZnodes prints the znodes a ZooKeeper registry creates and their
+// ACLs, from zkstore's own paths.
+func writeZnodes(sf backend.Options, stdout io.Writer) error {
+	znodes, err := sf.Znodes()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# ZooKeeper: the znodes firn creates (%s), each with its ACL.\n", sf.Describe())
+	b.WriteString("# firn creates what is missing on first use; N is a node's number. An ACL in\n# ZooKeeper's scheme:id perms form (c create, d delete, r read, w write, a admin).\n")
+	for _, z := range znodes {
+		fmt.Fprintf(&b, "%s\n    %s; ACL %s\n    %s\n", z.Path, z.Kind, z.ACL, z.What)
+	}
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}

@@ -200,11 +200,16 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
-	nodes, segs := stores.Nodes, stores.Segments
+	defer func() { err = errors.Join(err, stores.Close()) }()
+	warnExposed(ctx, stores.Nodes, sf.Registry.DialTimeout, log)
+	nodes, err := recordNodes(stores.Nodes)
+	if err != nil {
+		return err
+	}
+	segs := stores.Segments
 	if o.segmentsOff != "" {
 		segs = refusedSegments{reason: o.segmentsOff}
 	}
-	defer func() { err = errors.Join(err, stores.Close()) }()
 	tokens, err := startTinyidTokens(ctx, stores.Tokens, sf.Registry.DialTimeout)
 	if err != nil {
 		return err
@@ -237,7 +242,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	p.serve(svc, log)
 	logServing(o, log, p, lease, stdout)
-	if d, ok := nodes.(interface{ Dir() string }); ok {
+	if d, ok := stores.Nodes.(interface{ Dir() string }); ok {
 		announce(d.Dir(), p.ln, o.tls != nil, log)
 		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}

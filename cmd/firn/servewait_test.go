@@ -20,6 +20,7 @@ import (
 	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/zktest"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -47,6 +48,10 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			table, seg := "firn_nodes_full_"+suffix(), "leaf_alloc_full_"+suffix()
 			t.Cleanup(func() { dropTables(t, "mysql", dsn, table); dropTables(t, "mysql", dsn, seg) })
 			return []string{"--store", "mysql", "--dsn", dsn, "--table", table, "--segment-table", seg}
+		}},
+		{"zookeeper", `zookeeper namespace "/full-`, func(t *testing.T) []string {
+			zks := zktest.Start(t)
+			return []string{"--store", "zookeeper", "--endpoints", strings.Join(zks.Servers(), ","), "--namespace", "/full-" + suffix()}
 		}},
 	}
 	for _, st := range stores {

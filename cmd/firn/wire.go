@@ -61,6 +61,9 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 		return o, err
 	}
 	o.segmentsOff = cfg.LocalSegmentsOff()
+	if o.segmentsOff == "" {
+		o.segmentsOff = o.stores.SegmentsOff()
+	}
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.

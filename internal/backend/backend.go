@@ -1,5 +1,6 @@
 // Package backend opens the node and segment stores a configuration
-// names: the one table of backends (local, etcd, postgres, mysql), the
+// names: the one table of backends (local, etcd, postgres, mysql,
+// zookeeper), the
 // rules that refuse a store that would not be the one the operator
 // meant, and the dialing of etcd and SQL databases within a deadline,
 // with errors that name the endpoint and never a password. Bad settings
@@ -39,7 +40,7 @@ type backend struct {
 
 // opened is one open connection to a store: its node store, its segment
 // store (over the same connection, sharing the local directory's lock or
-// the etcd client), and what closes it.
+// the etcd client; nil for a store that holds none), and what closes it.
 type opened struct {
 	nodes    nodeid.Store
 	segments func() (segment.Store, error)
@@ -51,6 +52,7 @@ var backends = []backend{
 	{"etcd", "node IDs on etcd leases, a key prefix per namespace", checkEtcd, openEtcd},
 	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", checkSQL(sqlstore.Postgres), openSQL(sqlstore.Postgres)},
 	{"mysql", "MySQL or MariaDB, as postgres", checkSQL(sqlstore.MySQL), openSQL(sqlstore.MySQL)},
+	{"zookeeper", "node IDs on ZooKeeper sessions, a path per namespace; no segments", checkZooKeeper, openZooKeeper},
 }
 
 // Names lists the backends, for messages: "local, etcd, postgres or mysql".
@@ -80,8 +82,12 @@ func Kinds() []string {
 // Options name the stores to open: the registry and segments sections
 // of a configuration, and what the caller adds.
 type Options struct {
-	Registry config.Registry
-	Segments config.Segments
+	Registry  config.Registry
+	Segments  config.Segments
+	ZooKeeper config.ZooKeeper
+	// ZooKeeperDigest is the value of config.DigestVar, ZooKeeper's
+	// digest credentials: the caller reads the environment.
+	ZooKeeperDigest string
 	// MustExist refuses a local data directory that does not exist,
 	// rather than create it.
 	MustExist bool
@@ -104,6 +110,8 @@ func (o Options) Describe() string {
 		return "local data directory"
 	case ns == "" && o.Registry.Store == "etcd":
 		ns = "/firn/default/"
+	case ns == "" && o.Registry.Store == "zookeeper":
+		ns = DefaultZooKeeperNamespace
 	case ns == "":
 		ns = "default"
 	}
@@ -130,7 +138,9 @@ func (o Options) LocalDir() (string, error) {
 
 // Stores are the node store and the segment store Open opened.
 type Stores struct {
-	Nodes    nodeid.Store
+	Nodes nodeid.Store
+	// Segments is nil when the registry's store holds no segments and no
+	// database of their own is named (Options.SegmentsOff says why).
 	Segments segment.Store
 	// Tokens reads Tinyid's token table when Options.Tokens asked for it
 	// and the segment table is Tinyid's; nil otherwise. The caller
@@ -212,6 +222,9 @@ func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error,
 	if o.Segments.Store != "" {
 		return op.ownSegments(ctx)
 	}
+	if off := o.SegmentsOff(); off != "" {
+		return nil, nil, configf("%s", noSegments)
+	}
 	b, err := op.openBackend(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -242,6 +255,9 @@ func (o Options) Open(ctx context.Context) (*Stores, error) {
 			return nil, errors.Join(err, b.close())
 		}
 		return &Stores{Nodes: b.nodes, Segments: segs, Tokens: op.tokens, close: closeAll(b.close, closeSegs)}, nil
+	}
+	if b.segments == nil { // SegmentsOff says why
+		return &Stores{Nodes: b.nodes, close: b.close}, nil
 	}
 	segs, err := b.segments()
 	if err != nil {

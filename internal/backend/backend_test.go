@@ -31,7 +31,7 @@ func options(r config.Registry, sg config.Segments) backend.Options {
 
 func ExampleNames() {
 	fmt.Println(backend.Names())
-	// Output: local, etcd, postgres or mysql
+	// Output: local, etcd, postgres, mysql or zookeeper
 }
 
 // TestBadSettingsMatchErrConfig: every setting that opens no store is bad
@@ -48,7 +48,7 @@ func TestBadSettingsMatchErrConfig(t *testing.T) {
 		must    bool
 		wantErr string
 	}{
-		{name: "unknown store", r: config.Registry{Store: "zk"}, wantErr: `--store "zk": want local, etcd, postgres or mysql`},
+		{name: "unknown store", r: config.Registry{Store: "zk"}, wantErr: `--store "zk": want local, etcd, postgres, mysql or zookeeper`},
 		{name: "relative data directory", r: config.Registry{Store: "local", DataDir: "state"}, wantErr: `data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) "state" is relative`},
 		{name: "data directory beside etcd", r: config.Registry{Store: "etcd", DataDir: dir, Endpoints: []string{"127.0.0.1:2379"}}, wantErr: "only the local store keeps a data directory"},
 		{name: "local with a DSN", r: config.Registry{Store: "local", DataDir: dir, DSN: "u@tcp(h:3306)/db"}, wantErr: "--dsn is for --store postgres or mysql"},

@@ -9,15 +9,14 @@ import (
 	"github.com/firn-id/firn/internal/secret"
 )
 
-// Redact returns value — a DSN of kind postgres or mysql (any other kind
-// is read as either), or an etcd endpoint of kind "endpoint" — with its password replaced by REDACTED, read
-// the way the driver reads it: pgx's keyword/value grammar or URL (its
-// password, and the password and sslpassword parameters), mysql.ParseDSN
-// and Config.FormatDSN, net/url for etcd. Every password found is also
-// remembered, so that secret.Scrub hides it in any later message. A value that
-// cannot be read, or whose redaction would still contain a password the
-// driver reads from it, is replaced whole: firn fails closed. Config
-// print, error messages and logs all go through here.
+// Redact returns value with its password replaced by REDACTED. kind is
+// "postgres" or "mysql" for a DSN (any other kind tries both) or "endpoint"
+// for an etcd endpoint. The value is read as its driver reads it (pgx's
+// keyword/value or URL grammar, password and sslpassword; mysql.ParseDSN;
+// net/url), so no password the driver would use survives, and each one found
+// is remembered so that secret.Scrub hides it in later messages. A value that
+// cannot be read, or whose redaction still contains a password, is replaced
+// whole: firn fails closed. Config print, errors and logs all go through here.
 func Redact(kind, value string) string {
 	if value == "" {
 		return ""

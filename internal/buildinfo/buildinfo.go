@@ -1,6 +1,8 @@
 // Package buildinfo reports which build of firn is running: the module
 // version, the VCS commit and the Go version, read once from the binary's
-// build information.
+// build information, or from the values `make release` stamps with -ldflags -X
+// (release builds run with -buildvcs=false, so their build information holds
+// no commit).
 package buildinfo
 
 import (
@@ -30,7 +32,24 @@ func (i Info) String() string {
 	return fmt.Sprintf("firn %s (commit %s, %s)", i.Version, commit, i.GoVersion)
 }
 
+// Set by `make release`: -ldflags "-X …/buildinfo.version=v1.2.0 -X …/buildinfo.commit=…".
+var (
+	version string
+	commit  string
+)
+
 var read = sync.OnceValue(func() Info {
+	info := fromBuild()
+	if version != "" {
+		info.Version = version
+	}
+	if commit != "" {
+		info.Commit, info.Modified = commit, false
+	}
+	return info
+})
+
+func fromBuild() Info {
 	info := Info{Version: "(devel)", Commit: "unknown", GoVersion: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -48,7 +67,7 @@ var read = sync.OnceValue(func() Info {
 		}
 	}
 	return info
-})
+}
 
 // Read returns the running binary's build information.
 func Read() Info { return read() }

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -31,6 +33,7 @@ import (
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/zkstore"
 )
 
 // Config is the configuration of firn serve, typed: Default fills every
@@ -43,6 +46,7 @@ type Config struct {
 	Layout    Layout    `yaml:"layout"`
 	Registry  Registry  `yaml:"registry"`
 	Segments  Segments  `yaml:"segments"`
+	ZooKeeper ZooKeeper `yaml:"zookeeper"`
 	Snowflake Snowflake `yaml:"snowflake"`
 	Auth      Auth      `yaml:"auth"`
 	Opaque    Opaque    `yaml:"opaque"`
@@ -76,21 +80,56 @@ type Auth struct {
 	StatusAnonymousOnLoopback bool `yaml:"status_anonymous_on_loopback" flag:"-"`
 }
 
-// New returns the server's checker of these tokens and anonymous grants.
+// New returns the server's checker of these tokens and anonymous grants,
+// reading each token's secret_file.
 func (a Auth) New() (*server.Auth, error) {
 	tokens := make([]server.Token, len(a.Tokens))
 	for i, t := range a.Tokens {
-		tokens[i] = server.Token{Name: t.Name, Secret: t.Secret, Scopes: t.Scopes, Rate: t.Rate}
+		s, err := t.secret(i)
+		if err != nil {
+			return nil, err
+		}
+		tokens[i] = server.Token{Name: t.Name, Secret: s, Scopes: t.Scopes, Rate: t.Rate}
 	}
 	return server.NewAuth(tokens, server.Anonymous{Scopes: a.Anonymous, Rate: a.AnonymousRate, StatusOnLoopback: a.StatusAnonymousOnLoopback})
 }
 
-// Token is one bearer token.
+// Token is one bearer token. Its secret is written in the file (Secret)
+// or read from the file SecretFile names, relative to the configuration
+// file's directory, so that the configuration itself holds no secret.
 type Token struct {
-	Name   string   `yaml:"name"`
-	Secret string   `yaml:"secret"`
-	Scopes []string `yaml:"scopes"` // snowflake, admin, tag:NAME, tag:*
-	Rate   float64  `yaml:"rate"`   // requests per second; 0: unlimited
+	Name       string   `yaml:"name"`
+	Secret     string   `yaml:"secret"`
+	SecretFile string   `yaml:"secret_file"`
+	Scopes     []string `yaml:"scopes"` // snowflake, admin, tag:NAME, tag:*
+	Rate       float64  `yaml:"rate"`   // requests per second; 0: unlimited
+}
+
+// secret returns the token's secret: Secret, or SecretFile's content
+// without its trailing line break. The file's name is never part of a
+// message — a secret given where the name goes would be printed — and
+// neither is its content.
+func (t Token) secret(i int) (string, error) {
+	field := fmt.Sprintf("auth.tokens[%d].secret_file", i)
+	switch {
+	case t.SecretFile == "":
+		return t.Secret, nil
+	case t.Secret != "":
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s has a secret and a secret_file: give one", t.Name)}
+	}
+	b, err := os.ReadFile(t.SecretFile)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s: the file it names cannot be read: %s", t.Name, err)}
+	}
+	s := strings.TrimRight(string(b), "\r\n")
+	if strings.TrimSpace(s) == "" {
+		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s: the file it names is empty: write the secret into it (openssl rand -hex 32)", t.Name)}
+	}
+	return s, nil
 }
 
 // Snowflake is snowflake mode: on or off, and its migration setting.
@@ -182,6 +221,37 @@ type Registry struct {
 	// default DefaultDialTimeout.
 	DialTimeout time.Duration `yaml:"dial_timeout" flag:"dial-timeout"`
 }
+
+// ZooKeeper is how firn reaches a ZooKeeper ensemble, with registry.store
+// zookeeper (its servers are registry.endpoints, its path
+// registry.namespace). zkstore's own rules check the values
+// (backend.Options.Check). Digest credentials come from DigestFile or
+// the variable FIRN_ZOOKEEPER_DIGEST, never from a setting.
+type ZooKeeper struct {
+	// SessionTimeout is asked for by the sessions that hold no node (a
+	// claim's session asks for registry.lease_ttl): zkstore's bounds,
+	// default zkstore.DefaultSessionTimeout.
+	SessionTimeout time.Duration `yaml:"session_timeout" flag:"zk-session-timeout"`
+	// DigestFile holds user:password, ZooKeeper's digest identity: every
+	// znode firn creates is then that identity's alone.
+	DigestFile string `yaml:"digest_file" flag:"zk-digest-file" path:"true"`
+	// TLSCA, TLSCert and TLSKey are PEM files: with any set, firn
+	// connects to the servers' TLS port (secureClientPort), trusting
+	// TLSCA (default: the system's roots), and presents TLSCert and
+	// TLSKey (both or neither) when the servers ask for a client
+	// certificate.
+	TLSCA   string `yaml:"tls_ca" flag:"zk-tls-ca" path:"true"`
+	TLSCert string `yaml:"tls_cert" flag:"zk-tls-cert" path:"true"`
+	TLSKey  string `yaml:"tls_key" flag:"zk-tls-key" path:"true"`
+}
+
+// TLS reports whether the ZooKeeper connection is TLS.
+func (z ZooKeeper) TLS() bool { return z.TLSCA != "" || z.TLSCert != "" || z.TLSKey != "" }
+
+// DigestVar is the variable that may hold ZooKeeper's digest credentials
+// (user:password) in place of zookeeper.digest_file: never a setting, so
+// config print cannot show it.
+const DigestVar = "FIRN_ZOOKEEPER_DIGEST"
 
 // Segments is where segment mode's counters live: by default the
 // registry's own store, or a database of its own (node IDs from etcd,
@@ -293,6 +363,7 @@ func Default() Config {
 		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
 		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
+		ZooKeeper: ZooKeeper{SessionTimeout: zkstore.DefaultSessionTimeout},
 		Snowflake: Snowflake{Enabled: true, Exhausted: snowflake.Wait.String(), MaxBorrow: snowflake.DefaultMaxBorrow},
 		Auth:      Auth{AnonymousRate: server.DefaultAnonymousRate},
 		Log:       Log{Level: "info", Format: "auto"},
@@ -317,7 +388,7 @@ func Load(doc []byte, environ []string) (*Config, error) {
 
 // LoadFile is Load for doc read from the file at path: a relative path
 // of a file the document names (opaque.key_file, http.tls_cert,
-// http.tls_key) is taken from the document's directory, as its author
+// http.tls_key, auth.tokens[].secret_file) is taken from the document's directory, as its author
 // sees it, wherever firn is started, and made absolute. Paths from the
 // environment and flags stay relative to the working directory. A data
 // directory must be absolute wherever it comes from (CheckDataDir). An
@@ -351,6 +422,11 @@ func (c *Config) resolvePaths(dir string) {
 			v.SetString(filepath.Join(dir, v.String()))
 		}
 	})
+	for i, t := range c.Auth.Tokens {
+		if t.SecretFile != "" && !filepath.IsAbs(t.SecretFile) {
+			c.Auth.Tokens[i].SecretFile = filepath.Join(dir, t.SecretFile)
+		}
+	}
 }
 
 // yamlMessage says what is wrong with a file in the configuration's
@@ -491,7 +567,7 @@ func (c *Config) fields(f func(path string, v reflect.Value, sf reflect.StructFi
 // commandVars are FIRN_ variables of the commands, not settings of
 // firn serve: FIRN_TOKEN is the bearer token firn next and firn tag send
 // to a running server.
-var commandVars = map[string]bool{"FIRN_TOKEN": true}
+var commandVars = map[string]bool{"FIRN_TOKEN": true, DigestVar: true}
 
 // applyEnv sets every field whose FIRN_ variable is present.
 func (c *Config) applyEnv(environ []string) error {
@@ -615,6 +691,8 @@ func (c *Config) Validate(kinds []string) error {
 		return fail("segments.format", "%q: want leaf, tinyid or set", f)
 	}
 	switch sg := c.Segments; {
+	case sg.Store == "zookeeper":
+		return fail("segments.store", "%q: ZooKeeper holds no segment counters; name a database for them, postgres or mysql (with segments.dsn), beside a ZooKeeper registry", sg.Store)
 	case sg.Store != "" && sg.Store != "postgres" && sg.Store != "mysql":
 		return fail("segments.store", "%q: want postgres or mysql (a database of its own for the segment table), or empty for the registry's store", sg.Store)
 	case sg.Store != "" && sg.DSN == "":
@@ -658,11 +736,18 @@ func (c *Config) Validate(kinds []string) error {
 // checkAddr refuses a listen address that net.Listen would refuse for
 // its form, before any listener is bound: not host:port, a port that is
 // not a number from 0 (any free port) to 65535, or a host that is
-// neither an IP address nor a host name.
+// neither an IP address nor a host name; and a placeholder host in angle
+// brackets (<this-host>:8080), with a message of its own.
 func checkAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return errors.New("is not host:port")
+	}
+	if len(host) > 2 && host[0] == '<' && host[len(host)-1] == '>' {
+		// An example configuration names the address its reader must
+		// choose, rather than the wildcard, which would expose a
+		// machine's every interface to whoever copied it.
+		return fmt.Errorf("names %s, a placeholder: replace it with the address this machine serves on (its IP address or host name), or 127.0.0.1 for loopback only", host)
 	}
 	n, err := strconv.ParseUint(port, 10, 64)
 	switch {
@@ -760,6 +845,8 @@ func (c *Config) validateRegistry(kinds []string) error {
 	switch {
 	case r.Store == "etcd" && len(r.Endpoints) == 0:
 		return fail("registry.endpoints", "etcd needs at least one client URL")
+	case r.Store == "zookeeper" && len(r.Endpoints) == 0:
+		return fail("registry.endpoints", "zookeeper needs at least one server, host:port")
 	case (r.Store == "postgres" || r.Store == "mysql") && r.DSN == "":
 		return fail("registry.dsn", "%s needs a DSN", r.Store)
 	case r.Node != "" && !nodePattern.MatchString(r.Node):
@@ -774,6 +861,18 @@ func (c *Config) validateRegistry(kinds []string) error {
 	}
 	if err := CheckDataDir(r.Store, r.DataDir); err != nil {
 		return fail("registry.data_dir", "%s", err)
+	}
+	return c.ZooKeeper.validate()
+}
+
+// validate checks the ZooKeeper settings that stand alone; zkstore's
+// rules check them again with the servers and the namespace.
+func (z ZooKeeper) validate() error {
+	if err := zkstore.CheckSessionTimeout(z.SessionTimeout); err != nil {
+		return &FieldError{Field: "zookeeper.session_timeout", Reason: strings.TrimPrefix(err.Error(), "zkstore: session timeout ")}
+	}
+	if (z.TLSCert == "") != (z.TLSKey == "") {
+		return &FieldError{Field: "zookeeper.tls_cert", Reason: "set both tls_cert and tls_key, or neither"}
 	}
 	return nil
 }

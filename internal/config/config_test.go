@@ -447,3 +447,81 @@ func TestRedactedHidesEveryFieldTaggedSecret(t *testing.T) {
 		t.Fatalf("config print shows a field tagged secret:\n%s", out)
 	}
 }
+
+// TestListenPlaceholder: an address in angle brackets, as the example
+// configurations write the one their reader must choose, is refused with
+// a message that says so, on either listener, until it is replaced.
+func TestListenPlaceholder(t *testing.T) {
+	for _, env := range [][]string{
+		{"FIRN_HTTP_LISTEN=<this-host>:8080"},
+		{"FIRN_HTTP_LISTEN=127.0.0.1:8080", "FIRN_GRPC_LISTEN=<this-host>:9090"},
+	} {
+		c, err := config.Load(nil, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Validate(kinds)
+		if err == nil || !strings.Contains(err.Error(), "names <this-host>, a placeholder: replace it with the address this machine serves on") {
+			t.Errorf("%v: %v; want the placeholder refused", env, err)
+		}
+	}
+	c, err := config.Load(nil, []string{"FIRN_HTTP_LISTEN=192.0.2.10:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(kinds); err != nil {
+		t.Fatalf("the placeholder replaced: %v", err)
+	}
+}
+
+// TestTokenSecretFile: a token's secret is read from secret_file, taken
+// from the configuration file's directory, without its line break; a
+// file that cannot be read, an empty one, or a secret given twice is
+// refused, and neither the file's name nor its content is printed.
+func TestTokenSecretFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ops", "s3cret-from-a-file\n")
+	write("empty", "\n")
+	load := func(tokens string) (*config.Config, error) {
+		doc := "auth:\n  tokens:\n" + tokens
+		c, err := config.LoadFile(filepath.Join(dir, "firn.yaml"), []byte(doc), nil)
+		if err != nil {
+			return nil, err
+		}
+		return c, c.Validate(kinds)
+	}
+	c, err := load("    - {name: ops, secret_file: ops, scopes: [admin]}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Auth.Tokens[0].SecretFile != filepath.Join(dir, "ops") {
+		t.Fatalf("secret_file = %q; want it under the file's directory", c.Auth.Tokens[0].SecretFile)
+	}
+	// The server refuses two tokens with one secret: so a second token
+	// with the file's content written inline shows what was read.
+	if _, err := load("    - {name: ops, secret_file: ops, scopes: [admin]}\n    - {name: twin, secret: s3cret-from-a-file, scopes: [admin]}\n"); err == nil || !strings.Contains(err.Error(), "token twin has the secret of token ops") {
+		t.Fatalf("%v; want the file's secret, without its line break, to be token ops's", err)
+	}
+	for _, tc := range []struct{ name, tokens, want string }{
+		{"missing", "    - {name: ops, secret_file: b64Z2l2ZW4taW4tdGhlLXdyb25nLXBsYWNl, scopes: [admin]}\n", "the file it names cannot be read: no such file or directory"},
+		{"empty", "    - {name: ops, secret_file: empty, scopes: [admin]}\n", "the file it names is empty"},
+		{"both", "    - {name: ops, secret: inline-one, secret_file: ops, scopes: [admin]}\n", "has a secret and a secret_file: give one"},
+	} {
+		_, err := load(tc.tokens)
+		var fe *config.FieldError
+		if !errors.As(err, &fe) || fe.Field != "auth.tokens[0].secret_file" || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want auth.tokens[0].secret_file refused: %s", tc.name, err, tc.want)
+			continue
+		}
+		for _, leak := range []string{"b64Z2l2", "s3cret", "inline-one", dir} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("%s: %v prints %q", tc.name, err, leak)
+			}
+		}
+	}
+}

@@ -1,4 +1,5 @@
-// Package leaftest holds Meituan Leaf's segment table as Leaf ships it,
+// Package leaftest holds Meituan Leaf's segment table as Leaf ships it, and a
+// stand-in for a Leaf snowflake instance on ZooKeeper (Snowflake),
 // for the tests of every package that serves or reads it.
 package leaftest
 

@@ -22,7 +22,10 @@ type MemStore struct {
 	fail   error
 	cut    map[string]error
 	writes int
+	resv   nodeid.Reservation
 }
+
+var _ nodeid.Reserver = (*MemStore)(nil)
 
 type memNode struct {
 	token   string
@@ -93,12 +96,14 @@ func (s *MemStore) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Cla
 	if s.fail != nil {
 		return nodeid.Claim{}, s.fail
 	}
-	if s.layout == nil {
-		l := req.Layout
-		s.layout = &l
-	} else if s.layout.Fingerprint != req.Layout.Fingerprint {
-		return nodeid.Claim{}, &nodeid.LayoutMismatchError{Stored: s.layout.Description, Want: req.Layout.Description}
+	if err := s.record(req.Layout); err != nil {
+		return nodeid.Claim{}, err
 	}
+	reserved, err := s.resv.Claimable(req)
+	if err != nil {
+		return nodeid.Claim{}, err
+	}
+	req.Reserved = reserved
 	node, err := s.pick(req)
 	if err != nil {
 		return nodeid.Claim{}, err
@@ -110,7 +115,61 @@ func (s *MemStore) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Cla
 	}
 	n.token = newToken()
 	n.expires = time.Now().Add(req.TTL)
-	return nodeid.Claim{Node: node, Token: n.token, HWM: n.hwm, TTL: req.TTL}, nil
+	return nodeid.Claim{Node: node, Token: n.token, HWM: max(n.hwm, s.resv.Floor), TTL: req.TTL}, nil
+}
+
+// record records the namespace's layout on first use, and refuses another.
+func (s *MemStore) record(l nodeid.LayoutID) error {
+	if s.layout == nil {
+		s.layout = &l
+	} else if s.layout.Fingerprint != l.Fingerprint {
+		return &nodeid.LayoutMismatchError{Stored: s.layout.Description, Want: l.Description}
+	}
+	return nil
+}
+
+// Reserve implements nodeid.Reserver.
+func (s *MemStore) Reserve(_ context.Context, r nodeid.Reservation) (nodeid.Reservation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nodeid.Reservation{}, s.fail
+	}
+	if err := s.record(r.Layout); err != nil {
+		return nodeid.Reservation{}, err
+	}
+	for _, n := range r.Nodes {
+		if s.live(s.nodes[n]) {
+			return nodeid.Reservation{}, &nodeid.ConflictError{Node: n}
+		}
+	}
+	s.resv = s.resv.Merge(r)
+	return s.resv, nil
+}
+
+// Reservation implements nodeid.Reserver.
+func (s *MemStore) Reservation(context.Context) (nodeid.Reservation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nodeid.Reservation{}, s.fail
+	}
+	return s.resv, nil
+}
+
+// Unreserve implements nodeid.Reserver.
+func (s *MemStore) Unreserve(_ context.Context, node uint64, note string) (nodeid.Reservation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return nodeid.Reservation{}, s.fail
+	}
+	r, err := s.resv.Unreserve(node, note)
+	if err != nil {
+		return nodeid.Reservation{}, err
+	}
+	s.resv = r
+	return r, nil
 }
 
 func (s *MemStore) pick(req nodeid.ClaimRequest) (uint64, error) {

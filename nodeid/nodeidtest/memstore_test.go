@@ -10,3 +10,7 @@ import (
 func TestMemStore(t *testing.T) {
 	nodeidtest.RunStoreTests(t, func(*testing.T) nodeid.Store { return nodeidtest.NewMemStore() }, nodeidtest.Options{TTL: 300e6})
 }
+
+func TestMemStoreReserver(t *testing.T) {
+	nodeidtest.RunReserverTests(t, func(*testing.T) nodeid.Reserver { return nodeidtest.NewMemStore() })
+}

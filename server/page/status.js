@@ -31,6 +31,84 @@
   }
   const when = (ms) => (ms ? new Date(ms).toISOString().replace(".000Z", "Z") : "–");
 
+  // group writes a count with a comma between groups of three digits, as
+  // the CLI does (internal/digits): 4,096,000.
+  function group(n) {
+    if (typeof n !== "number" || !Number.isFinite(n)) return String(n);
+    let s = BigInt(Math.round(Math.abs(n))).toString();
+    for (let i = s.length - 3; i > 0; i -= 3) s = s.slice(0, i) + "," + s.slice(i);
+    return (n < 0 ? "−" : "") + s;
+  }
+  // The browser test holds group to the CLI's rule on the same inputs.
+  window.firnGroup = group;
+
+  // pieces fills el with s as text, cut after separators (- _ . : /) and
+  // at spaces, each piece in a span of its own: a long name wraps between
+  // its parts, never inside one, and a part too long for the line is
+  // ellipsised (the full text is el's title).
+  function pieces(el, s) {
+    el.replaceChildren();
+    el.title = s;
+    for (const word of s.split(/(\s+)/)) {
+      if (!word) continue;
+      if (/^\s+$/.test(word)) {
+        el.append(" ");
+        continue;
+      }
+      word.match(/[^-_.:/]*[-_.:/]+|[^-_.:/]+$/g).forEach((p, i) => {
+        if (i) el.append(document.createElement("wbr"));
+        const span = document.createElement("span");
+        span.className = "piece";
+        span.textContent = p;
+        el.append(span);
+      });
+    }
+  }
+
+  const SVG = "http://www.w3.org/2000/svg";
+  function svgEl(name, attrs, content) {
+    const e = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, typeof v === "number" ? v.toFixed(1) : v);
+    if (content !== undefined) e.textContent = content;
+    return e;
+  }
+
+  // size gives an SVG a view box of its size on screen, so that one unit
+  // is one pixel and its labels are never stretched.
+  function size(svg, w, h) {
+    const W = svg.clientWidth || w, H = svg.clientHeight || h;
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    return [W, H];
+  }
+
+  // niceStep is 1, 2 or 5 × 10^k: the smallest that cuts span into at
+  // most parts steps.
+  function niceStep(span, parts) {
+    const raw = span / parts, p = Math.pow(10, Math.floor(Math.log10(raw)));
+    for (const m of [1, 2, 5]) if (m * p >= raw) return m * p;
+    return 10 * p;
+  }
+
+  // timeStep is the shortest of the usual clock steps (ms) that cuts span
+  // into at most parts steps.
+  function timeStep(span, parts) {
+    const steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400].map((s) => s * 1000);
+    return steps.find((s) => span / s <= parts) || steps[steps.length - 1];
+  }
+
+  // offset writes a whole number of seconds, minutes or hours.
+  const offset = (ms) => (ms % 3600000 === 0 ? ms / 3600000 + " h" : ms % 60000 === 0 ? ms / 60000 + " min" : ms / 1000 + " s");
+
+  // xTick adds a tick at x with its label, unless the label would stick
+  // out of the chart or reach left of minX.
+  function xTick(g, x, top, bottom, minX, W, label) {
+    const half = label.length * 3.3;
+    if (x - half < minX || x + half > W) return;
+    const t = svgEl("g", { class: "tick x" });
+    t.append(svgEl("line", { x1: x, x2: x, y1: top, y2: bottom + 4 }), svgEl("text", { x: x, y: bottom + 16, "text-anchor": "middle" }, label));
+    g.append(t);
+  }
+
   async function refresh() {
     let resp;
     try {
@@ -56,19 +134,19 @@
 
   function render(d) {
     const sf = d.snowflake;
-    text("node", sf ? sf.node : "snowflake off");
+    text("node", sf ? group(sf.node) : "snowflake off");
     text("layout", sf ? sf.layout : "–");
     const r = $("ready");
     r.textContent = d.ready ? "ready" : "not ready";
     r.className = "state " + (d.ready ? "ready" : "not-ready");
     $("not-ready").hidden = d.ready;
-    $("not-ready").textContent = d.not_ready || "";
+    pieces($("not-ready"), d.not_ready || "");
     text("version", d.version + (d.commit && d.commit !== "unknown" ? " " + d.commit.slice(0, 12) : ""));
     text("uptime", duration(d.uptime_ms));
     renderLayout(sf);
     renderRate(d.rate);
     renderLease(d.lease, d.now_ms);
-    renderTags(d.tags);
+    renderTags(d.tags, d.now_ms);
     renderErrors(d.errors);
     text("updated", "read at " + when(d.now_ms));
     document.body.dataset.now = String(d.now_ms);
@@ -88,13 +166,16 @@
       s.title = b.name + ": " + b.bits + " bits";
       bits.append(s);
     }
-    text("per-second", Math.round(sf.ids_per_second_per_node));
-    text("nodes", sf.nodes);
+    text("per-second", group(sf.ids_per_second_per_node));
+    text("nodes", group(sf.nodes));
     text("last", when(sf.last_ms - sf.tick_ms)); // last_ms ends the last tick; its IDs carry its start
     text("remaining", duration(sf.remaining_ms));
     text("offset", duration(sf.clock_offset_ms));
   }
 
+  // renderRate draws IDs per second: a y scale of counts from 0, and UTC
+  // clock times along x (point i is the second that ends
+  // (n-1-i) seconds before end_ms).
   function renderRate(rate) {
     const modes = ["snowflake", "segment"];
     let peak = 0, n = 0;
@@ -103,15 +184,39 @@
       n = Math.max(n, xs.length);
       for (const v of xs) peak = Math.max(peak, v);
     }
-    const top = peak > 0 ? peak : 1;
+    const svg = $("chart");
+    const [W, H] = size(svg, 600, 160);
+    const step = Math.max(1, niceStep(Math.max(peak, 1), 4));
+    const top = Math.max(step, Math.ceil(peak / step) * step);
+    const values = [];
+    for (let v = 0; v <= top; v += step) values.push(v);
+    const L = Math.max(...values.map((v) => group(v).length), 3) * 7 + 10, R = 8, T = 8, B = H - 22;
+    const y = (v) => B - ((B - T) * v) / top;
+    const t1 = rate.end_ms, t0 = t1 - Math.max(n - 1, 1) * 1000;
+    const x = (t) => L + ((W - L - R) * (t - t0)) / (t1 - t0);
+    const axes = $("chart-axes");
+    axes.replaceChildren();
+    for (const v of values) {
+      const t = svgEl("g", { class: "tick y" });
+      t.append(svgEl("line", { x1: L - 4, x2: W - R, y1: y(v), y2: y(v) }),
+        svgEl("text", { x: L - 7, y: y(v) + 4, "text-anchor": "end" }, group(v)));
+      axes.append(t);
+    }
+    const every = timeStep(t1 - t0, Math.max(1, Math.floor((W - L - R) / 80)));
+    for (let t = Math.ceil(t0 / every) * every; t <= t1; t += every) {
+      xTick(axes, x(t), T, B, L - 4, W, new Date(t).toISOString().slice(11, every % 60000 ? 19 : 16));
+    }
+    axes.append(svgEl("text", { class: "unit", x: L - 7, y: B + 16, "text-anchor": "end" }, "UTC"),
+      svgEl("line", { class: "axis", x1: L, x2: W - R, y1: B, y2: B }),
+      svgEl("line", { class: "axis", x1: L, x2: L, y1: T, y2: B }));
     for (const m of modes) {
       const xs = rate.per_second[m] || [];
-      const pts = xs.map((v, i) => (xs.length > 1 ? (i * 600) / (xs.length - 1) : 0).toFixed(1) + "," + (150 - (v / top) * 140).toFixed(1));
+      const pts = xs.map((v, i) => x(t1 - (xs.length - 1 - i) * 1000).toFixed(1) + "," + y(v).toFixed(1));
       $("line-" + m).setAttribute("points", pts.join(" "));
-      text("rate-" + m, m in rate.per_second ? (xs.length ? xs[xs.length - 1] : 0) : "not shown in opaque mode");
+      text("rate-" + m, m in rate.per_second ? group(xs.length ? xs[xs.length - 1] : 0) : "not shown in opaque mode");
       $("rate-" + m + "-unit").hidden = !(m in rate.per_second);
     }
-    text("rate-peak", peak);
+    text("rate-peak", group(peak));
     text("rate-span", duration(n * 1000));
   }
 
@@ -127,16 +232,28 @@
     text("lease-ttl", l.ttl_granted_ms ? duration(l.ttl_granted_ms) : "");
     text("lease-expires", l.held && l.last_renewal_ms ? duration(l.expires_in_ms) : "");
     text("lease-renewed", l.last_renewal_ms ? when(l.last_renewal_ms) : "");
-    text("lease-renewals", l.renewals);
+    text("lease-renewals", group(l.renewals));
     text("hwm", when(l.hwm_ms));
     text("headroom", duration(l.headroom_ms));
     // The time line: from one TTL (or 10 s) before now to past the later
-    // of expiry and HWM.
+    // of expiry and HWM, one lane each for the lease and the HWM, ticks
+    // in seconds from now.
+    const svg = $("timeline");
+    const [W, H] = size(svg, 600, 64);
+    const L = 44, R = 8, B = H - 22;
     const span = Math.max(l.ttl_granted_ms || 10000, 1000);
     const from = now - span;
     const expiry = l.last_renewal_ms && l.ttl_granted_ms ? l.last_renewal_ms + l.ttl_granted_ms : now;
     const to = Math.max(expiry, l.hwm_ms, now) + span / 4;
-    const x = (t) => Math.min(600, Math.max(0, ((t - from) / (to - from)) * 600));
+    const x = (t) => Math.min(W - R, Math.max(L, L + ((t - from) / (to - from)) * (W - L - R)));
+    const axes = $("tl-axes");
+    axes.replaceChildren();
+    const every = timeStep(to - from, Math.max(1, Math.floor((W - L - R) / 60)));
+    for (let k = Math.ceil((from - now) / every); now + k * every <= to; k++) {
+      xTick(axes, x(now + k * every), 2, B, 0, W, k === 0 ? "now" : (k < 0 ? "−" : "+") + offset(Math.abs(k) * every));
+    }
+    axes.append(svgEl("text", { class: "lane", x: 0, y: 16 }, "lease"), svgEl("text", { class: "lane", x: 0, y: 34 }, "HWM"),
+      svgEl("line", { class: "axis", x1: L, x2: W - R, y1: B, y2: B }));
     const lease = $("tl-lease");
     const start = l.last_renewal_ms || now;
     lease.setAttribute("x", x(start).toFixed(1));
@@ -145,29 +262,42 @@
     hwm.setAttribute("x", x(now).toFixed(1));
     hwm.setAttribute("width", Math.max(0, x(l.hwm_ms) - x(now)).toFixed(1));
     const nx = x(now).toFixed(1);
-    $("tl-now").setAttribute("x1", nx);
-    $("tl-now").setAttribute("x2", nx);
+    const nowLine = $("tl-now");
+    nowLine.setAttribute("x1", nx);
+    nowLine.setAttribute("x2", nx);
+    nowLine.setAttribute("y2", String(B));
   }
 
-  function renderTags(tags) {
+  const COLUMNS = ["tag", "left", "next", "step", "current range", "next range", "last fetch", "latency", "store", "errors"];
+
+  function renderTags(tags, now) {
     const rows = tags.slice().sort((a, b) => (sortDesc ? b.left - a.left : a.left - b.left) || (a.tag < b.tag ? -1 : 1));
     const body = $("tags").tBodies[0];
     body.replaceChildren();
     for (const t of rows) {
       const tr = document.createElement("tr");
+      const range = (r) => (t.opaque ? "opaque" : r.end > r.start ? "[" + group(r.start) + " … " + group(r.end) + ")" : "–");
       const cells = [
-        t.tag, t.left, t.prefetched, t.step,
-        t.opaque ? "opaque" : t.current.end > t.current.start ? "[" + t.current.start + ", " + t.current.end + ")" : "–",
-        t.opaque ? "opaque" : t.next.end > t.next.start ? "[" + t.next.start + ", " + t.next.end + ")" : "–",
-        t.last_fetch_ms ? when(t.last_fetch_ms) : "–",
+        t.tag, group(t.left), group(t.prefetched), group(t.step), range(t.current), range(t.next),
+        t.last_fetch_ms ? duration(now - t.last_fetch_ms) + " ago" : "–",
         t.fetch_latency_ms.toFixed(1) + " ms",
         t.healthy ? "ok" : "failing",
-        t.errors + (t.last_error ? ": " + t.last_error : ""),
+        group(t.errors) + (t.last_error ? ": " + t.last_error : ""),
       ];
       cells.forEach((v, i) => {
         const td = document.createElement("td");
-        td.textContent = String(v);
+        td.dataset.label = COLUMNS[i];
+        if (i === 0 || i === 9) {
+          const div = document.createElement("div");
+          div.className = i === 0 ? "name" : "";
+          pieces(div, String(v));
+          td.append(div);
+        } else {
+          td.textContent = String(v);
+        }
         if (i === 0) td.className = "tag";
+        if (i === 4 || i === 5) td.className = "range";
+        if (i === 6 && t.last_fetch_ms) td.title = when(t.last_fetch_ms);
         if (i === 8) td.className = t.healthy ? "" : "bad";
         tr.append(td);
       });
@@ -183,7 +313,7 @@
     ul.replaceChildren();
     for (const e of errs) {
       const li = document.createElement("li");
-      li.textContent = when(Date.parse(e.time)) + " " + e.source + ": " + e.message + (e.count > 1 ? " (×" + e.count + ")" : "");
+      pieces(li, when(Date.parse(e.time)) + " " + e.source + ": " + e.message + (e.count > 1 ? " (×" + e.count + ")" : ""));
       ul.append(li);
     }
     $("no-errors").hidden = errs.length > 0;
@@ -240,7 +370,13 @@
     $("login").addEventListener("submit", login);
     $("sort-left").addEventListener("click", () => {
       sortDesc = !sortDesc;
-      if (last) renderTags(last.tags);
+      if (last) renderTags(last.tags, last.now_ms);
+    });
+    // The charts are drawn to their size on screen: redraw when it changes.
+    window.addEventListener("resize", () => {
+      if (!last) return;
+      renderRate(last.rate);
+      renderLease(last.lease, last.now_ms);
     });
     refresh();
     setInterval(refresh, REFRESH);

@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +28,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/firn-id/firn/internal/digits"
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -170,6 +173,7 @@ type shown struct {
 	Tags          [][]string
 	Images        int
 	Points        string
+	Zero          float64 // the y of the rate chart's 0 tick
 }
 
 const readShown = `(() => {
@@ -182,6 +186,7 @@ const readShown = `(() => {
     tags: [...document.querySelectorAll("#tags tbody tr")].map(tr => [...tr.cells].map(td => td.textContent)),
     images: document.querySelectorAll("img").length,
     points: document.getElementById("line-snowflake").getAttribute("points"),
+    zero: +(document.querySelector("#chart .tick.y line") || { getAttribute: () => NaN }).getAttribute("y1"),
   };
 })()`
 
@@ -261,10 +266,10 @@ func TestStatusPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := time.UnixMilli(doc.Snowflake.LastMS - doc.Snowflake.TickMS).UTC().Format("2006-01-02T15:04:05.000Z"); strings.Replace(want, ".000Z", "Z", 1) != last {
-		t.Errorf("last ID time shown %q, want %s: the start of the last tick", last, want)
+		t.Errorf("layout's end shown %q, want %s: the start of the last tick", last, want)
 	}
 	sf := doc.Rate.PerSecond["snowflake"]
-	if first.RateSnowflake != strconv.FormatUint(sf[len(sf)-1], 10) {
+	if first.RateSnowflake != digits.Group(sf[len(sf)-1]) {
 		t.Errorf("IDs/s shown %q, /v1/status said %d", first.RateSnowflake, sf[len(sf)-1])
 	}
 	if len(first.Tags) != len(doc.Tags) || len(doc.Tags) != 2 {
@@ -275,7 +280,7 @@ func TestStatusPage(t *testing.T) {
 		for _, row := range first.Tags {
 			if row[0] == tag.Tag {
 				found = true
-				if row[1] != strconv.FormatInt(tag.Left, 10) || row[3] != strconv.FormatInt(tag.Step, 10) {
+				if row[1] != digits.Group(uint64(tag.Left)) || row[3] != digits.Group(uint64(tag.Step)) {
 					t.Errorf("tag %q shows left %s, step %s; /v1/status said %d, %d", tag.Tag, row[1], row[3], tag.Left, tag.Step)
 				}
 			}
@@ -297,8 +302,14 @@ func TestStatusPage(t *testing.T) {
 	if later.Now == first.Now || later.Points == first.Points {
 		t.Errorf("the chart did not move in 3 s under load: %s then %s", first.Now, later.Now)
 	}
-	if !regexp.MustCompile(`,(1[0-4]\d|\d{1,2})\.\d`).MatchString(later.Points) {
-		t.Errorf("the chart never rises above its baseline under load: %s", later.Points)
+	rises := false
+	for _, p := range strings.Fields(later.Points) {
+		_, y, _ := strings.Cut(p, ",")
+		v, err := strconv.ParseFloat(y, 64)
+		rises = rises || (err == nil && v < later.Zero)
+	}
+	if !rises {
+		t.Errorf("the chart never rises above its 0 tick (y=%v) under load: %s", later.Zero, later.Points)
 	}
 
 	// The decode box decodes a known ID.
@@ -550,5 +561,266 @@ func TestStatusPageWithoutJavaScript(t *testing.T) {
 	defer rec.mu.Unlock()
 	for _, p := range rec.problems {
 		t.Errorf("browser: %s", p)
+	}
+}
+
+// glance is what TestStatusPageAtAGlance measures of the page, in one
+// script run (one render).
+type glance struct {
+	Width, ScrollWidth int
+	Scrollers          []string // elements that scroll sideways
+	YTicks             []struct {
+		Label string
+		Y     float64
+	} `json:"y_ticks"`
+	XTicks    []string `json:"x_ticks"`
+	TimeTicks []string `json:"time_ticks"`
+	Points    []string
+	Peak      string
+	EndLabel  string `json:"end_label"`
+	PerSecond string `json:"per_second"`
+	Nodes     string
+	Header    []struct {
+		Text          string
+		Top, Bottom   float64
+		Right         float64
+		Lines         int     // lines of its longest part (dt, dd or h1)
+		HeaderRight   float64 `json:"header_right"`
+		HeaderVisible bool    `json:"header_visible"`
+	}
+	Broken []string // words cut across lines
+}
+
+const measure = `(() => {
+  const lines = (node) => {
+    const r = document.createRange();
+    r.selectNodeContents(node);
+    const rs = [...r.getClientRects()].filter((b) => b.width > 0);
+    if (!rs.length) return 0;
+    const h = Math.min(...rs.map((b) => b.height));
+    const tops = rs.map((b) => b.top).sort((a, b) => a - b);
+    let n = 1;
+    for (let i = 1; i < tops.length; i++) if (tops[i] - tops[i - 1] > h / 2) n++;
+    return n;
+  };
+  // A word runs up to its trailing separators (space - _ . : /), where a
+  // line may break; a word whose text lies on two lines was cut inside.
+  const broken = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement.closest("svg, select, script, noscript, [hidden]")) continue;
+    const re = /[^\s\-_.:\/]+[\-_.:\/]*/g;
+    let m;
+    while ((m = re.exec(n.data))) {
+      range.setStart(n, m.index);
+      range.setEnd(n, m.index + m[0].length);
+      const rs = [...range.getClientRects()].filter((b) => b.width > 0);
+      if (rs.length < 2) continue;
+      const h = Math.min(...rs.map((b) => b.height));
+      const tops = rs.map((b) => b.top);
+      if (Math.max(...tops) - Math.min(...tops) > h / 2) broken.push(m[0]);
+    }
+  }
+  const scrollers = [...document.querySelectorAll("body *")].filter((e) => {
+    const o = getComputedStyle(e).overflowX;
+    return (o === "auto" || o === "scroll") && e.scrollWidth > e.clientWidth;
+  }).map((e) => e.tagName + (e.id ? "#" + e.id : "") + (e.className ? "." + e.className : "") + " " + e.scrollWidth + ">" + e.clientWidth);
+  const hb = document.querySelector("header").getBoundingClientRect();
+  const header = [document.querySelector("header h1"), ...document.querySelectorAll("header .facts > div")].map((e) => {
+    const b = e.getBoundingClientRect();
+    const parts = e.tagName === "H1" ? [e] : [...e.children];
+    return { text: e.textContent, top: b.top, bottom: b.bottom, right: b.right, lines: Math.max(...parts.map(lines)),
+      header_right: hb.right, header_visible: b.width > 0 };
+  });
+  const last = document.getElementById("last");
+  return {
+    width: innerWidth, scrollwidth: document.documentElement.scrollWidth, scrollers,
+    y_ticks: [...document.querySelectorAll("#chart .tick.y")].map((g) => ({ label: g.querySelector("text").textContent, y: +g.querySelector("line").getAttribute("y1") })),
+    x_ticks: [...document.querySelectorAll("#chart .tick.x text")].map((t) => t.textContent),
+    time_ticks: [...document.querySelectorAll("#timeline .tick.x text")].map((t) => t.textContent),
+    points: [...document.querySelectorAll("#chart polyline")].map((p) => p.getAttribute("points")),
+    peak: document.getElementById("rate-peak").textContent,
+    end_label: last.previousElementSibling.textContent,
+    per_second: document.getElementById("per-second").textContent,
+    nodes: document.getElementById("nodes").textContent,
+    header, broken,
+  };
+})()`
+
+// TestStatusPageAtAGlance: at 390 and 1280 px, under load, both charts
+// have a scale (the rate chart's y ticks say the values its line is drawn
+// at; x ticks are clock times, the time line's are seconds from now),
+// counts carry the CLI's separators, the layout's end says so, the
+// header's items stay whole, nothing scrolls sideways and no word is cut
+// across lines — with realistic tag names, a long one, one without a
+// separator and one made of markup.
+func TestStatusPageAtAGlance(t *testing.T) {
+	chromium := testenv.Tool(t, "chromium")
+	base := firnServe(t)
+	tags := []string{"order", "user", "payment-refunds.eu-west-1.settlement", strings.Repeat("inventoryreservation", 5), xssTag}
+	for _, tag := range tags {
+		body, _ := json.Marshal(map[string]any{"tag": tag, "step": 1000})
+		call(t, "POST", base+"/v1/segments", string(body))
+		call(t, "GET", base+"/v1/segments/"+url.PathEscape(tag)+"/next", "")
+	}
+	loadCtx, stopLoad := context.WithCancel(context.Background())
+	wg := load(loadCtx, base, tags...)
+	defer wg.Wait()
+	defer stopLoad()
+
+	ctx := browser(t, chromium)
+	rec := watch(ctx)
+	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable(),
+		chromedp.Navigate(base+"/"), chromedp.WaitVisible("body[data-now]", chromedp.ByQuery)); err != nil {
+		t.Fatalf("load the page: %v", err)
+	}
+
+	// The page's grouping is the CLI's on the same inputs.
+	inputs := []uint64{0, 1, 12, 123, 999, 1000, 1001, 9999, 10000, 65536, 999999, 1000000, 4096000, 123456789, 1<<53 - 1, 1 << 53}
+	arg, _ := json.Marshal(inputs)
+	var page []string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(string(arg)+".map(firnGroup)", &page)); err != nil || len(page) != len(inputs) {
+		t.Errorf("the page's firnGroup on %d inputs: %q, %v", len(inputs), page, err)
+	} else {
+		for i, n := range inputs {
+			if page[i] != digits.Group(n) {
+				t.Errorf("the page writes %d as %q, the CLI as %q", n, page[i], digits.Group(n))
+			}
+		}
+	}
+
+	clock := regexp.MustCompile(`^\d\d:\d\d(:\d\d)?$`)
+	fromNow := regexp.MustCompile(`^(now|[+−]\d+ (s|min|h))$`)
+	for _, width := range []int{390, 1280} {
+		t.Run(strconv.Itoa(width), func(t *testing.T) {
+			var before string
+			var g glance
+			// A fresh render at this width: the page redraws on resize and
+			// on its next read of /v1/status.
+			if err := chromedp.Run(ctx,
+				chromedp.EmulateViewport(int64(width), 1000),
+				chromedp.Evaluate(`document.body.dataset.now`, &before),
+				chromedp.Poll(`document.body.dataset.now !== `+strconv.Quote(before), nil),
+				chromedp.Evaluate(measure, &g),
+			); err != nil {
+				t.Fatal(err)
+			}
+			if g.Width != width {
+				t.Fatalf("viewport %d px wide, want %d", g.Width, width)
+			}
+
+			// The y scale: numbered ticks rising from 0, and the line's
+			// highest point is drawn where the scale puts the peak.
+			if len(g.YTicks) < 2 || g.YTicks[0].Label != "0" {
+				t.Errorf("y ticks %+v: want at least two, from 0", g.YTicks)
+			} else {
+				checkScale(t, g)
+			}
+
+			// Time ticks.
+			if len(g.XTicks) < 2 {
+				t.Errorf("rate chart x ticks %q: want at least two", g.XTicks)
+			}
+			for i, l := range g.XTicks {
+				if !clock.MatchString(l) || (i > 0 && l <= g.XTicks[i-1]) {
+					t.Errorf("rate chart x ticks %q: want rising clock times", g.XTicks)
+					break
+				}
+			}
+			if len(g.TimeTicks) < 2 || !slices.Contains(g.TimeTicks, "now") {
+				t.Errorf("time line ticks %q: want at least two, one of them now", g.TimeTicks)
+			}
+			for _, l := range g.TimeTicks {
+				if !fromNow.MatchString(l) {
+					t.Errorf("time line tick %q is not a time from now", l)
+				}
+			}
+
+			// Counts with separators; the layout's end named as such.
+			if g.PerSecond != "4,096,000" || g.Nodes != "1,024" {
+				t.Errorf("layout shows %q IDs/s per node and %q nodes, want 4,096,000 and 1,024 as the CLI prints them", g.PerSecond, g.Nodes)
+			}
+			if g.EndLabel != "layout ends" {
+				t.Errorf("the layout's last tick is labelled %q, want \"layout ends\"", g.EndLabel)
+			}
+
+			// The header: every item whole (each part on one line, inside
+			// the header); at 1280 px all on one line.
+			rows := 0
+			bottom := math.Inf(-1)
+			for _, it := range g.Header {
+				if !it.HeaderVisible {
+					continue
+				}
+				if it.Lines != 1 || it.Right > it.HeaderRight+0.5 {
+					t.Errorf("header item %q is cut: %d lines, right edge %.0f of %.0f", it.Text, it.Lines, it.Right, it.HeaderRight)
+				}
+				if it.Top >= bottom {
+					rows++
+				}
+				bottom = math.Max(bottom, it.Bottom)
+			}
+			if width == 1280 && rows != 1 {
+				t.Errorf("at 1280 px the header's items take %d lines, want 1: %+v", rows, g.Header)
+			}
+
+			// Nothing scrolls sideways, no word is cut.
+			if g.ScrollWidth > g.Width || len(g.Scrollers) > 0 {
+				t.Errorf("the page is %d px wide in a %d px window; elements that scroll sideways: %q", g.ScrollWidth, g.Width, g.Scrollers)
+			}
+			if len(g.Broken) > 0 {
+				t.Errorf("words cut across lines: %q", g.Broken)
+			}
+
+		})
+	}
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, p := range rec.problems {
+		t.Errorf("browser: %s", p)
+	}
+	if rec.dialogs != 0 {
+		t.Errorf("%d dialogs opened: script ran from data", rec.dialogs)
+	}
+}
+
+// checkScale: the rate chart's y ticks are counts with the CLI's
+// separators, rising from 0, and its line's highest point is drawn where
+// they put the peak shown in the legend.
+func checkScale(t *testing.T, g glance) {
+	t.Helper()
+	number := regexp.MustCompile(`^\d{1,3}(,\d{3})*$`)
+	vals := make([]float64, len(g.YTicks))
+	for i, tk := range g.YTicks {
+		if !number.MatchString(tk.Label) {
+			t.Errorf("y tick %q is not a count with the CLI's separators", tk.Label)
+		}
+		vals[i], _ = strconv.ParseFloat(strings.ReplaceAll(tk.Label, ",", ""), 64)
+		if i > 0 && (vals[i] <= vals[i-1] || tk.Y >= g.YTicks[i-1].Y) {
+			t.Errorf("y ticks %+v do not rise with their values", g.YTicks)
+		}
+	}
+	peak, err := strconv.ParseFloat(strings.ReplaceAll(g.Peak, ",", ""), 64)
+	if err != nil || !number.MatchString(g.Peak) || peak == 0 {
+		t.Errorf("peak shown %q: want a count above 0 under load, with separators", g.Peak)
+		return
+	}
+	top := math.Inf(1)
+	for _, pts := range g.Points {
+		for _, p := range strings.Fields(pts) {
+			if _, y, ok := strings.Cut(p, ","); ok {
+				v, _ := strconv.ParseFloat(y, 64)
+				top = math.Min(top, v)
+			}
+		}
+	}
+	y0, y1 := g.YTicks[0].Y, g.YTicks[len(vals)-1].Y
+	if want := y0 + (y1-y0)*peak/vals[len(vals)-1]; math.Abs(top-want) > 0.5 {
+		t.Errorf("the highest point is drawn at y=%.1f; the scale (%+v) puts the peak %s at %.1f", top, g.YTicks, g.Peak, want)
+	}
+	if peak > vals[len(vals)-1] {
+		t.Errorf("peak %s above the top tick %+v", g.Peak, g.YTicks)
 	}
 }

@@ -1,6 +1,6 @@
 module github.com/firn-id/firn/test/browser
 
-go 1.26.8
+go 1.26.0
 
 replace github.com/firn-id/firn => ../..
 

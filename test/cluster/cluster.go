@@ -9,14 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/test/cluster/history"
 )
@@ -47,6 +43,19 @@ type Config struct {
 	// client) of every process, one ID at a time, recorded as buffered
 	// (the history checks them with the client's MaxAge as ε).
 	ClientCallers int
+	// Store is the node store, one of Stores. Default etcd.
+	Store string
+	// Bins are the firn binaries to run; Start builds them when unset.
+	Bins Bins
+}
+
+// Bins are a production build of cmd/firn and one with the clock hook.
+type Bins struct{ Firn, Clock string }
+
+// BuildBins builds both binaries into dir, for several clusters to share.
+func BuildBins(t *testing.T, dir string) Bins {
+	t.Helper()
+	return Bins{Firn: build(t, dir, "firn"), Clock: build(t, dir, "firn-clockhook", ClockTag)}
 }
 
 // SegmentTag is the tag a cluster with Config.Segments serves.
@@ -65,6 +74,9 @@ func (c Config) withDefaults() Config {
 	if c.Callers == 0 {
 		c.Callers = 2
 	}
+	if c.Store == "" {
+		c.Store = StoreEtcd
+	}
 	return c
 }
 
@@ -82,23 +94,21 @@ func Layout() snowflake.Layout {
 	return l
 }
 
-// Cluster is a running etcd and its firn processes.
+// Cluster is a running node store and its firn processes.
 type Cluster struct {
-	t         *testing.T
-	cfg       Config
-	Dir       string // the artifacts: history.jsonl and one log per process
-	bin       string
-	clockBin  string // built with the firn_clockhook tag
-	Etcd      *etcdtest.Cluster
-	Namespace string
-	Procs     []*Proc
+	t        *testing.T
+	cfg      Config
+	Dir      string // the run's artifacts: history.jsonl, one log per process and per server
+	bin      string
+	clockBin string // built with the firn_clockhook tag
+	store    nodeStore
+	Procs    []*Proc
 	// SegmentTable is the run's segment table in each database of the
 	// set dbs, which belong to the store set segmentSet.
 	SegmentTable string
 	dbs          []segmentDB
 	segmentSet   string
 
-	cli      *clientv3.Client
 	histFile *os.File
 	hist     *history.Writer
 
@@ -107,8 +117,8 @@ type Cluster struct {
 	alone []string // lives that exited without being stopped
 }
 
-// Start builds firn, starts etcd and the processes, and waits until every
-// node is served. Everything stops when t ends; if t failed, the artifact
+// Start builds firn, starts the node store and the processes, and waits
+// until every node is served. Everything stops when t ends; if t failed, the artifact
 // directory stays and its path is printed.
 func Start(t *testing.T, cfg Config) *Cluster {
 	t.Helper()
@@ -117,17 +127,18 @@ func Start(t *testing.T, cfg Config) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{t: t, cfg: cfg, Dir: dir, ports: map[string]bool{}, Namespace: "/firn-chaos-" + suffix() + "/"}
-	c.bin = build(t, dir, "firn")
-	c.clockBin = build(t, dir, "firn-clockhook", ClockTag)
+	c := &Cluster{t: t, cfg: cfg, Dir: dir, ports: map[string]bool{}}
+	if cfg.Bins == (Bins{}) {
+		cfg.Bins = BuildBins(t, dir)
+	}
+	c.bin, c.clockBin = cfg.Bins.Firn, cfg.Bins.Clock
 	c.histFile, err = os.Create(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.hist = history.NewWriter(c.histFile)
 	t.Cleanup(c.keepOrRemove)
-	c.Etcd = etcdtest.Start(t, 3)
-	c.cli = c.Etcd.Client()
+	c.store = c.startStore()
 	if cfg.Segments {
 		c.startDB()
 	}
@@ -260,14 +271,16 @@ func (c *Cluster) freeAddr() (string, error) {
 	return "", fmt.Errorf("no unused loopback port after 100 tries")
 }
 
-// Client returns an etcd client of every member.
-func (c *Cluster) Client() *clientv3.Client { return c.cli }
-
-// HWMKey is etcdstore's key of node n's HWM in this namespace.
-func (c *Cluster) HWMKey(n uint64) string { return c.Namespace + "hwm/" + strconv.FormatUint(n, 10) }
-
-// NodeKey is etcdstore's key of node n's claim in this namespace.
-func (c *Cluster) NodeKey(n uint64) string { return c.Namespace + "nodes/" + strconv.FormatUint(n, 10) }
+// lifeEnv is the environment each life of a process runs with beyond the
+// harness's own (Environ) and the clock hook's: the one place a run hands
+// its processes a setting of its own. The test build gets the file its
+// store operations go to.
+func (c *Cluster) lifeEnv(life string) []string {
+	if Production() {
+		return nil
+	}
+	return []string{c.storeLogEnv(life)}
+}
 
 // exitedAlone notes a life that exited without the harness stopping it:
 // for firn serve, which waits rather than exits, an availability failure.

@@ -6,10 +6,6 @@ import (
 	"fmt"
 	"syscall"
 	"time"
-
-	"go.etcd.io/etcd/api/v3/mvccpb"
-
-	"github.com/firn-id/firn/internal/etcdtest"
 )
 
 // Result is what one fault did to the service, measured by the harness.
@@ -17,9 +13,9 @@ type Result struct {
 	Fault  string
 	Target string
 	Node   int64 // the target's node, -1 if it held none
-	// NodeFree is from the fault to the target's node key leaving etcd
-	// (its lease expired or was revoked); Resumed from then to the next
-	// IDs of that node, whoever serves them. Zero when not measured.
+	// NodeFree is from the fault to the target's node being free again
+	// in the node store's terms (see Stores); Resumed from then to the
+	// next IDs of that node, whoever serves them. Zero when not measured.
 	NodeFree time.Duration
 	Resumed  time.Duration
 	// Back is, for a process killed and started again, from the kill to
@@ -32,7 +28,11 @@ type Result struct {
 	// began, other than the target, went without an answer.
 	Pause     time.Duration
 	PauseLife string
-	Err       error
+	// Outage is set when the fault took the whole node store away (a
+	// store of one server crashed): every lease lapses, so the
+	// survivors' pause is reported, not held to a goal.
+	Outage bool
+	Err    error
 }
 
 func (r Result) String() string {
@@ -90,31 +90,15 @@ func (f *Faults) end(r *Result, live map[string]bool) {
 	time.Sleep(time.Second)
 }
 
-// freed watches node n's key and reports when it is deleted.
+// freed reports when node n is free again; never when n < 0 (none).
 func (f *Faults) freed(ctx context.Context, n int64) <-chan time.Time {
-	return f.watch(ctx, f.c.NodeKey(uint64(max(n, 0))), mvccpb.DELETE, n >= 0)
-}
-
-func (f *Faults) watch(ctx context.Context, key string, typ mvccpb.Event_EventType, on bool) <-chan time.Time {
-	out := make(chan time.Time, 1)
-	if !on {
-		return out
+	if n < 0 {
+		return make(chan time.Time)
 	}
-	wc := f.c.Client().Watch(ctx, key)
-	go func() {
-		for resp := range wc {
-			for _, ev := range resp.Events {
-				if ev.Type == typ {
-					out <- time.Now()
-					return
-				}
-			}
-		}
-	}()
-	return out
+	return f.c.store.free(ctx, uint64(n))
 }
 
-// recovered fills NodeFree and Resumed: the node leaves etcd within
+// recovered fills NodeFree and Resumed: the node is free again within
 // timeout and is served again after.
 func (f *Faults) recovered(r *Result, start time.Time, free <-chan time.Time, timeout time.Duration) {
 	if r.Node < 0 {
@@ -161,7 +145,7 @@ func (f *Faults) Kill9(i int) Result {
 
 // Pause stops a process holding a node with SIGSTOP past its lease TTL,
 // then continues it. With afterHWM the stop lands just after the process
-// wrote its HWM, read with an etcd watch.
+// wrote its HWM, as the node store shows it.
 func (f *Faults) Pause(i int, afterHWM bool) Result {
 	p := f.holder(i)
 	name := "sigstop"
@@ -173,7 +157,7 @@ func (f *Faults) Pause(i int, afterHWM bool) Result {
 	defer cancel()
 	if afterHWM && r.Node >= 0 {
 		select {
-		case <-f.watch(ctx, f.c.HWMKey(uint64(r.Node)), mvccpb.PUT, true):
+		case <-f.c.store.hwmWritten(ctx, uint64(r.Node)):
 		case <-time.After(15 * time.Second):
 			r.Err = fmt.Errorf("no HWM write of node %d in 15s", r.Node)
 		}
@@ -192,7 +176,7 @@ func (f *Faults) Pause(i int, afterHWM bool) Result {
 	return r
 }
 
-// Partition cuts a process holding a node off from every etcd member past
+// Partition cuts a process holding a node off from the node store past
 // its lease TTL, then lets it through again.
 func (f *Faults) Partition(i int) Result {
 	p := f.holder(i)
@@ -209,41 +193,16 @@ func (f *Faults) Partition(i int) Result {
 	return r
 }
 
-// EtcdLeader kills the etcd leader, waits past an election, and starts it
-// again.
-func (f *Faults) EtcdLeader() Result {
-	r := Result{Fault: "etcd-leader", Node: -1}
+// StoreCrash kills the node store with SIGKILL — etcd's leader, the
+// whole database server — and starts it again after an election's
+// worth of time. The processes must serve again by themselves.
+func (f *Faults) StoreCrash() Result {
+	r := Result{Fault: "store-crash", Node: -1, Outage: len(f.c.store.upstreams()) == 1}
 	live := f.load.Mark(300 * time.Millisecond)
 	f.c.Phase(r.Fault)
-	m, err := f.leader()
-	if err != nil {
-		r.Err = err
-		f.end(&r, live)
-		return r
-	}
-	r.Target = m.Name
-	m.Kill()
-	time.Sleep(2 * time.Second)
-	if err := m.Restart(); err != nil {
-		r.Err = err
-	}
-	f.c.Etcd.WaitHealthy(30 * time.Second)
+	r.Target, r.Err = f.c.store.crash(2 * time.Second)
 	f.end(&r, live)
 	return r
-}
-
-// leader finds the etcd leader from each member's status.
-func (f *Faults) leader() (*etcdtest.Member, error) {
-	cli := f.c.Client()
-	for _, m := range f.c.Etcd.Members() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		st, err := cli.Status(ctx, m.ClientURL)
-		cancel()
-		if err == nil && st.Header.MemberId == st.Leader {
-			return m, nil
-		}
-	}
-	return nil, fmt.Errorf("no etcd member says it leads")
 }
 
 // Rolling stops every process in turn with SIGTERM and starts it again.

@@ -1,8 +1,9 @@
 module github.com/firn-id/firn/test/cluster
 
-go 1.26.8
+go 1.25.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/firn-id/firn v0.0.0
 	github.com/go-sql-driver/mysql v1.8.1
 	github.com/jackc/pgx/v5 v5.7.2

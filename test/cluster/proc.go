@@ -18,9 +18,9 @@ import (
 	"github.com/firn-id/firn/test/cluster/history"
 )
 
-// Proc is one firn serve process, started again as new lives. Its etcd
-// endpoints go through fault proxies, so it can be cut off from etcd
-// alone.
+// Proc is one firn serve process, started again as new lives. It reaches
+// the node store through fault proxies of its own, so it can be cut off
+// from the store alone.
 type Proc struct {
 	c       *Cluster
 	Name    string
@@ -43,8 +43,8 @@ type Proc struct {
 
 func (c *Cluster) newProc(name string) *Proc {
 	p := &Proc{c: c, Name: name, mu: make(chan struct{}, 1), node: -1}
-	for _, ep := range c.Etcd.Endpoints() {
-		p.proxies = append(p.proxies, faultproxy.New(c.t, strings.TrimPrefix(ep, "http://")))
+	for _, up := range c.store.upstreams() {
+		p.proxies = append(p.proxies, faultproxy.New(c.t, up))
 	}
 	p.db = c.dbProxies()
 	p.front = newFront(c.t, p)
@@ -81,37 +81,34 @@ func (p *Proc) Start() error {
 	if err != nil {
 		return err
 	}
-	var eps []string
-	for _, x := range p.proxies {
-		eps = append(eps, "http://"+x.Addr())
-	}
-	args := append([]string{"serve", "--store", "etcd", "--endpoints", strings.Join(eps, ","),
-		"--namespace", p.c.Namespace, "--http", addr, "--grpc", "off",
+	args := append([]string{"serve"}, p.c.store.flags(p.proxies)...)
+	args = append(args, "--http", addr, "--grpc", "off",
 		"--lease-ttl", p.c.cfg.TTL.String(), "--dial-timeout", "1s",
-		"--max-batch", "100000", "--log-format", "json"}, layoutFlags...)
+		"--max-batch", "100000", "--log-format", "json")
+	args = append(args, layoutFlags...)
 	seg, err := p.c.segmentConfig(p.Name, p.db)
 	if err != nil {
 		return err
 	}
 	args = append(args, seg...)
-	p.lock()
-	bin, env := p.c.bin, environ()
-	if p.clock != 0 {
-		bin = p.c.clockBin
-		env = append(env, "FIRN_TEST_CLOCK_HOOK=1", "FIRN_TEST_CLOCK_OFFSET="+p.clock.String())
-	}
-	p.unlock()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	cmd.Stdout, cmd.Stderr = w, w
 	p.lock()
 	defer p.unlock()
 	p.life++
 	life := fmt.Sprintf("%s#%d", p.Name, p.life)
+	bin, env := p.c.bin, append(environ(), p.c.lifeEnv(life)...)
+	if !Production() || p.clock != 0 {
+		bin = p.c.clockBin
+	}
+	if p.clock != 0 {
+		env = append(env, "FIRN_TEST_CLOCK_HOOK=1", "FIRN_TEST_CLOCK_OFFSET="+p.clock.String())
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = w, w
 	fmt.Fprintf(p.log, "=== %s %s on %s\n", time.Now().Format(time.RFC3339Nano), life, addr)
 	if err := cmd.Start(); err != nil {
 		w.Close()
@@ -177,7 +174,7 @@ func (p *Proc) setNode(life string, n int64) {
 }
 
 // SetClock makes every later life run the clock-hook build with its wall
-// clock offset by d (0: the production build again).
+// clock offset by d (0: the hook off again).
 func (p *Proc) SetClock(d time.Duration) {
 	p.lock()
 	defer p.unlock()
@@ -259,8 +256,8 @@ func (p *Proc) WaitReady(timeout time.Duration) error {
 	return fmt.Errorf("%s: not ready after %s", p.Name, timeout)
 }
 
-// Cut cuts the process off from every etcd member; Restore lets it
-// through again.
+// Cut cuts the process off from the node store (every member of it);
+// Restore lets it through again.
 func (p *Proc) Cut() {
 	for _, x := range p.proxies {
 		x.Cut()

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docBlock is one ```sh block of a document, with the heading it sits
+// under: the nearest "### " heading before it, or the section's own.
+type docBlock struct {
+	heading, text string
+}
+
+// docBlocks returns the ```sh blocks of the section of file (a path from
+// the repository's root) headed "## heading", in order.
+func docBlocks(t *testing.T, file, heading string) []docBlock {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## "+heading+"\n")
+	if !ok {
+		t.Fatalf("%s has no section %q", file, heading)
+	}
+	if i := strings.Index(sec, "\n## "); i >= 0 {
+		sec = sec[:i]
+	}
+	var blocks []docBlock
+	under := heading
+	for _, part := range regexp.MustCompile("(?s)```sh\n(.*?)```|\n### ([^\n]*)").FindAllStringSubmatch(sec, -1) {
+		if part[2] != "" {
+			under = part[2]
+			continue
+		}
+		blocks = append(blocks, docBlock{heading: under, text: part[1]})
+	}
+	return blocks
+}

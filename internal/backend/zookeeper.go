@@ -1,0 +1,167 @@
+package backend
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
+	"github.com/firn-id/firn/zkstore"
+)
+
+// DefaultZooKeeperNamespace is the ZooKeeper path of an empty namespace.
+const DefaultZooKeeperNamespace = "/firn/default"
+
+// noSegments says why a ZooKeeper registry serves no segments, and where
+// they go instead.
+const noSegments = "--store zookeeper holds no segment counters: keep them in a database of their own, " +
+	"segments.store postgres or mysql with segments.dsn (--segment-store, --segment-dsn), or segments.stores"
+
+// checkZooKeeper refuses ZooKeeper settings openZooKeeper could not use:
+// zkstore's own rules (servers, namespace, session timeout, digest), the
+// dial timeout, the TLS and digest files.
+func checkZooKeeper(op *opener) error {
+	_, err := op.zkStore()
+	return err
+}
+
+// openZooKeeper opens a session within the dial timeout (and closes it),
+// so an ensemble that does not answer is reported as the other stores
+// are, naming its servers.
+func openZooKeeper(ctx context.Context, op *opener) (*opened, error) {
+	s, err := op.zkStore()
+	if err != nil {
+		return nil, err
+	}
+	timeout := op.Registry.DialTimeout
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := s.Ping(pctx); err != nil {
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) {
+			err = errors.Join(context.DeadlineExceeded, err)
+		}
+		servers, _ := etcdTarget(op.Registry)
+		return nil, &UnreachableError{Store: "zookeeper", Endpoint: strings.Join(servers, ","), Timeout: timeout, Err: err}
+	}
+	return &opened{nodes: s, close: s.Close}, nil
+}
+
+// zkStore is the ZooKeeper store the settings name; it does no I/O but
+// read the digest and TLS files.
+func (op *opener) zkStore() (*zkstore.Store, error) {
+	if op.Registry.DSN != "" {
+		return nil, configf("--dsn is for --store postgres or mysql")
+	}
+	if err := op.checkDialTimeout(); err != nil {
+		return nil, err
+	}
+	servers, _ := etcdTarget(op.Registry)
+	cfg := zkstore.Config{Servers: servers, Namespace: op.zkNamespace(), DialTimeout: op.Registry.DialTimeout, SessionTimeout: op.ZooKeeper.SessionTimeout}
+	var err error
+	if cfg.Digest, err = op.zkDigest(); err != nil {
+		return nil, err
+	}
+	if cfg.TLS, err = zkTLS(op.ZooKeeper); err != nil {
+		return nil, err
+	}
+	s, err := zkstore.New(cfg)
+	if err != nil {
+		return nil, configf("--store zookeeper: %s", secret.Scrub(err.Error()))
+	}
+	return s, nil
+}
+
+// zkDigest reads the digest credentials, user:password, from
+// zookeeper.digest_file or the variable config.DigestVar (not both). The
+// password is remembered so that no message shows it; the file's and the
+// variable's content is never quoted.
+func (op *opener) zkDigest() (*zkstore.Digest, error) {
+	file, value := op.ZooKeeper.DigestFile, op.ZooKeeperDigest
+	switch {
+	case file != "" && value != "":
+		return nil, configf("--zk-digest-file %s and %s both set: give the digest credentials once", file, config.DigestVar)
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, configf("--zk-digest-file: %s", err)
+		}
+		value = strings.TrimSpace(string(b))
+	case value == "":
+		return nil, nil
+	}
+	from := "--zk-digest-file " + file
+	if file == "" {
+		from = config.DigestVar
+	}
+	user, password, ok := strings.Cut(value, ":")
+	secret.Remember(password)
+	if !ok || user == "" || password == "" {
+		return nil, configf("%s: want user:password, ZooKeeper's digest identity", from)
+	}
+	return &zkstore.Digest{User: user, Password: password}, nil
+}
+
+// zkTLS is the TLS configuration of zookeeper.tls_*, or nil for a plain
+// connection.
+func zkTLS(z config.ZooKeeper) (*tls.Config, error) {
+	if !z.TLS() {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if z.TLSCA != "" {
+		pem, err := os.ReadFile(z.TLSCA)
+		if err != nil {
+			return nil, configf("--zk-tls-ca: %s", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, configf("--zk-tls-ca %s: no PEM certificate in it", z.TLSCA)
+		}
+	}
+	if z.TLSCert != "" || z.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(z.TLSCert, z.TLSKey)
+		if err != nil {
+			return nil, configf("--zk-tls-cert %s, --zk-tls-key %s: %s", z.TLSCert, z.TLSKey, err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// SegmentsOff is why the registry's store serves no segments, or "" when
+// it does: ZooKeeper holds no segment counters, so without a database of
+// their own (segments.store or segments.stores) segment mode is off.
+func (o Options) SegmentsOff() string {
+	if o.Registry.Store == "zookeeper" && o.Segments.Store == "" && len(o.Segments.Stores) == 0 {
+		return fmt.Sprintf("segments are off: %s", noSegments)
+	}
+	return ""
+}
+
+// zkNamespace is the registry's namespace, or ZooKeeper's default.
+func (o Options) zkNamespace() string {
+	if o.Registry.Namespace == "" {
+		return DefaultZooKeeperNamespace
+	}
+	return o.Registry.Namespace
+}
+
+// Znodes lists the znodes a ZooKeeper registry of these settings creates
+// and their ACLs (zkstore.Znodes), for firn schema: no server is needed.
+func (o Options) Znodes() ([]zkstore.Znode, error) {
+	op := &opener{Options: o}
+	d, err := op.zkDigest()
+	if err != nil {
+		return nil, err
+	}
+	z, err := zkstore.Znodes(o.zkNamespace(), d)
+	if err != nil {
+		return nil, configf("--namespace: %s", strings.TrimPrefix(err.Error(), "zkstore: "))
+	}
+	return z, nil
+}

@@ -1,0 +1,185 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/firn-id/firn/nodeid"
+)
+
+// LeafApplyOptions says where Apply records the reservation.
+type LeafApplyOptions struct {
+	// Tree is the fleet's ZooKeeper, as CheckLeaf read it.
+	Tree LeafTree
+	// Registry is firn's registry; Name names it in messages. A registry
+	// that keeps no reservation of its own is refused before anything is
+	// written: in configuration only, a firn started without it would
+	// take a Leaf worker's ID.
+	Registry nodeid.Store
+	Name     string
+	// Space is Leaf's layout as the registry records it.
+	Space nodeid.LayoutID
+}
+
+// Apply takes the fleet over: it fences Leaf off, watches every worker
+// znode for two heartbeats plus the margin, and only if none moved
+// records the reserved worker IDs and the floor in the registry. Run again
+// it recognises its own fence and records the same reservation. It reads
+// the tree again first, so what it fences is what is there now.
+func (p *LeafPlan) Apply(ctx context.Context, o LeafApplyOptions) error {
+	reg, ok := o.Registry.(nodeid.Reserver)
+	if !ok {
+		return &RefusedError{fmt.Sprintf("--apply: %s keeps no reservation of its own (only --store zookeeper does): Leaf's worker "+
+			"IDs would be reserved in configuration only, and a firn started without it would take one; nothing written", o.Name)}
+	}
+	fresh, err := CheckLeaf(ctx, LeafOptions{Tree: o.Tree, Servers: p.Servers, Name: p.Name})
+	if err != nil {
+		return err
+	}
+	*p = *fresh
+	if err := p.fence(ctx, o.Tree); err != nil {
+		return err
+	}
+	if err := p.watch(ctx, o.Tree); err != nil {
+		return err
+	}
+	return p.record(ctx, reg, o)
+}
+
+// fence pushes forever's child version past 1023, so a new Leaf instance
+// is given a worker ID its constructor refuses (SnowflakeIDGenImpl.java:
+// 57), recording the child version read before in the marker in the same
+// Multi; then writes LeafFenceBase + its timestamp into every worker
+// znode, so a returning instance fails its start check
+// (SnowflakeZookeeperHolder.java:77-79, 131-136).
+func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
+	marker, data := "", []byte(nil)
+	if !p.Marked {
+		marker = p.marker()
+		data, _ = json.Marshal(leafMarkerValue{ChildVersion: p.ChildVersion})
+	}
+	if err := p.pushChildVersion(ctx, tree, marker, data); err != nil {
+		return fmt.Errorf("--apply: fence %s's child version (ZooKeeper %s): %w; run --apply again", p.forever(), p.Servers, err)
+	}
+	p.Applied = append(p.Applied, fmt.Sprintf("%s's child version is past %d: a new Leaf instance gets a worker ID its constructor refuses", p.forever(), LeafWorkers-1))
+	// A Leaf instance that registered after the read and before the push
+	// has a worker ID below 1024 that the read did not list: read the
+	// workers again, now that no new one can get such an ID, so it is
+	// fenced and reserved like the others.
+	if err := p.readWorkers(ctx, tree); err != nil {
+		return err
+	}
+	p.reserve()
+	for i, w := range p.Workers {
+		if w.Fenced || w.ID >= LeafWorkers {
+			continue
+		}
+		ip, port := splitAddr(w.Addr)
+		val, _ := json.Marshal(leafEndpoint{IP: ip, Port: port, Timestamp: LeafFenceBase + w.Timestamp})
+		if err := tree.Set(ctx, p.forever()+"/"+w.Znode, val, w.Version); err != nil {
+			return p.fenceFailed(ctx, tree, w, err)
+		}
+		p.Workers[i].Fenced = true
+	}
+	p.Applied = append(p.Applied, fmt.Sprintf("every worker znode holds a timestamp %d ms ahead of its own: a returning Leaf instance fails its start check", LeafFenceBase))
+	return nil
+}
+
+// fenceFailed says why the fence of w failed: a znode rewritten since it
+// was read is a live instance.
+func (p *LeafPlan) fenceFailed(ctx context.Context, tree LeafTree, w LeafWorker, err error) error {
+	_, version, _, _, found, rerr := tree.Get(ctx, p.forever()+"/"+w.Znode)
+	if rerr == nil && found && version != w.Version {
+		return p.alive(w, "rewrote its znode while the fence was written")
+	}
+	return fmt.Errorf("--apply: fence worker %d (%s): %w; run --apply again; nothing written to firn's registry", w.ID, w.Addr, err)
+}
+
+// pushChildVersion creates and deletes children of forever until its
+// child version, read back, is at least 1024. ZooKeeper 3.8 raises it on
+// a create and not on a delete, so each round asks for one create per
+// missing value and reads the result rather than trusting a count.
+func (p *LeafPlan) pushChildVersion(ctx context.Context, tree LeafTree, marker string, data []byte) error {
+	for range 3 {
+		if p.FencedVersion >= LeafWorkers && marker == "" {
+			return nil
+		}
+		n := max(0, LeafWorkers-int(p.FencedVersion))
+		if err := tree.BumpChildren(ctx, p.forever(), n, marker, data); err != nil {
+			return err
+		}
+		marker = ""
+		_, _, _, cv, _, err := tree.Get(ctx, p.forever())
+		if err != nil {
+			return err
+		}
+		p.FencedVersion = cv
+	}
+	return fmt.Errorf("child version still %d after three rounds", p.FencedVersion)
+}
+
+// watch reads every worker znode after the fence, waits two heartbeats
+// plus the margin, and reads again: a Leaf instance alive rewrites its
+// znode every heartbeat whatever it holds (its loop compares against its
+// own last write, SnowflakeZookeeperHolder.java:154-160), and a new one
+// appears as a new child. Either refuses, naming the worker.
+func (p *LeafPlan) watch(ctx context.Context, tree LeafTree) error {
+	before := *p
+	if err := before.readWorkers(ctx, tree); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(leafWait):
+	}
+	after := *p
+	if err := after.readWorkers(ctx, tree); err != nil {
+		return err
+	}
+	for _, w := range after.Workers {
+		i := slices.IndexFunc(before.Workers, func(b LeafWorker) bool { return b.Znode == w.Znode })
+		switch {
+		case i < 0 && w.ID < LeafWorkers && !slices.Contains(p.Reserved, w.ID):
+			return p.alive(w, "appeared during the takeover")
+		case i >= 0 && (before.Workers[i].Version != w.Version || before.Workers[i].MTime != w.MTime):
+			return p.alive(w, fmt.Sprintf("rewrote its znode within %s", leafWait))
+		}
+	}
+	return nil
+}
+
+func (p *LeafPlan) alive(w LeafWorker, what string) error {
+	return &RefusedError{fmt.Sprintf("--apply: Leaf worker %d (%s) %s: a Leaf instance is alive; stop every Leaf instance of %q, "+
+		"then run --apply again (the fence stays; it is recognised); nothing written to firn's registry", w.ID, w.Addr, what, p.Name)}
+}
+
+// record writes the reservation and the floor into the registry.
+func (p *LeafPlan) record(ctx context.Context, reg nodeid.Reserver, o LeafApplyOptions) error {
+	p.Floor = p.floorAt(time.Now())
+	note := fmt.Sprintf("Leaf %s %s (ZooKeeper %s)", p.Name, p.Root, p.Servers)
+	r, err := reg.Reserve(ctx, nodeid.Reservation{Nodes: p.Reserved, Floor: p.Floor, Note: note, Layout: o.Space})
+	if errors.Is(err, nodeid.ErrNodeHeld) {
+		return fmt.Errorf("--apply (%s): %w; stop the firn holding it, then run --apply again (the fence stays)", o.Name, err)
+	}
+	if err != nil {
+		return fmt.Errorf("--apply (%s): %w; the fence stays, run --apply again", o.Name, err)
+	}
+	p.Applied = append(p.Applied, fmt.Sprintf("%s reserves %d Leaf worker IDs and starts every claim at or after %s (floor %d)",
+		o.Name, len(r.Nodes), time.UnixMilli(r.Floor).UTC().Format(timeFormat), r.Floor))
+	return nil
+}
+
+// splitAddr splits Leaf's ip:port at its last colon.
+func splitAddr(addr string) (ip, port string) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return addr, ""
+	}
+	return addr[:i], addr[i+1:]
+}
