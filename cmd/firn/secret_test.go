@@ -28,6 +28,7 @@ type secretCase struct {
 }
 
 func secretCases(cert string) []secretCase {
+	zk := []string{"--store", "zookeeper", "--endpoints", "127.0.0.1:1", "--dial-timeout", "500ms"}
 	return []secretCase{
 		{name: "opaque key file flag", args: []string{"--opaque", "--opaque-key-file", "SECRET"}},
 		{name: "opaque key file env", args: []string{"--opaque"}, env: map[string]string{"FIRN_OPAQUE_KEY_FILE": "SECRET"}},
@@ -40,6 +41,13 @@ func secretCases(cert string) []secretCase {
 		{name: "TLS key file in file", file: "http: {tls_cert: \"" + cert + "\", tls_key: \"SECRET\"}\n", run: "next"},
 		{name: "token secret, bad scope", file: "auth:\n  tokens: [{name: a, secret: \"SECRET\", scopes: [everything]}]\n"},
 		{name: "token secret, shared", file: "auth:\n  tokens: [{name: a, secret: \"SECRET\", scopes: [snowflake]}, {name: b, secret: \"SECRET\", scopes: [admin]}]\n"},
+		{name: "token secret file", file: "auth:\n  tokens: [{name: a, secret_file: \"SECRET\", scopes: [snowflake]}]\n"},
+		{name: "ZooKeeper digest file flag", args: append(zk, "--zk-digest-file", "SECRET"), run: "next"},
+		{name: "ZooKeeper digest file env", args: zk, env: map[string]string{"FIRN_ZOOKEEPER_DIGEST_FILE": "SECRET"}, run: "next"},
+		{name: "ZooKeeper digest file in file", args: zk, file: "zookeeper: {digest_file: \"SECRET\"}\n", run: "next"},
+		{name: "ZooKeeper digest variable", args: zk, env: map[string]string{"FIRN_ZOOKEEPER_DIGEST": "SECRET"}, run: "next"},
+		{name: "ZooKeeper TLS key flag", args: append(zk, "--zk-tls-cert", cert, "--zk-tls-key", "SECRET"), run: "next"},
+		{name: "ZooKeeper TLS key env", args: zk, env: map[string]string{"FIRN_ZOOKEEPER_TLS_CERT": cert, "FIRN_ZOOKEEPER_TLS_KEY": "SECRET"}, run: "next"},
 		{name: "client token flag", args: []string{"--server", "http://127.0.0.1:1", "--token", "SECRET"}, run: "next"},
 		{name: "client token env", args: []string{"--server", "http://127.0.0.1:1"}, env: map[string]string{"FIRN_TOKEN": "SECRET"}, run: "next"},
 		{name: "DSN password flag", args: []string{"--store", "postgres", "--dsn", "postgres://app:SECRET@127.0.0.1:1/ids"}, run: "next"},

@@ -105,17 +105,9 @@ func serveTLS(h config.HTTP) (*tls.Config, error) {
 	if h.TLSCert == "" {
 		return nil, nil
 	}
-	certPEM, err := os.ReadFile(h.TLSCert)
+	cert, err := secret.KeyPair(h.TLSCert, h.TLSKey)
 	if err != nil {
-		return nil, usagef("--tls-cert: %s", err)
-	}
-	keyPEM, err := secret.ReadFile(h.TLSKey)
-	if err != nil {
-		return nil, usagef("--tls-key: %s", err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, usagef("--tls-cert %s, --tls-key %s: %s", h.TLSCert, secret.File(h.TLSKey), err)
+		return nil, usagef("--tls-cert, --tls-key: %s", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

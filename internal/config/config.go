@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -117,7 +116,7 @@ func (t Token) secret(i int) (string, error) {
 	case t.Secret != "":
 		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s has a secret and a secret_file: give one", t.Name)}
 	}
-	b, err := os.ReadFile(t.SecretFile)
+	b, err := secret.ReadFile(t.SecretFile)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -906,8 +905,9 @@ func (c *Config) validateStores() error {
 }
 
 // Redacted returns c as YAML with secrets hidden: every token's secret,
-// the opaque key, the name of a key file that names no file (it may be
-// the key itself: secret.File), and what hide leaves of each DSN and etcd endpoint. hide is given the
+// the opaque key, the name of a file holding a secret (a key, a token's
+// secret, ZooKeeper's digest) that names no file (it may be the secret
+// itself: secret.File), and what hide leaves of each DSN and etcd endpoint. hide is given the
 // kind of value — "endpoint" for an etcd endpoint, the store's name
 // (postgres, mysql, or any other) for a DSN — and the value; it is the command's redaction, which reads
 // DSNs with the SQL drivers this package may not import.
@@ -924,13 +924,14 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 		r.Segments.Stores[i].DSN = hide(st.Store, st.DSN)
 	}
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
-	for i := range r.Auth.Tokens {
-		r.Auth.Tokens[i].Secret = secret.Redacted
+	for i, t := range r.Auth.Tokens {
+		r.Auth.Tokens[i].Secret, r.Auth.Tokens[i].SecretFile = secret.Redacted, secret.File(t.SecretFile)
 	}
 	if r.Opaque.Key != "" {
 		r.Opaque.Key = secret.Redacted
 	}
 	r.Opaque.KeyFile, r.HTTP.TLSKey = secret.File(r.Opaque.KeyFile), secret.File(r.HTTP.TLSKey)
+	r.ZooKeeper.DigestFile, r.ZooKeeper.TLSKey = secret.File(r.ZooKeeper.DigestFile), secret.File(r.ZooKeeper.TLSKey)
 	return yaml.Marshal(&r)
 }
 

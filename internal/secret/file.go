@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -33,4 +34,23 @@ func ReadFile(name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, pe.Err)
 	}
 	return b, err
+}
+
+// KeyPair reads a PEM certificate and the file of its private key, as
+// tls.LoadX509KeyPair does; the key file's name is printed as File
+// prints it, and neither file's content is quoted.
+func KeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("%s, %s: %w", certFile, File(keyFile), err)
+	}
+	return cert, nil
 }
