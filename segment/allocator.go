@@ -110,10 +110,11 @@ type Allocator struct {
 	tags atomic.Pointer[map[string]*Handle] // copy on write
 	mu   sync.Mutex                         // serializes writers of tags
 
-	// unknown remembers tags the store did not have, for a second, so a
-	// flood of requests for a missing tag does not reach the store.
+	// unknown remembers tags the store did not have (UnknownFor), and
+	// lookups the store answers now, shared by every caller of one tag.
 	unknownMu sync.Mutex
 	unknown   map[string]time.Time
+	lookups   map[string]*lookupCall
 
 	ctx    context.Context // cancelled by Close; fetches run under it
 	cancel context.CancelFunc
@@ -135,7 +136,7 @@ func NewAllocator(store Store, cfg Config) (*Allocator, error) {
 	if store == nil {
 		return nil, errors.New("segment: no store")
 	}
-	a := &Allocator{store: store, cfg: cfg, limits: LimitsOf(store), unknown: map[string]time.Time{}}
+	a := &Allocator{store: store, cfg: cfg, limits: LimitsOf(store), unknown: map[string]time.Time{}, lookups: map[string]*lookupCall{}}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.tags.Store(&map[string]*Handle{})
 	return a, nil
@@ -164,13 +165,20 @@ func (a *Allocator) NextN(ctx context.Context, tag string, dst []int64) (int, er
 	return h.NextN(ctx, dst)
 }
 
-// unknownFor is how long a tag the store did not have is answered as
-// unknown without asking the store again.
-const unknownFor = time.Second
+// The allocator's memory of the store's answers about tags it does not
+// serve is bounded: a tag the store did not have is answered as unknown,
+// without asking again, for UnknownFor; at most MaxUnknownTags such tags
+// are remembered (past it all are forgotten at once). Together with one
+// lookup at a time per tag, a flood of requests for missing tags reaches
+// the store at most once per tag and UnknownFor.
+const (
+	UnknownFor     = time.Second
+	MaxUnknownTags = 10_000
+)
 
 // Tag returns the handle of tag, loading it from the store on first use:
 // a tag created in the store directly is picked up without a restart
-// (within a second of a request that found it missing). Hot loops keep
+// (within UnknownFor of a request that found it missing). Hot loops keep
 // the handle and skip the lookup. A tag that is not valid UTF-8 or longer
 // than the store holds is refused (a *TagRuleError) before any lookup.
 func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
@@ -183,21 +191,7 @@ func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	if err := CheckTag(tag, a.limits); err != nil {
 		return nil, err
 	}
-	a.unknownMu.Lock()
-	at, missing := a.unknown[tag]
-	a.unknownMu.Unlock()
-	if missing && time.Since(at) < unknownFor {
-		return nil, &TagError{Tag: tag, Err: ErrUnknownTag}
-	}
-	info, err := a.store.Tag(ctx, tag)
-	if errors.Is(err, ErrUnknownTag) {
-		a.unknownMu.Lock()
-		if len(a.unknown) >= 10_000 {
-			clear(a.unknown)
-		}
-		a.unknown[tag] = time.Now()
-		a.unknownMu.Unlock()
-	}
+	info, err := a.lookup(ctx, tag)
 	if err != nil {
 		return nil, &TagError{Tag: tag, Err: err}
 	}
@@ -224,6 +218,10 @@ func (a *Allocator) Tag(ctx context.Context, tag string) (*Handle, error) {
 	a.tags.Store(&tags)
 	return h, nil
 }
+
+// Loaded reports whether tag is served here already: its handle was
+// loaded, so using it asks the store nothing.
+func (a *Allocator) Loaded(tag string) bool { return (*a.tags.Load())[tag] != nil }
 
 // permutation returns the permutation of tag's IDs, nil for plain IDs.
 func (a *Allocator) permutation(tag string) Permutation {
@@ -276,9 +274,15 @@ func (a *Allocator) CheckHandOut(tag, recorded string) error {
 }
 
 // Reveal undoes the permutation of tag's IDs: the plain ID behind an
-// opaque one. A plain tag gives ErrInvalid.
-func (a *Allocator) Reveal(tag string, id uint64) (int64, error) {
-	p := a.permutation(tag)
+// opaque one. The tag is looked up as Next looks it up (Tag), so a tag the
+// store does not have gives ErrUnknownTag, and the permutation is the one
+// checked against the tag's row; a plain tag gives ErrInvalid.
+func (a *Allocator) Reveal(ctx context.Context, tag string, id uint64) (int64, error) {
+	h, err := a.Tag(ctx, tag)
+	if err != nil {
+		return 0, err
+	}
+	p := h.perm
 	if p == nil {
 		return 0, &TagError{Tag: tag, Err: fmt.Errorf("%w: the tag's IDs are not opaque on this server", ErrInvalid)}
 	}

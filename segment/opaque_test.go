@@ -59,7 +59,7 @@ func TestOpaqueTagIssuesUniqueImagesItReveals(t *testing.T) {
 			t.Fatalf("opaque ID %d issued twice", id)
 		}
 		seen[id] = true
-		x, err := a.Reveal("order", uint64(id))
+		x, err := a.Reveal(t.Context(), "order", uint64(id))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,9 +208,16 @@ func TestOpaqueNarrowSpaceNeedsABound(t *testing.T) {
 	if len(seen) != 51 {
 		t.Fatalf("%d IDs up to the bound; want 51", len(seen))
 	}
-	// A plain tag beside it is not bound by the opaque one's space.
-	if _, err := a.Reveal("other", 1); !errors.Is(err, segment.ErrInvalid) {
+	// A plain tag beside it is not bound by the opaque one's space; a
+	// tag the store does not have is unknown.
+	if err := a.CreateTag(t.Context(), "other", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Reveal(t.Context(), "other", 1); !errors.Is(err, segment.ErrInvalid) {
 		t.Fatalf("Reveal on a plain tag = %v; want ErrInvalid", err)
+	}
+	if _, err := a.Reveal(t.Context(), "nosuchtag", 1); !errors.Is(err, segment.ErrUnknownTag) {
+		t.Fatalf("Reveal on a tag the store does not have = %v; want ErrUnknownTag", err)
 	}
 }
 

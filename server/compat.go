@@ -18,22 +18,46 @@ var leafMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
 func (h *handler) compatRoutes() {
 	// Leaf maps these with @RequestMapping and no method (LeafController
-	// lines 25 and 30, LeafMonitorController line 82): any method.
+	// lines 25 and 30, LeafMonitorController line 82): any method. Its
+	// two ID routes fail through one method (LeafController lines 35-45,
+	// Meituan-Dianping/Leaf 86a6441), so every failure of a Leaf route,
+	// refusals and a mode that is off included, takes one form: leafError.
+	// Decoding needs the layout alone, not a node: the scope of firn's own
+	// decode route.
 	for _, m := range leafMethods {
-		h.route(m+" /api/segment/get/{key}", tagInPath("key"), h.leafSegment)
-		h.route(m+" /api/snowflake/get/{key}", snowflakeIDs, h.leafSnowflake)
-		h.route(m+" /decodeSnowflakeId", needSnowflake, h.leafDecode)
+		h.routeParsed(m+" /api/segment/get/{key}", tagInPath("key"), nil, h.leafSegment).leaf()
+		h.routeParsed(m+" /api/snowflake/get/{key}", snowflakeIDs, nil, h.leafSnowflake).leaf()
+		h.routeParsed(m+" /decodeSnowflakeId", needDecode, nil, h.leafDecode).leaf()
 	}
 	h.tinyidRoutes()
 }
 
+// leaf makes rt answer its failures as Leaf's routes do.
+func (rt *routed) leaf() {
+	rt.fail, rt.refused = leafError, refuseLeaf
+}
+
 // leafError answers a Leaf route's failure: the status, and the message
-// as plain text.
+// as plain text, which the browser must not sniff (it may quote the
+// request).
 func leafError(w http.ResponseWriter, err error) {
 	code, name := status(err)
+	leafText(w, code, message(name, err))
+}
+
+// refuseLeaf answers a refusal on a Leaf route as leafError does.
+func refuseLeaf(w http.ResponseWriter, no *refusal) {
+	if no.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(no.retryAfter))
+	}
+	leafText(w, no.status, no.message)
+}
+
+func leafText(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	_, _ = fmt.Fprintln(w, message(name, err))
+	_, _ = fmt.Fprintln(w, msg)
 }
 
 func leafID(w http.ResponseWriter, id int64) {
@@ -80,7 +104,7 @@ func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
 		leafError(w, ErrOpaqueIDs)
 		return
 	}
-	l := h.svc.generator().Layout()
+	l, _ := h.svc.layout() // the route answers only with a layout
 	p, err := l.Decompose(id)
 	if err != nil {
 		leafError(w, badRequest(fmt.Sprintf("snowflakeId %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))

@@ -137,3 +137,49 @@ func TestCompatRoutesAreCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafFailuresAreOneTextForm: with snowflake mode off, every failure
+// of a Leaf route — the snowflake route's 503, an unknown or oversized
+// key, a bad ID to decode, a refused request — is plain text the browser
+// must not sniff, as Leaf's two ID routes fail through one method; and
+// decoding, which needs no node, answers with the configured layout.
+func TestLeafFailuresAreOneTextForm(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	a, err := segment.NewAllocator(s, segment.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	auth, err := server.NewAuth([]server.Token{{Name: "t", Secret: "leaf-secret", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := snowflake.DefaultLayout()
+	h := handlerOf(t, &server.Config{Layout: &layout, Segments: a, SegmentStore: s, Auth: auth})
+	bearer := []string{"Authorization", "Bearer leaf-secret"}
+	w := get(h, "GET", "/decodeSnowflakeId?snowflakeId=117986093458018304", bearer...)
+	var d map[string]string
+	if err := json.Unmarshal(w.Body.Bytes(), &d); w.Code != 200 || err != nil || d["workerId"] != "5" {
+		t.Fatalf("decode with snowflake off: %d %q; want 200 and the parts", w.Code, w.Body.String())
+	}
+	for _, tt := range []struct {
+		target string
+		header []string
+		status int
+	}{
+		{"/api/snowflake/get/order", bearer, 503},
+		{"/api/segment/get/nope", bearer, 404},
+		{"/api/segment/get/" + strings.Repeat("k", 600), bearer, 400},
+		{"/decodeSnowflakeId?snowflakeId=%3Cscript%3E", bearer, 400},
+		{"/api/snowflake/get/order", nil, 401},
+		{"/api/segment/get/order", nil, 401},
+		{"/decodeSnowflakeId?snowflakeId=1", nil, 401},
+	} {
+		w := get(h, "GET", tt.target, tt.header...)
+		ct, sniff, body := w.Header().Get("Content-Type"), w.Header().Get("X-Content-Type-Options"), w.Body.String()
+		if w.Code != tt.status || !strings.HasPrefix(ct, "text/plain") || sniff != "nosniff" || strings.HasPrefix(body, "{") {
+			t.Errorf("%s: %d, Content-Type %q, X-Content-Type-Options %q, %q; want %d, plain text, nosniff",
+				tt.target[:min(len(tt.target), 40)], w.Code, ct, sniff, body, tt.status)
+		}
+	}
+}

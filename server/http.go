@@ -97,7 +97,7 @@ func (h *handler) routeParsed(pattern string, sc scope, parse func(http.Response
 		h.errs = append(h.errs, err)
 		return &routed{}
 	}
-	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse}
+	rt := &routed{h: h, pattern: pattern, scope: sc, parse: parse, fn: fn, observe: h.metrics.observer(pattern), refused: refuse, fail: writeError}
 	if len(h.svc.Auth.Anonymous()) > 0 {
 		// Only then: without anonymous scopes, no series of zeros.
 		rt.anonymous = h.metrics.anonymousOf(pattern)
@@ -125,8 +125,11 @@ type routed struct {
 	// serveFn is serve, bound once rather than on every request.
 	serveFn http.HandlerFunc
 	// refused answers a refusal: refuse, or the route's own shape
-	// (Tinyid's).
+	// (Tinyid's, Leaf's).
 	refused func(w http.ResponseWriter, no *refusal)
+	// fail answers a request refused before its handler: writeError, or
+	// the route's own shape (Leaf's).
+	fail func(w http.ResponseWriter, err error)
 	// anonymous counts the requests an anonymous grant decided.
 	anonymous anonymousCounters
 }
@@ -138,13 +141,13 @@ func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 	for _, name := range rt.tags {
 		if err := checkTag(r.PathValue(name)); err != nil {
-			writeError(w, err)
+			rt.fail(w, err)
 			return
 		}
 	}
 	if rt.parse != nil {
 		if err := rt.parse(w, r); err != nil {
-			writeError(w, err)
+			rt.fail(w, err)
 			return
 		}
 	}
@@ -156,12 +159,8 @@ func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
 		rt.refused(w, no)
 		return
 	}
-	switch {
-	case (rt.scope.kind == scopeSnowflake || rt.scope.kind == scopeDecode) && rt.h.svc.generator() == nil:
-		writeError(w, ErrSnowflakeOff)
-		return
-	case (rt.scope.kind == scopeTag || rt.scope.kind == scopeRange) && rt.h.svc.Segments == nil:
-		writeError(w, ErrSegmentsOff)
+	if err := rt.h.svc.modeOff(rt.scope.kind); err != nil {
+		rt.fail(w, err)
 		return
 	}
 	rt.fn(w, r)
@@ -461,7 +460,7 @@ func pathID(r *http.Request) (uint64, error) {
 // writeDecoded answers with the parts of a plain ID, and the opaque ID it
 // was revealed from, if any.
 func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string) {
-	l := h.svc.generator().Layout()
+	l, _ := h.svc.layout() // the decode routes answer only with a layout
 	p, err := l.Decompose(id)
 	if err != nil {
 		writeError(w, badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", id, l.Bits(), l.Name)))

@@ -16,7 +16,7 @@ const DefaultMaxBody = 64 << 10
 // store, in bytes: 128 characters of up to 4 bytes each, the widest tag
 // column of any store (Leaf's biz_tag VARCHAR(128)). A longer tag is
 // refused with 400 before it is looked up, so unknown tags the allocator
-// remembers stay small (10,000 of them pin at most a few MB).
+// remembers stay small (segment.MaxUnknownTags of them pin at most a few MB).
 const MaxTagBytes = 512
 
 // maxBody is the service's body limit.

@@ -61,7 +61,17 @@ func (h *handler) reveal(w http.ResponseWriter, r *http.Request) {
 	h.writeDecoded(w, plain, strconv.FormatUint(id, 10))
 }
 
-// revealTag undoes the permutation of an opaque tag's ID.
+// RevealLookupRate bounds the reveals per second of one client address
+// (burst as many) for tags the allocator has not loaded: each may ask the
+// store whether the tag exists. Reveals of loaded tags are not counted.
+const RevealLookupRate = 100
+
+// revealTag undoes the permutation of an opaque tag's ID: 404 for a tag
+// the store does not have, 400 for a plain one. The allocator decides
+// from the tags it holds and, for the others, from the store, asked once
+// at a time per tag and not again for a while after "unknown"
+// (segment.UnknownFor); a client's questions of the store are rate
+// limited, so names made up by the thousand cost the store little.
 func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 	if h.svc.Segments == nil {
 		writeError(w, ErrSegmentsOff)
@@ -73,7 +83,14 @@ func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	plain, err := h.svc.Segments.Reveal(tag, id)
+	if !h.svc.Segments.Loaded(tag) && !h.svc.lookups.allow(r.RemoteAddr) {
+		refuse(w, &refusal{status: http.StatusTooManyRequests, retryAfter: 1,
+			message: fmt.Sprintf("over %d reveals per second of tags this server has not served, from one client address", RevealLookupRate)})
+		return
+	}
+	ctx := h.bounded(r)
+	defer ctx.release()
+	plain, err := h.svc.Segments.Reveal(ctx, tag, id)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -33,6 +33,10 @@ type Config struct {
 	// Snowflake issues snowflake IDs; nil serves segments only (snowflake
 	// routes answer 503 snowflake_off). Snowflake or Segments is required.
 	Snowflake *snowflake.Generator
+	// Layout, if set, is the layout the decode routes read while no
+	// generator runs (Snowflake nil, or no node held yet): decoding
+	// needs no node. It must be Snowflake's layout when both are set.
+	Layout *snowflake.Layout
 	// Lease, if set, is the node's lease: readiness and metrics read it.
 	Lease Lease
 	// Store names where the node's lease lives, for /v1/status: its kind
@@ -100,6 +104,8 @@ func (c Config) validate() (Config, error) {
 		return fail("nothing to serve: no snowflake generator and no segments")
 	case c.Snowflake == nil && c.Lease != nil:
 		return fail("a lease without a snowflake generator")
+	case c.Snowflake != nil && c.Layout != nil && c.Layout.Fingerprint() != c.Snowflake.Layout().Fingerprint():
+		return fail("the layout to decode with (%s) is not the generator's (%s)", c.Layout, c.Snowflake.Layout())
 	case c.MaxBatch < 1 || c.MaxBatch > MaxBatchLimit:
 		return fail("max batch %d: want 1 to %d", c.MaxBatch, MaxBatchLimit)
 	case c.MaxBody < 1:
@@ -131,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	now := time.Now()
-	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now)}
+	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now), lookups: newClientLimits(RevealLookupRate)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,9 @@ type service struct {
 	started time.Time       // when New built the service
 	rate    *throughputRing // IDs issued per second, per mode (/v1/status)
 	recent  recentErrors    // the latest errors (/v1/status)
+	// lookups bounds, per client, the reveals of tags the allocator has
+	// not loaded: each may ask the store (RevealLookupRate).
+	lookups *clientLimits
 }
 
 // nodeState is a generator and the lease it runs on.
@@ -39,6 +42,33 @@ func (s *service) Replace(g *snowflake.Generator, l Lease) {
 		s.recent.note("lease", old.Err(), time.Now())
 	}
 	s.node.Store(&nodeState{gen: g, lease: l})
+}
+
+// layout is the layout decoding reads: the generator's, or, while none
+// runs (snowflake off, no node held yet), Config.Layout; ok is false
+// when there is neither.
+func (s *service) layout() (l snowflake.Layout, ok bool) {
+	if g := s.generator(); g != nil {
+		return g.Layout(), true
+	}
+	if s.Layout != nil {
+		return *s.Layout, true
+	}
+	return l, false
+}
+
+// modeOff returns why a route of scope kind cannot answer on this
+// server, or nil: issuing snowflake IDs needs a generator, decoding
+// only a layout, a tag's routes the allocator.
+func (s *service) modeOff(kind scopeKind) error {
+	_, decodes := s.layout()
+	switch {
+	case kind == scopeSnowflake && s.generator() == nil, kind == scopeDecode && !decodes:
+		return ErrSnowflakeOff
+	case (kind == scopeTag || kind == scopeRange) && s.Segments == nil:
+		return ErrSegmentsOff
+	}
+	return nil
 }
 
 func (s *service) generator() *snowflake.Generator {

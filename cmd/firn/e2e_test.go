@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -313,6 +314,16 @@ func TestServeWithoutSnowflakeOutlivesTheRenewalWatch(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || strings.Contains(p.Log(), "panic") {
 		t.Fatalf("after %s: /healthz %d; log:\n%s", 3*node.WatchEvery, resp.StatusCode, p.Log())
+	}
+	// Decoding needs the layout, not a node.
+	resp, err = http.Get(p.base + "/decodeSnowflakeId?snowflakeId=117986093458018304")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"sequenceId"`) {
+		t.Fatalf("/decodeSnowflakeId with snowflake off: %d %s", resp.StatusCode, body)
 	}
 	p.stop(t)
 }

@@ -87,16 +87,50 @@ func leastID(t *testing.T, plan string) uint64 {
 // checkConfig runs firn config check on the plan's configuration.
 func checkConfig(t *testing.T, plan string) string {
 	t.Helper()
+	cfg := planConfig(t, plan)
+	if out, errOut, code := runCLI("config", "check", "--config", writeConfig(t, cfg)); code != 0 {
+		t.Fatalf("firn config check of the plan's configuration: exit %d, %s%s\n%s", code, out, errOut, cfg)
+	}
+	return cfg
+}
+
+// planConfig is the configuration a plan ends with.
+func planConfig(t *testing.T, plan string) string {
+	t.Helper()
 	_, cfg, ok := strings.Cut(plan, "firn config check --config FILE checks it):\n")
 	if !ok {
 		t.Fatalf("no configuration in the plan:\n%s", plan)
 	}
+	return cfg
+}
+
+func writeConfig(t *testing.T, cfg string) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "firn.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, errOut, code := runCLI("config", "check", "--config", path); code != 0 {
-		t.Fatalf("firn config check of the plan's configuration: exit %d, %s%s\n%s", code, out, errOut, cfg)
+	return path
+}
+
+// checkLeafConfig: the configuration of a Leaf plan listens on Leaf's
+// port at an address config check refuses, saying what to put there,
+// until it is replaced, and grants anonymous access to exactly grants
+// (Leaf's clients send no credentials), with a warning.
+func checkLeafConfig(t *testing.T, plan string, grants string) string {
+	t.Helper()
+	cfg := planConfig(t, plan)
+	_, errOut, code := runCLI("config", "check", "--config", writeConfig(t, cfg))
+	if code != 2 || !strings.Contains(errOut, "http.listen") || !strings.Contains(errOut, "replace <ADDRESS> with the address") {
+		t.Fatalf("config check of the configuration as printed: exit %d, %q; want 2 and what to put in place of <ADDRESS>\n%s", code, errOut, cfg)
+	}
+	want := "anonymous: [" + grants + "]\n"
+	if !strings.Contains(cfg, "listen: '<ADDRESS>:8080'") || !strings.Contains(cfg, want) || !strings.Contains(cfg, "# warning: Leaf's clients send no credentials") {
+		t.Fatalf("configuration without Leaf's port, %q or the warning:\n%s", want, cfg)
+	}
+	filled := strings.ReplaceAll(cfg, "<ADDRESS>", "0.0.0.0")
+	if out, errOut, code := runCLI("config", "check", "--config", writeConfig(t, filled)); code != 0 {
+		t.Fatalf("config check once the address is filled in: exit %d, %s%s\n%s", code, out, errOut, filled)
 	}
 	return cfg
 }
@@ -143,7 +177,7 @@ func migrateCheckLeaf(t *testing.T, kind string) {
 			t.Errorf("the plan lacks %q:\n%s", want, plan)
 		}
 	}
-	cfg := checkConfig(t, plan)
+	cfg := checkLeafConfig(t, plan, "'snowflake', 'tag:"+leaftest.SampleTag+"'")
 	if !strings.Contains(cfg, "floor: "+strconv.FormatUint(floor, 10)) || !strings.Contains(cfg, "format: leaf") {
 		t.Errorf("configuration without the floor or Leaf's table:\n%s", cfg)
 	}

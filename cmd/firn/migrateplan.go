@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
@@ -240,10 +241,42 @@ func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 	if dsn != f.dsn {
 		b.WriteString("# the DSN's password is not printed: put it back before use\n")
 	}
-	if p.Floor == 0 || p.LayoutErr != nil {
+	snowflakeOn := p.Floor != 0 && p.LayoutErr == nil
+	if !snowflakeOn {
 		b.WriteString("snowflake:\n  enabled: false\n")
 	} else {
 		fmt.Fprintf(&b, "snowflake:\n  enabled: true\n  floor: %d\n", p.Floor)
 	}
+	if p.From == migrate.Leaf {
+		writeLeafReach(&b, p, snowflakeOn)
+	}
 	return b.String()
+}
+
+// leafPort is the port Leaf's clients call: leaf-server sets no
+// server.port (application.properties), so Spring Boot's 8080, which
+// Leaf's README uses (README.md line 52, Meituan-Dianping/Leaf 86a6441).
+const leafPort = "8080"
+
+// writeLeafReach writes what lets Leaf's clients, which send no
+// credentials, reach firn: Leaf's port on an address the reader names
+// (config check refuses the placeholder until then), and anonymous
+// grants for exactly the routes they call — each tag found, and
+// snowflake IDs when served; never "*" or admin.
+func writeLeafReach(b *strings.Builder, p *migrate.Plan, snowflakeOn bool) {
+	var grants []string
+	if snowflakeOn {
+		grants = append(grants, yamlString("snowflake"))
+	}
+	for _, t := range p.Tags {
+		grants = append(grants, yamlString("tag:"+t.Tag))
+	}
+	fmt.Fprintf(b, "http:\n  # put the address Leaf's clients reach in place of the placeholder (0.0.0.0: every interface)\n  listen: %s\n",
+		yamlString(config.AddressPlaceholder+":"+leafPort))
+	if len(grants) == 0 {
+		return
+	}
+	b.WriteString("auth:\n  # warning: Leaf's clients send no credentials, so anyone who reaches this address may take IDs of these\n" +
+		"  # routes, auth.anonymous_rate requests per second per client address; restrict it with a firewall, or give tokens\n")
+	fmt.Fprintf(b, "  anonymous: [%s]\n", strings.Join(grants, ", "))
 }

@@ -25,6 +25,12 @@ run — even with the clock set back — never repeats an ID. The local store
 is a data directory, locked while firn runs; every store records the
 layout, and a run with another layout in the same namespace is refused.
 
+With a shared registry (etcd, postgres, mysql: by flag, variable or the
+--config of a server), firn next takes a node of that registry for
+itself, never the server's registry.node, holds it until it exits, and
+says which on stderr. To take IDs from a running firn serve instead, give
+--server URL.
+
   -n N                     how many IDs (default 1, at most 10000000)
   --format F               snowflake (default): the 64-bit ID in decimal;
                            uuid: a UUIDv7 (RFC 9562); ulid: a ULID. A UUID or
@@ -207,6 +213,12 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 	for _, cb := range lease.Skipped() {
 		fmt.Fprintf(logOutput, "firn next: warning: passed over free node %d, whose HWM is %s ahead of the clock; took node %d\n",
 			cb.Node, cb.HWM.Sub(cb.Now).Round(time.Millisecond), lease.Node())
+	}
+	if sf.Registry.Store != "local" {
+		// A node of a shared registry is one a server could have held:
+		// say which one this run holds, and how to ask a server instead.
+		fmt.Fprintf(logOutput, "firn next: took node %d of %s for itself, until it exits; to take IDs from a running firn serve instead, give --server URL\n",
+			lease.Node(), sf.Describe())
 	}
 	return f(lease)
 }

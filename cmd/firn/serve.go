@@ -305,7 +305,7 @@ func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sq
 		log.Info("opaque tags: their IDs are a keyed permutation of the plain ones, recorded with each tag when it is created; reveal them with firn tag reveal or GET /v1/segments/{tag}/reveal/{id}",
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
-	scfg := server.Config{Snowflake: g, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
+	scfg := server.Config{Snowflake: g, Layout: &o.layout, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
 		Opaque: o.opaque, Store: o.stores.Describe()}
 	if h != nil {
 		scfg.Lease, scfg.Ready = lease, h.NotReady

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +23,8 @@ func suffix() string {
 }
 
 // TestNextOnSharedStores runs firn next twice against each real store:
-// the second run starts past the first.
+// the second run starts past the first, and each says on stderr which
+// node of the shared registry it took.
 func TestNextOnSharedStores(t *testing.T) {
 	stores := []struct {
 		name string
@@ -41,15 +46,34 @@ func TestNextOnSharedStores(t *testing.T) {
 			t.Cleanup(func() { dropTables(t, "mysql", dsn, table) })
 			return []string{"--store", "mysql", "--dsn", dsn, "--table", table}
 		}},
+		{"postgres", func(t *testing.T) []string { // a server's configuration file
+			dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+			table := "firn_nodes_cli_" + suffix()
+			t.Cleanup(func() { dropTables(t, "postgres", dsn, table) })
+			f := filepath.Join(t.TempDir(), "firn.yaml")
+			doc := fmt.Sprintf("registry: {store: postgres, dsn: %q, table: %s, node: \"7\"}\nhttp: {listen: \"127.0.0.1:18080\"}\n", dsn, table)
+			if err := os.WriteFile(f, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"--config", f}
+		}},
 	}
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
 			args := append([]string{"next", "-n", "1000"}, st.args(t)...)
 			var last int64 = -1
 			for run := range 2 {
+				var said bytes.Buffer
+				old := logOutput
+				logOutput = &said
 				out, errOut, code := runCLI(args...)
+				logOutput = old
 				if code != 0 {
 					t.Fatalf("run %d: exit %d: %s", run, code, errOut)
+				}
+				// Never silently a node of the shared pool.
+				if want := "firn next: took node 0 of " + st.name + " namespace"; !strings.Contains(said.String(), want) || !strings.Contains(said.String(), "--server URL") {
+					t.Fatalf("run %d said %q; want %q and how to ask a server", run, said.String(), want)
 				}
 				ids := strings.Fields(out)
 				first, _ := strconv.ParseInt(ids[0], 10, 64)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -66,12 +67,8 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.
-	if h := cfg.HTTP; h.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(h.TLSCert, h.TLSKey)
-		if err != nil {
-			return o, usagef("--tls-cert %s, --tls-key %s: %s", h.TLSCert, h.TLSKey, err)
-		}
-		o.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if o.tls, err = serveTLS(cfg.HTTP); err != nil {
+		return o, err
 	}
 	if o.layout, err = cfg.Layout.Snowflake(); err != nil {
 		return o, err
@@ -99,6 +96,20 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	}
 	o.lease.Node, err = r.NodeFor(o.layout)
 	return o, err
+}
+
+// serveTLS reads the listener's certificate and key, or returns nil
+// when none is set. The key file's name is printed only when it names a
+// file (secret.File): a key pasted in its place is never echoed.
+func serveTLS(h config.HTTP) (*tls.Config, error) {
+	if h.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := secret.KeyPair(h.TLSCert, h.TLSKey)
+	if err != nil {
+		return nil, usagef("--tls-cert, --tls-key: %s", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // exhaustedHelp is the help of snowflake.exhausted and max_borrow, its

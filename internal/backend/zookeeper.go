@@ -85,9 +85,9 @@ func (op *opener) zkDigest() (*zkstore.Digest, error) {
 	file, value := op.ZooKeeper.DigestFile, op.ZooKeeperDigest
 	switch {
 	case file != "" && value != "":
-		return nil, configf("--zk-digest-file %s and %s both set: give the digest credentials once", file, config.DigestVar)
+		return nil, configf("--zk-digest-file %s and %s both set: give the digest credentials once", secret.File(file), config.DigestVar)
 	case file != "":
-		b, err := os.ReadFile(file)
+		b, err := secret.ReadFile(file)
 		if err != nil {
 			return nil, configf("--zk-digest-file: %s", err)
 		}
@@ -95,7 +95,7 @@ func (op *opener) zkDigest() (*zkstore.Digest, error) {
 	case value == "":
 		return nil, nil
 	}
-	from := "--zk-digest-file " + file
+	from := "--zk-digest-file " + secret.File(file)
 	if file == "" {
 		from = config.DigestVar
 	}
@@ -125,9 +125,9 @@ func zkTLS(z config.ZooKeeper) (*tls.Config, error) {
 		}
 	}
 	if z.TLSCert != "" || z.TLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(z.TLSCert, z.TLSKey)
+		cert, err := secret.KeyPair(z.TLSCert, z.TLSKey)
 		if err != nil {
-			return nil, configf("--zk-tls-cert %s, --zk-tls-key %s: %s", z.TLSCert, z.TLSKey, err)
+			return nil, configf("--zk-tls-cert, --zk-tls-key: %s", err)
 		}
 		c.Certificates = []tls.Certificate{cert}
 	}

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -117,7 +116,7 @@ func (t Token) secret(i int) (string, error) {
 	case t.Secret != "":
 		return "", &FieldError{Field: field, Reason: fmt.Sprintf("token %s has a secret and a secret_file: give one", t.Name)}
 	}
-	b, err := os.ReadFile(t.SecretFile)
+	b, err := secret.ReadFile(t.SecretFile)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
@@ -649,6 +648,11 @@ func setString(v reflect.Value, s string) error {
 
 var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 
+// AddressPlaceholder stands for the host of http.listen in a
+// configuration firn writes for its reader to complete (firn migrate
+// check's); Validate refuses it, saying what to put there.
+const AddressPlaceholder = "<ADDRESS>"
+
 // Validate checks every setting, in the one place they are checked: the
 // same for firn serve and firn config check. kinds lists the store
 // backends the command knows. The layout and the files named are checked
@@ -657,6 +661,10 @@ var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 func (c *Config) Validate(kinds []string) error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if strings.Contains(c.HTTP.Listen, AddressPlaceholder) {
+		return fail("http.listen", "%q: replace %s with the address this server listens on for its clients: 0.0.0.0 for every interface, "+
+			"or one address of this machine they reach (such as 10.0.0.5)", c.HTTP.Listen, AddressPlaceholder)
 	}
 	if err := checkAddr(c.HTTP.Listen); err != nil {
 		return fail("http.listen", "%q %s, such as 127.0.0.1:8080", c.HTTP.Listen, err)
@@ -784,11 +792,16 @@ func (c *Config) sqlSegments() bool {
 }
 
 // CheckTagList checks a list of tags a setting names: each a tag any
-// store may hold, or "*" for every tag.
+// store may hold, or "*" alone for every tag. An entry holding "*" with
+// anything else is refused: a reader of "sec*" takes it for a pattern,
+// and it would name only the tag of that literal name.
 func CheckTagList(field string, tags []string) error {
 	for i, tag := range tags {
 		if tag == "*" {
 			continue
+		}
+		if strings.Contains(tag, "*") {
+			return &FieldError{Field: field, Reason: fmt.Sprintf("entry %d, %q: a pattern; only \"*\" alone, for every tag, is one: list the tags by name", i, tag)}
 		}
 		if err := segment.CheckTag(tag, segment.Limits{Tag: segment.LongestTag}); err != nil {
 			return &FieldError{Field: field, Reason: fmt.Sprintf("entry %d: %s; or \"*\" for every tag", i, err)}
@@ -898,7 +911,9 @@ func (c *Config) validateStores() error {
 }
 
 // Redacted returns c as YAML with secrets hidden: every token's secret,
-// and what hide leaves of each DSN and etcd endpoint. hide is given the
+// the opaque key, the name of a file holding a secret (a key, a token's
+// secret, ZooKeeper's digest) that names no file (it may be the secret
+// itself: secret.File), and what hide leaves of each DSN and etcd endpoint. hide is given the
 // kind of value — "endpoint" for an etcd endpoint, the store's name
 // (postgres, mysql, or any other) for a DSN — and the value; it is the command's redaction, which reads
 // DSNs with the SQL drivers this package may not import.
@@ -915,12 +930,14 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 		r.Segments.Stores[i].DSN = hide(st.Store, st.DSN)
 	}
 	r.Auth.Tokens = slices.Clone(r.Auth.Tokens)
-	for i := range r.Auth.Tokens {
-		r.Auth.Tokens[i].Secret = secret.Redacted
+	for i, t := range r.Auth.Tokens {
+		r.Auth.Tokens[i].Secret, r.Auth.Tokens[i].SecretFile = secret.Redacted, secret.File(t.SecretFile)
 	}
 	if r.Opaque.Key != "" {
 		r.Opaque.Key = secret.Redacted
 	}
+	r.Opaque.KeyFile, r.HTTP.TLSKey = secret.File(r.Opaque.KeyFile), secret.File(r.HTTP.TLSKey)
+	r.ZooKeeper.DigestFile, r.ZooKeeper.TLSKey = secret.File(r.ZooKeeper.DigestFile), secret.File(r.ZooKeeper.TLSKey)
 	return yaml.Marshal(&r)
 }
 

@@ -4,11 +4,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
@@ -117,14 +117,13 @@ func (o Opaque) Permutation(l snowflake.Layout) (*opaque.Permutation, error) {
 func (o Opaque) readKey() ([]byte, error) {
 	text, where := []byte(o.Key), "opaque.key"
 	if o.KeyFile != "" {
-		b, err := os.ReadFile(o.KeyFile)
+		b, err := secret.ReadFile(o.KeyFile)
 		if err != nil {
+			reason := err.Error()
 			if _, kerr := opaque.ParseKey([]byte(o.KeyFile)); kerr == nil {
-				// The key itself was given where its file's name goes:
-				// never repeat it.
-				return nil, inputf("opaque.key_file: the value given is a key, not the name of a file: write the key to a file and name that")
+				reason = "the value given is a key, not the name of a file: write the key to a file and name that"
 			}
-			return nil, &FieldError{Field: "opaque.key_file", Reason: err.Error()}
+			return nil, &FieldError{Field: "opaque.key_file", Reason: reason}
 		}
 		text, where = b, "opaque.key_file "+o.KeyFile
 	}
@@ -176,8 +175,9 @@ func (o Opaque) TagPermutations(maxID func(string) int64) (func(tag string) segm
 		if err != nil { // unreachable: the same key and widths, and a tweak of the same length, were taken above
 			panic(fmt.Sprintf("opaque permutation of tag %q: %v", tag, err))
 		}
-		// Bounded: the reveal route takes any tag name; past the bound a
-		// permutation is made afresh on each call.
+		// Bounded: a route may name any tag; past the bound a permutation
+		// is made afresh on each call. The permutation is a function of the
+		// key, the tweak and the tag alone, so caching never changes it.
 		if cached.Load() < maxCachedTags {
 			if _, loaded := cache.LoadOrStore(tag, p); !loaded {
 				cached.Add(1)
@@ -187,8 +187,9 @@ func (o Opaque) TagPermutations(maxID func(string) int64) (func(tag string) segm
 	}, nil
 }
 
-// maxCachedTags bounds the permutations TagPermutations keeps.
-const maxCachedTags = 100_000
+// maxCachedTags bounds the permutations TagPermutations keeps: about a
+// kilobyte each.
+const maxCachedTags = 1024
 
 // tagTweak is the tweak of tag's permutation: SHA-256 over a label, the
 // length of opaque.tweak, opaque.tweak and the tag, so that no two

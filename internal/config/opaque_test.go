@@ -1,8 +1,10 @@
 package config_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/firn-id/firn/internal/config"
@@ -50,4 +52,46 @@ func TestTagPermutations(t *testing.T) {
 	if x == y {
 		t.Fatal("tags a and b map ID 12345 alike")
 	}
+}
+
+// TestTagPermutationsStayWithinTheirBound: with every tag opaque ("*"),
+// permutations of 100,000 distinct names leave the heap within a few MB,
+// and a tag's permutation is the same before and after the cache fills.
+func TestTagPermutationsStayWithinTheirBound(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(key, []byte(testKeyA+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	perms, err := config.Opaque{Tags: []string{"*"}, KeyFile: key, Tweak: "t"}.TagPermutations(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := perms("order").Encode(12345)
+	heap := heapInUse()
+	for i := range 100_000 {
+		if perms(fmt.Sprintf("made-up-%d", i)) == nil {
+			t.Fatal("a tag is plain under \"*\"")
+		}
+	}
+	if grown := heapInUse() - heap; grown > 8<<20 {
+		t.Errorf("100,000 tags' permutations: the heap grew by %d bytes; want at most 8 MiB", grown)
+	}
+	for _, tag := range []string{"order", "made-up-99999", "after"} {
+		a, _ := perms(tag).Encode(12345)
+		b, _ := perms(tag).Encode(12345)
+		if a != b {
+			t.Fatalf("tag %s: two permutations", tag)
+		}
+	}
+	if again, _ := perms("order").Encode(12345); again != first {
+		t.Fatalf("tag order maps 12345 to %d, and to %d once the cache is full", first, again)
+	}
+}
+
+// heapInUse is the heap's live bytes after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }

@@ -7,7 +7,8 @@
 // etcd endpoint, reading them as pgx and net/url do, without the drivers:
 // what needs a driver's own reading (MySQL's DSN, the password pgx would
 // take from the environment) stays with the command, the one place that
-// imports the drivers.
+// imports the drivers. File and ReadFile name a file holding a secret
+// only when it exists: a name that is no file may be the secret itself.
 //
 // The record is process-wide, not part of the configuration: every
 // message of the process goes through it, whichever setting the password

@@ -2,7 +2,9 @@ package secret_test
 
 import (
 	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -49,5 +51,26 @@ func TestPostgresAndEndpoint(t *testing.T) {
 				t.Fatalf("%q: %q, %v; want %q, %v", tt.give, got, ok, tt.want, tt.ok)
 			}
 		})
+	}
+}
+
+// TestFileNamesOnlyAFileThatExists: the name of a secret's file is
+// printed only when a file of that name exists; otherwise neither File
+// nor ReadFile's error holds it.
+func TestFileNamesOnlyAFileThatExists(t *testing.T) {
+	existing := t.TempDir() + "/key"
+	if err := os.WriteFile(existing, []byte("k"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := secret.File(existing); got != existing {
+		t.Fatalf("File(%q) = %q", existing, got)
+	}
+	key := "q8Vd3Yk7Jm0pZ2xW+R5/tN1cLhB9eGsAoUiF4QjK6vE="
+	if got := secret.File(key); got != secret.Redacted {
+		t.Fatalf("File(a key) = %q", got)
+	}
+	_, err := secret.ReadFile(key)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), key) || strings.Contains(err.Error(), "tN1c") {
+		t.Fatalf("ReadFile(a key) = %v", err)
 	}
 }
