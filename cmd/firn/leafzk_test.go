@@ -134,7 +134,7 @@ func (l *leafCLI) checkUnreserve(t *testing.T) {
 	wantAll(t, "firn next on a reserved node", l.run(t, 1, next...), "node 1 is reserved in the registry")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a serve that started is killed, and fails below
 	defer cancel()
-	serve := exec.CommandContext(ctx, servetest.Binary(t), append([]string{"serve", "--node", "1", "--layout", "twitter", "--http", servetest.Addr(t)}, l.store...)...)
+	serve := exec.CommandContext(ctx, servetest.Binary(t), append([]string{"serve", "--node", "1", "--layout", "twitter", "--http", servetest.Addr(t), "--grpc", "off"}, l.store...)...)
 	out, err := serve.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "node 1 is reserved in the registry") {
 		t.Fatalf("firn serve --node 1: %v, %s; want a refusal naming the reservation", err, out)
