@@ -64,7 +64,7 @@ func TestNextAndTagBesideARunningServer(t *testing.T) {
 	}{
 		{"another layout", []string{"next", "--data-dir", dir, "--layout", "twitter"}, "give the server's layout flags, or none; or, for IDs of another layout (another ID space), a data directory of their own (--data-dir DIR)"},
 		{"another node", []string{"next", "--data-dir", dir, "--node", "5"}, "holds node 0; this command asked for node 5"},
-		{"store flags with --server", []string{"next", "--server", base, "--store", "etcd"}, "store flags do not apply"},
+		{"store flags with --server", []string{"next", "--server", base, "--store", "etcd"}, "--store does not apply"},
 		{"a URL with a query", []string{"next", "--server", base + "?x=1"}, "want a base URL"},
 		{"a tag no store has", []string{"tag", "next", "nope", "--data-dir", dir}, `unknown tag "nope"`},
 	} {
@@ -78,6 +78,15 @@ func TestNextAndTagBesideARunningServer(t *testing.T) {
 	if out, errOut, code := runCLI("next", "-n", "2", "--server", base); code != 0 || len(strings.Fields(out)) != 2 {
 		t.Fatalf("next --server: exit %d, %q, %s", code, out, errOut)
 	}
+	// A shell that exports its servers' store settings still asks the
+	// server it names: settings from the environment are not flags.
+	t.Setenv("FIRN_REGISTRY_STORE", "postgres")
+	t.Setenv("FIRN_REGISTRY_DSN", "postgres://firn@127.0.0.1:1/unreachable")
+	if out, errOut, code := runCLI("next", "-n", "2", "--server", base); code != 0 || len(strings.Fields(out)) != 2 {
+		t.Fatalf("next --server with FIRN_REGISTRY_DSN exported: exit %d, %q, %s", code, out, errOut)
+	}
+	os.Unsetenv("FIRN_REGISTRY_STORE")
+	os.Unsetenv("FIRN_REGISTRY_DSN")
 	for _, args := range [][]string{
 		{"tag", "create", "order", "--step", "10", "--data-dir", dir},
 		{"tag", "step", "order", "20", "--data-dir", dir},

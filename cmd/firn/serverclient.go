@@ -20,6 +20,7 @@ import (
 	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
@@ -239,6 +240,7 @@ func appendLines[T interface{ String() string }](b []byte, ids []T) []byte {
 type remoteFlags struct {
 	server, token, ca string
 	tokenGiven        bool // --token, not the variable FIRN_TOKEN
+	fs                *flag.FlagSet
 }
 
 const remoteFlagsUsage = `Beside a running firn serve (the local data directory locked by it), the
@@ -252,6 +254,7 @@ With no server to ask, --token and --ca are refused rather than ignored.
 `
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
+	f.fs = fs
 	fs.StringVar(&f.server, "server", "", "")
 	f.token = os.Getenv("FIRN_TOKEN")
 	fs.Func("token", "", func(t string) error { f.token, f.tokenGiven = t, true; return nil })
@@ -263,10 +266,26 @@ func (f *remoteFlags) explicit(sf *backend.Options) (*remote, error) {
 	if f.server == "" {
 		return nil, f.unused(sf)
 	}
-	if r := sf.Registry; r.Store != "local" || r.DataDir != "" || r.DSN != "" || strings.Join(r.Endpoints, ",") != "" || r.Namespace != "" {
-		return nil, usagef("--server asks a running firn serve: store flags do not apply")
+	if name := f.storeFlag(); name != "" {
+		return nil, usagef("--server asks a running firn serve: --%s does not apply", name)
 	}
 	return newRemote(f.server, f.token, f.ca)
+}
+
+// storeFlag names a store flag given on the command line beside --server,
+// or "". Store settings from the file or the environment (a shell that
+// exports FIRN_REGISTRY_DSN for its servers) are not refused: --server
+// says to ask the server, and they are left unused.
+func (f *remoteFlags) storeFlag() (name string) {
+	f.fs.Visit(func(fl *flag.Flag) {
+		switch config.Setting(fl) {
+		case "registry.store", "registry.data_dir", "registry.dsn", "registry.endpoints", "registry.namespace":
+			if name == "" {
+				name = fl.Name
+			}
+		}
+	})
+	return name
 }
 
 // unused refuses --ca and --token when no server can be asked: neither

@@ -518,6 +518,15 @@ type fieldValue struct {
 	path string
 }
 
+// Setting returns the path of the setting a flag bound by Register sets
+// ("registry.dsn"), or "" for a flag of the command's own.
+func Setting(f *flag.Flag) string {
+	if v, ok := f.Value.(*fieldValue); ok {
+		return v.path
+	}
+	return ""
+}
+
 func (f *fieldValue) String() string {
 	if !f.v.IsValid() {
 		return ""
