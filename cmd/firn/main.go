@@ -1,6 +1,6 @@
 // Command firn issues, decodes and describes unique 64-bit IDs.
 //
-//	firn serve [--http ADDR] [flags]              serve IDs over HTTP
+//	firn serve [--http ADDR] [flags]              serve IDs over HTTP and gRPC
 //	firn next [-n N] [--layout NAME] [--node N]   print new IDs
 //	firn parse [layout flags] [--json] [ID...]    take IDs apart (or from stdin)
 //	firn parse --guess [--json] [ID...]           which presets an ID may belong to
@@ -41,7 +41,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"serve", "serve IDs over HTTP", serveUsage, runServe},
+		{"serve", "serve IDs over HTTP and gRPC", serveUsage, runServe},
 		{"config", "check or print firn serve's configuration", configUsage, runConfig},
 		{"next", "print new IDs, one per line", nextUsage, runNext},
 		{"parse", "take IDs apart: time, node fields, sequence (--guess: by every preset)", parseUsage, runParse},
