@@ -11,6 +11,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -401,7 +402,7 @@ func LoadFile(path string, doc []byte, environ []string) (*Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(doc))
 		dec.KnownFields(true)
 		if err := dec.Decode(&c); err != nil {
-			return nil, fmt.Errorf("config file: %s", yamlMessage(err))
+			return nil, fmt.Errorf("config file%s: %s", cmp.Or(" "+path, ""), yamlMessage(err))
 		}
 		if path != "" {
 			dir, err := filepath.Abs(filepath.Dir(path))
@@ -440,7 +441,10 @@ func yamlMessage(err error) string {
 	}
 	msgs := make([]string, len(te.Errors))
 	for i, m := range te.Errors {
-		m = unknownField.ReplaceAllString(m, `unknown setting "$1"`)
+		m = unknownField.ReplaceAllStringFunc(m, func(s string) string {
+			sub := unknownField.FindStringSubmatch(s)
+			return unknownSetting(sub[1], sub[2])
+		})
 		msgs[i] = wrongType.ReplaceAllStringFunc(m, func(s string) string {
 			sub := wrongType.FindStringSubmatch(s)
 			want := map[string]string{"int": "a whole number", "uint64": "a non-negative whole number", "bool": "true or false",
@@ -454,8 +458,49 @@ func yamlMessage(err error) string {
 	return strings.Join(msgs, "; ")
 }
 
+// unknownSetting says which setting key is not, in which section, and
+// the section's setting nearest to it, if one is a typo away.
+func unknownSetting(key, goType string) string {
+	sections := reflect.TypeOf(Config{})
+	for i := range sections.NumField() {
+		sec := sections.Field(i)
+		if sec.Type.String() != goType {
+			continue
+		}
+		msg := fmt.Sprintf("unknown setting %q in %s", key, sec.Tag.Get("yaml"))
+		for j := range sec.Type.NumField() {
+			if k := strings.Split(sec.Type.Field(j).Tag.Get("yaml"), ",")[0]; k != "" && editDistance(k, key) <= 2 {
+				return msg + fmt.Sprintf(" (did you mean %s?)", k)
+			}
+		}
+		return msg
+	}
+	return fmt.Sprintf("unknown setting %q", key)
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
 var (
-	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	unknownField = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
 	wrongType    = regexp.MustCompile("cannot unmarshal !!\\w+ `([^`]*)` into (\\S+)")
 )
 

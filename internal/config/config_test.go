@@ -331,7 +331,10 @@ func FuzzLoad(f *testing.F) {
 // line and the setting, never the decoder's Go types.
 func TestFileErrorsInTheConfigurationsWords(t *testing.T) {
 	for _, tt := range []struct{ doc, want string }{
-		{"http:\n  nosuch: 1\n", `line 2: unknown setting "nosuch"`},
+		{"http:\n  nosuch: 1\n", `line 2: unknown setting "nosuch" in http`},
+		{"http:\n  lisen: 127.0.0.1:1\n", `line 2: unknown setting "lisen" in http (did you mean listen?)`},
+		{"registry:\n  lease-ttl: 5s\n", `unknown setting "lease-ttl" in registry (did you mean lease_ttl?)`},
+		{"nosuch:\n  x: 1\n", `line 1: unknown setting "nosuch"`},
 		{"http:\n  max_batch: abc\n", `line 2: "abc": want a whole number`},
 		{"registry:\n  lease_ttl: ten\n", `line 2: "ten": want a duration such as 10s`},
 		{"registry:\n  start_ahead: maybe\n", `line 2: "maybe": want true or false`},
