@@ -23,12 +23,42 @@ type session struct {
 	timeout time.Duration // as the ensemble granted it
 	hook    atomic.Pointer[func(zk.Event)]
 	passes  *passes
+
+	mu     sync.Mutex
+	closed bool
+	nc     net.Conn // the connection the client dialed last
 }
 
-// close ends the session and its client's connection loop.
+// close ends the session and its client's connection loop. The client's
+// Close gives up on its close request when its queue is full (calls
+// queued while no server answered) and does not end a connection it is
+// still setting up: a connect answered after Close re-attached the
+// session, which then lived on, pinging, with its held/N. So the
+// connection is closed here too, and no other is dialed: the server
+// ends the session at its timeout, as after a crash.
 func (s *session) close() {
 	s.passes.stop()
 	s.conn.Close()
+	s.mu.Lock()
+	s.closed = true
+	nc := s.nc
+	s.mu.Unlock()
+	if nc != nil {
+		nc.Close()
+	}
+}
+
+// dialed records the client's new connection, or closes it if the
+// session was closed meanwhile.
+func (s *session) dialed(c net.Conn) (net.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return nil, net.ErrClosed
+	}
+	s.nc = c
+	return c, nil
 }
 
 // watch calls f for every session event from now on.
@@ -78,7 +108,7 @@ func (s *Store) open(ctx context.Context, timeout time.Duration) (*session, erro
 		if err != nil {
 			return nil, err
 		}
-		return &sniffConn{Conn: c, grant: sniff}, nil
+		return sess.dialed(&sniffConn{Conn: c, grant: sniff})
 	}
 	ready := make(chan struct{}, 1)
 	sess.watch(func(ev zk.Event) {
