@@ -27,10 +27,16 @@ const nodePoll = 150 * time.Millisecond
 // to the lease TTL otherwise. The process waits rather than exits, so a
 // supervisor's back-off (systemd, Kubernetes) does not stretch the time to
 // serve past the moment a node frees. After a lost lease (again) it tries
-// again whatever the error. Otherwise it returns the error, as it does
-// when ctx ends.
+// again whatever the error, and so it does once the store has answered
+// an attempt (a full pool, a held node): the store is then reachable and
+// configured, and a later error of its own — an etcd leader election's
+// "context deadline exceeded" from the server, a dropped connection — is
+// the store's trouble, not the configuration's, unless it says the
+// namespace cannot serve this process (permanent). Otherwise it returns
+// the error, as it does when ctx ends.
 func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowflake.Generator, error) {
 	b := newBackoff(cmp.Or(h.cfg.Lease.TTL, nodeid.DefaultTTL))
+	answered := false
 	for {
 		lease, g, err := h.once(ctx)
 		if err == nil {
@@ -38,9 +44,10 @@ func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowf
 			return lease, g, nil
 		}
 		why, wait := h.reason(err)
-		if ctx.Err() != nil || (!wait && !again) {
+		if ctx.Err() != nil || permanent(err) || (!wait && !again && !answered) {
 			return nil, nil, err
 		}
+		answered = answered || (wait && !errors.Is(err, context.DeadlineExceeded))
 		h.waiting(why)
 		d := b.next()
 		if freeSoon(err) {
@@ -117,6 +124,13 @@ func (h *Holder) reason(err error) (string, bool) {
 		return fmt.Sprintf("%s did not answer: %s; retrying", h.cfg.StoreName, err), true
 	}
 	return err.Error() + "; retrying", false
+}
+
+// permanent reports whether err says the namespace can never serve this
+// process as configured: waiting would only hide it.
+func permanent(err error) bool {
+	return errors.Is(err, nodeid.ErrLayoutMismatch) || errors.Is(err, nodeid.ErrNodeOutOfRange) ||
+		errors.Is(err, nodeid.ErrNodeReserved)
 }
 
 // freeSoon reports whether err is a node held by another (the pool full,
