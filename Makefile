@@ -1,6 +1,7 @@
 # firn — run `make help` for the targets.
 
 GO ?= go
+SHELL := /bin/bash
 COUNT ?= 6
 FUZZTIME ?= 10s
 
@@ -77,13 +78,15 @@ EVIDENCE ?= $(CURDIR)/evidence
 
 evidence: services ## the long run on every store (EVIDENCE_STORES), test and production builds: EVIDENCE/report.md
 	rm -rf $(EVIDENCE) && mkdir -p $(EVIDENCE)
-	@for s in $(EVIDENCE_STORES); do for b in test production; do \
+	@failed=""; for s in $(EVIDENCE_STORES); do for b in test production; do \
 	  echo "== $$s, $$b build"; \
 	  (cd test/cluster && FIRN_CHAOS=long FIRN_CHAOS_STORE=$$s FIRN_CHAOS_BUILD=$$b FIRN_EVIDENCE=$(EVIDENCE) \
-	    $(GO) test -count=1 -timeout 40m -v -run "TestChaos/^$$s\$$" .) || exit 1; \
-	done; done
-	cd test/cluster && $(GO) run ./cmd/firn-evidence $(EVIDENCE) > $(EVIDENCE)/report.md
-	@cat $(EVIDENCE)/report.md
+	    $(GO) test -count=1 -timeout 40m -v -run "TestChaos/^$$s\$$" .) 2>&1 | tee $(EVIDENCE)/$$s-$$b.log; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || failed="$$failed $$s/$$b"; \
+	done; done; \
+	(cd test/cluster && $(GO) run ./cmd/firn-evidence $(EVIDENCE)) > $(EVIDENCE)/report.md; \
+	cat $(EVIDENCE)/report.md; \
+	if [ -n "$$failed" ]; then echo "failed runs (their logs in $(EVIDENCE)):$$failed"; exit 1; fi
 
 race: test ## alias of test, which always runs with -race
 
