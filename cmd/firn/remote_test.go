@@ -43,6 +43,7 @@ func startBeside(t *testing.T, dir string, args ...string) string {
 // running firn serve, firn next and firn tag ask the server (found in the
 // directory), and refuse a layout or node other than the server's.
 func TestNextAndTagBesideARunningServer(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	base := startBeside(t, dir)
 	if b, err := os.ReadFile(filepath.Join(dir, backend.DiscoveryName)); err != nil || strings.Contains(string(b), "secret") || !strings.Contains(string(b), base) {
@@ -109,12 +110,13 @@ func TestNextAndTagBesideARunningServer(t *testing.T) {
 // no address (another firn next) is still reported as locked.
 func TestLockedByAnotherCommand(t *testing.T) {
 	dir := t.TempDir()
-	s, err := localstore.Open(dir)
+	s, err := localstore.Open(localstore.Config{Dir: dir, NodeDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, errOut, code := runCLI("next", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "locked") {
+	_, errOut, code := runCLI("next", "--data-dir", dir)
+	if code != 1 || !strings.Contains(errOut, "locked") {
 		t.Fatalf("exit %d, %s; want 1 naming the lock", code, errOut)
 	}
 }
@@ -122,6 +124,7 @@ func TestLockedByAnotherCommand(t *testing.T) {
 // TestConfigFileForTagAndNext: --config gives firn next and firn tag the
 // store and layout of firn serve's file, but not its node.
 func TestConfigFileForTagAndNext(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "firn.yaml")
 	doc := "registry:\n  data_dir: " + dir + "\n  node: \"7\"\nlayout:\n  preset: twitter\n"

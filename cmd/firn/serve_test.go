@@ -43,6 +43,7 @@ func freePort(t *testing.T) string { return servetest.Addr(t) }
 // HTTP, stops it, and starts it again on the same directory: the second
 // life's IDs follow the first's.
 func TestServe(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	if _, errOut, code := runCLI("tag", "create", "order", "--step", "10", "--data-dir", dir); code != 0 {
 		t.Fatal(errOut)

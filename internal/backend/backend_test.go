@@ -27,7 +27,9 @@ func options(r config.Registry, sg config.Segments) backend.Options {
 	if sg.Format == "" {
 		sg.Format = "leaf"
 	}
-	return backend.Options{Registry: r, Segments: sg}
+	// The node directory every data directory shares is the test's own,
+	// under its data directory.
+	return backend.Options{Registry: r, Segments: sg, StateHome: r.DataDir}
 }
 
 func ExampleNames() {

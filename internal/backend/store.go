@@ -29,7 +29,7 @@ func checkLocal(op *opener) error {
 	return nil
 }
 
-// openLocal opens the data directory.
+// openLocal opens the data directory, with the user's node directory.
 func openLocal(_ context.Context, op *opener) (*opened, error) {
 	dir, err := op.LocalDir()
 	if err != nil {
@@ -38,7 +38,11 @@ func openLocal(_ context.Context, op *opener) (*opened, error) {
 	if _, err := os.Stat(dir); op.MustExist && err != nil {
 		return nil, configf("data directory %s: %s: nothing to advance there (firn next and firn serve create it; --data-dir names another)", dir, errors.Unwrap(err))
 	}
-	s, err := localstore.Open(dir)
+	nodeDir, err := localstore.DefaultNodeDir(op.StateHome, op.Home)
+	if err != nil {
+		return nil, err
+	}
+	s, err := localstore.Open(localstore.Config{Dir: dir, NodeDir: nodeDir})
 	if err != nil {
 		return nil, err
 	}
