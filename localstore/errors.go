@@ -17,7 +17,7 @@ type LockedError struct {
 }
 
 func (e *LockedError) Error() string {
-	return fmt.Sprintf("localstore: data directory %s is locked by %s: stop it, or give this one another directory", e.Dir, holderName(e.PID))
+	return fmt.Sprintf("localstore: data directory %s is locked by %s", e.Dir, holderName(e.PID))
 }
 
 // Is makes errors.Is(err, ErrLocked) true.

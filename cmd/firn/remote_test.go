@@ -107,7 +107,8 @@ func TestNextAndTagBesideARunningServer(t *testing.T) {
 }
 
 // TestLockedByAnotherCommand: a directory locked by something that left
-// no address (another firn next) is still reported as locked.
+// no address (another firn next) is still reported as locked, with the
+// ways out.
 func TestLockedByAnotherCommand(t *testing.T) {
 	dir := t.TempDir()
 	s, err := localstore.Open(localstore.Config{Dir: dir, NodeDir: t.TempDir()})
@@ -118,6 +119,12 @@ func TestLockedByAnotherCommand(t *testing.T) {
 	_, errOut, code := runCLI("next", "--data-dir", dir)
 	if code != 1 || !strings.Contains(errOut, "locked") {
 		t.Fatalf("exit %d, %s; want 1 naming the lock", code, errOut)
+	}
+	// Another directory is no way out: every directory shares the nodes.
+	for _, want := range []string{"stop it", "--server URL", "--store etcd"} {
+		if !strings.Contains(errOut, want) || strings.Contains(errOut, "another directory") {
+			t.Errorf("locked data directory: %q does not say %q, or advises another directory", errOut, want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path"
@@ -43,6 +44,11 @@ func openLocal(_ context.Context, op *opener) (*opened, error) {
 		return nil, err
 	}
 	s, err := localstore.Open(localstore.Config{Dir: dir, NodeDir: nodeDir})
+	if errors.Is(err, localstore.ErrLocked) {
+		// Another directory would not help: the node directory is shared.
+		return nil, fmt.Errorf("%w: stop it, or ask it for IDs (firn next and firn tag find a firn serve there on their own, "+
+			"or name one with --server URL); several servers share a registry (--store etcd, postgres, mysql or zookeeper)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
