@@ -19,6 +19,17 @@ func DefaultDir(xdgStateHome, home string) (string, error) {
 	return filepath.Join(home, ".local", "state", "firn"), nil
 }
 
+// DefaultNodeDir returns the node directory every data directory of the
+// user shares (Config.NodeDir), given the same values as DefaultDir:
+// nodes/ in the default data directory.
+func DefaultNodeDir(xdgStateHome, home string) (string, error) {
+	dir, err := DefaultDir(xdgStateHome, home)
+	if err != nil {
+		return "", errors.New("localstore: no home directory for the node directory every data directory shares: set XDG_STATE_HOME or HOME")
+	}
+	return filepath.Join(dir, "nodes"), nil
+}
+
 // writeFile replaces path with data durably: a temporary file, fsync,
 // rename over path, fsync of the directory.
 func writeFile(path string, data []byte) error {

@@ -1,11 +1,16 @@
 // Package localstore keeps firn's single-machine state in a data
 // directory: node HWMs, written durably ahead of use, and the layout's
 // fingerprint. An OS file lock keeps a second process off the directory,
-// so two processes on one machine never share a node. Store.Segments keeps
+// and a claim of a node holds that node's OS lock in a node directory
+// that every data directory of the user shares (Config.NodeDir), where
+// the node's HWM is written too: Stores given one node directory never
+// share a node, whichever data directories they use, and each claim
+// starts past every HWM any of them wrote. Store.Segments keeps
 // segment mode's counters in the same directory, one file replaced and
 // fsynced before each range is handed out.
 //
 // The default directory is fixed per user — $XDG_STATE_HOME/firn, or
 // ~/.local/state/firn — never relative to the working directory, so
-// commands started from different places share one lock.
+// commands started from different places share one lock; its nodes/
+// subdirectory is the default node directory.
 package localstore

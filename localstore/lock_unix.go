@@ -5,29 +5,31 @@ package localstore
 import (
 	"errors"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 )
 
-// lockDir takes an exclusive, non-blocking OS lock on dir/lock and writes
-// this process's ID into it. The lock ends with the process.
-func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(dir+"/lock", os.O_RDWR|os.O_CREATE, 0o600)
+// tryLock takes an exclusive, non-blocking OS lock on path, creating it,
+// and writes holder into it. The lock ends when the file is closed or the
+// process ends, however it ends. A lock held elsewhere gives busy, with
+// what its holder wrote, lines trimmed.
+func tryLock(path, holder string) (f *os.File, busy bool, heldBy []string, err error) {
+	f, err = os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, err
+		return nil, false, nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		pid, _ := os.ReadFile(dir + "/lock")
+		b, _ := os.ReadFile(path)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockedError{Dir: dir, PID: strings.TrimSpace(string(pid))}
+			return nil, true, strings.Split(strings.TrimSpace(string(b)), "\n"), nil
 		}
-		return nil, err
+		return nil, false, nil, err
 	}
-	// The PID only names the holder in another process's error message.
+	// What is written only names the holder in another process's error
+	// message; the lock itself is the OS's.
 	if err := f.Truncate(0); err == nil {
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt([]byte(holder), 0)
 	}
-	return f, nil
+	return f, false, nil, nil
 }

@@ -17,18 +17,23 @@ import (
 	"github.com/firn-id/firn/nodeid"
 )
 
-// Store is a data directory opened and locked by this process, so no
-// other process can hold its nodes. Its claims expire by time as in the
-// shared stores: a claim not renewed within its TTL is free again (a TTL
-// of 0 never expires), so a process whose lease was lost, say to a disk
-// that refused the HWM, can claim its node again. It implements
+// Store is a data directory opened and locked by this process. A claim of
+// node N also holds node N's lock in the node directory that every data
+// directory of the user shares (Config.NodeDir), so no two Stores — in
+// one process or two, on one directory or two — hold a node at once, and
+// every claim starts past every HWM any of them wrote for it. Its claims
+// expire by time as in the shared stores: a claim not renewed within its
+// TTL is lost (a TTL of 0 never expires), so a process whose lease was
+// lost, say to a disk that refused the HWM, can claim its node again; the
+// node's lock stays with the Store until Release or Close. It implements
 // nodeid.Store.
 type Store struct {
-	dir  string
-	lock *os.File
+	dir, nodeDir string
+	lock         *os.File
 
 	mu     sync.Mutex
-	held   map[uint64]claim // node -> its live claim
+	held   map[uint64]claim    // node -> its live claim
+	nodes  map[uint64]*os.File // node -> its lock: every node of held, and those whose claim expired unreleased
 	closed bool
 }
 
@@ -55,31 +60,66 @@ func (s *Store) live(node uint64) (claim, bool) {
 	return c, ok
 }
 
-// Open creates dir if needed (mode 0700), locks it, and returns the store.
-// A directory locked by another process, or by another Open in this one,
-// gives a *LockedError.
-func Open(dir string) (*Store, error) {
-	if dir == "" {
+// Config says where a Store keeps its state. Both directories are
+// required, absolute or made so against the working directory, and
+// created (mode 0700) if missing.
+type Config struct {
+	// Dir is the data directory: its lock, the layout, a copy of each
+	// node's HWM, and the segment counters.
+	Dir string
+	// NodeDir is the node directory, one for every data directory of the
+	// user on the machine (DefaultNodeDir: nodes/ in the default data
+	// directory): node-N.lock, the OS lock a claim of node N holds, and
+	// node-N.hwm, node N's HWM whichever data directory wrote it. Stores
+	// with one NodeDir never hold one node at once; Stores with two (two
+	// users, two values of XDG_STATE_HOME) cannot see each other, like
+	// two static nodes. There is no default: a Store whose nodes were its
+	// own would hand out node 0 beside every other directory's.
+	NodeDir string
+}
+
+// Open creates the directories if needed, locks the data directory, and
+// returns the store. A data directory locked by another process, or by
+// another Open in this one, gives a *LockedError.
+func Open(cfg Config) (*Store, error) {
+	if cfg.Dir == "" {
 		return nil, errors.New("localstore: no data directory")
 	}
-	dir, err := filepath.Abs(dir)
+	if cfg.NodeDir == "" {
+		return nil, errors.New("localstore: no node directory (Config.NodeDir; DefaultNodeDir gives the user's)")
+	}
+	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("open data directory: %w", err)
+	}
+	nodeDir, err := filepath.Abs(cfg.NodeDir)
+	if err != nil {
+		return nil, fmt.Errorf("open node directory: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "nodes"), 0o700); err != nil {
 		return nil, fmt.Errorf("open data directory: %w", err)
 	}
-	lock, err := lockDir(dir)
-	if err != nil {
-		return nil, err
+	if err := os.MkdirAll(nodeDir, 0o700); err != nil {
+		return nil, fmt.Errorf("open node directory: %w", err)
 	}
-	return &Store{dir: dir, lock: lock, held: map[uint64]claim{}}, nil
+	lock, busy, heldBy, err := tryLock(filepath.Join(dir, "lock"), strconv.Itoa(os.Getpid())+"\n")
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("lock data directory: %w", err)
+	case busy:
+		return nil, &LockedError{Dir: dir, PID: heldBy[0]}
+	}
+	return &Store{dir: dir, nodeDir: nodeDir, lock: lock, held: map[uint64]claim{}, nodes: map[uint64]*os.File{}}, nil
 }
 
 // Dir returns the data directory's absolute path.
 func (s *Store) Dir() string { return s.dir }
 
-// Close releases the lock. Claims still held end with it.
+// NodeDir returns the node directory's absolute path.
+func (s *Store) NodeDir() string { return s.nodeDir }
+
+// Close releases the locks, the data directory's and every node's.
+// Claims still held end with it.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -87,6 +127,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	for node := range s.nodes {
+		s.unlockNode(node)
+	}
 	return s.lock.Close()
 }
 
@@ -111,8 +154,11 @@ func (s *Store) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Claim,
 	if err != nil {
 		return nodeid.Claim{}, err
 	}
+	// Read under the node's lock: no other Store can raise either HWM
+	// between this read and the claim.
 	hwm, err := s.readHWM(node)
 	if err != nil {
+		s.unlockNode(node)
 		return nodeid.Claim{}, err
 	}
 	token := newToken()
@@ -120,19 +166,37 @@ func (s *Store) Claim(_ context.Context, req nodeid.ClaimRequest) (nodeid.Claim,
 	return nodeid.Claim{Node: node, Token: token, HWM: hwm, TTL: req.TTL}, nil
 }
 
+// pick takes the lock of req.Node, or with req.AnyNode of the lowest
+// node of the pool whose lock is free. The pool is the layout's node
+// values, so no node past its node bits is ever taken.
 func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 	if !req.AnyNode {
 		if _, ok := s.live(req.Node); ok {
 			return 0, &nodeid.ConflictError{Node: req.Node}
 		}
-		return req.Node, nil
+		return req.Node, s.lockNode(req.Node)
 	}
+	held := 0
 	for node := uint64(0); node < req.Pool; node++ {
-		if _, ok := s.live(node); !ok && !slices.Contains(req.Reserved, node) {
-			return node, nil
+		if slices.Contains(req.Reserved, node) {
+			continue
 		}
+		if _, ok := s.live(node); ok {
+			held++
+			continue
+		}
+		err := s.lockNode(node)
+		var nh *NodeHeldError
+		switch {
+		case err == nil:
+			return node, nil
+		case !errors.As(err, &nh):
+			return 0, err
+		}
+		held++
 	}
-	return 0, &nodeid.PoolFullError{Pool: req.Pool, Held: len(s.held), Reserved: len(req.Reserved)}
+	return 0, fmt.Errorf("%w: every other node's lock in %s is held by a process of this user: stop one, or ask a running "+
+		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}, s.nodeDir)
 }
 
 // checkLayout records the layout on first use and refuses another.
@@ -168,38 +232,6 @@ func (s *Store) readLayout() (l nodeid.LayoutID, ok bool, err error) {
 	return l, true, nil
 }
 
-func (s *Store) hwmPath(node uint64) string {
-	return filepath.Join(s.dir, "nodes", strconv.FormatUint(node, 10)+".hwm")
-}
-
-func (s *Store) readHWM(node uint64) (int64, error) {
-	b, err := os.ReadFile(s.hwmPath(node))
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read HWM of node %d: %w", node, err)
-	}
-	hwm, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("read HWM of node %d: %s is corrupt: %q", node, s.hwmPath(node), b)
-	}
-	return hwm, nil
-}
-
-// raise writes hwm for node if it is above the stored value, durably, and
-// returns the stored value after.
-func (s *Store) raise(node uint64, hwm int64) (int64, error) {
-	cur, err := s.readHWM(node)
-	if err != nil || hwm <= cur {
-		return cur, err
-	}
-	if err := writeFile(s.hwmPath(node), []byte(strconv.FormatInt(hwm, 10)+"\n")); err != nil {
-		return cur, fmt.Errorf("write HWM of node %d: %w", node, err)
-	}
-	return hwm, nil
-}
-
 // Renew implements nodeid.Store: the claim lives with the lock, so only
 // the HWM is written.
 func (s *Store) Renew(_ context.Context, c nodeid.Claim, hwm int64) (int64, error) {
@@ -218,19 +250,23 @@ func (s *Store) Renew(_ context.Context, c nodeid.Claim, hwm int64) (int64, erro
 	return stored, err
 }
 
-// Release implements nodeid.Store.
+// Release implements nodeid.Store: the node's lock goes with the claim,
+// or with a claim that expired unreleased.
 func (s *Store) Release(_ context.Context, c nodeid.Claim) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if h, ok := s.held[c.Node]; ok && h.token == c.Token {
-		delete(s.held, c.Node)
+	h, ok := s.held[c.Node]
+	if ok && h.token != c.Token {
+		return nil
 	}
+	delete(s.held, c.Node)
+	s.unlockNode(c.Node)
 	return nil
 }
 
-// Advance implements nodeid.Store. Only this Store can hold the
-// directory's nodes (the lock keeps other processes out), so a node is
-// held while one of its claims is.
+// Advance implements nodeid.Store. It holds the node's lock while it
+// writes, so a node another Store holds is refused as one of this Store's
+// claims is.
 func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -254,6 +290,13 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 	if _, ok := s.live(req.Node); ok {
 		return 0, &nodeid.ConflictError{Node: req.Node}
 	}
+	if _, ours := s.nodes[req.Node]; ours {
+		return s.raise(req.Node, req.HWM)
+	}
+	if err := s.lockNode(req.Node); err != nil {
+		return 0, err
+	}
+	defer s.unlockNode(req.Node)
 	return s.raise(req.Node, req.HWM)
 }
 

@@ -16,11 +16,22 @@ import (
 	"github.com/firn-id/firn/nodeid/nodeidtest"
 )
 
+// config is dir with the node directory a default data directory has:
+// its own nodes/.
+func config(dir string) localstore.Config {
+	return localstore.Config{Dir: dir, NodeDir: filepath.Join(dir, "nodes")}
+}
+
 func open(t *testing.T, dir string) *localstore.Store {
 	t.Helper()
-	s, err := localstore.Open(dir)
+	return openConfig(t, config(dir))
+}
+
+func openConfig(t *testing.T, cfg localstore.Config) *localstore.Store {
+	t.Helper()
+	s, err := localstore.Open(cfg)
 	if err != nil {
-		t.Fatalf("Open(%s): %v", dir, err)
+		t.Fatalf("Open(%+v): %v", cfg, err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -34,7 +45,7 @@ func TestConformance(t *testing.T) {
 func TestSecondOpenIsLocked(t *testing.T) {
 	dir := t.TempDir()
 	open(t, dir)
-	_, err := localstore.Open(dir)
+	_, err := localstore.Open(config(dir))
 	var le *localstore.LockedError
 	if !errors.As(err, &le) || !errors.Is(err, localstore.ErrLocked) {
 		t.Fatalf("second Open: %v, want *LockedError", err)
@@ -47,7 +58,7 @@ func TestSecondOpenIsLocked(t *testing.T) {
 // TestLockAcrossProcesses holds the lock in a child process.
 func TestLockAcrossProcesses(t *testing.T) {
 	if dir := os.Getenv("FIRN_LOCALSTORE_HOLD"); dir != "" {
-		s, err := localstore.Open(dir)
+		s, err := localstore.Open(config(dir))
 		if err != nil {
 			os.Stdout.WriteString("error " + err.Error() + "\n")
 			os.Exit(1)
@@ -70,7 +81,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 	if line != "locked\n" {
 		t.Fatalf("child: %q", line)
 	}
-	_, err := localstore.Open(dir)
+	_, err := localstore.Open(config(dir))
 	var le *localstore.LockedError
 	if !errors.As(err, &le) || le.PID != strconv.Itoa(cmd.Process.Pid) {
 		t.Fatalf("Open while a child holds the lock: %v, want *LockedError naming PID %d", err, cmd.Process.Pid)
@@ -82,7 +93,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 
 func TestHWMSurvivesReopen(t *testing.T) {
 	dir := t.TempDir()
-	s, err := localstore.Open(dir)
+	s, err := localstore.Open(config(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,6 +148,7 @@ func TestSettingsReachEveryCommand(t *testing.T) {
 // environment is the server's own node: firn next takes the lowest free
 // node beside it, while --node on its command line is its own.
 func TestServersNodeStaysWithTheServer(t *testing.T) {
+	ownNodes(t)
 	node := func(t *testing.T, extra ...string) string {
 		t.Helper()
 		out, errOut, code := runCLI(append([]string{"next", "--data-dir", t.TempDir()}, extra...)...)

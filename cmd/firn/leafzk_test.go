@@ -193,7 +193,7 @@ func TestMigrateLeafZooKeeperRefusals(t *testing.T) {
 		{"a Leaf flag elsewhere", []string{"--from", "leaf", "--dsn", "root@tcp(127.0.0.1:1)/x", "--leaf-name", "x"}, "--leaf-endpoints is not for --from leaf"},
 		{"a bad server", []string{"--leaf-name", "x", "--leaf-endpoints", "zk1"}, "--leaf-endpoints zk1: server address"},
 		{"--apply on the local store", []string{"--leaf-name", "x", "--apply", "--data-dir", dir},
-			`local data directory keeps no reservation of its own: the reserved node IDs would live in configuration only`},
+			`local data directory ` + dir + ` keeps no reservation of its own: the reserved node IDs would live in configuration only`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

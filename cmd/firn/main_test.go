@@ -24,6 +24,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// ownNodes gives the test a node directory of its own (through
+// XDG_STATE_HOME): every data directory of the package's tests otherwise
+// shares one, and a test counting on node 0, or on its directory's node
+// starting where its last run left it, would meet the nodes and HWMs of
+// tests before it.
+func ownNodes(t *testing.T) { t.Setenv("XDG_STATE_HOME", t.TempDir()) }
+
 func runCLI(args ...string) (stdout, stderr string, code int) {
 	var out, errOut bytes.Buffer
 	code = run(args, &out, &errOut)
@@ -223,6 +230,7 @@ func TestNextRefusesAnotherLayoutInOneDirectory(t *testing.T) {
 }
 
 func TestAdminAdvanceMovesNextRunPastTheRestore(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	first, errOut, code := runCLI("next", "--data-dir", dir)
 	if code != 0 {

@@ -22,7 +22,9 @@ var nextUsage = `Usage: firn next [-n N] [--format F] [--node N|derived] [store 
 Prints N new IDs, one per line, from a generator for one node. The node's
 high-water mark (HWM) lives in the store, written ahead of use, so a later
 run — even with the clock set back — never repeats an ID. The local store
-is a data directory, locked while firn runs; every store records the
+is a data directory, locked while firn runs; its node is locked too, in
+the node directory every data directory of the user shares, so two runs
+at once on two directories take two nodes. Every store records the
 layout, and a run with another layout in the same namespace is refused.
 
 With a shared registry (etcd, postgres, mysql: by flag, variable or the

@@ -43,6 +43,7 @@ func startBeside(t *testing.T, dir string, args ...string) string {
 // running firn serve, firn next and firn tag ask the server (found in the
 // directory), and refuse a layout or node other than the server's.
 func TestNextAndTagBesideARunningServer(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	base := startBeside(t, dir)
 	if b, err := os.ReadFile(filepath.Join(dir, backend.DiscoveryName)); err != nil || strings.Contains(string(b), "secret") || !strings.Contains(string(b), base) {
@@ -106,22 +107,31 @@ func TestNextAndTagBesideARunningServer(t *testing.T) {
 }
 
 // TestLockedByAnotherCommand: a directory locked by something that left
-// no address (another firn next) is still reported as locked.
+// no address (another firn next) is still reported as locked, with the
+// ways out.
 func TestLockedByAnotherCommand(t *testing.T) {
 	dir := t.TempDir()
-	s, err := localstore.Open(dir)
+	s, err := localstore.Open(localstore.Config{Dir: dir, NodeDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, errOut, code := runCLI("next", "--data-dir", dir); code != 1 || !strings.Contains(errOut, "locked") {
+	_, errOut, code := runCLI("next", "--data-dir", dir)
+	if code != 1 || !strings.Contains(errOut, "locked") {
 		t.Fatalf("exit %d, %s; want 1 naming the lock", code, errOut)
+	}
+	// Another directory is no way out: every directory shares the nodes.
+	for _, want := range []string{"stop it", "--server URL", "--store etcd"} {
+		if !strings.Contains(errOut, want) || strings.Contains(errOut, "another directory") {
+			t.Errorf("locked data directory: %q does not say %q, or advises another directory", errOut, want)
+		}
 	}
 }
 
 // TestConfigFileForTagAndNext: --config gives firn next and firn tag the
 // store and layout of firn serve's file, but not its node.
 func TestConfigFileForTagAndNext(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "firn.yaml")
 	doc := "registry:\n  data_dir: " + dir + "\n  node: \"7\"\nlayout:\n  preset: twitter\n"

@@ -43,6 +43,7 @@ func freePort(t *testing.T) string { return servetest.Addr(t) }
 // HTTP, stops it, and starts it again on the same directory: the second
 // life's IDs follow the first's.
 func TestServe(t *testing.T) {
+	ownNodes(t)
 	dir := t.TempDir()
 	if _, errOut, code := runCLI("tag", "create", "order", "--step", "10", "--data-dir", dir); code != 0 {
 		t.Fatal(errOut)
@@ -378,7 +379,7 @@ func TestServeOffLoopbackLocalSegments(t *testing.T) {
 }
 
 // TestServeAsADaemon: the version on /healthz and in the metrics, the
-// start-up log naming store, node and layout, and SIGHUP logged and
+// start-up log naming store (the data directory's path), node and layout, and SIGHUP logged and
 // ignored, the server still serving.
 func TestServeAsADaemon(t *testing.T) {
 	var logs syncBuffer
@@ -412,7 +413,7 @@ func TestServeAsADaemon(t *testing.T) {
 	}
 	waitReady(t, base, done)
 	start := logs.String()
-	for _, want := range []string{`"msg":"serving"`, `"store":"local data directory"`, `"node":0`, `"layout":"firn`, `"version":"firn `} {
+	for _, want := range []string{`"msg":"serving"`, `"store":"local data directory ` + dir + `"`, `"node":0`, `"layout":"firn`, `"version":"firn `} {
 		if !strings.Contains(start, want) {
 			t.Errorf("start-up log lacks %s:\n%s", want, start)
 		}

@@ -129,11 +129,15 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Describe names the store for messages.
+// Describe names the store for messages: the local store by its data
+// directory's path, where its state lives.
 func (o Options) Describe() string {
 	ns := o.Registry.Namespace
 	switch {
 	case o.Registry.Store == "local":
+		if dir, err := o.LocalDir(); err == nil {
+			return "local data directory " + dir
+		}
 		return "local data directory"
 	case ns == "" && o.Registry.Store == "etcd":
 		ns = "/firn/default/"

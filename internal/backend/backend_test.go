@@ -27,7 +27,9 @@ func options(r config.Registry, sg config.Segments) backend.Options {
 	if sg.Format == "" {
 		sg.Format = "leaf"
 	}
-	return backend.Options{Registry: r, Segments: sg}
+	// The node directory every data directory shares is the test's own,
+	// under its data directory.
+	return backend.Options{Registry: r, Segments: sg, StateHome: r.DataDir}
 }
 
 func ExampleNames() {
@@ -226,7 +228,8 @@ func TestDescribe(t *testing.T) {
 		r    config.Registry
 		want string
 	}{
-		{name: "local", r: config.Registry{Store: "local", Namespace: "x"}, want: "local data directory"},
+		{name: "local, no home to find it", r: config.Registry{Store: "local", Namespace: "x"}, want: "local data directory"},
+		{name: "local, where its state lives", r: config.Registry{Store: "local", DataDir: "/srv/firn"}, want: "local data directory /srv/firn"},
 		{name: "etcd default", r: config.Registry{Store: "etcd"}, want: `etcd namespace "/firn/default/"`},
 		{name: "sql default", r: config.Registry{Store: "mysql"}, want: `mysql namespace "default"`},
 		{name: "named", r: config.Registry{Store: "postgres", Namespace: "orders"}, want: `postgres namespace "orders"`},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path"
@@ -29,7 +30,7 @@ func checkLocal(op *opener) error {
 	return nil
 }
 
-// openLocal opens the data directory.
+// openLocal opens the data directory, with the user's node directory.
 func openLocal(_ context.Context, op *opener) (*opened, error) {
 	dir, err := op.LocalDir()
 	if err != nil {
@@ -38,7 +39,16 @@ func openLocal(_ context.Context, op *opener) (*opened, error) {
 	if _, err := os.Stat(dir); op.MustExist && err != nil {
 		return nil, configf("data directory %s: %s: nothing to advance there (firn next and firn serve create it; --data-dir names another)", dir, errors.Unwrap(err))
 	}
-	s, err := localstore.Open(dir)
+	nodeDir, err := localstore.DefaultNodeDir(op.StateHome, op.Home)
+	if err != nil {
+		return nil, err
+	}
+	s, err := localstore.Open(localstore.Config{Dir: dir, NodeDir: nodeDir})
+	if errors.Is(err, localstore.ErrLocked) {
+		// Another directory would not help: the node directory is shared.
+		return nil, fmt.Errorf("%w: stop it, or ask it for IDs (firn next and firn tag find a firn serve there on their own, "+
+			"or name one with --server URL); several servers share a registry (--store etcd, postgres, mysql or zookeeper)", err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -330,9 +330,8 @@ const (
 
 // CheckDataDir refuses a data directory that is not an absolute path, or
 // one given with another store than local: the one rule every command
-// applies. A relative one would name another directory — other HWMs,
-// another lock — from another working directory, and two processes on
-// one machine would both take node 0. With etcd or SQL nothing is kept
+// applies. A relative one would name another directory — another lock,
+// other segment counters — from another working directory. With etcd or SQL nothing is kept
 // there, and a command given the directory a server was started with
 // would open a local store of its own beside that server's registry.
 // Empty is the user's default, which is absolute.
@@ -343,7 +342,7 @@ func CheckDataDir(store, dir string) error {
 	case store != "local":
 		return fmt.Errorf("%q: only the local store keeps a data directory; with store %s nothing is kept there: remove it (firn next and firn tag reach a running server with --server URL)", dir, store)
 	case !filepath.IsAbs(dir):
-		return fmt.Errorf("%q is relative: give an absolute path, such as /var/lib/firn (a relative one is another directory, with other HWMs and another lock, from elsewhere)", dir)
+		return fmt.Errorf("%q is relative: give an absolute path, such as /var/lib/firn (a relative one is another directory, with another lock and other segment counters, from elsewhere)", dir)
 	}
 	return nil
 }
