@@ -162,7 +162,8 @@ func start(t testing.TB, n int, extra []string) *Ensemble {
 			"clientPortAddress=127.0.0.1",
 			// The admin server would otherwise take *:8080, firn's port.
 			"admin.enableServer=false",
-			"4lw.commands.whitelist=ruok",
+			// srvr tells a member's mode (leader, follower, standalone).
+			"4lw.commands.whitelist=ruok,srvr",
 			"maxClientCnxns=0",
 		}
 		cfg = append(cfg, extra...)
@@ -236,17 +237,62 @@ func (m *Member) Restart() error {
 	return nil
 }
 
-// waitReady waits until the server answers "ruok" with "imok" and serves
-// clients (a quorum member answers only once it has a leader).
+// waitReady waits until the member serves clients: "srvr" names its
+// mode (leader, follower or standalone). A quorum member answers "ruok"
+// as soon as its process runs, but serves only once it has a leader.
 func (m *Member) waitReady(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
-		if fourLetter(m.Addr, "ruok") == "imok" {
+		if m.Mode() != "" {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("zktest: ZooKeeper at %s did not answer within %s", m.Addr, limit)
+	return fmt.Errorf("zktest: ZooKeeper at %s did not serve within %s", m.Addr, limit)
+}
+
+// WaitReady waits until the member serves clients, as after Restart.
+func (m *Member) WaitReady(limit time.Duration) error { return m.waitReady(limit) }
+
+// Mode is what the member's "srvr" says it is: "leader", "follower" or
+// "standalone"; empty while it serves no clients (no leader yet, or the
+// process is down).
+func (m *Member) Mode() string {
+	for line := range strings.SplitSeq(fourLetter(m.Addr, "srvr"), "\n") {
+		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(mode)
+		}
+	}
+	return ""
+}
+
+// Leader returns the member whose "srvr" says it leads.
+func (e *Ensemble) Leader() (*Member, error) {
+	for _, m := range e.members {
+		if m.Mode() == "leader" {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("zktest: no member of %v says it leads", e.Servers())
+}
+
+// WaitServing waits until every member serves clients and one leads.
+func (e *Ensemble) WaitServing(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for _, m := range e.members {
+		if err := m.waitReady(time.Until(deadline)); err != nil {
+			return err
+		}
+	}
+	if len(e.members) == 1 {
+		return nil
+	}
+	for {
+		if _, err := e.Leader(); err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func fileExists(p string) bool {
