@@ -59,7 +59,7 @@ old-go: ## vet and test (-short, no -race) the root module with the toolchain of
 	GOTOOLCHAIN=go$(GO_FLOOR) $(GO) vet ./...
 	GOTOOLCHAIN=go$(GO_FLOOR) $(GO) test -short -count=1 ./...
 
-# STORE=etcd, postgres or mysql runs one node store's fault run alone.
+# STORE=etcd, postgres, mysql or zookeeper runs one node store's fault run alone.
 CHAOS_RUN = $(if $(STORE),-run 'TestChaos/^$(STORE)$$',)
 
 chaos-short: ## the fault harness's short run on every node store in turn (safety only, >= 2 million IDs on etcd, >= 1 million on the others; STORE=NAME: one): its own step of make test
@@ -73,7 +73,7 @@ chaos: ## the client against three firn serve (COUNT runs), then the fault harne
 # build, recording store operations for the linearizability check, and
 # the production build, IDs only. EVIDENCE receives each run's section,
 # its gzipped histories and report.md (never committed).
-EVIDENCE_STORES ?= etcd postgres mysql
+EVIDENCE_STORES ?= etcd postgres mysql zookeeper
 EVIDENCE ?= $(CURDIR)/evidence
 
 evidence: services ## the long run on every store (EVIDENCE_STORES), test and production builds: EVIDENCE/report.md

@@ -154,7 +154,7 @@ func run(t *testing.T, pl plan, store string, bins cluster.Bins) {
 		}
 	}
 	if pl.goals {
-		assertGoals(t, results)
+		assertGoals(t, store, results)
 	}
 }
 
