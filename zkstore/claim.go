@@ -130,12 +130,6 @@ func (s *Store) finish(c *claim) {
 	c.close()
 }
 
-func (c *claim) isLost() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lost
-}
-
 // live reports whether the claim is neither lost nor past its expiry. The
 // watchdog's timer can fire late (a starved machine): the clock, not the
 // timer, says when the lease ended.
@@ -189,18 +183,20 @@ func (s *Store) Renew(ctx context.Context, nc nodeid.Claim, hwm int64) (int64, e
 	defer cancel()
 	sent := time.Now()
 	stored, err := s.extend(ctx, c, hwm)
+	// ErrLeaseLost is a refusal: the store wrote nothing. extend answers
+	// it only so; a write that landed, or may have, before the lease
+	// ended is reported as such, and the lease ends all the same (the
+	// next Renew finds it lost).
 	switch {
 	case errors.Is(err, nodeid.ErrLeaseLost):
 		s.lose(c)
 		return 0, err
-	case err != nil && c.isLost():
-		return 0, nodeid.ErrLeaseLost
 	case err != nil:
 		return 0, err
 	}
 	if c.conn.SessionID() != c.id || !c.renewed(sent) {
 		s.lose(c)
-		return 0, nodeid.ErrLeaseLost
+		return 0, s.fail(fmt.Sprintf("renew node %d", c.node), fmt.Errorf("%w: the HWM is %d", ErrLateWrite, stored))
 	}
 	return stored, nil
 }
@@ -237,8 +233,15 @@ func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) 
 			return 0, s.fail(op, rerr)
 		case rerr != nil:
 			return 0, s.fail(op, fmt.Errorf("%w: %w; then: %w", ErrOutcomeUnknown, err, rerr))
-		case !owned:
+		case !owned && (definite(err) || st.hwm < hwm):
+			// The Multi failed whole, or did not land: the HWM never
+			// goes down, and with the claim gone it cannot land later
+			// (owner/N's version or the expired session fences it).
 			return 0, nodeid.ErrLeaseLost
+		case !owned:
+			// The claim is gone and the HWM at the target: by this
+			// Multi before the claim ended, or by a later owner.
+			return 0, s.fail(op, fmt.Errorf("%w: the claim ended, and the HWM is %d, at or past %d: %w", ErrOutcomeUnknown, st.hwm, hwm, err))
 		case st.hwmStat == nil:
 			return 0, s.fail(op, errors.New("HWM znode missing under a held node"))
 		}

@@ -34,7 +34,10 @@
 // up to about the TTL plus one tickTime. A session that expires, or that the client replaces by
 // a new one, is a lost lease at once: nothing is carried over to the new
 // session. A write whose answer was lost is re-read after a Sync before
-// anything is decided on it.
+// anything is decided on it. Renew answers nodeid.ErrLeaseLost, which
+// says nothing was written, only when its write did not land; one that
+// landed after the lease ended is ErrLateWrite, one that may have landed
+// ErrOutcomeUnknown.
 //
 // With Config.Digest every znode the store creates under the namespace
 // carries an ACL of that identity alone; without it anyone who reaches

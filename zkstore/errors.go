@@ -18,6 +18,13 @@ var (
 	// confirmed.
 	ErrOutcomeUnknown = errors.New("zkstore: outcome of a write unknown")
 
+	// ErrLateWrite is returned by Store.Renew when its extension landed
+	// but the lease had ended by the time the answer came (the watchdog
+	// closed the session, or the session expired, meanwhile): the stored
+	// HWM was raised, yet the lease is not renewed and never revives. It
+	// is not nodeid.ErrLeaseLost, which says the store wrote nothing.
+	ErrLateWrite = errors.New("zkstore: extension landed after the lease ended")
+
 	// ErrNamespace is returned by New for a namespace that is not one
 	// clean absolute ZooKeeper path below the root.
 	ErrNamespace = errors.New("zkstore: invalid namespace")
