@@ -47,7 +47,11 @@ var storeKinds = regexp.MustCompile(`--store KIND\s+([a-z, ]+):`)
 func StoreKinds(bin string) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, _ := exec.CommandContext(ctx, bin, "serve", "--help").CombinedOutput()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--help")
+	// firn refuses a FIRN_ variable it does not know, such as the
+	// harness's own FIRN_CHAOS.
+	cmd.Env = environ()
+	out, _ := cmd.CombinedOutput()
 	m := storeKinds.FindSubmatch(out)
 	if m == nil {
 		return nil, fmt.Errorf("%s serve --help lists no --store kinds:\n%s", bin, out)
