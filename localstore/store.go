@@ -244,6 +244,15 @@ func (s *Store) Renew(_ context.Context, c nodeid.Claim, hwm int64) (int64, erro
 		return 0, nodeid.ErrLeaseLost
 	}
 	stored, err := s.raise(c.Node, hwm)
+	// Checked after the write: while node-N.lock is the file this Store
+	// locked, no other Store can have locked the node, and one that does
+	// later reads this write. Once it is not, another Store may have read
+	// the HWM before this write: nothing more is confirmed.
+	if !s.lockIntact(c.Node) {
+		delete(s.held, c.Node)
+		s.unlockNode(c.Node)
+		return 0, fmt.Errorf("%w: node %d's lock file %s was removed or replaced while held: another process may hold the node now", nodeid.ErrLeaseLost, c.Node, s.nodeLockPath(c.Node))
+	}
 	if err == nil {
 		s.held[c.Node] = newClaim(c.Token, c.TTL)
 	}
@@ -290,13 +299,13 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 	if _, ok := s.live(req.Node); ok {
 		return 0, &nodeid.ConflictError{Node: req.Node}
 	}
-	if _, ours := s.nodes[req.Node]; ours {
-		return s.raise(req.Node, req.HWM)
-	}
-	if err := s.lockNode(req.Node); err != nil {
+	_, ours := s.nodes[req.Node]
+	if err := s.lockNode(req.Node); err != nil { // a kept lock whose file was replaced is taken again
 		return 0, err
 	}
-	defer s.unlockNode(req.Node)
+	if !ours {
+		defer s.unlockNode(req.Node)
+	}
 	return s.raise(req.Node, req.HWM)
 }
 
