@@ -63,3 +63,29 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// createFile writes path durably only if it does not exist (an error
+// matching os.ErrExist if it does): a temporary file, fsync, a hard link
+// to path, fsync of the directory.
+func createFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}

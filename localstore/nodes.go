@@ -20,10 +20,13 @@ import (
 
 // lockNode takes node's lock in the node directory for this Store, or
 // returns a *NodeHeldError naming its holder. A lock the Store holds
-// already is kept.
+// already is kept while its file is still node-N.lock.
 func (s *Store) lockNode(node uint64) error {
 	if _, ok := s.nodes[node]; ok {
-		return nil
+		if s.lockIntact(node) {
+			return nil
+		}
+		s.unlockNode(node)
 	}
 	path := s.nodeLockPath(node)
 	f, busy, heldBy, err := tryLock(path, strconv.Itoa(os.Getpid())+"\n"+s.dir+"\n")
@@ -38,7 +41,29 @@ func (s *Store) lockNode(node uint64) error {
 		return e
 	}
 	s.nodes[node] = f
+	if !s.lockIntact(node) {
+		// Unlinked between the open and the lock: it guards nothing.
+		s.unlockNode(node)
+		return fmt.Errorf("lock node %d: %s was removed while it was being locked", node, path)
+	}
 	return nil
+}
+
+// lockIntact reports whether the file this Store locked for node is
+// still node-N.lock. A lock file removed (say, as "stale") and created
+// again is another file, which another Store can lock: the OS lock on
+// the old one then keeps no one off the node.
+func (s *Store) lockIntact(node uint64) bool {
+	f, ok := s.nodes[node]
+	if !ok {
+		return false
+	}
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(s.nodeLockPath(node))
+	return err == nil && os.SameFile(held, now)
 }
 
 // unlockNode gives node's lock up, if the Store holds it.

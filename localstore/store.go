@@ -199,20 +199,44 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}, s.nodeDir)
 }
 
-// checkLayout records the layout on first use and refuses another.
+// checkLayout records the layout on first use and refuses another, in
+// the data directory and in the node directory: every data directory
+// sharing node IDs is one ID space, and two layouts in one collide (node
+// 0 of one and node 1 of another encode the same IDs).
 func (s *Store) checkLayout(want nodeid.LayoutID) error {
+	record := []byte(want.Fingerprint + "\n" + want.Description + "\n")
 	stored, ok, err := s.readLayout()
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case ok && stored.Fingerprint != want.Fingerprint:
+		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
+	}
+	// The node directory's before the data directory's, so a refused
+	// layout is recorded in neither. Created only if absent: two first
+	// claims at once agree on one.
+	path := filepath.Join(s.nodeDir, "layout")
+	shared, sharedOK, err := readLayoutFile(path)
+	if err == nil && !sharedOK {
+		if err := createFile(path, record); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("record layout in the node directory: %w", err)
+		}
+		shared, sharedOK, err = readLayoutFile(path)
+	}
+	switch {
+	case err != nil:
+		return err
+	case !sharedOK:
+		return fmt.Errorf("record layout in the node directory: %s vanished", path)
+	case shared.Fingerprint != want.Fingerprint:
+		return fmt.Errorf("%w (recorded in the node directory %s, which every data directory of the user shares: "+
+			"two layouts there would encode the same IDs on two nodes)",
+			&nodeid.LayoutMismatchError{Stored: shared.Description, Want: want.Description}, s.nodeDir)
 	}
 	if !ok {
-		if err := writeFile(s.layoutPath(), []byte(want.Fingerprint+"\n"+want.Description+"\n")); err != nil {
+		if err := writeFile(s.layoutPath(), record); err != nil {
 			return fmt.Errorf("record layout: %w", err)
 		}
-		return nil
-	}
-	if stored.Fingerprint != want.Fingerprint {
-		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
 	}
 	return nil
 }
@@ -221,7 +245,11 @@ func (s *Store) layoutPath() string { return filepath.Join(s.dir, "layout") }
 
 // readLayout reads the recorded layout; ok is false if none is recorded.
 func (s *Store) readLayout() (l nodeid.LayoutID, ok bool, err error) {
-	b, err := os.ReadFile(s.layoutPath())
+	return readLayoutFile(s.layoutPath())
+}
+
+func readLayoutFile(path string) (l nodeid.LayoutID, ok bool, err error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return l, false, nil
 	}
@@ -244,6 +272,15 @@ func (s *Store) Renew(_ context.Context, c nodeid.Claim, hwm int64) (int64, erro
 		return 0, nodeid.ErrLeaseLost
 	}
 	stored, err := s.raise(c.Node, hwm)
+	// Checked after the write: while node-N.lock is the file this Store
+	// locked, no other Store can have locked the node, and one that does
+	// later reads this write. Once it is not, another Store may have read
+	// the HWM before this write: nothing more is confirmed.
+	if !s.lockIntact(c.Node) {
+		delete(s.held, c.Node)
+		s.unlockNode(c.Node)
+		return 0, fmt.Errorf("%w: node %d's lock file %s was removed or replaced while held: another process may hold the node now", nodeid.ErrLeaseLost, c.Node, s.nodeLockPath(c.Node))
+	}
 	if err == nil {
 		s.held[c.Node] = newClaim(c.Token, c.TTL)
 	}
@@ -290,13 +327,13 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 	if _, ok := s.live(req.Node); ok {
 		return 0, &nodeid.ConflictError{Node: req.Node}
 	}
-	if _, ours := s.nodes[req.Node]; ours {
-		return s.raise(req.Node, req.HWM)
-	}
-	if err := s.lockNode(req.Node); err != nil {
+	_, ours := s.nodes[req.Node]
+	if err := s.lockNode(req.Node); err != nil { // a kept lock whose file was replaced is taken again
 		return 0, err
 	}
-	defer s.unlockNode(req.Node)
+	if !ours {
+		defer s.unlockNode(req.Node)
+	}
 	return s.raise(req.Node, req.HWM)
 }
 

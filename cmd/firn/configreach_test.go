@@ -117,6 +117,7 @@ func TestSettingsReachEveryCommand(t *testing.T) {
 		section, key, _ := strings.Cut(tt.path, ".")
 		for _, way := range []string{"file", "env", "flag"} {
 			t.Run(tt.path+"/"+way, func(t *testing.T) {
+				ownNodes(t) // each setting its own layout: one node directory holds one
 				value := tt.value(t)
 				var extra []string
 				switch way {

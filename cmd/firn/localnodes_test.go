@@ -108,3 +108,42 @@ func TestNextOnAnotherDirectoryWithTheClockBack(t *testing.T) {
 			start, p.Node, p.Time, last, hwm)
 	}
 }
+
+// TestNextOnTwoDirectoriesWithTwoLayouts: two firn next of one user on
+// two data directories at once, the second with 11 node and 11 sequence
+// bits: they take nodes 0 and 1 of one node directory, and node 1's IDs
+// in the second layout are node 0's with sequence 2048 and up in the
+// first (43,008 and 73,728 of 300,000 in both in two runs, before the node directory recorded
+// the layout). One layout runs; the other is refused or shares no ID.
+func TestNextOnTwoDirectoriesWithTwoLayouts(t *testing.T) {
+	bin := servetest.Binary(t)
+	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
+	const n = 300000
+	first := firnNext(t, bin, env, "--data-dir", t.TempDir(), "-n", "1") // records the default layout
+	cmd := exec.Command(bin, "next", "--data-dir", t.TempDir(), "-n", strconv.Itoa(n))
+	var out bytes.Buffer
+	cmd.Env, cmd.Stdout = append(os.Environ(), env...), &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command(bin, "next", "--data-dir", t.TempDir(), "-n", strconv.Itoa(n), "--node-bits", "11", "--sequence-bits", "11")
+	var otherOut, otherErr bytes.Buffer
+	other.Env, other.Stdout, other.Stderr = append(os.Environ(), env...), &otherOut, &otherErr
+	otherRun := other.Run()
+	if err := cmd.Wait(); err != nil || len(first) != 1 {
+		t.Fatalf("firn next with the default layout: %v", err)
+	}
+	seen := make(map[string]bool, n)
+	for _, id := range strings.Fields(out.String()) {
+		seen[id] = true
+	}
+	common := 0
+	for _, id := range strings.Fields(otherOut.String()) {
+		if seen[id] {
+			common++
+		}
+	}
+	if common > 0 || (otherRun != nil && !strings.Contains(otherErr.String(), "node directory")) {
+		t.Fatalf("firn next with another layout beside the default: %d IDs in both (%v: %s)", common, otherRun, otherErr.String())
+	}
+}

@@ -129,6 +129,7 @@ func TestParseExplicitFlagsMatchPreset(t *testing.T) {
 }
 
 func TestNextPrintsIncreasingIDs(t *testing.T) {
+	ownNodes(t) // a layout other than the default: one node directory holds one
 	out, errOut, code := runCLI("next", "-n", "10000", "--layout", "twitter", "--node", "3,17", "--data-dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -286,6 +287,7 @@ func TestAdminAdvanceChecksTheLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			ownNodes(t) // each case its own layout: one node directory holds one
 			dir := t.TempDir()
 			if tt.record != nil {
 				if _, errOut, code := runCLI(append([]string{"next", "--data-dir", dir}, tt.record...)...); code != 0 {

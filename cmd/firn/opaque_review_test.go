@@ -65,6 +65,7 @@ func TestTagNextKeepsJavaScriptSafe(t *testing.T) {
 // collide (at about N1·N2/2^bits), so opaque mode with --node is refused
 // until the operator promises every machine shares the key and tweak.
 func TestOpaqueStaticNodesNeedThePromise(t *testing.T) {
+	ownNodes(t) // a layout other than the default: one node directory holds one
 	args := []string{"next", "-n", "3", "--node", "1", "--data-dir", t.TempDir(), "--opaque", "--opaque-key-file", keyFile(t, testKeyA)}
 	if _, errOut, code := runCLI(args...); code != 2 || !strings.Contains(errOut, "opaque.accept_unchecked_key") {
 		t.Fatalf("static node in opaque mode without the promise: exit %d, %s", code, errOut)

@@ -33,6 +33,7 @@ const (
 // the node, and the namespace refuses plain IDs, another key and another
 // tweak from then on.
 func TestOpaqueNextAndParse(t *testing.T) {
+	ownNodes(t) // a layout other than the default: one node directory holds one
 	dir, key := t.TempDir(), keyFile(t, testKeyA)
 	flags := []string{"--opaque", "--opaque-key-file", key, "--opaque-tweak", "orders"}
 	out, errOut, code := runCLI(append([]string{"next", "-n", "200", "--data-dir", dir}, flags...)...)
@@ -117,6 +118,7 @@ func TestOpaqueFlagsRefused(t *testing.T) {
 // TestServeOpaque: firn serve in opaque mode issues opaque IDs, refuses to
 // decode them, and config print hides a key given in the file.
 func TestServeOpaque(t *testing.T) {
+	ownNodes(t) // a layout other than the default: one node directory holds one
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "firn.yaml")
 	doc := "registry:\n  data_dir: " + filepath.Join(dir, "data") + "\nopaque:\n  snowflake: true\n  key: " + testKeyA + "\n  tweak: orders\n"
