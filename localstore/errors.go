@@ -39,7 +39,7 @@ func (e *NodeHeldError) Error() string {
 	if e.Dir != "" {
 		dir = " with data directory " + e.Dir
 	}
-	return fmt.Sprintf("localstore: node %d is held by %s%s (lock %s): stop it, or take another node", e.Node, holderName(e.PID), dir, e.Lock)
+	return fmt.Sprintf("localstore: node %d is held by %s%s (lock %s, which frees itself when that process ends: never delete it): stop it, or take another node", e.Node, holderName(e.PID), dir, e.Lock)
 }
 
 // Unwrap returns the *nodeid.ConflictError every store gives for a held node.
