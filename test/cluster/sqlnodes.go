@@ -17,7 +17,7 @@ import (
 // sqlNodes is a SQL node store: firn_nodes in a database server of the
 // harness's own. Node N is free again once its row has no owner or a
 // lease_expires at or before the database's clock, the same test the
-// store's claim makes.
+// store's claim makes, or once another owner holds it.
 type sqlNodes struct {
 	kind      string // postgres or mysql, as --store names it
 	srv       *dbServer
@@ -52,7 +52,7 @@ func (c *Cluster) startPostgres() nodeStore {
 	via := func(addr string) string { return "postgres://postgres@" + addr + "/postgres?sslmode=disable" }
 	d.driver, d.dsn = "pgx", via(d.addr)
 	return c.sqlNodes(StorePostgres, d, via,
-		"SELECT owner IS NULL OR lease_expires IS NULL OR lease_expires <= clock_timestamp() FROM firn_nodes WHERE namespace = $1 AND node = $2",
+		"SELECT owner IS NULL OR lease_expires IS NULL OR lease_expires <= clock_timestamp(), COALESCE(owner, '') FROM firn_nodes WHERE namespace = $1 AND node = $2",
 		"SELECT hwm FROM firn_nodes WHERE namespace = $1 AND node = $2")
 }
 
@@ -75,7 +75,7 @@ func (c *Cluster) startMariaDB() nodeStore {
 	via := func(addr string) string { return "root@tcp(" + addr + ")/mysql" }
 	d.driver, d.dsn = "mysql", via(d.addr)
 	return c.sqlNodes(StoreMySQL, d, via,
-		"SELECT owner IS NULL OR lease_expires IS NULL OR lease_expires <= UTC_TIMESTAMP(3) FROM firn_nodes WHERE namespace = ? AND node = ?",
+		"SELECT owner IS NULL OR lease_expires IS NULL OR lease_expires <= UTC_TIMESTAMP(3), COALESCE(owner, '') FROM firn_nodes WHERE namespace = ? AND node = ?",
 		"SELECT hwm FROM firn_nodes WHERE namespace = ? AND node = ?")
 }
 
@@ -99,13 +99,19 @@ func (s *sqlNodes) flags(xs []*faultproxy.Proxy) []string {
 	return []string{"--store", s.kind, "--dsn", s.via(xs[0].Addr()), "--namespace", s.namespace}
 }
 
-// free polls node n's row until its lease is over. A row not there yet
-// is no node anyone holds.
+// free polls node n's row until its lease is over, or until another
+// owner than the one first seen holds it (a taker claimed it between two
+// polls). A row not there yet is no node anyone holds.
 func (s *sqlNodes) free(ctx context.Context, n uint64) <-chan time.Time {
+	first := ""
 	return poll(ctx, 10*time.Millisecond, func(ctx context.Context) bool {
 		var over bool
-		err := s.query(ctx, s.isFree, n, &over)
-		return errors.Is(err, sql.ErrNoRows) || (err == nil && over)
+		var owner string
+		err := s.query(ctx, s.isFree, n, &over, &owner)
+		if err == nil && first == "" {
+			first = owner
+		}
+		return errors.Is(err, sql.ErrNoRows) || (err == nil && (over || owner != first))
 	})
 }
 
@@ -125,10 +131,10 @@ func (s *sqlNodes) hwmWritten(ctx context.Context, n uint64) <-chan time.Time {
 }
 
 // query reads one value of node n's row, with a deadline.
-func (s *sqlNodes) query(ctx context.Context, q string, n uint64, dst any) error {
+func (s *sqlNodes) query(ctx context.Context, q string, n uint64, dst ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	if err := s.db.QueryRowContext(ctx, q, s.namespace, n).Scan(dst); err != nil {
+	if err := s.db.QueryRowContext(ctx, q, s.namespace, n).Scan(dst...); err != nil {
 		return fmt.Errorf("%s on %s: %s: %w", s.srv.name, s.srv.addr, strings.Fields(q)[1], err)
 	}
 	return nil
