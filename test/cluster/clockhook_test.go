@@ -35,7 +35,7 @@ func TestClockHookOnlyInTaggedBuild(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.Command(tt.bin, "next", "--data-dir", t.TempDir(), "-n", "1")
-			cmd.Env = append(cluster.Environ(), tt.env...)
+			cmd.Env = append(append(cluster.Environ(), "XDG_STATE_HOME="+t.TempDir()), tt.env...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			before := time.Now()

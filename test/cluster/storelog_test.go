@@ -22,7 +22,7 @@ func TestStoreLogOnlyInTaggedBuild(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "ops.jsonl")
 			cmd := exec.Command(bin, "next", "--data-dir", t.TempDir(), "-n", "1")
-			cmd.Env = append(cluster.Environ(), "FIRN_TEST_STORE_LOG="+log)
+			cmd.Env = append(cluster.Environ(), "FIRN_TEST_STORE_LOG="+log, "XDG_STATE_HOME="+t.TempDir())
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Run(); err != nil {

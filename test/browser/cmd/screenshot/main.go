@@ -107,6 +107,8 @@ func run(out, root string, width int, load time.Duration) error {
 // func that stops it.
 func serve(bin, data string) (string, func(), error) {
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--grpc", "off", "--data-dir", data, "--log-format", "json")
+	// Node IDs of its own, beside any firn the user runs.
+	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(filepath.Dir(data), "state"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", nil, err
