@@ -32,12 +32,17 @@ func DefaultNodeDir(xdgStateHome, home string) (string, error) {
 
 // writeFile replaces path with data durably: a temporary file, fsync,
 // rename over path, fsync of the directory.
-func writeFile(path string, data []byte) error {
+func writeFile(path string, data []byte) error { return publish(path, data, os.Rename) }
+
+// publish writes data to a temporary file beside path, fsyncs it, moves it
+// to path with place (os.Rename replaces; os.Link refuses an existing
+// path) and fsyncs the directory.
+func publish(path string, data []byte, place func(tmp, path string) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.Remove(tmp.Name()) }() // gone after the rename
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone after a rename; a link leaves path
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return err
@@ -49,7 +54,7 @@ func writeFile(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := place(tmp.Name(), path); err != nil {
 		return err
 	}
 	return syncDir(filepath.Dir(path))
@@ -67,25 +72,4 @@ func syncDir(dir string) error {
 // createFile writes path durably only if it does not exist (an error
 // matching os.ErrExist if it does): a temporary file, fsync, a hard link
 // to path, fsync of the directory.
-func createFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
+func createFile(path string, data []byte) error { return publish(path, data, os.Link) }
