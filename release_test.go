@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/firn-id/firn/internal/testenv"
 )
 
 // TestMakeRelease runs `make release` for this machine's platform only (the
@@ -14,13 +16,8 @@ import (
 // user downloading it would: the binary reports the stamped version and
 // commit, and SHA256SUMS verifies.
 func TestMakeRelease(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the release build runs in the full suite (make test), not in make old-go")
-	}
 	for _, tool := range []string{"make", "sha256sum"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("make release needs %s: %v", tool, err)
-		}
+		testenv.Tool(t, tool)
 	}
 	dist := t.TempDir()
 	const version, commit = "v0.0.0-releasetest", "0123456789abcdef0123456789abcdef01234567"

@@ -109,7 +109,7 @@ func TestUnreachableStoreIsReportedNotWaitedOn(t *testing.T) {
 				name := kind + "/" + fault.name + "/" + strings.Join(cmd, " ")
 				t.Run(name, func(t *testing.T) {
 					addr := fault.addr(t)
-					args := append(append(cmd, storeArgs(kind, addr)...), "--dial-timeout", "500ms")
+					args := append(append(cmd, storeArgs(kind, addr)...), "--dial-timeout", "200ms")
 					out, errOut, code := runBounded(t, args...)
 					if code != 1 || out != "" {
 						t.Fatalf("exit %d, stdout %q, stderr %q; want exit 1 and nothing on stdout", code, out, errOut)
@@ -117,7 +117,7 @@ func TestUnreachableStoreIsReportedNotWaitedOn(t *testing.T) {
 					if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, kind+" ") || !strings.Contains(errOut, addr) {
 						t.Fatalf("stderr %q: want one line naming %s %s", errOut, kind, addr)
 					}
-					if !strings.Contains(errOut, "no answer within 500ms (--dial-timeout)") && !strings.Contains(errOut, "unreachable: ") {
+					if !strings.Contains(errOut, "no answer within 200ms (--dial-timeout)") && !strings.Contains(errOut, "unreachable: ") {
 						t.Fatalf("stderr %q: want the dial timeout or the cause", errOut)
 					}
 					if strings.Contains(errOut, "s3cretpw") {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -81,6 +82,7 @@ var clockBinary = sync.OnceValues(func() (string, error) {
 // on directory B takes node 0 again and starts at A's HWM, every ID past
 // A's.
 func TestNextOnAnotherDirectoryWithTheClockBack(t *testing.T) {
+	testenv.NotShort(t, "a firn process")
 	bin, err := clockBinary()
 	if err != nil {
 		t.Fatalf("build firn with the clock hook: %v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testenv"
 )
 
 // readmeNotRun lists the README's commands this test cannot run, and why.
@@ -73,6 +74,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 // which are free ports given to it through FIRN_HTTP_LISTEN and
 // FIRN_GRPC_LISTEN.
 func TestReadme(t *testing.T) {
+	testenv.NotShort(t, "firn processes and go builds")
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)

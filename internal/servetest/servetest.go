@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/firn-id/firn/internal/testenv"
 )
 
 // build builds cmd/firn once per test binary.
@@ -33,6 +35,7 @@ var build = sync.OnceValues(func() (string, error) {
 // Binary returns the path of cmd/firn, built once per test binary.
 func Binary(t testing.TB) string {
 	t.Helper()
+	testenv.NotShort(t, "a firn process")
 	bin, err := build()
 	if err != nil {
 		t.Fatalf("build firn: %v", err)
@@ -80,6 +83,7 @@ type Process struct {
 // killed at the end of the test; its log is printed if the test failed.
 func Start(t testing.TB, httpAddr, grpcAddr string, args ...string) *Process {
 	t.Helper()
+	testenv.NotShort(t, "a firn process")
 	bin, err := build()
 	if err != nil {
 		t.Fatalf("build firn: %v", err)

@@ -2,6 +2,11 @@
 // tests run against (FIRN_TEST_ETCD, FIRN_TEST_POSTGRES, FIRN_TEST_MYSQL,
 // and FIRN_TEST_ZOOKEEPER, the ZooKeeper jar that internal/zktest starts)
 // and finds the programs other tests need (spin, gcc).
+//
+// Under -short every test that needs one of them, or a firn process, is
+// skipped: -short runs the in-process tests alone, which is what `make
+// old-go` needs to prove the oldest Go the module supports. The full suite
+// (`make test`, without -short) runs everything, CI included.
 package testenv
 
 import (
@@ -15,6 +20,7 @@ import (
 // missing endpoint fails the test: CI must run every integration test.
 func Endpoint(t testing.TB, name string) string {
 	t.Helper()
+	NotShort(t, "a real server ("+name+")")
 	v := os.Getenv(name)
 	if v != "" {
 		return v
@@ -31,6 +37,7 @@ func Endpoint(t testing.TB, name string) string {
 // `make test` installs what the tests need.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
+	NotShort(t, name)
 	path, err := exec.LookPath(name)
 	if err == nil {
 		return path
@@ -40,4 +47,13 @@ func Tool(t testing.TB, name string) string {
 	}
 	t.Skipf("%s is not installed: skipping (make test installs it)", name)
 	return ""
+}
+
+// NotShort skips the test under -short, naming what it would start: a real
+// server, an outside program or a firn process.
+func NotShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: a test that starts %s runs in the full suite only", what)
+	}
 }
