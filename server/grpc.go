@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -129,7 +128,7 @@ func (g *grpcService) Decode(_ context.Context, req *firnpb.DecodeRequest) (*fir
 	if g.svc.Opaque != nil {
 		return nil, grpcError(ErrOpaqueIDs)
 	}
-	l := g.svc.generator().Layout()
+	l, _ := g.svc.layout() // modeOff let the call through only with a layout
 	p, err := l.Decompose(req.Id)
 	if err != nil {
 		return nil, grpcError(badRequest(fmt.Sprintf("ID %d does not fit the %d-bit %s layout", req.Id, l.Bits(), l.Name)))
@@ -191,11 +190,12 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 		return grpcError(err)
 	}
 	ctx := stream.Context()
-	switch {
-	case req.Tag == "" && g.svc.generator() == nil:
-		return grpcError(ErrSnowflakeOff)
-	case req.Tag != "" && g.svc.Segments == nil:
-		return grpcError(ErrSegmentsOff)
+	kind := scopeSnowflake
+	if req.Tag != "" {
+		kind = scopeTag
+	}
+	if err := g.svc.modeOff(kind); err != nil {
+		return grpcError(err)
 	}
 	var fill func(context.Context, []int64) (int, error)
 	if req.Tag == "" {
@@ -236,17 +236,20 @@ type grpcScope struct {
 	// or is a second scope that also grants the method (status for
 	// Decode, as for HTTP's decode routes).
 	or string
+	// kind says what the method needs of the server (service.modeOff):
+	// a generator, a layout or the segment allocator.
+	kind scopeKind
 }
 
 func snowflakeScope(any) string { return "snowflake" }
 
 var grpcScopes = map[string]grpcScope{
-	"/firn.v1.Firn/Next":         {need: snowflakeScope},
-	"/firn.v1.Firn/Batch":        {need: snowflakeScope},
-	"/firn.v1.Firn/Decode":       {need: snowflakeScope, or: "status"},
-	"/firn.v1.Firn/WideBatch":    {need: snowflakeScope},
-	"/firn.v1.Firn/SegmentNext":  {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentRequest).GetTag() }},
-	"/firn.v1.Firn/SegmentBatch": {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentBatchRequest).GetTag() }},
+	"/firn.v1.Firn/Next":         {need: snowflakeScope, kind: scopeSnowflake},
+	"/firn.v1.Firn/Batch":        {need: snowflakeScope, kind: scopeSnowflake},
+	"/firn.v1.Firn/Decode":       {need: snowflakeScope, or: "status", kind: scopeDecode},
+	"/firn.v1.Firn/WideBatch":    {need: snowflakeScope, kind: scopeSnowflake},
+	"/firn.v1.Firn/SegmentNext":  {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentRequest).GetTag() }, kind: scopeTag},
+	"/firn.v1.Firn/SegmentBatch": {need: func(req any) string { return "tag:" + req.(*firnpb.SegmentBatchRequest).GetTag() }, kind: scopeTag},
 	"/firn.v1.Firn/Stream": {fromMessage: true, need: func(req any) string {
 		if tag := req.(*firnpb.StreamRequest).GetTag(); tag != "" {
 			return "tag:" + tag
@@ -311,11 +314,8 @@ func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnarySe
 		if err := g.authorizeGrant(ctx, gr); err != nil {
 			return nil, err
 		}
-		switch {
-		case need == "snowflake" && g.svc.generator() == nil:
-			return nil, grpcError(ErrSnowflakeOff)
-		case strings.HasPrefix(need, "tag:") && g.svc.Segments == nil:
-			return nil, grpcError(ErrSegmentsOff)
+		if err := g.svc.modeOff(sc.kind); err != nil {
+			return nil, grpcError(err)
 		}
 	}
 	return next(ctx, req)

@@ -267,4 +267,36 @@ func TestOneModeOff(t *testing.T) {
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("gRPC Next on a server of segments only = %v, want Unavailable", err)
 	}
+	if _, err := firnpb.NewFirnClient(conn).Decode(context.Background(), &firnpb.DecodeRequest{Id: 1}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("gRPC Decode on a server of segments only and no layout = %v, want Unavailable", err)
+	}
+	snowConn := serveGRPC(t, &server.Config{Snowflake: unreservedGenerator(t)})
+	_, err = firnpb.NewFirnClient(snowConn).SegmentNext(context.Background(), &firnpb.SegmentRequest{Tag: "order"})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("gRPC SegmentNext on a server of snowflake only = %v, want Unavailable", err)
+	}
+}
+
+// TestGRPCDecodeNeedsOnlyALayout: as HTTP's decode routes, gRPC's Decode
+// answers on a server of segments only that knows its layout: decoding
+// needs no node. Issuing still answers Unavailable.
+func TestGRPCDecodeNeedsOnlyALayout(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	a, err := segment.NewAllocator(s, segment.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(context.Background()) })
+	layout := snowflake.DefaultLayout()
+	c := firnpb.NewFirnClient(serveGRPC(t, &server.Config{Layout: &layout, Segments: a, SegmentStore: s}))
+	d, err := c.Decode(context.Background(), &firnpb.DecodeRequest{Id: 117986093458018304})
+	if err != nil {
+		t.Fatalf("gRPC Decode with snowflake off and a layout: %v", err)
+	}
+	if d.Node["node"] != 5 || d.Sequence != 0 {
+		t.Fatalf("gRPC Decode = %+v; want node 5, sequence 0 (as /decodeSnowflakeId)", d)
+	}
+	if _, err := c.Next(context.Background(), &firnpb.NextRequest{}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("gRPC Next with snowflake off = %v, want Unavailable", err)
+	}
 }
