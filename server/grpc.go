@@ -237,7 +237,8 @@ type grpcScope struct {
 	// Decode, as for HTTP's decode routes).
 	or string
 	// kind says what the method needs of the server (service.modeOff):
-	// a generator, a layout or the segment allocator.
+	// a generator, a layout or the segment allocator. A method that needs
+	// a scope and declares no kind is refused.
 	kind scopeKind
 }
 
@@ -259,8 +260,8 @@ var grpcScopes = map[string]grpcScope{
 	"/grpc.health.v1.Health/Check": {}, // open, as /readyz is
 	"/grpc.health.v1.Health/Watch": {},
 	// Reflection describes the API to tools such as grpcurl: admin.
-	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {need: adminScope},
-	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {need: adminScope},
+	"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      {need: adminScope, kind: scopeAdmin},
+	"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": {need: adminScope, kind: scopeAdmin},
 }
 
 func adminScope(any) string { return "admin" }
@@ -304,7 +305,7 @@ func (g *grpcService) authorizeGrant(ctx context.Context, need grant) error {
 // unaryAuth checks every call against its method's declared scope.
 func (g *grpcService) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	sc, ok := grpcScopes[info.FullMethod]
-	if !ok || sc.fromMessage {
+	if !ok || sc.fromMessage || sc.need != nil && sc.kind == scopeNone {
 		return nil, errUndeclared(info.FullMethod)
 	}
 	if sc.need != nil {

@@ -187,9 +187,12 @@ func TestEveryGRPCMethodDeclaresItsScope(t *testing.T) {
 			t.Errorf("%s is registered but declares no scope", m)
 		}
 	}
-	for m := range grpcScopes {
+	for m, sc := range grpcScopes {
 		if !registered[m] {
 			t.Errorf("%s has a scope but is not registered", m)
+		}
+		if sc.need != nil && !sc.fromMessage && sc.kind == scopeNone { // Stream decides from its first message
+			t.Errorf("%s needs a scope but declares no kind: the server cannot tell whether its mode is on", m)
 		}
 	}
 	for _, d := range []grpc.ServiceDesc{firnpb.Firn_ServiceDesc, healthpb.Health_ServiceDesc} {
