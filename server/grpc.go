@@ -178,6 +178,15 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 
 // Stream sends batches until the client cancels or an error stops it.
 func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_StreamServer) error {
+	kind := scopeSnowflake
+	if req.Tag != "" {
+		kind = scopeTag
+	}
+	// The mode first, as for every other call: a server whose mode is off
+	// answers Unavailable whatever the request.
+	if err := g.svc.modeOff(kind); err != nil {
+		return grpcError(err)
+	}
 	n, err := g.count(req.Batch)
 	if err == nil {
 		err = checkTag(req.Tag)
@@ -190,13 +199,6 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 		return grpcError(err)
 	}
 	ctx := stream.Context()
-	kind := scopeSnowflake
-	if req.Tag != "" {
-		kind = scopeTag
-	}
-	if err := g.svc.modeOff(kind); err != nil {
-		return grpcError(err)
-	}
 	var fill func(context.Context, []int64) (int, error)
 	if req.Tag == "" {
 		fill = g.svc.nextSnowflakeN
@@ -334,8 +336,14 @@ func (g *grpcService) streamAuth(srv any, ss grpc.ServerStream, info *grpc.Strea
 	case sc.fromMessage:
 		return next(srv, &authStream{ServerStream: ss, g: g, need: sc.need})
 	}
+	if sc.kind == scopeNone {
+		return errUndeclared(info.FullMethod)
+	}
 	if err := g.authorize(ss.Context(), sc.need(nil)); err != nil {
 		return err
+	}
+	if err := g.svc.modeOff(sc.kind); err != nil {
+		return grpcError(err)
 	}
 	return next(srv, ss)
 }

@@ -270,6 +270,15 @@ func TestOneModeOff(t *testing.T) {
 	if _, err := firnpb.NewFirnClient(conn).Decode(context.Background(), &firnpb.DecodeRequest{Id: 1}); status.Code(err) != codes.Unavailable {
 		t.Fatalf("gRPC Decode on a server of segments only and no layout = %v, want Unavailable", err)
 	}
+	// The mode before the request's own checks, as for unary calls: a
+	// batch far too large still answers Unavailable.
+	st, err := firnpb.NewFirnClient(conn).Stream(context.Background(), &firnpb.StreamRequest{Batch: 1 << 30})
+	if err == nil {
+		_, err = st.Recv()
+	}
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("gRPC Stream of snowflake IDs on a server of segments only = %v, want Unavailable", err)
+	}
 	snowConn := serveGRPC(t, &server.Config{Snowflake: unreservedGenerator(t)})
 	_, err = firnpb.NewFirnClient(snowConn).SegmentNext(context.Background(), &firnpb.SegmentRequest{Tag: "order"})
 	if status.Code(err) != codes.Unavailable {
