@@ -64,7 +64,7 @@ test: services vet ## THE test command: every test of every module, with -race a
 
 # -short runs the in-process tests only (internal/testenv); go test's own vet
 # is off because go vet ran every analyzer just before.
-old-go: ## vet and test (-short, no -race) the root module with the toolchain of go.mod's go line
+old-go: ## vet and test the root module with the toolchain of go.mod's go line (-short: in-process tests only; no -race)
 	GOTOOLCHAIN=go$(GO_FLOOR) $(GO) vet ./...
 	GOTOOLCHAIN=go$(GO_FLOOR) $(GO) test -p $(TEST_P) -short -vet=off -count=1 ./...
 
