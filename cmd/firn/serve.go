@@ -240,12 +240,15 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
-	p.serve(svc, log)
-	logServing(o, log, p, lease, stdout)
+	// Announced before serving: whoever sees /readyz answer 200 finds the
+	// discovery file too. A client that reads the file a moment earlier
+	// is answered not_ready (503), which it retries.
 	if d, ok := stores.Nodes.(interface{ Dir() string }); ok {
 		announce(d.Dir(), p.ln, o.tls != nil, log)
 		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}
+	p.serve(svc, log)
+	logServing(o, log, p, lease, stdout)
 	defer func() { err = errors.Join(err, p.shutdown()) }()
 	if h != nil {
 		if err := h.Watch(ctx, func(g *snowflake.Generator, l *nodeid.Lease) { svc.Replace(g, l) }); err != nil {
