@@ -2,6 +2,9 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,5 +36,20 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	w := get(h, "GET", "/v1/openapi.json")
 	if w.Code != 200 || w.Body.String() != string(server.OpenAPI) {
 		t.Fatal("/v1/openapi.json does not serve the document")
+	}
+}
+
+// TestRevealBoundsAsDocumented: the OpenAPI document and docs/config.md
+// give the reveal route's rate per client address as the code has it.
+func TestRevealBoundsAsDocumented(t *testing.T) {
+	if want := fmt.Sprintf("at most %d tags per second", server.RevealLookupRate); !strings.Contains(string(server.OpenAPI), want) {
+		t.Errorf("openapi.json does not say %q", want)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("`server.RevealLookupRate` (%d)", server.RevealLookupRate); !strings.Contains(string(b), want) {
+		t.Errorf("docs/config.md does not say %q", want)
 	}
 }
