@@ -151,7 +151,7 @@ func (b *buffer) advance(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return b.c.pool.waited(ctx.Err())
 		}
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -512,6 +513,50 @@ func TestErrorClearedBySuccess(t *testing.T) {
 			if _, err := tag.Next(ctx); err != nil {
 				t.Fatalf("after the server came back: %v", err)
 			}
+		}
+	})
+}
+
+// TestDeadlineNamesTheLastFailure: a call whose context ends while it
+// waits on refills that keep failing returns the context's error and the
+// last failure, naming the server; once a server answered again, a call
+// cut off while it waits on a slow server returns the context's error
+// alone (no failure since to blame).
+func TestDeadlineNamesTheLastFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 2, Config{Buffer: 10, MaxBuffer: 10, MaxBatch: 10, Attempts: 100, Backoff: time.Second, MaxBackoff: time.Second})
+		for _, f := range fakes {
+			f.set(func(f *fakeServer) { f.down = true })
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		_, err := c.Next(ctx)
+		cancel()
+		var e *Error
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrUnavailable) || !errors.As(err, &e) ||
+			e.Code != "transport" || !strings.Contains(err.Error(), "fake-") || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("Next past its deadline with every server down: %v; want the deadline and the last failure, naming its server", err)
+		}
+		for _, f := range fakes {
+			f.set(func(f *fakeServer) { f.down = false })
+		}
+		time.Sleep(3 * time.Second) // past the backoff: the refill answers
+		if _, err := c.Next(context.Background()); err != nil {
+			t.Fatalf("Next once the servers are back: %v", err)
+		}
+		gate := make(chan struct{})
+		for _, f := range fakes {
+			f.set(func(f *fakeServer) { f.gate = gate })
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		for {
+			if _, err = c.Next(ctx); err != nil {
+				break
+			}
+		}
+		close(gate)
+		if err != context.DeadlineExceeded {
+			t.Fatalf("Next past its deadline on paused servers, no failure since the last answer: %v; want context.DeadlineExceeded alone", err)
 		}
 	})
 }

@@ -242,6 +242,9 @@ func (p *pool) judge(a answer, tag string) error {
 		if retryable(a.err) {
 			a.e.failures.Add(1)
 			p.markDown(a.e)
+			p.lastFail.Store(asError(a.err, a.e.name))
+		} else {
+			p.answered()
 		}
 		return a.err
 	}
@@ -250,15 +253,36 @@ func (p *pool) judge(a answer, tag string) error {
 		a.e.failures.Add(1)
 		a.e.slow.Add(1)
 		p.markDown(a.e)
-		return &Error{Kind: ErrUnavailable, Endpoint: a.e.name, Code: "too_slow",
+		err := &Error{Kind: ErrUnavailable, Endpoint: a.e.name, Code: "too_slow",
 			Message: fmt.Sprintf("the answer took %s, at least MaxAge (%s): its snowflake IDs are too old to serve", age.Round(time.Millisecond), p.maxAge)}
+		p.lastFail.Store(err)
+		return err
 	}
+	p.answered()
 	if a.e.isWarm(tag) {
 		a.e.observe(age)
 	} else {
 		a.e.warm.Store(tag, struct{}{})
 	}
 	return nil
+}
+
+// answered forgets the last failure: a server answered since.
+func (p *pool) answered() {
+	if p.lastFail.Load() != nil {
+		p.lastFail.Store(nil)
+	}
+}
+
+// waited is the error of a call whose context ended (err) while it waited
+// on a refill: err alone, or, when a request failed since a server last
+// answered, err and that failure, so that a deadline still names the
+// server and why. errors.Is holds for both.
+func (p *pool) waited(err error) error {
+	if f := p.lastFail.Load(); f != nil {
+		return fmt.Errorf("%w, the last failure: %w", err, f)
+	}
+	return err
 }
 
 // asError is err as an *Error naming the server it came from.
