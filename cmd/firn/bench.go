@@ -65,8 +65,9 @@ the current rate is drawn on standard error when it is a terminal.
 Exit status: 0 when at least one ID arrived, no request failed and every
 ID was unique (or --no-check); 1 when an ID was received twice, any
 request failed (the count and the first error are printed) or no ID
-arrived — the report's verdict line and --json's "failures" say which;
-2 for bad input.
+arrived (with --protocol client, still retrying when the run ended: the
+last server failure is printed) — the report's verdict line and --json's
+"failures" say which; 2 for bad input.
 `
 
 func runBench(args []string, stdout io.Writer) error {

@@ -389,6 +389,16 @@ func TestBenchTLS(t *testing.T) {
 			}
 		})
 	}
+	// The client SDK retries a failed handshake as it would a server
+	// down; a run that ends first still says why no ID came.
+	t.Run("client without --ca, ended before its retries", func(t *testing.T) {
+		out, errOut, code := runCLI("bench", "--protocol", "client", "--target", grpcAddr, "--tls", "--duration", "500ms", "--json")
+		var r bench.Result
+		if code != 1 || json.Unmarshal([]byte(out), &r) != nil || r.IDs != 0 || !strings.Contains(r.FirstError, grpcAddr) ||
+			!strings.Contains(errOut, "no ID arrived, the last failure: ") || !strings.Contains(errOut, "the server's certificate did not verify: pass --ca FILE") {
+			t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 naming the server and advising --ca", code, out, errOut)
+		}
+	})
 	t.Run("grpc in plain text to TLS", func(t *testing.T) {
 		r, errOut, code := benchJSON(t, "--protocol", "grpc", "--target", grpcAddr)
 		if code != 1 || r.OK || !strings.Contains(errOut, "the server may speak TLS: add --tls") {

@@ -131,7 +131,14 @@ func (r *Result) Err() error {
 		msgs = append(msgs, msg)
 	}
 	if slices.Contains(r.Failures, FailNoIDs) {
-		msgs = append(msgs, "no ID arrived")
+		msg := "no ID arrived"
+		if r.Errors == 0 && r.FirstError != "" { // a call cut off by the run's end
+			msg += ", the last failure: " + r.FirstError
+			if r.hint != "" {
+				msg += " (" + r.hint + ")"
+			}
+		}
+		msgs = append(msgs, msg)
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -152,6 +159,11 @@ func summarize(cfg *settings, workers []*worker, elapsed time.Duration, ids int6
 			r.FirstError, r.hint = w.firstErr.Error(), tlsHint(w.firstErr)
 		}
 		all = append(all, w.ids...)
+	}
+	for _, w := range workers {
+		if w.cut != nil && r.FirstError == "" {
+			r.FirstError, r.hint = w.cut.Error(), tlsHint(w.cut)
+		}
 	}
 	if cfg.check {
 		slices.Sort(all)

@@ -2,10 +2,13 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/firn-id/firn/client"
 )
 
 // worker is one caller's share of the figures.
@@ -15,7 +18,8 @@ type worker struct {
 	requests int64
 	errors   int64
 	firstErr error
-	failing  int // failures in a row, for retryDelay
+	cut      error // the first call cut off by the run's end that named a server's failure
+	failing  int   // failures in a row, for retryDelay
 }
 
 // maxLatency is the histogram's ceiling: a longer latency is recorded as
@@ -30,7 +34,13 @@ func newWorker() *worker {
 func (w *worker) do(ctx context.Context, call caller, due time.Time, check bool, buf []int64, counted *atomic.Int64) []int64 {
 	ids, err := call(ctx, buf[:0])
 	if err != nil && ctx.Err() != nil {
-		return buf // cut off by the end of the run: not a request answered
+		// Cut off by the end of the run: not a request answered. The
+		// client SDK's error still says why no ID came, if a server failed.
+		var fail *client.Error
+		if w.cut == nil && errors.As(err, &fail) {
+			w.cut = fail
+		}
+		return buf
 	}
 	w.requests++
 	failing := w.failing
