@@ -182,7 +182,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	}
 	log := newLogger(o.logLevel, o.logFormat)
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
-	p, err := listen(o, server.NewStarting(func() error { return notReady(holder.Load()) }))
+	var storeDown atomic.Pointer[error]    // why the stores did not open yet
+	p, err := listen(o, server.NewStarting(func() error { return notReady(holder.Load(), storeDown.Load()) }))
 	if err != nil {
 		return err
 	}
@@ -196,10 +197,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	defer p.close()
 	sf := &o.stores
 	sf.Log = log
-	stores, err := sf.OpenRetrying(ctx, log)
+	stores, err := sf.OpenRetrying(ctx, log, func(err error) { storeDown.Store(&err) })
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
+	storeDown.Store(nil)
 	defer func() { err = errors.Join(err, stores.Close()) }()
 	warnExposed(ctx, stores.Nodes, sf.Registry.DialTimeout, log)
 	nodes, err := recordNodes(stores.Nodes)
@@ -258,13 +260,17 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	return p.wait(ctx, log)
 }
 
-// notReady is why no node is held yet: the holder's reason, or nil
-// before the node store is open (Starting then says it waits for both).
-func notReady(h *node.Holder) error {
-	if h == nil {
-		return nil
+// notReady is why no node is held yet: the holder's reason; before the
+// node store is open, why it did not open, or nil before the first try
+// ended (Starting then says it waits for both).
+func notReady(h *node.Holder, storeDown *error) error {
+	switch {
+	case h != nil:
+		return h.NotReady()
+	case storeDown != nil:
+		return *storeDown
 	}
-	return h.NotReady()
+	return nil
 }
 
 // takeNode takes firn serve's node, waiting while none can be taken

@@ -227,3 +227,24 @@ func openServeStores(t *testing.T, args []string) (serveOptions, *backend.Stores
 	t.Cleanup(func() { _ = stores.Close() })
 	return o, stores
 }
+
+// TestServeSaysWhyTheStoreDidNotOpen: while the store refuses the
+// connection, /readyz says so, naming it, rather than only that the
+// server waits for it; a stop then is a normal stop.
+func TestServeSaysWhyTheStoreDidNotOpen(t *testing.T) {
+	ports := servetest.Addrs(t, 2)
+	refused := stoppedAddr(t)
+	args := []string{"--store", "etcd", "--endpoints", "http://" + refused, "--dial-timeout", "300ms",
+		"--http", ports[0], "--grpc", ports[1]}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, args, io.Discard) }()
+	waitReadiness(t, "http://"+ports[0], done, func(code int, msg string) bool {
+		return code == 503 && strings.Contains(msg, "etcd http://"+refused) && strings.Contains(msg, "connection refused")
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve stopped while the store was down returned %v, want nil", err)
+	}
+}

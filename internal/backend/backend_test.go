@@ -276,17 +276,53 @@ func TestOpenSQLWithTokens(t *testing.T) {
 func TestOpenRetrying(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	bad := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:pw@tcp(h:3306)", DialTimeout: time.Second}, Segments: config.Segments{Format: "leaf"}}
-	if _, err := bad.OpenRetrying(context.Background(), log); !errors.Is(err, backend.ErrConfig) {
+	if _, err := bad.OpenRetrying(context.Background(), log, nil); !errors.Is(err, backend.ErrConfig) {
 		t.Fatalf("OpenRetrying of a bad DSN: %v; want ErrConfig at once", err)
 	}
 	ln := closedPort(t)
 	down := backend.Options{Registry: config.Registry{Store: "mysql", DSN: "u:pw@tcp(" + ln + ")/db", DialTimeout: 200 * time.Millisecond}, Segments: config.Segments{Format: "leaf"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	_, err := down.OpenRetrying(ctx, log)
+	var told []error
+	_, err := down.OpenRetrying(ctx, log, func(err error) { told = append(told, err) })
 	var ue *backend.UnreachableError
 	if !errors.As(err, &ue) || ctx.Err() == nil {
 		t.Fatalf("OpenRetrying of a store that does not answer: %v (ctx %v); want UnreachableError once ctx ended", err, ctx.Err())
+	}
+	if len(told) == 0 || !errors.As(told[0], &ue) || !strings.Contains(told[0].Error(), ln) {
+		t.Fatalf("unready told %v; want each failed try, naming the store", told)
+	}
+}
+
+// TestRefusedIsNotSilence: an etcd or ZooKeeper whose every server
+// refuses the connection is reported as refused, where the clients, which
+// retry until the dial timeout, would say only that no answer came; one
+// server that accepts and never answers keeps "no answer".
+func TestRefusedIsNotSilence(t *testing.T) {
+	refused := closedPort(t)
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
+	for _, tc := range []struct {
+		store string
+		eps   []string
+		want  string
+	}{
+		{"etcd", []string{"http://" + refused}, "connect: connection refused"},
+		{"etcd", []string{refused, "http://" + silent.Addr().String()}, "no answer within"},
+		{"zookeeper", []string{refused}, "connect: connection refused"},
+		{"zookeeper", []string{refused, silent.Addr().String()}, "no answer within"},
+	} {
+		t.Run(tc.store+" "+strings.Join(tc.eps, ","), func(t *testing.T) {
+			o := options(config.Registry{Store: tc.store, Endpoints: tc.eps, DialTimeout: 300 * time.Millisecond}, config.Segments{})
+			_, err := o.Open(context.Background())
+			var ue *backend.UnreachableError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.store+" ") {
+				t.Fatalf("%v; want an UnreachableError of %s saying %q", err, tc.store, tc.want)
+			}
+		})
 	}
 }
 

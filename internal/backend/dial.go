@@ -109,7 +109,7 @@ func (o Options) pingEtcd(ctx context.Context, cli *clientv3.Client, endpoints [
 	_, err := cli.Get(ctx, key, clientv3.WithCountOnly())
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = errors.Join(context.DeadlineExceeded, err)
+			err = timedOut(endpoints, err)
 		}
 		return &UnreachableError{Store: "etcd", Endpoint: strings.Join(shown, ","), Timeout: timeout, Err: err}
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/firn-id/firn/internal/secret"
@@ -44,3 +48,55 @@ func (e *UnreachableError) Error() string {
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// timedOut is the cause of a store client's attempt that waited out the
+// dial timeout: the refusal, when every server refused the connection
+// (nothing listens there: a client that retries until its deadline would
+// say only that no answer came), or else err marked as a deadline.
+func timedOut(endpoints []string, err error) error {
+	if r := refusedAll(endpoints); r != nil {
+		return r
+	}
+	return errors.Join(context.DeadlineExceeded, err)
+}
+
+// refuseProbe bounds refusedAll's dials: a refusal comes back at once.
+const refuseProbe = 300 * time.Millisecond
+
+// refusedAll dials each endpoint (host:port, or a URL with one) once, in
+// parallel, and returns the first refusal when every one refused; nil
+// when one answered, did not answer within refuseProbe, or is not a
+// host:port this can dial.
+func refusedAll(endpoints []string) error {
+	if len(endpoints) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refuseProbe)
+	defer cancel()
+	errs := make([]error, len(endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range endpoints {
+		hostport := ep
+		if u, err := url.Parse(ep); err == nil && u.Host != "" {
+			hostport = u.Host
+		}
+		if _, _, err := net.SplitHostPort(hostport); err != nil {
+			return nil
+		}
+		wg.Go(func() {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, "tcp", hostport)
+			if err == nil {
+				_ = c.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return nil
+		}
+	}
+	return errs[0]
+}

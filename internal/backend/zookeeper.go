@@ -42,10 +42,10 @@ func openZooKeeper(ctx context.Context, op *opener) (*opened, error) {
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := s.Ping(pctx); err != nil {
-		if errors.Is(pctx.Err(), context.DeadlineExceeded) {
-			err = errors.Join(context.DeadlineExceeded, err)
-		}
 		servers, _ := etcdTarget(op.Registry)
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) {
+			err = timedOut(servers, err)
+		}
 		return nil, &UnreachableError{Store: "zookeeper", Endpoint: strings.Join(servers, ","), Timeout: timeout, Err: err}
 	}
 	return &opened{nodes: s, close: s.Close}, nil
@@ -185,7 +185,7 @@ func (o Options) OpenTree(ctx context.Context, flag, servers, root string) (*zks
 	t, err := zkstore.OpenTree(ctx, cfg)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			err = errors.Join(context.DeadlineExceeded, err)
+			err = timedOut(cfg.Servers, err)
 		}
 		return nil, &UnreachableError{Store: "zookeeper", Endpoint: servers, Timeout: timeout, Err: err}
 	}
