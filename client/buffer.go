@@ -47,6 +47,7 @@ type buffer struct {
 	filling     bool          // refilling up to size, since the level fell below the mark
 	changed     chan struct{} // closed and replaced on every refill's end
 	err         error         // the last refill's error; nil after a success
+	lastFail    *Error        // the last failed request since a refill brought IDs
 	retryAt     time.Time     // no refill before this, after an error
 	wait        time.Duration // the next pause after an error
 	size        int           // the target in IDs, following the rate
@@ -151,7 +152,10 @@ func (b *buffer) advance(ctx context.Context) error {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return b.c.pool.waited(ctx.Err())
+			b.mu.Lock()
+			last := b.lastFail
+			b.mu.Unlock()
+			return waited(ctx.Err(), last)
 		}
 	}
 }
@@ -266,7 +270,7 @@ func (b *buffer) measure() {
 // fetch runs one refill of n IDs.
 func (b *buffer) fetch(n int) {
 	defer b.c.wg.Done()
-	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n, b.late)
+	ids, sent, err := b.c.pool.batch(b.c.ctx, b.tag, n, b.late, b.failed)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inflight--
@@ -286,6 +290,7 @@ func (b *buffer) fetch(n int) {
 	}
 	b.wait = b.c.cfg.Backoff
 	b.err = nil
+	b.lastFail = nil
 	b.add(ids, sent)
 	b.refillLocked()
 	b.rearm()
@@ -299,9 +304,18 @@ func (b *buffer) late(ids []int64, sent time.Time) {
 	if b.closed {
 		return
 	}
+	b.lastFail = nil
 	b.add(ids, sent)
 	b.wake()
 	b.rearm()
+}
+
+// failed records a refill's request that failed, for a call whose
+// context ends while it waits (waited).
+func (b *buffer) failed(e *Error) {
+	b.mu.Lock()
+	b.lastFail = e
+	b.mu.Unlock()
 }
 
 // add queues a fetched batch; a snowflake batch goes stale MaxAge after

@@ -34,9 +34,9 @@
 // Callers see ErrUnavailable only when no server answers in time; the
 // *Error then names every server tried and why each failed (Error.Tried).
 // A call whose context ends while it waits for a refill returns the
-// context's error, joined, when a request failed since a server last
-// answered, with that failure (errors.Is holds for both): a deadline
-// still names the server and why.
+// context's error, joined, when a request of its buffer's refills failed
+// since they last brought IDs, with that failure (errors.Is holds for
+// both): a deadline still names the server and why.
 //
 // Every ID the client hands out was issued by a server for this client
 // alone, so IDs are unique across clients and servers. They are not

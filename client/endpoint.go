@@ -81,9 +81,6 @@ type pool struct {
 
 	failovers atomic.Uint64
 	hedges    atomic.Uint64
-	// lastFail is the last failed request since a server last answered,
-	// or nil: what a call whose context ends while it waits is told.
-	lastFail atomic.Pointer[Error]
 
 	mu     sync.Mutex // guards closed and adding to wg
 	closed bool

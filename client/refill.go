@@ -47,11 +47,12 @@ func (r *request) answered() {
 // refill is one batch of IDs asked of the pool: its requests, and the
 // answers they send back while the refill waits for them.
 type refill struct {
-	p    *pool
-	ctx  context.Context
-	tag  string
-	n    int
-	late func(ids []int64, sent time.Time)
+	p      *pool
+	ctx    context.Context
+	tag    string
+	n      int
+	late   func(ids []int64, sent time.Time)
+	failed func(*Error)
 
 	mu      sync.Mutex
 	done    bool
@@ -66,10 +67,12 @@ type refill struct {
 // picked by latency, a hedge past pool.budget, a failed server marked
 // down and the next tried at once, a pause growing from Backoff once
 // every server failed. A request still out when another won hands its
-// fresh IDs to late: the server issued them for that request alone. When
-// all fail, the *Error names every server tried.
-func (p *pool) batch(ctx context.Context, tag string, n int, late func(ids []int64, sent time.Time)) ([]int64, time.Time, error) {
-	r := &refill{p: p, ctx: ctx, tag: tag, n: n, late: late, answers: make(chan answer, 2*p.attempts)}
+// fresh IDs to late: the server issued them for that request alone. Each
+// request that fails while the refill waits is handed to failed (a late
+// answer's failure is not: the refill is over). When all fail, the
+// *Error names every server tried.
+func (p *pool) batch(ctx context.Context, tag string, n int, late func(ids []int64, sent time.Time), failed func(*Error)) ([]int64, time.Time, error) {
+	r := &refill{p: p, ctx: ctx, tag: tag, n: n, late: late, failed: failed, answers: make(chan answer, 2*p.attempts)}
 	defer r.finish()
 	var tried []*Error
 	wait := p.backoff
@@ -103,7 +106,9 @@ func (p *pool) batch(ctx context.Context, tag string, n int, late func(ids []int
 			if !retryable(err) {
 				return nil, a.sent, err
 			}
-			tried = append(tried, asError(err, a.e.name))
+			ae := asError(err, a.e.name)
+			tried = append(tried, ae)
+			failed(ae)
 			if len(r.running) > 0 {
 				// The other request may still answer; if it is past its
 				// budget, a hedge goes out at once.
@@ -242,9 +247,6 @@ func (p *pool) judge(a answer, tag string) error {
 		if retryable(a.err) {
 			a.e.failures.Add(1)
 			p.markDown(a.e)
-			p.lastFail.Store(asError(a.err, a.e.name))
-		} else {
-			p.answered()
 		}
 		return a.err
 	}
@@ -253,12 +255,9 @@ func (p *pool) judge(a answer, tag string) error {
 		a.e.failures.Add(1)
 		a.e.slow.Add(1)
 		p.markDown(a.e)
-		err := &Error{Kind: ErrUnavailable, Endpoint: a.e.name, Code: "too_slow",
+		return &Error{Kind: ErrUnavailable, Endpoint: a.e.name, Code: "too_slow",
 			Message: fmt.Sprintf("the answer took %s, at least MaxAge (%s): its snowflake IDs are too old to serve", age.Round(time.Millisecond), p.maxAge)}
-		p.lastFail.Store(err)
-		return err
 	}
-	p.answered()
 	if a.e.isWarm(tag) {
 		a.e.observe(age)
 	} else {
@@ -267,20 +266,13 @@ func (p *pool) judge(a answer, tag string) error {
 	return nil
 }
 
-// answered forgets the last failure: a server answered since.
-func (p *pool) answered() {
-	if p.lastFail.Load() != nil {
-		p.lastFail.Store(nil)
-	}
-}
-
 // waited is the error of a call whose context ended (err) while it waited
-// on a refill: err alone, or, when a request failed since a server last
-// answered, err and that failure, so that a deadline still names the
-// server and why. errors.Is holds for both.
-func (p *pool) waited(err error) error {
-	if f := p.lastFail.Load(); f != nil {
-		return fmt.Errorf("%w, the last failure: %w", err, f)
+// on its buffer's refills: err alone, or err and last, the last failed
+// request of those refills since one brought IDs, so that a deadline still
+// names the server and why. errors.Is holds for both.
+func waited(err error, last *Error) error {
+	if last != nil {
+		return fmt.Errorf("%w, the last failure: %w", err, last)
 	}
 	return err
 }

@@ -394,7 +394,7 @@ func TestBenchTLS(t *testing.T) {
 	t.Run("client without --ca, ended before its retries", func(t *testing.T) {
 		out, errOut, code := runCLI("bench", "--protocol", "client", "--target", grpcAddr, "--tls", "--duration", "500ms", "--json")
 		var r bench.Result
-		if code != 1 || json.Unmarshal([]byte(out), &r) != nil || r.IDs != 0 || !strings.Contains(r.FirstError, grpcAddr) ||
+		if code != 1 || json.Unmarshal([]byte(out), &r) != nil || r.IDs != 0 || !strings.Contains(r.LastFailure, grpcAddr) ||
 			!strings.Contains(errOut, "no ID arrived, the last failure: ") || !strings.Contains(errOut, "the server's certificate did not verify: pass --ca FILE") {
 			t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 naming the server and advising --ca", code, out, errOut)
 		}

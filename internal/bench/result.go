@@ -33,14 +33,18 @@ type Result struct {
 	Requests   int64         `json:"requests"`
 	Errors     int64         `json:"errors"`
 	FirstError string        `json:"first_error,omitempty"`
-	IDs        int64         `json:"ids"`
-	Checked    bool          `json:"unique_checked"`
-	Duplicates int64         `json:"duplicates"`
-	RPS        float64       `json:"requests_per_second"`
-	IDsPerSec  float64       `json:"ids_per_second"`
-	Latency    Latency       `json:"latency_ns"`
-	OK         bool          `json:"ok"`       // exit status 0
-	Failures   []string      `json:"failures"` // FailDuplicates, FailRequests, FailNoIDs; empty when OK
+	// LastFailure is, when no ID arrived and no request failed, the server
+	// failure a call cut off by the run's end had met (--protocol client,
+	// whose SDK retries).
+	LastFailure string   `json:"last_failure,omitempty"`
+	IDs         int64    `json:"ids"`
+	Checked     bool     `json:"unique_checked"`
+	Duplicates  int64    `json:"duplicates"`
+	RPS         float64  `json:"requests_per_second"`
+	IDsPerSec   float64  `json:"ids_per_second"`
+	Latency     Latency  `json:"latency_ns"`
+	OK          bool     `json:"ok"`       // exit status 0
+	Failures    []string `json:"failures"` // FailDuplicates, FailRequests, FailNoIDs; empty when OK
 
 	hint string // advice about the first error, or ""
 }
@@ -81,6 +85,9 @@ func (r *Result) Print(w io.Writer) {
 	}
 	if r.FirstError != "" {
 		fmt.Fprintf(w, "  first error: %s\n", r.FirstError)
+	}
+	if r.LastFailure != "" {
+		fmt.Fprintf(w, "  last failure: %s\n", r.LastFailure)
 	}
 	if r.OK {
 		fmt.Fprintln(w, "  verdict    ok")
@@ -132,8 +139,8 @@ func (r *Result) Err() error {
 	}
 	if slices.Contains(r.Failures, FailNoIDs) {
 		msg := "no ID arrived"
-		if r.Errors == 0 && r.FirstError != "" { // a call cut off by the run's end
-			msg += ", the last failure: " + r.FirstError
+		if r.LastFailure != "" {
+			msg += ", the last failure: " + r.LastFailure
 			if r.hint != "" {
 				msg += " (" + r.hint + ")"
 			}
@@ -161,8 +168,8 @@ func summarize(cfg *settings, workers []*worker, elapsed time.Duration, ids int6
 		all = append(all, w.ids...)
 	}
 	for _, w := range workers {
-		if w.cut != nil && r.FirstError == "" {
-			r.FirstError, r.hint = w.cut.Error(), tlsHint(w.cut)
+		if w.cut != nil && r.IDs == 0 && r.Errors == 0 && r.LastFailure == "" {
+			r.LastFailure, r.hint = w.cut.Error(), tlsHint(w.cut)
 		}
 	}
 	if cfg.check {
