@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -282,6 +283,10 @@ func (b *buffer) fetch(n int) {
 	if err != nil {
 		b.errors++
 		b.err = err
+		// The refill's error is its last failure, retryable or not.
+		if e := (*Error)(nil); errors.As(err, &e) {
+			b.lastFail = e
+		}
 		b.filling = false
 		b.retryAt = time.Now().Add(b.wait)
 		time.AfterFunc(b.wait, b.kick) // try again in the background

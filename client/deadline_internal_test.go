@@ -146,3 +146,38 @@ func TestDeadlineNeverBlamesALateLoser(t *testing.T) {
 		}
 	})
 }
+
+// TestDeadlineNamesTheNewestFailure: a refill's request fails retryably
+// (connection refused), its retry then fails for good (unauthorized: the
+// refill's error, which callers get during the backoff). The next refill
+// pauses. A call cut off waiting on it is told of the unauthorized answer,
+// not of the older refusal.
+func TestDeadlineNamesTheNewestFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{Buffer: 10, MaxBuffer: 10, MaxBatch: 10, Attempts: 3, Backoff: time.Second, MaxBackoff: time.Second})
+		f := fakes[0]
+		f.set(func(f *fakeServer) { f.down = true })
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_, err := c.Next(ctx) // t=0: refused, the refill sleeps 1 s
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("setup: %v", err)
+		}
+		f.set(func(f *fakeServer) { f.down, f.kind = false, ErrUnauthorized })
+		time.Sleep(time.Second) // t=1.5: the retry at 1 s was refused: unauthorized
+		if _, err := c.Next(context.Background()); !errors.Is(err, ErrUnauthorized) {
+			t.Fatalf("setup: Next during the backoff: %v; want ErrUnauthorized", err)
+		}
+		gate := make(chan struct{})
+		f.set(func(f *fakeServer) { f.kind, f.gate = nil, gate })
+		time.Sleep(time.Second) // t=2.5: the next refill (at 2 s) waits on the paused server
+		ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_, err = c.Next(ctx)
+		cancel()
+		close(gate)
+		if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrUnauthorized) {
+			t.Fatalf("Next cut off after the last failure was unauthorized: %q; blames an older failure (ErrUnavailable %v, ErrUnauthorized %v)",
+				errText(err), errors.Is(err, ErrUnavailable), errors.Is(err, ErrUnauthorized))
+		}
+	})
+}
