@@ -181,3 +181,22 @@ func TestDeadlineNamesTheNewestFailure(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestTimeoutIsNotTheCallersDeadline: a request that its own
+// Config.Timeout ends is reported as no answer within that timeout,
+// naming the server, not as "context deadline exceeded", which reads as
+// the caller's deadline (the caller set none).
+func TestRequestTimeoutIsNotTheCallersDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, fakes := fakeClient(t, 1, Config{Timeout: time.Second, Attempts: 1})
+		gate := make(chan struct{})
+		defer close(gate)
+		fakes[0].set(func(f *fakeServer) { f.gate = gate })
+		_, err := c.Next(context.Background())
+		var e *Error
+		if !errors.Is(err, ErrUnavailable) || !errors.As(err, &e) || e.Endpoint != fakes[0].name ||
+			e.Message != "no answer within 1s (Config.Timeout)" || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Next on a server that never answers: %q; want ErrUnavailable naming it and Config.Timeout", errText(err))
+		}
+	})
+}

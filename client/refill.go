@@ -189,6 +189,7 @@ func (r *refill) send(q *request) {
 	sent := time.Now()
 	ctx, cancel := context.WithTimeout(r.ctx, r.p.timeout)
 	ids, err := q.e.t.batch(ctx, r.tag, r.n)
+	err = r.p.timedOut(r.ctx, ctx, err, q.e.name)
 	cancel()
 	q.answered()
 	a := answer{e: q.e, ids: ids, sent: sent, err: err}
@@ -264,6 +265,19 @@ func (p *pool) judge(a answer, tag string) error {
 		a.e.warm.Store(tag, struct{}{})
 	}
 	return nil
+}
+
+// timedOut is err of a request that ctx, its own timeout (Config.Timeout),
+// ended while parent had not: said as such, where the transport's
+// "context deadline exceeded" reads as the caller's deadline.
+func (p *pool) timedOut(parent, ctx context.Context, err error, endpoint string) error {
+	if err == nil || parent.Err() != nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	if e := (*Error)(nil); errors.As(err, &e) && e.Kind != ErrUnavailable {
+		return err
+	}
+	return &Error{Kind: ErrUnavailable, Endpoint: endpoint, Code: "transport", Message: fmt.Sprintf("no answer within %s (Config.Timeout)", p.timeout)}
 }
 
 // waited is the error of a call whose context ended (err) while it waited
