@@ -57,7 +57,7 @@ func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowf
 			d = min(d, nodePoll/2+rand.N(nodePoll/2+1))
 		}
 		if why != h.logged || time.Since(h.loggedAt) >= logEvery {
-			h.log.Warn("not ready: no node held", "why", why, "retry", d.String())
+			h.log.Warn("not ready: no node held", "why", why, "retry_in", d.String())
 			h.logged, h.loggedAt = why, time.Now()
 		}
 		t := time.NewTimer(d)

@@ -173,7 +173,7 @@ func (o Options) OpenRetrying(ctx context.Context, log *slog.Logger, unready fun
 		if !errors.As(err, &ue) || ctx.Err() != nil {
 			return stores, err
 		}
-		log.Error("store unreachable: not ready, retrying", "err", err, "retry", RetryEvery.String())
+		log.Error("store unreachable: not ready, retrying", "err", err, "retry_in", RetryEvery.String())
 		if unready != nil {
 			unready(err)
 		}
