@@ -200,3 +200,36 @@ func TestRequestTimeoutIsNotTheCallersDeadline(t *testing.T) {
 		}
 	})
 }
+
+// lateRefusal answers every batch with the server's own refusal
+// (not_serving, retryable), read as the request's Config.Timeout fires:
+// the server answered, and the client has its answer in hand.
+type lateRefusal struct {
+	*fakeServer
+	timeout time.Duration
+}
+
+func (l lateRefusal) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+	time.Sleep(l.timeout) // the answer arrives at the deadline
+	<-ctx.Done()          // and the deadline fires as it is read
+	return nil, &Error{Kind: ErrUnavailable, Endpoint: l.name, Code: "not_serving", Message: "draining: not serving"}
+}
+
+// TestAnswerAtTheTimeoutIsKept: a server that answered (not_serving) at
+// the instant its request's Config.Timeout fired is reported by its own
+// code and message, not as no answer.
+func TestAnswerAtTheTimeoutIsKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg, err := Config{Endpoints: []string{"fake-a:1"}, Timeout: time.Second, Attempts: 1}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newClient(cfg, newPool(cfg, []transport{lateRefusal{&fakeServer{name: "fake-a:1"}, time.Second}}))
+		defer c.Close(context.Background())
+		_, err = c.Next(context.Background())
+		var e *Error
+		if !errors.As(err, &e) || e.Code != "not_serving" {
+			t.Fatalf("Next: %q; want the server's answer, not_serving", errText(err))
+		}
+	})
+}

@@ -268,13 +268,13 @@ func (p *pool) judge(a answer, tag string) error {
 }
 
 // timedOut is err of a request that ctx, its own timeout (Config.Timeout),
-// ended while parent had not: said as such, where the transport's
-// "context deadline exceeded" reads as the caller's deadline.
+// ended while parent had not, before any answer: said as such, where the
+// transport's "context deadline exceeded" reads as the caller's deadline.
 func (p *pool) timedOut(parent, ctx context.Context, err error, endpoint string) error {
 	if err == nil || parent.Err() != nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return err
 	}
-	if e := (*Error)(nil); errors.As(err, &e) && e.Kind != ErrUnavailable {
+	if e := (*Error)(nil); errors.As(err, &e) && e.Code != "transport" { // the server answered
 		return err
 	}
 	return &Error{Kind: ErrUnavailable, Endpoint: endpoint, Code: "transport", Message: fmt.Sprintf("no answer within %s (Config.Timeout)", p.timeout)}
