@@ -77,13 +77,9 @@ func (o Options) pingSQL(ctx context.Context, db *sql.DB, kind, endpoint string)
 // and port, or host:port: bad input.
 func (o Options) checkEndpoints(endpoints []string) error {
 	for _, ep := range endpoints {
-		hostport := ep
-		if strings.Contains(ep, "://") {
-			u, err := url.Parse(ep)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return configf("--endpoints %s: want http://host:port or https://host:port", Redact("endpoint", ep))
-			}
-			hostport = u.Host
+		u, hostport, err := dialAddr(ep)
+		if err != nil || u != nil && (u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
+			return configf("--endpoints %s: want http://host:port or https://host:port", Redact("endpoint", ep))
 		}
 		host, port, err := net.SplitHostPort(hostport)
 		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || host == "" || perr != nil {
@@ -91,6 +87,19 @@ func (o Options) checkEndpoints(endpoints []string) error {
 		}
 	}
 	return nil
+}
+
+// dialAddr is what an endpoint dials: a URL's host (u set), or the
+// endpoint itself, host:port (u nil).
+func dialAddr(ep string) (u *url.URL, hostport string, err error) {
+	if !strings.Contains(ep, "://") {
+		return nil, ep, nil
+	}
+	u, err = url.Parse(ep)
+	if err != nil {
+		return nil, "", err
+	}
+	return u, u.Host, nil
 }
 
 // pingEtcd waits up to the dial timeout for one of the endpoints to

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"sync"
 	"syscall"
 	"time"
@@ -71,18 +70,22 @@ func refusedAll(endpoints []string) error {
 	if len(endpoints) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), refuseProbe)
-	defer cancel()
-	errs := make([]error, len(endpoints))
-	var wg sync.WaitGroup
+	addrs := make([]string, len(endpoints))
 	for i, ep := range endpoints {
-		hostport := ep
-		if u, err := url.Parse(ep); err == nil && u.Host != "" {
-			hostport = u.Host
+		_, hostport, err := dialAddr(ep)
+		if err != nil {
+			return nil
 		}
 		if _, _, err := net.SplitHostPort(hostport); err != nil {
 			return nil
 		}
+		addrs[i] = hostport
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refuseProbe)
+	defer cancel()
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, hostport := range addrs {
 		wg.Go(func() {
 			var d net.Dialer
 			c, err := d.DialContext(ctx, "tcp", hostport)

@@ -167,9 +167,12 @@ func summarize(cfg *settings, workers []*worker, elapsed time.Duration, ids int6
 		}
 		all = append(all, w.ids...)
 	}
-	for _, w := range workers {
-		if w.cut != nil && r.IDs == 0 && r.Errors == 0 && r.LastFailure == "" {
-			r.LastFailure, r.hint = w.cut.Error(), tlsHint(w.cut)
+	if r.IDs == 0 && r.Errors == 0 {
+		for _, w := range workers {
+			if w.cut != nil {
+				r.LastFailure, r.hint = w.cut.Error(), tlsHint(w.cut)
+				break
+			}
 		}
 	}
 	if cfg.check {
