@@ -317,11 +317,14 @@ func (a *Allocator) Close(ctx context.Context) error {
 // Stats is a tag's buffer state.
 type Stats struct {
 	Tag        string
-	Step       int64 // the step of the next fetch
+	Step       int64 // the step of the next fetch: the adaptive step
 	Left       int64 // IDs left in the current range
 	Prefetched int64 // IDs in the next range, already fetched
 	Fetches    int64 // ranges fetched
 	Errors     int64 // fetches that failed
+	// ConfiguredStep is the tag's step in the store (firn tag create
+	// --step, firn tag step): the least step the adaptive one returns to.
+	ConfiguredStep int64
 	// Current is the range being handed out (empty before the first
 	// fetch), Next the range fetched ahead (empty when none is).
 	Current, Next Range

@@ -157,7 +157,7 @@ func TestNextNSpansRanges(t *testing.T) {
 
 // TestAdaptiveStep: ranges used up faster than the period double the step
 // up to MaxStep; ranges that last over twice the period halve it, never
-// below the tag's step.
+// below the tag's step, which Stats reports as ConfiguredStep.
 func TestAdaptiveStep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := storeWithTag(t, "t", 100)
@@ -173,8 +173,8 @@ func TestAdaptiveStep(t *testing.T) {
 			}
 			synctest.Wait()
 		}
-		if st := h.Stats(); st.Step != 1600 {
-			t.Fatalf("step %d after fast use, want the max 1600", st.Step)
+		if st := h.Stats(); st.Step != 1600 || st.ConfiguredStep != 100 {
+			t.Fatalf("step %d, configured %d after fast use, want the max 1600 and the tag's 100", st.Step, st.ConfiguredStep)
 		}
 		for range 200 {
 			time.Sleep(3 * time.Minute)

@@ -476,7 +476,7 @@ func (h *Handle) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cur := h.cur.Load()
-	s := Stats{Tag: h.tag, Step: h.step, Left: cur.left(), Fetches: h.fetches.Load(), Errors: h.failures.Load(),
+	s := Stats{Tag: h.tag, Step: h.step, ConfiguredStep: h.base, Left: cur.left(), Fetches: h.fetches.Load(), Errors: h.failures.Load(),
 		Current: cur.bounds(), Latency: h.latency, Fetched: h.fetched, Err: h.lastErr}
 	if h.next != nil {
 		s.Prefetched = h.next.left()

@@ -71,6 +71,7 @@ func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
 	tag := r.PathValue("key")
 	id, err := h.svc.Segments.Next(ctx, tag)
 	if err != nil {
+		h.svc.noteFailure(err)
 		leafError(w, err)
 		return
 	}

@@ -150,6 +150,7 @@ func (g *grpcService) SegmentNext(ctx context.Context, req *firnpb.SegmentReques
 	}
 	id, err := g.svc.Segments.Next(ctx, req.Tag)
 	if err != nil {
+		g.svc.noteFailure(err)
 		return nil, grpcError(err)
 	}
 	g.metrics.issued(req.Tag, 1)
@@ -170,6 +171,7 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 	}
 	ids := make([]int64, n)
 	if _, err := g.svc.Segments.NextN(ctx, req.Tag, ids); err != nil {
+		g.svc.noteFailure(err)
 		return nil, grpcError(err)
 	}
 	g.metrics.issued(req.Tag, n)
@@ -205,6 +207,7 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	} else {
 		h, err := g.svc.Segments.Tag(ctx, req.Tag)
 		if err != nil {
+			g.svc.noteFailure(err)
 			return grpcError(err)
 		}
 		fill = h.NextN

@@ -9,6 +9,15 @@ import (
 // RecentErrors is how many errors /v1/status keeps: the latest.
 const RecentErrors = 20
 
+// RecentCallerErrors is how many of those may be callers' errors
+// (source "caller"): a client asking for one unknown tag after another
+// replaces its own entries, never the node's errors.
+const RecentCallerErrors = 5
+
+// sourceCaller is the source of a caller's error worth an operator's
+// eye: a request for a tag the store does not have.
+const sourceCaller = "caller"
+
 // recentErrors is a bounded ring of the latest errors the node met, for
 // /v1/status. A message repeating the latest one of its source — the
 // same words, its times and durations aside — only updates its text,
@@ -20,7 +29,7 @@ type recentErrors struct {
 }
 
 // recentError is one error: when it was last seen, where it came from
-// (lease, readiness, segment, request) and what it said.
+// (lease, readiness, segment, request, caller) and what it said.
 type recentError struct {
 	Time    time.Time `json:"time"`
 	Source  string    `json:"source"`
@@ -56,10 +65,30 @@ func (r *recentErrors) add(source string, err error, now time.Time, count int) {
 			break
 		}
 	}
-	if len(r.ring) == RecentErrors {
-		r.ring = append(r.ring[:0:0], r.ring[1:]...)
+	callers := 0
+	for _, e := range r.ring {
+		if e.Source == sourceCaller {
+			callers++
+		}
+	}
+	switch {
+	case source == sourceCaller && callers == RecentCallerErrors:
+		r.drop(sourceCaller)
+	case len(r.ring) == RecentErrors:
+		r.drop("")
 	}
 	r.ring = append(r.ring, recentError{Time: now, Source: source, Message: msg, Count: 1, shape: shape})
+}
+
+// drop removes the oldest error of source, or the oldest of all when
+// source is empty.
+func (r *recentErrors) drop(source string) {
+	for i, e := range r.ring {
+		if source == "" || e.Source == source {
+			r.ring = append(r.ring[:i:i], r.ring[i+1:]...)
+			return
+		}
+	}
 }
 
 // moments match the times and durations an error may carry: an RFC 3339

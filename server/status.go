@@ -94,19 +94,27 @@ type rateState struct {
 	PerSecond map[string][]uint64 `json:"per_second"`
 }
 
+// tagState is a tag as this node serves it. Of its steps, Step is the
+// adaptive one the next fetch asks for, ConfiguredStep the tag's own in
+// the store (firn tag list's STEP), which the adaptive step never goes
+// below.
 type tagState struct {
-	Tag        string     `json:"tag"`
-	Left       int64      `json:"left"`
-	Prefetched int64      `json:"prefetched"`
-	Step       int64      `json:"step"`
-	Current    rangeState `json:"current"`
-	Next       rangeState `json:"next"`
-	Fetches    int64      `json:"fetches"`
-	Errors     int64      `json:"errors"`
-	FetchedMS  int64      `json:"last_fetch_ms,omitempty"`
-	LatencyMS  float64    `json:"fetch_latency_ms"`
-	Healthy    bool       `json:"healthy"`
-	LastError  string     `json:"last_error,omitempty"`
+	Tag string `json:"tag"`
+	// InMemory is the IDs this node holds for the tag: Left in the
+	// current range plus Prefetched in the next.
+	InMemory       int64      `json:"in_memory"`
+	Left           int64      `json:"left"`
+	Prefetched     int64      `json:"prefetched"`
+	ConfiguredStep int64      `json:"configured_step"`
+	Step           int64      `json:"step"`
+	Current        rangeState `json:"current"`
+	Next           rangeState `json:"next"`
+	Fetches        int64      `json:"fetches"`
+	Errors         int64      `json:"errors"`
+	FetchedMS      int64      `json:"last_fetch_ms,omitempty"`
+	LatencyMS      float64    `json:"fetch_latency_ms"`
+	Healthy        bool       `json:"healthy"`
+	LastError      string     `json:"last_error,omitempty"`
 	// Opaque: the tag's IDs are opaque, and its ranges, plain IDs, are
 	// left out (zero).
 	Opaque bool `json:"opaque,omitempty"`
@@ -209,7 +217,8 @@ func (s *service) leaseOf(l Lease, g *snowflake.Generator, now time.Time) *lease
 }
 
 func (s *service) tagOf(st segment.Stats, now time.Time) tagState {
-	t := tagState{Tag: st.Tag, Left: st.Left, Prefetched: st.Prefetched, Step: st.Step, Fetches: st.Fetches, Errors: st.Errors,
+	t := tagState{Tag: st.Tag, InMemory: st.Left + st.Prefetched, Left: st.Left, Prefetched: st.Prefetched,
+		ConfiguredStep: st.ConfiguredStep, Step: st.Step, Fetches: st.Fetches, Errors: st.Errors,
 		Current:   rangeState{st.Current.Start, st.Current.End, st.Current.Delta},
 		Next:      rangeState{st.Next.Start, st.Next.End, st.Next.Delta},
 		LatencyMS: float64(st.Latency.Microseconds()) / 1000, Healthy: st.Err == nil}
@@ -233,9 +242,17 @@ func (h *handler) status(w http.ResponseWriter, _ *http.Request) {
 }
 
 // noteFailure records an error answered to a request for IDs when it is
-// the node's (a 5xx), not the caller's.
+// the node's (a 5xx), or a caller's that this node's operator acts on:
+// a tag the store does not have (404 unknown_tag), which is a client
+// configured with a tag nobody created, or a typo in one. Other errors
+// of callers (a bad count, a refused token) are theirs alone.
 func (s *service) noteFailure(err error) {
-	if code, _ := status(err); code >= 500 && !errors.Is(err, context.Canceled) {
+	code, name := status(err)
+	switch {
+	case errors.Is(err, context.Canceled):
+	case code >= 500:
 		s.recent.note("request", err, time.Now())
+	case name == "unknown_tag":
+		s.recent.note(sourceCaller, err, time.Now())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -414,5 +415,94 @@ func TestStatusOpaque(t *testing.T) {
 	}
 	if _, shown := st.Rate.PerSecond["segment"]; !shown {
 		t.Error("opaque mode: segment IDs per second left out too")
+	}
+}
+
+// TestStatusTagSteps: a tag's row holds its configured step (the store's,
+// as firn tag list shows it) beside the adaptive step of the next fetch,
+// and the IDs held in memory: the current range's and the prefetched.
+func TestStatusTagSteps(t *testing.T) {
+	store := segmenttest.NewMemStore()
+	if err := store.CreateTag(context.Background(), "order", 1, 1000, ""); err != nil {
+		t.Fatal(err)
+	}
+	h := statusServer(t, store, nil, nil)
+	// Ranges used up at once: the adaptive step grows past the tag's.
+	for range 4 {
+		if w := get(h, "GET", "/v1/segments/order/batch?count=1000"); w.Code != 200 {
+			t.Fatalf("segment batch: %d %s", w.Code, w.Body)
+		}
+	}
+	var doc struct {
+		Tags []struct {
+			Tag                    string
+			InMemory               int64 `json:"in_memory"`
+			Left, Prefetched, Step int64
+			ConfiguredStep         int64 `json:"configured_step"`
+		}
+	}
+	if err := json.Unmarshal(get(h, "GET", "/v1/status").Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Tags) != 1 {
+		t.Fatalf("tags = %+v, want order", doc.Tags)
+	}
+	tag := doc.Tags[0]
+	if tag.ConfiguredStep != 1000 || tag.Step <= 1000 {
+		t.Errorf("configured step %d, step %d: want the tag's 1000 and an adaptive step above it", tag.ConfiguredStep, tag.Step)
+	}
+	if tag.InMemory != tag.Left+tag.Prefetched {
+		t.Errorf("in memory %d, want left %d + prefetched %d", tag.InMemory, tag.Left, tag.Prefetched)
+	}
+}
+
+// TestStatusUnknownTags: a request for a tag the store does not have, on
+// firn's, Leaf's and Tinyid's routes, is a caller's error the page shows
+// (source caller); a client asking for one unknown tag after another
+// keeps at most server.RecentCallerErrors of them and never pushes out
+// the node's own errors.
+func TestStatusUnknownTags(t *testing.T) {
+	store := segmenttest.NewMemStore()
+	lost := errors.New("nodeid: lease lost")
+	h := statusServer(t, store, detailLease{node: 7, limit: time.Now().Add(time.Hour).UnixMilli(), err: lost}, nil)
+	readStatus(t, h) // the node's errors: lease, readiness
+	for _, path := range []string{"/v1/segments/ordr/next", "/api/segment/get/leafy", "/tinyid/id/nextIdSimple?bizType=tiny"} {
+		if w := get(h, "GET", path); w.Code != http.StatusNotFound {
+			t.Fatalf("%s: %d %s, want 404", path, w.Code, w.Body)
+		}
+	}
+	callers := func(st nodeStatus) (msgs []string) {
+		for _, e := range st.Errors {
+			if e.Source == "caller" {
+				msgs = append(msgs, e.Message)
+			}
+		}
+		return msgs
+	}
+	got := strings.Join(callers(readStatus(t, h)), "\n")
+	for _, tag := range []string{`"ordr"`, `"leafy"`, `"tiny"`} {
+		if !strings.Contains(got, tag) || !strings.Contains(got, "unknown tag") {
+			t.Errorf("caller errors %q lack the unknown tag %s", got, tag)
+		}
+	}
+	for i := range server.RecentErrors + 10 {
+		get(h, "GET", fmt.Sprintf("/v1/segments/t%d/next", i))
+	}
+	st := readStatus(t, h)
+	if n := len(callers(st)); n != server.RecentCallerErrors {
+		t.Errorf("%d caller errors kept, want %d", n, server.RecentCallerErrors)
+	}
+	sources := map[string]bool{}
+	for _, e := range st.Errors {
+		sources[e.Source] = true
+	}
+	if !sources["lease"] || !sources["readiness"] {
+		t.Errorf("the node's errors were pushed out by callers': %+v", st.Errors)
+	}
+	// A caller's other mistakes are not the node's to show.
+	before := len(st.Errors)
+	get(h, "GET", "/v1/snowflake/batch?count=0")
+	if n := len(readStatus(t, h).Errors); n != before {
+		t.Errorf("a bad count added an error: %d, want %d", n, before)
 	}
 }

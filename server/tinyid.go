@@ -253,6 +253,7 @@ func (h *handler) tinyidIDs(r *http.Request) ([]int64, error) {
 	defer ctx.release()
 	ids := make([]int64, batch)
 	if _, err := h.svc.Segments.NextN(ctx, tag, ids); err != nil {
+		h.svc.noteFailure(err)
 		return nil, err
 	}
 	h.segmentIssued(tag, batch)
@@ -323,6 +324,7 @@ func (h *handler) tinyidNewSegment(r *http.Request) (tinyidSegment, error) {
 		err = h.svc.Segments.CheckHandOut(tag, info.Opaque)
 	}
 	if err != nil {
+		h.svc.noteFailure(err)
 		return tinyidSegment{}, err
 	}
 	step := min(max(info.Step, 1), segment.StepLimit)

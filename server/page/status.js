@@ -268,17 +268,17 @@
     nowLine.setAttribute("y2", String(B));
   }
 
-  const COLUMNS = ["tag", "left", "next", "step", "current range", "next range", "last fetch", "latency", "store", "errors"];
+  const COLUMNS = ["tag", "IDs in memory", "configured step", "current step", "current range", "next range", "last fetch", "latency", "store", "errors"];
 
   function renderTags(tags, now) {
-    const rows = tags.slice().sort((a, b) => (sortDesc ? b.left - a.left : a.left - b.left) || (a.tag < b.tag ? -1 : 1));
+    const rows = tags.slice().sort((a, b) => (sortDesc ? b.in_memory - a.in_memory : a.in_memory - b.in_memory) || (a.tag < b.tag ? -1 : 1));
     const body = $("tags").tBodies[0];
     body.replaceChildren();
     for (const t of rows) {
       const tr = document.createElement("tr");
       const range = (r) => (t.opaque ? "opaque" : r.end > r.start ? "[" + group(r.start) + " … " + group(r.end) + ")" : "–");
       const cells = [
-        t.tag, group(t.left), group(t.prefetched), group(t.step), range(t.current), range(t.next),
+        t.tag, group(t.in_memory), group(t.configured_step), group(t.step), range(t.current), range(t.next),
         t.last_fetch_ms ? duration(now - t.last_fetch_ms) + " ago" : "–",
         t.fetch_latency_ms.toFixed(1) + " ms",
         t.healthy ? "ok" : "failing",
@@ -296,6 +296,7 @@
           td.textContent = String(v);
         }
         if (i === 0) td.className = "tag";
+        if (i === 1) td.title = group(t.left) + " left in the current range + " + group(t.prefetched) + " prefetched";
         if (i === 4 || i === 5) td.className = "range";
         if (i === 6 && t.last_fetch_ms) td.title = when(t.last_fetch_ms);
         if (i === 8) td.className = t.healthy ? "" : "bad";
@@ -305,7 +306,7 @@
       body.append(tr);
     }
     $("no-tags").hidden = tags.length > 0;
-    $("sort-left").textContent = "left " + (sortDesc ? "▼" : "▲");
+    $("sort-left").textContent = "IDs in memory " + (sortDesc ? "▼" : "▲");
   }
 
   function renderErrors(errs) {

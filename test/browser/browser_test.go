@@ -158,9 +158,10 @@ type statusDoc struct {
 		PerSecond map[string][]uint64 `json:"per_second"`
 	} `json:"rate"`
 	Tags []struct {
-		Tag  string
-		Left int64
-		Step int64
+		Tag            string
+		InMemory       int64 `json:"in_memory"`
+		ConfiguredStep int64 `json:"configured_step"`
+		Step           int64
 	}
 }
 
@@ -283,8 +284,12 @@ func TestStatusPage(t *testing.T) {
 		for _, row := range first.Tags {
 			if row[0] == tag.Tag {
 				found = true
-				if row[1] != digits.Group(uint64(tag.Left)) || row[3] != digits.Group(uint64(tag.Step)) {
-					t.Errorf("tag %q shows left %s, step %s; /v1/status said %d, %d", tag.Tag, row[1], row[3], tag.Left, tag.Step)
+				if row[1] != digits.Group(uint64(tag.InMemory)) || row[2] != digits.Group(uint64(tag.ConfiguredStep)) || row[3] != digits.Group(uint64(tag.Step)) {
+					t.Errorf("tag %q shows %s in memory, configured step %s, current step %s; /v1/status said %d, %d, %d",
+						tag.Tag, row[1], row[2], row[3], tag.InMemory, tag.ConfiguredStep, tag.Step)
+				}
+				if tag.ConfiguredStep != 1000 {
+					t.Errorf("tag %q: configured step %d, want the 1000 it was created with", tag.Tag, tag.ConfiguredStep)
 				}
 			}
 		}
