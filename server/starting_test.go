@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -23,7 +25,7 @@ import (
 // answers with the build and firn_lease_held 0, /healthz 200, and every
 // other route 503 not_ready with the reason, in server's error shape.
 func TestStartingMetrics(t *testing.T) {
-	h := server.NewStarting(func() error { return errors.New("no free node") })
+	h := server.NewStarting(server.StartingConfig{Why: func() error { return errors.New("no free node") }})
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -42,7 +44,7 @@ func TestStartingMetrics(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	server.NewStarting(func() error { return nil }).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	server.NewStarting(server.StartingConfig{Why: func() error { return nil }}).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 	if !strings.Contains(w.Body.String(), "starting: waiting for the store to answer and a node to be held") {
 		t.Errorf("/readyz with nothing to say: %s", w.Body)
 	}
@@ -55,7 +57,7 @@ func TestStartingGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.NewStarting(func() error { return errors.New("no free node") }).GRPC()
+	srv := server.NewStarting(server.StartingConfig{Why: func() error { return errors.New("no free node") }}).GRPC()
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.Dial(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -70,5 +72,60 @@ func TestStartingGRPC(t *testing.T) {
 	_, err = firnpb.NewFirnClient(conn).Next(context.Background(), &firnpb.NextRequest{})
 	if st := grpcstatus.Convert(err); st.Code() != codes.Unavailable || st.Message() != "not_ready: starting: no free node" {
 		t.Fatalf("Next while starting: %v; want Unavailable, not_ready: starting: no free node", err)
+	}
+}
+
+// TestStartingStatusPage: while a process waits for its store, / serves
+// the status page and /v1/status (scope status, as on a Server) says why
+// it waits, for which store and how long, with no password in it.
+func TestStartingStatusPage(t *testing.T) {
+	refused := errors.New("etcd http://firn:hunter2@127.0.0.1:2379: unreachable: dial tcp 127.0.0.1:2379: connect: connection refused")
+	auth, err := server.NewAuth([]server.Token{{Name: "ops", Secret: "ops-status-token-0123", Scopes: []string{"status"}}}, server.Anonymous{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.NewStarting(server.StartingConfig{Why: func() error { return refused }, Store: `etcd namespace "/firn/default/"`, Auth: auth})
+	for path, ct := range map[string]string{"/": "text/html", "/status.js": "text/javascript", "/status.css": "text/css", "/favicon.svg": "image/svg+xml"} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if w.Code != http.StatusOK || !strings.HasPrefix(w.Header().Get("Content-Type"), ct) || w.Header().Get("Content-Security-Policy") != server.PageCSP {
+			t.Errorf("%s while starting: %d %q, CSP %q; want 200 %s with the page's CSP", path, w.Code, w.Header().Get("Content-Type"), w.Header().Get("Content-Security-Policy"), ct)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/status", nil))
+	if w.Code != http.StatusUnauthorized {
+		t.Errorf("/v1/status without a token while starting: %d %s, want 401 as on a Server", w.Code, w.Body)
+	}
+	time.Sleep(20 * time.Millisecond)
+	r := httptest.NewRequest(http.MethodGet, "/v1/status", nil)
+	r.Header.Set("Authorization", "Bearer ops-status-token-0123")
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var doc struct {
+		Ready    bool
+		NotReady string `json:"not_ready"`
+		Version  string
+		Starting *struct {
+			Store     string
+			WaitingMS int64 `json:"waiting_ms"`
+		}
+		Tags   []any
+		Errors []any
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &doc); w.Code != http.StatusOK || err != nil {
+		t.Fatalf("/v1/status while starting: %d %s (%v)", w.Code, w.Body, err)
+	}
+	if doc.Ready || !strings.Contains(doc.NotReady, "connection refused") || doc.Starting == nil ||
+		doc.Starting.Store != `etcd namespace "/firn/default/"` || doc.Starting.WaitingMS < 20 || doc.Version == "" || doc.Tags == nil || doc.Errors == nil {
+		t.Errorf("/v1/status while starting: %s", w.Body)
+	}
+	if strings.Contains(w.Body.String(), "hunter2") {
+		t.Errorf("/v1/status while starting shows the password: %s", w.Body)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if strings.Contains(w.Body.String(), "hunter2") {
+		t.Errorf("/readyz while starting shows the password: %s", w.Body)
 	}
 }

@@ -45,6 +45,18 @@ type statusDoc struct {
 	Rate      rateState       `json:"rate"`
 	Tags      []tagState      `json:"tags"`
 	Errors    []recentError   `json:"errors"`
+	// Starting is set while the process waits for its stores and a node
+	// (Starting): what it waits for and how long it has.
+	Starting *startingState `json:"starting,omitempty"`
+}
+
+// startingState is the wait of a process that does not serve yet.
+type startingState struct {
+	// Store names the store waited for: its kind and namespace.
+	Store string `json:"store,omitempty"`
+	// WaitingMS is how long the process has waited, since its ports
+	// were bound.
+	WaitingMS int64 `json:"waiting_ms"`
 }
 
 type snowflakeState struct {

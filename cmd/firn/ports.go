@@ -24,8 +24,9 @@ import (
 var shutdownBound = 10 * time.Second
 
 // ports are firn serve's HTTP and gRPC ports. Each answers from the
-// moment it is bound — /healthz at once, everything else 503 not_ready
-// (server.Starting) — until the service takes them over (serve).
+// moment it is bound — /healthz, /metrics, the status page and
+// /v1/status at once, everything else 503 not_ready (server.Starting) —
+// until the service takes them over (serve).
 type ports struct {
 	ln       net.Listener
 	http     *http.Server

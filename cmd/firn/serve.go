@@ -183,7 +183,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	log := newLogger(o.logLevel, o.logFormat)
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
-	p, err := listen(o, server.NewStarting(func() error { return notReady(holder.Load(), storeDown.Load()) }))
+	starting := server.NewStarting(server.StartingConfig{Why: func() error { return notReady(holder.Load(), storeDown.Load()) },
+		Store: o.stores.Describe(), Auth: o.auth})
+	p, err := listen(o, starting)
 	if err != nil {
 		return err
 	}

@@ -134,15 +134,26 @@
 
   function render(d) {
     const sf = d.snowflake;
-    text("node", sf ? group(sf.node) : "snowflake off");
+    const st = d.starting;
+    text("node", sf ? group(sf.node) : st ? "none yet" : "snowflake off");
     text("layout", sf ? sf.layout : "–");
     const r = $("ready");
-    r.textContent = d.ready ? "ready" : "not ready";
+    r.textContent = d.ready ? "ready" : st ? "starting" : "not ready";
     r.className = "state " + (d.ready ? "ready" : "not-ready");
     $("not-ready").hidden = d.ready;
     pieces($("not-ready"), d.not_ready || "");
     text("version", d.version + (d.commit && d.commit !== "unknown" ? " " + d.commit.slice(0, 12) : ""));
     text("uptime", duration(d.uptime_ms));
+    // While the process starts, only why, on which store and how long:
+    // it has no node, lease, rate or tags yet.
+    for (const s of document.querySelectorAll("main > section")) s.hidden = st ? s.id !== "starting" : s.id === "starting";
+    if (st) {
+      text("starting-store", st.store);
+      text("starting-wait", duration(st.waiting_ms));
+      text("updated", "read at " + when(d.now_ms));
+      document.body.dataset.now = String(d.now_ms);
+      return;
+    }
     renderLayout(sf);
     renderRate(d.rate);
     renderLease(d.lease, d.now_ms);

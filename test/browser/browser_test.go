@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -41,12 +42,7 @@ const xssTag = `<img src=x onerror=alert(1)>`
 // port with a data directory of its own; it returns the base URL.
 func firnServe(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "firn")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/firn")
-	build.Dir = filepath.Join("..", "..") // the root module, with its own go.mod
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build firn: %v\n%s", err, out)
-	}
+	bin := buildFirn(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--http", "127.0.0.1:0", "--grpc", "off",
 		"--data-dir", filepath.Join(t.TempDir(), "data"), "--log-format", "json"}, args...)...)
@@ -92,6 +88,31 @@ func firnServe(t *testing.T, args ...string) string {
 		t.Fatalf("firn serve did not start in 30 s:\n%s", logs.String())
 	}
 	return ""
+}
+
+// buildFirn builds firn from this tree (in the root module) and returns
+// the binary's path.
+func buildFirn(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "firn")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/firn")
+	build.Dir = filepath.Join("..", "..") // the root module, with its own go.mod
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build firn: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freePort returns a loopback port nothing listens on: the kernel's
+// choice, released at once.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // call sends one request to firn serve and returns its body, failing the
@@ -833,5 +854,70 @@ func checkScale(t *testing.T, g glance) {
 	}
 	if peak > vals[len(vals)-1] {
 		t.Errorf("peak %s above the top tick %+v", g.Peak, g.YTicks)
+	}
+}
+
+// TestStatusPageWhileStarting: while firn serve waits for an etcd that
+// refuses connections, its page is served and shows that it is starting,
+// why (the refusal), the store and how long it has waited; the sections
+// of a serving node are hidden.
+func TestStatusPageWhileStarting(t *testing.T) {
+	chromium := testenv.Tool(t, "chromium")
+	bin := buildFirn(t)
+	base := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
+	etcd := fmt.Sprintf("http://127.0.0.1:%d", freePort(t)) // nothing listens: refused
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve", "--store", "etcd", "--endpoints", etcd, "--namespace", "/firn/browser/",
+		"--http", strings.TrimPrefix(base, "http://"), "--grpc", "off", "--log-format", "json")
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("firn serve logs:\n%s", logs.String())
+		}
+	})
+	bctx := browser(t, chromium)
+	rec := watch(bctx)
+	var got struct {
+		Ready, Reason, Store, Wait string
+		Headings                   []string
+	}
+	if err := chromedp.Run(bctx, network.Enable(), log.Enable(),
+		chromedp.ActionFunc(func(context.Context) error {
+			// The port is bound a moment after the process starts.
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				if resp, err := http.Get(base + "/healthz"); err == nil {
+					resp.Body.Close()
+					return nil
+				} else if time.Now().After(deadline) {
+					return err
+				}
+			}
+		}),
+		chromedp.Navigate(base+"/"),
+		chromedp.Poll(`document.getElementById("not-ready").textContent.includes("connection refused")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Evaluate(`({ready: document.getElementById("ready").textContent,
+			reason: document.getElementById("not-ready").textContent,
+			store: document.getElementById("starting-store").textContent,
+			wait: document.getElementById("starting-wait").textContent,
+			headings: [...document.querySelectorAll("main h2")].filter(h => h.offsetParent !== null).map(h => h.textContent)})`, &got),
+	); err != nil {
+		t.Fatalf("the page while starting: %v", err)
+	}
+	if got.Ready != "starting" || !strings.Contains(got.Reason, etcd) || got.Store != `etcd namespace "/firn/browser/"` ||
+		!strings.HasSuffix(got.Wait, " s") && !strings.HasSuffix(got.Wait, " ms") || strings.Join(got.Headings, "|") != "Starting" {
+		t.Errorf("the page while starting shows %+v; want starting, the refusal of %s, the store, the wait, and the Starting section alone", got, etcd)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, p := range rec.problems {
+		t.Errorf("browser: %s", p)
 	}
 }
