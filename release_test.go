@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -50,4 +51,30 @@ func run(t *testing.T, dir, name string, args ...string) string {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
 	return string(out)
+}
+
+// TestMakeHelpNamesEveryService: make help's line for services names every
+// service scripts/services.sh starts or installs (each one it reports as
+// NOT reachable or NOT installed).
+func TestMakeHelpNamesEveryService(t *testing.T) {
+	testenv.Tool(t, "make")
+	script, err := os.ReadFile(filepath.Join("scripts", "services.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(run(t, ".", "make", "--no-print-directory", "help"), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "services" {
+			line = strings.ToLower(l)
+		}
+	}
+	names := regexp.MustCompile(`say "([a-z]+) NOT (?:reachable|installed)"`).FindAllStringSubmatch(string(script), -1)
+	if line == "" || len(names) == 0 {
+		t.Fatalf("no services line in make help (%q) or no service in scripts/services.sh (%d)", line, len(names))
+	}
+	for _, m := range names {
+		if !strings.Contains(line, m[1]) {
+			t.Errorf("make help's services line %q does not name %s, which scripts/services.sh sets up", line, m[1])
+		}
+	}
 }
