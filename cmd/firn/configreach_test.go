@@ -210,6 +210,32 @@ func TestTagSubcommandsOwnTheirFlags(t *testing.T) {
 	}
 }
 
+// TestUnknownFlagSaysWhatWasMeant: a flag that is a typo away from one
+// of the command's, or a name people give one (--port for --http), is
+// refused with a "did you mean", as an unknown setting key or variable is
+// (config.Suggest); one that nothing resembles is refused plainly.
+func TestUnknownFlagSaysWhatWasMeant(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"parse", "--guesss", "1"}, "firn parse: unknown flag --guesss (did you mean --guess?); run 'firn help parse'"},
+		{[]string{"serve", "--port", "8080"}, "firn serve: unknown flag --port (did you mean --http?); run 'firn help serve'"},
+		{[]string{"next", "-nn", "3"}, "firn next: unknown flag -nn (did you mean -n?)"},
+		{[]string{"serve", "--lease-tll", "5s"}, "unknown flag --lease-tll (did you mean --lease-ttl?)"},
+		{[]string{"next", "--zzzzzz"}, "firn next: unknown flag --zzzzzz; run 'firn help next'"},
+	} {
+		out, errOut, code := runCLI(tt.args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.want)
+		}
+	}
+	t.Setenv("FIRN_HTTP_LISTN", "127.0.0.1:1")
+	if _, errOut, code := runCLI("config", "check"); code != 2 || !strings.Contains(errOut, "unknown environment variable FIRN_HTTP_LISTN (did you mean FIRN_HTTP_LISTEN?)") {
+		t.Errorf("a misspelt variable: exit %d, %q", code, errOut)
+	}
+}
+
 // TestExhaustedReachesTheGenerators: snowflake.exhausted and
 // snowflake.max_borrow reach the generator configuration of serve and of
 // next, by flag, variable or file; wait by default.

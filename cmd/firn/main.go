@@ -258,7 +258,14 @@ func flagError(fs *flag.FlagSet, args []string, err error, here string) error {
 		if owners := flagOwners(name, here); len(owners) > 0 {
 			return usagef("unknown flag %s: it applies to %s, not %s; run 'firn help %s'", asTyped(args, name), strings.Join(owners, ", "), here, fs.Name())
 		}
-		return usagef("unknown flag %s; run 'firn help %s'", asTyped(args, name), fs.Name())
+		typed := asTyped(args, name)
+		var known []string
+		fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+		if s := config.Suggest(name, known); s != "" {
+			dashes := typed[:len(typed)-len(strings.TrimLeft(typed, "-"))]
+			return usagef("unknown flag %s (did you mean %s%s?); run 'firn help %s'", typed, dashes, s, fs.Name())
+		}
+		return usagef("unknown flag %s; run 'firn help %s'", typed, fs.Name())
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
 		return usagef("%s needs a value; run 'firn help %s'", asTyped(args, name), fs.Name())

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"path/filepath"
 	"reflect"
@@ -467,14 +468,48 @@ func unknownSetting(key, goType string) string {
 			continue
 		}
 		msg := fmt.Sprintf("unknown setting %q in %s", key, sec.Tag.Get("yaml"))
+		var keys []string
 		for j := range sec.Type.NumField() {
-			if k := strings.Split(sec.Type.Field(j).Tag.Get("yaml"), ",")[0]; k != "" && editDistance(k, key) <= 2 {
-				return msg + fmt.Sprintf(" (did you mean %s?)", k)
+			if k := strings.Split(sec.Type.Field(j).Tag.Get("yaml"), ",")[0]; k != "" {
+				keys = append(keys, k)
 			}
+		}
+		if k := Suggest(key, keys); k != "" {
+			return msg + fmt.Sprintf(" (did you mean %s?)", k)
 		}
 		return msg
 	}
 	return fmt.Sprintf("unknown setting %q", key)
+}
+
+// meant are names people give a setting, flag or variable that firn calls
+// otherwise, with firn's names for it: a listening port is --http and
+// --grpc on the command line, listen in http and grpc of the file.
+var meant = map[string][]string{
+	"port":    {"http", "listen"},
+	"addr":    {"http", "listen"},
+	"address": {"http", "listen"},
+	"bind":    {"http", "listen"},
+}
+
+// Suggest returns the name of known that typed most likely stands for,
+// or "" when none does: the first of known that people mean by typed
+// ("port": http, listen), else the nearest one at most two edits away
+// and fewer than typed has letters (a typo; the first of equals). Every
+// "did you mean" of firn — setting keys, variables, flags — asks here.
+func Suggest(typed string, known []string) string {
+	for _, m := range meant[strings.ToLower(typed)] {
+		if slices.Contains(known, m) {
+			return m
+		}
+	}
+	best, dist := "", min(3, len(typed))
+	for _, k := range known {
+		if d := editDistance(k, typed); d < dist {
+			best, dist = k, d
+		}
+	}
+	return best
 }
 
 // editDistance is the Levenshtein distance of a and b.
@@ -650,6 +685,9 @@ func (c *Config) applyEnv(environ []string) error {
 	}
 	for k := range env {
 		if !known[k] {
+			if s := Suggest(k, slices.Sorted(maps.Keys(known))); s != "" {
+				return fmt.Errorf("config: unknown environment variable %s (did you mean %s?)", k, s)
+			}
 			return fmt.Errorf("config: unknown environment variable %s", k)
 		}
 	}

@@ -334,6 +334,7 @@ func TestFileErrorsInTheConfigurationsWords(t *testing.T) {
 		{"http:\n  nosuch: 1\n", `line 2: unknown setting "nosuch" in http`},
 		{"http:\n  lisen: 127.0.0.1:1\n", `line 2: unknown setting "lisen" in http (did you mean listen?)`},
 		{"registry:\n  lease-ttl: 5s\n", `unknown setting "lease-ttl" in registry (did you mean lease_ttl?)`},
+		{"grpc:\n  port: 9090\n", `unknown setting "port" in grpc (did you mean listen?)`},
 		{"nosuch:\n  x: 1\n", `line 1: unknown setting "nosuch"`},
 		{"http:\n  max_batch: abc\n", `line 2: "abc": want a whole number`},
 		{"registry:\n  lease_ttl: ten\n", `line 2: "ten": want a duration such as 10s`},
