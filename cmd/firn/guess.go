@@ -10,14 +10,25 @@ import (
 	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
 )
 
 // runGuess answers firn parse --guess: each ID read with every preset,
-// ranked by snowflake.Guess. All IDs are checked before anything is
-// printed.
+// ranked by snowflake.Guess. An ID of another form (a UUID, a ULID…) says
+// what it is by its form: it is taken apart as firn parse does without
+// --guess. All IDs are checked before anything is printed.
 func runGuess(args []string, enc idtext.Encoding, asJSON bool, stdout io.Writer) error {
 	ids := make([]uint64, len(args))
+	wides := make([]*parsed, len(args))
 	for i, s := range args {
+		if isWide(enc, s) {
+			id, err := wide.Parse(s)
+			if err != nil {
+				return usagef("ID %q: %s", s, strings.TrimPrefix(err.Error(), "wide: "))
+			}
+			wides[i] = &parsed{wide: &id, arg: s}
+			continue
+		}
 		id, err := parseID(enc, s)
 		if err != nil {
 			return err
@@ -27,15 +38,21 @@ func runGuess(args []string, enc idtext.Encoding, asJSON bool, stdout io.Writer)
 	now := time.Now()
 	w := bufio.NewWriter(stdout)
 	for i, id := range ids {
-		ranked := snowflake.Guess(id, now)
-		if asJSON {
-			writeGuessJSON(w, id, ranked)
+		switch {
+		case asJSON && wides[i] != nil:
+			writeWideJSON(w, *wides[i])
 			continue
-		}
-		if i > 0 {
+		case asJSON:
+			writeGuessJSON(w, id, snowflake.Guess(id, now))
+			continue
+		case i > 0:
 			w.WriteString("\n")
 		}
-		writeGuessText(w, id, ranked)
+		if wides[i] != nil {
+			writeWideText(w, *wides[i])
+			continue
+		}
+		writeGuessText(w, id, snowflake.Guess(id, now))
 	}
 	return w.Flush()
 }
@@ -59,7 +76,7 @@ func writeGuessText(w *bufio.Writer, id uint64, ranked []snowflake.Candidate) {
 	case 1:
 		fmt.Fprintf(w, "%-10s 1 layout\n", "plausible")
 	default:
-		fmt.Fprintf(w, "%-10s %d layouts, ambiguous; the most telling first (a heuristic)\n", "plausible", len(plausible))
+		fmt.Fprintf(w, "%-10s %d layouts, ambiguous; ordered by a heuristic (small node and sequence values first), not by likelihood\n", "plausible", len(plausible))
 	}
 	for _, c := range plausible {
 		fmt.Fprintf(w, "  %-13s %s  %s\n", c.Layout.Name, c.Layout.FormatTime(c.Parts.Time), partsText(c.Parts))

@@ -104,3 +104,44 @@ func TestParseGuessBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestParseGuessClaimsNoLikelihood: Discord's documented example ID
+// (discord.com/developers/docs/reference#snowflakes) is plausible as
+// discord among others that the heuristic puts first; the answer says
+// its order is a heuristic's, not the likeliest system first.
+func TestParseGuessClaimsNoLikelihood(t *testing.T) {
+	out, errOut, code := runCLI("parse", "--guess", "175928847299117063")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	plausible, _, _ := strings.Cut(out, "ruled out\n")
+	if !strings.Contains(plausible, "\n  discord       2016-04-30T11:18:25.796Z  worker=1 process=0 sequence=7") {
+		t.Fatalf("discord not plausible with the documented parts:\n%s", out)
+	}
+	if strings.Contains(out, "most telling") || !strings.Contains(out, "ordered by a heuristic") || !strings.Contains(out, "not by likelihood") {
+		t.Fatalf("the order is claimed as more than a heuristic's:\n%s", out)
+	}
+}
+
+// TestParseGuessOtherForms: --guess takes apart what firn parse takes
+// apart: an ID of another form names its form, in text and in JSON, among
+// IDs it guesses.
+func TestParseGuessOtherForms(t *testing.T) {
+	const uuid7 = "0190a9c8-7b7e-7c3e-8f4e-1a2b3c4d5e6f"
+	plain, errOut, code := runCLI("parse", uuid7)
+	if code != 0 {
+		t.Fatalf("firn parse %s: exit %d: %s", uuid7, code, errOut)
+	}
+	out, errOut, code := runCLI("parse", "--guess", uuid7, "103270115826048975")
+	if code != 0 {
+		t.Fatalf("firn parse --guess %s: exit %d: %s", uuid7, code, errOut)
+	}
+	if !strings.HasPrefix(out, plain+"\n") || !strings.Contains(out, "\n  mastodon ") {
+		t.Fatalf("firn parse --guess:\n%s\nwant firn parse's\n%s\nthen the guess of the second", out, plain)
+	}
+	out, errOut, code = runCLI("parse", "--guess", "--json", uuid7)
+	var doc struct{ ID, Form string }
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.ID != uuid7 || doc.Form != "uuid" {
+		t.Fatalf("firn parse --guess --json %s: exit %d, %v: %s%s", uuid7, code, err, out, errOut)
+	}
+}

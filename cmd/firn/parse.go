@@ -46,11 +46,14 @@ can have made it.
            instead of one layout (so it takes no layout flags). A layout
            is plausible when the ID fits its width and its time lies after
            the layout's epoch and at most a minute after now. Plausible
-           layouts come first, the most telling leading: the one a random
-           number would pass least often, counting small node and sequence
-           values as evidence. The ranking is a heuristic; two or more
-           plausible layouts make the ID ambiguous, and all are named
-           (a Mastodon ID also reads as a Discord ID of 2015). With --json:
+           layouts come first, in the order of a heuristic: the one a
+           random number would pass least often leads, small node and
+           sequence values counting as evidence. It is not the likeliest
+           system (Discord's documented example ID leads as sonyflake);
+           two or more plausible layouts make the ID ambiguous, and all
+           are named (a Mastodon ID also reads as a Discord ID of 2015).
+           An ID of another form (UUID, ULID…) names its form and is
+           taken apart as without --guess. With --json:
            {"id":"…","ambiguous":…,"candidates":[{"layout":"…","plausible":…,
            "reason":"…","unix_ms":…,"time":"…","tick":…,"node":{…},"sequence":…},…]}
 

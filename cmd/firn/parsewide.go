@@ -31,12 +31,18 @@ type parsed struct {
 // wideLengths are the lengths of the forms wide.Parse reads.
 var wideLengths = map[int]bool{20: true, 24: true, 26: true, 27: true, 32: true, 36: true, 38: true, 45: true}
 
+// isWide reports whether s, written in enc, is another system's ID by
+// its shape (wide.Parse reads it), not one of a layout.
+func isWide(enc idtext.Encoding, s string) bool {
+	return enc == idtext.Decimal && strings.Trim(s, "0123456789") != "" && wideLengths[len(s)]
+}
+
 // parseArg reads an ID of l — decimal, or in enc, revealed with perm in
 // opaque mode — or another form by its shape. The firn slot of a UUIDv7 or
 // ULID is looked for only with withLayout: any generator's UUIDv7 reads as
 // some slot of a 1 ms layout.
 func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, withLayout bool, s string) (parsed, error) {
-	if enc != idtext.Decimal || strings.Trim(s, "0123456789") == "" || !wideLengths[len(s)] {
+	if !isWide(enc, s) {
 		id, err := parseID(enc, s)
 		if err != nil {
 			return parsed{}, err
