@@ -25,10 +25,14 @@ TEST_P ?= 4
 # The oldest Go the module builds with: go.mod's go line, proved by `make old-go`.
 GO_FLOOR := $(shell awk '$$1 == "go" {print $$2}' go.mod)
 
-# make release: VERSION defaults to the checkout's tag (or commit), DIST is
-# where binaries and SHA256SUMS go, PLATFORMS what is built.
+# make build and make release: VERSION defaults to the checkout's tag (or
+# commit), stamped with COMMIT whatever go build records (it records none
+# in a git worktree or with -buildvcs=false); BIN is what make build
+# writes, DIST where make release's binaries and SHA256SUMS go, PLATFORMS
+# what it builds.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BIN ?= bin/firn
 DIST ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 BUILDINFO := github.com/firn-id/firn/internal/buildinfo
@@ -124,8 +128,8 @@ proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is 
 	cd firnpb && PATH=$(CURDIR)/bin:$$PATH protoc --go_out=. --go_opt=paths=source_relative \
 	  --go-grpc_out=. --go-grpc_opt=paths=source_relative firn.proto
 
-build: ## build bin/firn
-	$(GO) build -o bin/firn ./cmd/firn
+build: ## build bin/firn (BIN), its version and commit stamped as make release does
+	$(GO) build -ldflags "-X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)" -o $(BIN) ./cmd/firn
 
 release: ## cross-build firn for PLATFORMS into DIST (version stamped, -trimpath) and write DIST/SHA256SUMS
 	@rm -rf $(DIST) && mkdir -p $(DIST)

@@ -78,3 +78,22 @@ func TestMakeHelpNamesEveryService(t *testing.T) {
 		}
 	}
 }
+
+// TestMakeBuildStampsTheCommit: a checkout's make build says which commit
+// it is, in a git worktree and with -buildvcs=false too, where go build
+// records none.
+func TestMakeBuildStampsTheCommit(t *testing.T) {
+	for _, tool := range []string{"make", "git"} {
+		testenv.Tool(t, tool)
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "firn")
+	run(t, ".", "make", "--no-print-directory", "build", "BIN="+bin)
+	got := run(t, ".", bin, "version")
+	if want := "(commit " + strings.TrimSpace(string(head))[:12]; !strings.Contains(got, want) {
+		t.Fatalf("firn version of make build = %q, want %q", got, want)
+	}
+}

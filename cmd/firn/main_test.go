@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/config"
 	"os"
 	"strconv"
@@ -403,5 +404,21 @@ func TestConfigPrintIsEffective(t *testing.T) {
 	}
 	if _, errOut, code := runCLI("config", "print", "--http", "nowhere"); code != 2 || !strings.Contains(errOut, "nowhere") {
 		t.Fatalf("a bad flag: exit %d, %q; want exit 2 naming it", code, errOut)
+	}
+}
+
+// TestVersionSaysWhyNoCommit: a build that recorded no commit (a test
+// binary records none) says why and what stamps one, rather than a bare
+// "commit unknown".
+func TestVersionSaysWhyNoCommit(t *testing.T) {
+	out, errOut, code := runCLI("version")
+	if code != 0 || !strings.HasPrefix(out, "firn ") {
+		t.Fatalf("firn version: exit %d, %q %q", code, out, errOut)
+	}
+	if buildinfo.Read().Commit != buildinfo.NoCommit {
+		t.Skip("this test binary recorded a commit")
+	}
+	if !strings.Contains(out, "\nno commit recorded: ") || !strings.Contains(out, "make build stamps it") {
+		t.Errorf("firn version of a build without a commit: %q, want why and make build", out)
 	}
 }

@@ -1,8 +1,8 @@
 // Package buildinfo reports which build of firn is running: the module
 // version, the VCS commit and the Go version, read once from the binary's
-// build information, or from the values `make release` stamps with -ldflags -X
-// (release builds run with -buildvcs=false, so their build information holds
-// no commit).
+// build information, or from the values `make build` and `make release`
+// stamp with -ldflags -X (release builds run with -buildvcs=false, so their
+// build information holds no commit).
 package buildinfo
 
 import (
@@ -15,7 +15,7 @@ import (
 // Info describes one build.
 type Info struct {
 	Version   string // module version, "(devel)" for a build from a work tree
-	Commit    string // VCS revision, "unknown" when the build recorded none
+	Commit    string // VCS revision, NoCommit when the build recorded none
 	Modified  bool   // the work tree had changes the commit does not hold
 	GoVersion string
 }
@@ -32,7 +32,12 @@ func (i Info) String() string {
 	return fmt.Sprintf("firn %s (commit %s, %s)", i.Version, commit, i.GoVersion)
 }
 
-// Set by `make release`: -ldflags "-X …/buildinfo.version=v1.2.0 -X …/buildinfo.commit=…".
+// NoCommit is Info.Commit of a build that recorded no VCS revision: go
+// build records none in a git worktree or with -buildvcs=false, and make
+// build and make release stamp one.
+const NoCommit = "unknown"
+
+// Set by `make build` and `make release`: -ldflags "-X …/buildinfo.version=v1.2.0 -X …/buildinfo.commit=…".
 var (
 	version string
 	commit  string
@@ -50,7 +55,7 @@ var read = sync.OnceValue(func() Info {
 })
 
 func fromBuild() Info {
-	info := Info{Version: "(devel)", Commit: "unknown", GoVersion: runtime.Version()}
+	info := Info{Version: "(devel)", Commit: NoCommit, GoVersion: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return info
