@@ -30,7 +30,7 @@ func TestFlagErrorsNameTheFlagAsTyped(t *testing.T) {
 		{"two dashes", []string{"next", "--bogus"}, "firn next: unknown flag --bogus; run 'firn help next'"},
 		{"one dash", []string{"next", "-bogus"}, "firn next: unknown flag -bogus;"},
 		{"two dashes with a value", []string{"next", "--bogus=3"}, "firn next: unknown flag --bogus;"},
-		{"after an argument", []string{"parse", "1", "--jsn"}, "firn parse: unknown flag --jsn;"},
+		{"after an argument", []string{"parse", "1", "--jsn"}, "firn parse: unknown flag --jsn (did you mean --json?);"},
 		{"missing value", []string{"parse", "1", "--layout"}, "firn parse: --layout needs a value; run 'firn help parse'"},
 		{"not a number", []string{"next", "-n", "many"}, `firn next: -n "many": want a whole number; run 'firn help next'`},
 		{"not a duration", []string{"serve", "--lease-ttl", "soon"}, `firn serve: --lease-ttl "soon": want a duration such as 500ms, 10s or 1m`},
