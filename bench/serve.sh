@@ -24,7 +24,7 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/firn" ./cmd/firn
 go build -o "$work/trivial" ./bench/trivial
-secret=bench-secret
+secret=bench-secret-0123456789
 cat >"$work/firn.yaml" <<YAML
 http: {listen: 127.0.0.1:18080}
 grpc: {listen: 127.0.0.1:19090}

@@ -39,7 +39,7 @@ func httpServer(t *testing.T, perm *opaque.Permutation) (string, snowflake.Layou
 	t.Cleanup(func() { _ = alloc.Close(context.Background()) })
 	cfg := server.Config{Snowflake: g, Segments: alloc, SegmentStore: store, Opaque: perm}
 	if perm != nil {
-		cfg.Auth, err = server.NewAuth([]server.Token{{Name: "ops", Secret: "ops-secret", Scopes: []string{"reveal", "snowflake"}}}, server.Anonymous{})
+		cfg.Auth, err = server.NewAuth([]server.Token{{Name: "ops", Secret: "ops-secret-01234", Scopes: []string{"reveal", "snowflake"}}}, server.Anonymous{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestReveal(t *testing.T) {
 		t.Fatal(err)
 	}
 	base, _ := httpServer(t, perm)
-	c := newHTTPClient(t, client.Config{Endpoints: []string{base}, Token: "ops-secret"})
+	c := newHTTPClient(t, client.Config{Endpoints: []string{base}, Token: "ops-secret-01234"})
 	ctx := context.Background()
 	ids := make([]int64, 1)
 	if _, err := c.Fetch(ctx, ids); err != nil {

@@ -107,8 +107,8 @@ func TestAnonymousOpensIDRoutesOnly(t *testing.T) {
 // it; with none configured it is refused (403) to everyone, with or
 // without credentials.
 func TestAdminNeedsAnAdminToken(t *testing.T) {
-	snow := server.Token{Name: "snow", Secret: "snow-secret", Scopes: []string{"snowflake", "tag:*"}}
-	ops := server.Token{Name: "ops", Secret: "ops-secret", Scopes: []string{"admin"}}
+	snow := server.Token{Name: "snow", Secret: "snow-secret-0123", Scopes: []string{"snowflake", "tag:*"}}
+	ops := server.Token{Name: "ops", Secret: "ops-secret-01234", Scopes: []string{"admin"}}
 	for _, tt := range []struct {
 		name   string
 		tokens []server.Token
@@ -117,12 +117,12 @@ func TestAdminNeedsAnAdminToken(t *testing.T) {
 		want   int
 	}{
 		{"anonymous only, no credentials", nil, []string{"tag:*"}, "", 403},
-		{"anonymous only, a bearer token", nil, []string{"tag:*"}, "ops-secret", 403},
-		{"no admin token, a token without it", []server.Token{snow}, nil, "snow-secret", 403},
+		{"anonymous only, a bearer token", nil, []string{"tag:*"}, "ops-secret-01234", 403},
+		{"no admin token, a token without it", []server.Token{snow}, nil, "snow-secret-0123", 403},
 		{"no admin token, no credentials", []server.Token{snow}, []string{"tag:*"}, "", 403},
 		{"an admin token, no credentials", []server.Token{snow, ops}, []string{"tag:*"}, "", 401},
-		{"an admin token, another token", []server.Token{snow, ops}, nil, "snow-secret", 403},
-		{"an admin token, it", []server.Token{snow, ops}, []string{"tag:*"}, "ops-secret", 200},
+		{"an admin token, another token", []server.Token{snow, ops}, nil, "snow-secret-0123", 403},
+		{"an admin token, it", []server.Token{snow, ops}, []string{"tag:*"}, "ops-secret-01234", 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := handlerOf(t, anonymousService(t, tt.tokens, server.Anonymous{Scopes: tt.anon}))
@@ -138,7 +138,7 @@ func TestAdminNeedsAnAdminToken(t *testing.T) {
 // answer it in Tinyid's shape; tokens are not limited by it; the
 // metrics count both.
 func TestAnonymousRate(t *testing.T) {
-	tokens := []server.Token{{Name: "snow", Secret: "snow-secret", Scopes: []string{"snowflake"}}}
+	tokens := []server.Token{{Name: "snow", Secret: "snow-secret-0123", Scopes: []string{"snowflake"}}}
 	h := handlerOf(t, anonymousService(t, tokens, server.Anonymous{Scopes: []string{"snowflake", "tag:order"}, Rate: 3}))
 	for i := range 3 {
 		if w := from(h, "192.0.2.1:4000", "GET", "/v1/snowflake/next"); w.Code != 200 {
@@ -153,7 +153,7 @@ func TestAnonymousRate(t *testing.T) {
 	if w := from(h, "192.0.2.1:4002", "GET", "/tinyid/id/nextId?bizType=order"); w.Code != http.StatusTooManyRequests || !strings.Contains(w.Body.String(), `"code":6`) {
 		t.Fatalf("Tinyid's nextId over the rate = %d %s, want 429 with Tinyid's code 6", w.Code, w.Body.String())
 	}
-	if w := do(h, "GET", "/v1/snowflake/next", "snow-secret", ""); w.Code != 200 {
+	if w := do(h, "GET", "/v1/snowflake/next", "snow-secret-0123", ""); w.Code != 200 {
 		t.Fatalf("a token from the same test client = %d, want 200", w.Code)
 	}
 	if w := from(h, "192.0.2.2:4000", "GET", "/v1/snowflake/next"); w.Code != 200 {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 
@@ -64,10 +65,20 @@ type Anonymous struct {
 // address may make unless Anonymous.Rate says otherwise.
 const DefaultAnonymousRate = 5000
 
+// MinSecretBytes is the shortest token secret NewAuth accepts: a short
+// one is guessed, and a bearer token is checked on every request with no
+// lockout.
+const MinSecretBytes = 16
+
+// exampleSecrets are the token secrets firn's documentation has shown,
+// lower case: whoever copies one shares it with every reader.
+var exampleSecrets = []string{"change-me"}
+
 // NewAuth returns the checker of tokens and anonymous grants; it
-// refuses a token without a name of its own, a secret of its own or a
-// known scope, a negative rate, an anonymous scope that is unknown or admin, and a
-// negative anonymous rate, with a *TokenError.
+// refuses a token without a name of its own, a secret of its own of at
+// least MinSecretBytes that no documentation shows, or a known scope, a
+// negative rate, an anonymous scope that is unknown or admin, and a
+// negative anonymous rate, with a *TokenError. No message holds a secret.
 func NewAuth(tokens []Token, anon Anonymous) (*Auth, error) {
 	names := map[string]bool{}
 	secrets := map[string]string{} // secret -> the first token's name
@@ -83,6 +94,12 @@ func NewAuth(tokens []Token, anon Anonymous) (*Auth, error) {
 			return nil, fail("name", "%q: another token has this name", t.Name)
 		case t.Secret == "":
 			return nil, fail("secret", "token %s has no secret", t.Name)
+		case slices.Contains(exampleSecrets, strings.ToLower(strings.TrimSpace(t.Secret))):
+			return nil, fail("secret", "token %s has the example secret of firn's documentation, which every reader knows: "+
+				"write a secret of your own (openssl rand -hex 32)", t.Name)
+		case len(t.Secret) < MinSecretBytes:
+			return nil, fail("secret", "token %s has a secret shorter than %d bytes, which is guessed: "+
+				"write a longer one (openssl rand -hex 32)", t.Name, MinSecretBytes)
 		case secrets[t.Secret] != "":
 			// A request carrying it would hold whichever token's scopes
 			// the lookup met first.

@@ -45,9 +45,9 @@ func do(h http.Handler, method, target, token, body string) *httptest.ResponseRe
 
 func TestAuthScopes(t *testing.T) {
 	h := authHandler(t, []server.Token{
-		{Name: "orders", Secret: "o-secret", Scopes: []string{"tag:order"}},
-		{Name: "ids", Secret: "s-secret", Scopes: []string{"snowflake"}, Rate: 2},
-		{Name: "ops", Secret: "a-secret", Scopes: []string{"admin", "tag:*"}},
+		{Name: "orders", Secret: "o-secret-0123456", Scopes: []string{"tag:order"}},
+		{Name: "ids", Secret: "s-secret-0123456", Scopes: []string{"snowflake"}, Rate: 2},
+		{Name: "ops", Secret: "a-secret-0123456", Scopes: []string{"admin", "tag:*"}},
 	})
 	tests := []struct {
 		name, method, target, token, body string
@@ -55,19 +55,19 @@ func TestAuthScopes(t *testing.T) {
 	}{
 		{"no token", "GET", "/v1/snowflake/next", "", "", 401},
 		{"unknown token", "GET", "/v1/snowflake/next", "nope", "", 401},
-		{"snowflake scope", "GET", "/v1/snowflake/next", "s-secret", "", 200},
-		{"tag scope on its tag", "GET", "/v1/segments/order/next", "o-secret", "", 200},
-		{"tag scope on another tag", "GET", "/v1/segments/user/next", "o-secret", "", 403},
-		{"tag scope on snowflake", "GET", "/v1/snowflake/next", "o-secret", "", 403},
-		{"tinyid with the header", "GET", "/tinyid/id/nextIdSimple?bizType=order", "o-secret", "", 200},
-		{"tinyid wrong tag", "GET", "/tinyid/id/nextIdSimple?bizType=user", "o-secret", "", 403},
+		{"snowflake scope", "GET", "/v1/snowflake/next", "s-secret-0123456", "", 200},
+		{"tag scope on its tag", "GET", "/v1/segments/order/next", "o-secret-0123456", "", 200},
+		{"tag scope on another tag", "GET", "/v1/segments/user/next", "o-secret-0123456", "", 403},
+		{"tag scope on snowflake", "GET", "/v1/snowflake/next", "o-secret-0123456", "", 403},
+		{"tinyid with the header", "GET", "/tinyid/id/nextIdSimple?bizType=order", "o-secret-0123456", "", 200},
+		{"tinyid wrong tag", "GET", "/tinyid/id/nextIdSimple?bizType=user", "o-secret-0123456", "", 403},
 		// firn's secrets never travel in a URL, where logs and proxies
 		// keep them: Tinyid's token parameter is not one.
-		{"a firn secret in the URL", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=o-secret", "", "", 401},
-		{"leaf segment", "GET", "/api/segment/get/order", "o-secret", "", 200},
-		{"admin without scope", "GET", "/v1/segments", "o-secret", "", 403},
-		{"admin list", "GET", "/v1/segments", "a-secret", "", 200},
-		{"wildcard tag", "GET", "/v1/segments/user/next", "a-secret", "", 200},
+		{"a firn secret in the URL", "GET", "/tinyid/id/nextIdSimple?bizType=order&token=o-secret-0123456", "", "", 401},
+		{"leaf segment", "GET", "/api/segment/get/order", "o-secret-0123456", "", 200},
+		{"admin without scope", "GET", "/v1/segments", "o-secret-0123456", "", 403},
+		{"admin list", "GET", "/v1/segments", "a-secret-0123456", "", 200},
+		{"wildcard tag", "GET", "/v1/segments/user/next", "a-secret-0123456", "", 200},
 		{"health is open", "GET", "/healthz", "", "", 200},
 		{"metrics are open", "GET", "/metrics", "", "", 200},
 	}
@@ -80,7 +80,7 @@ func TestAuthScopes(t *testing.T) {
 	}
 	limited := 0
 	for range 10 {
-		if w := do(h, "GET", "/v1/snowflake/next", "s-secret", ""); w.Code == 429 {
+		if w := do(h, "GET", "/v1/snowflake/next", "s-secret-0123456", ""); w.Code == 429 {
 			limited++
 			if ra := w.Header().Get("Retry-After"); ra != "1" {
 				t.Errorf("429 with Retry-After %q, want 1 (a token of 2 per second)", ra)
@@ -95,16 +95,16 @@ func TestAuthScopes(t *testing.T) {
 // TestAuthorizationHeader: the scheme in any case (RFC 9110), never a
 // bare secret or another scheme.
 func TestAuthorizationHeader(t *testing.T) {
-	h := authHandler(t, []server.Token{{Name: "ids", Secret: "s-secret", Scopes: []string{"snowflake"}}})
+	h := authHandler(t, []server.Token{{Name: "ids", Secret: "s-secret-0123456", Scopes: []string{"snowflake"}}})
 	for _, tt := range []struct {
 		header string
 		status int
 	}{
-		{"Bearer s-secret", 200},
-		{"bearer s-secret", 200},
-		{"BEARER  s-secret", 200},
-		{"s-secret", 401},
-		{"Basic s-secret", 401},
+		{"Bearer s-secret-0123456", 200},
+		{"bearer s-secret-0123456", 200},
+		{"BEARER  s-secret-0123456", 200},
+		{"s-secret-0123456", 401},
+		{"Basic s-secret-0123456", 401},
 		{"Bearer", 401},
 	} {
 		r := httptest.NewRequest("GET", "/v1/snowflake/next", nil)
@@ -120,7 +120,7 @@ func TestAuthorizationHeader(t *testing.T) {
 // TestAnonymousScopes: requests without credentials may use the scopes
 // named anonymous, and nothing else; admin is never anonymous.
 func TestAnonymousScopes(t *testing.T) {
-	tokens := []server.Token{{Name: "ops", Secret: "a-secret", Scopes: []string{"admin"}}}
+	tokens := []server.Token{{Name: "ops", Secret: "a-secret-0123456", Scopes: []string{"admin"}}}
 	if _, err := server.NewAuth(tokens, server.Anonymous{Scopes: []string{"admin"}}); err == nil {
 		t.Fatal("admin accepted as an anonymous scope")
 	}
@@ -154,9 +154,9 @@ func TestAnonymousScopes(t *testing.T) {
 func TestNewAuthRejects(t *testing.T) {
 	for _, tokens := range [][]server.Token{
 		{{Name: "x", Secret: ""}},
-		{{Name: "x", Secret: "s", Scopes: []string{"root"}}},
-		{{Name: "x", Secret: "s"}, {Name: "x", Secret: "t"}},
-		{{Name: "x", Secret: "s", Rate: -1}},
+		{{Name: "x", Secret: "x-secret-0123456", Scopes: []string{"root"}}},
+		{{Name: "x", Secret: "x-secret-0123456"}, {Name: "x", Secret: "x-secret-6543210"}},
+		{{Name: "x", Secret: "x-secret-0123456", Rate: -1}},
 	} {
 		if _, err := server.NewAuth(tokens, server.Anonymous{}); err == nil {
 			t.Errorf("%+v accepted", tokens)
@@ -169,8 +169,8 @@ func TestNewAuthRejects(t *testing.T) {
 // the second token and never the secret.
 func TestNewAuthRejectsSharedSecret(t *testing.T) {
 	tokens := []server.Token{
-		{Name: "a", Secret: "samesecret1", Scopes: []string{"snowflake"}},
-		{Name: "b", Secret: "samesecret1", Scopes: []string{"admin"}},
+		{Name: "a", Secret: "samesecret1-0123", Scopes: []string{"snowflake"}},
+		{Name: "b", Secret: "samesecret1-0123", Scopes: []string{"admin"}},
 	}
 	_, err := server.NewAuth(tokens, server.Anonymous{})
 	var te *server.TokenError
@@ -214,5 +214,29 @@ func TestAdmin(t *testing.T) {
 	}
 	if w := do(h, "GET", "/v1/segments/invoice/next", "", ""); !strings.Contains(w.Body.String(), `"90000"`) {
 		t.Fatalf("first ID after advance: %s", w.Body.String())
+	}
+}
+
+// TestNewAuthRefusesWeakSecrets: a token secret shorter than
+// MinSecretBytes, or an example firn's documentation showed (in any
+// case), is refused as the token's secret, in words that never hold it;
+// one of MinSecretBytes is taken.
+func TestNewAuthRefusesWeakSecrets(t *testing.T) {
+	for _, tc := range []struct{ secret, want string }{
+		{"change-me", "example secret of firn's documentation"},
+		{" Change-Me ", "example secret of firn's documentation"},
+		{"fifteen-bytes-x", "shorter than 16 bytes"},
+	} {
+		_, err := server.NewAuth([]server.Token{{Name: "orders", Secret: tc.secret, Scopes: []string{"snowflake"}}}, server.Anonymous{})
+		var te *server.TokenError
+		if !errors.As(err, &te) || te.Index != 0 || te.Field != "secret" || !strings.Contains(te.Reason, tc.want) || !strings.Contains(te.Reason, "token orders") {
+			t.Errorf("secret %q: %v; want a *TokenError of token 0's secret: %s", tc.secret, err, tc.want)
+		}
+		if err != nil && strings.Contains(strings.ToLower(err.Error()), strings.ToLower(strings.TrimSpace(tc.secret))) {
+			t.Errorf("secret %q: the error shows it: %v", tc.secret, err)
+		}
+	}
+	if _, err := server.NewAuth([]server.Token{{Name: "orders", Secret: "sixteen-bytes-xx", Scopes: []string{"snowflake"}}}, server.Anonymous{}); err != nil {
+		t.Errorf("a secret of %d bytes: %v", server.MinSecretBytes, err)
 	}
 }

@@ -28,7 +28,7 @@ func BenchmarkHandler(b *testing.B) {
 		_, _ = w.Write([]byte(`{"id":"` + strconv.FormatInt(n.Add(1), 10) + `"}` + "\n"))
 	})
 	g, _ := snowflake.New(snowflake.Config{Reservation: snowflake.Unreserved()})
-	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "bench-secret-0123", Scopes: []string{"snowflake"}}}, server.Anonymous{})
 	firn := handlerOf(b, &server.Config{Snowflake: g, Auth: auth})
 	for _, c := range []struct {
 		name string
@@ -36,7 +36,7 @@ func BenchmarkHandler(b *testing.B) {
 	}{{"trivial", trivial}, {"firn", firn}} {
 		b.Run(c.name, func(b *testing.B) {
 			r := httptest.NewRequest("GET", "/v1/snowflake/next", nil)
-			r.Header.Set("Authorization", "Bearer s")
+			r.Header.Set("Authorization", "Bearer bench-secret-0123")
 			b.ReportAllocs()
 			for b.Loop() {
 				w := httptest.NewRecorder()
@@ -77,7 +77,7 @@ func BenchmarkRoutes(b *testing.B) {
 	// from waiting on its clock, which would hide the handler's cost.
 	twitter, _ := snowflake.Preset("twitter")
 	g, _ := snowflake.New(snowflake.Config{Layout: twitter, Reservation: snowflake.Unreserved()})
-	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "s", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
+	auth, _ := server.NewAuth([]server.Token{{Name: "b", Secret: "bench-secret-0123", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
 	firn := handlerOf(b, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Auth: auth})
 	for _, c := range []struct {
 		name, target string
@@ -94,7 +94,7 @@ func BenchmarkRoutes(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			tmpl := httptest.NewRequest("GET", c.target, nil)
-			tmpl.Header.Set("Authorization", "Bearer s")
+			tmpl.Header.Set("Authorization", "Bearer bench-secret-0123")
 			w := &discardWriter{h: http.Header{}}
 			b.ReportAllocs()
 			for b.Loop() {

@@ -150,13 +150,13 @@ func TestLeafFailuresAreOneTextForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	auth, err := server.NewAuth([]server.Token{{Name: "t", Secret: "leaf-secret", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
+	auth, err := server.NewAuth([]server.Token{{Name: "t", Secret: "leaf-secret-0123", Scopes: []string{"snowflake", "tag:*"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	layout := snowflake.DefaultLayout()
 	h := handlerOf(t, &server.Config{Layout: &layout, Segments: a, SegmentStore: s, Auth: auth})
-	bearer := []string{"Authorization", "Bearer leaf-secret"}
+	bearer := []string{"Authorization", "Bearer leaf-secret-0123"}
 	w := get(h, "GET", "/decodeSnowflakeId?snowflakeId=117986093458018304", bearer...)
 	var d map[string]string
 	if err := json.Unmarshal(w.Body.Bytes(), &d); w.Code != 200 || err != nil || d["workerId"] != "5" {

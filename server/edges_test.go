@@ -65,7 +65,7 @@ func (b *logBuffer) String() string {
 }
 
 // edgeService is a ready service on a probeStore holding the tag
-// "order", with one token "s" of every scope when tokens is set.
+// "order", with one token "edges-secret-0123" of every scope when tokens is set.
 func edgeService(t testing.TB, tokens bool, tags ...string) (*server.Config, *probeStore, *logBuffer) {
 	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Layout: snowflake.DefaultLayout(), Node: 7, Reservation: snowflake.Unreserved()})
@@ -90,7 +90,7 @@ func edgeService(t testing.TB, tokens bool, tags ...string) (*server.Config, *pr
 	t.Cleanup(func() { a.Close(context.Background()) })
 	var auth *server.Auth
 	if tokens {
-		if auth, err = server.NewAuth([]server.Token{{Name: "all", Secret: "s", Scopes: []string{"snowflake", "tag:*", "admin"}}}, server.Anonymous{}); err != nil {
+		if auth, err = server.NewAuth([]server.Token{{Name: "all", Secret: "edges-secret-0123", Scopes: []string{"snowflake", "tag:*", "admin"}}}, server.Anonymous{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,7 +164,7 @@ func TestTinyidMultipartRefused(t *testing.T) {
 	var form bytes.Buffer
 	mw := multipart.NewWriter(&form)
 	_ = mw.WriteField("bizType", "order")
-	_ = mw.WriteField("token", "s")
+	_ = mw.WriteField("token", "edges-secret-0123")
 	_ = mw.Close()
 	for _, route := range []string{"/tinyid/id/nextId", "/tinyid/id/nextIdSimple", "/tinyid/id/nextSegmentId", "/tinyid/id/nextSegmentIdSimple"} {
 		body := &countingReader{n: 1 << 20}
@@ -200,7 +200,7 @@ func TestTinyidFormStillWorks(t *testing.T) {
 				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			}
 			if tt.name != "no token" {
-				r.Header.Set("Authorization", "Bearer s")
+				r.Header.Set("Authorization", "Bearer edges-secret-0123")
 			}
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, r)

@@ -36,17 +36,17 @@ func allowed5xx(status int, body string) bool {
 // method, path and query, content type, authorization header and body.
 func FuzzHTTPRequest(f *testing.F) {
 	seeds := []struct{ method, target, ctype, auth, body string }{
-		{"GET", "/v1/snowflake/batch?count=5", "", "Bearer s", ""},
-		{"GET", "/v1/segments/order/batch?count=3&format=text", "", "Bearer s", ""},
-		{"GET", "/v1/segments/bad%FF/next", "", "Bearer s", ""},
+		{"GET", "/v1/snowflake/batch?count=5", "", "Bearer edges-secret-0123", ""},
+		{"GET", "/v1/segments/order/batch?count=3&format=text", "", "Bearer edges-secret-0123", ""},
+		{"GET", "/v1/segments/bad%FF/next", "", "Bearer edges-secret-0123", ""},
 		{"POST", "/tinyid/id/nextId", "application/x-www-form-urlencoded", "", "bizType=order&token=s&batchSize=3"},
 		{"POST", "/tinyid/id/nextSegmentIdSimple?token=s", "multipart/form-data; boundary=x", "", "--x\r\nContent-Disposition: form-data; name=\"bizType\"\r\n\r\norder\r\n--x--\r\n"},
 		{"GET", "/tinyid/id/nextIdSimple?bizType=order;token=s", "", "", ""},
-		{"POST", "/v1/segments", "application/json", "Bearer s", `{"tag":"new","step":10,"first":"5"}`},
-		{"PATCH", "/v1/segments/order", "application/json", "Bearer s", `{"step":1000}`},
-		{"POST", "/v1/segments/order/advance", "application/json", "Bearer s", `{"to":"500"}`},
-		{"GET", "/api/segment/get/order", "", "Bearer s", ""},
-		{"GET", "/decodeSnowflakeId?snowflakeId=117986093458018304", "", "Bearer s", ""},
+		{"POST", "/v1/segments", "application/json", "Bearer edges-secret-0123", `{"tag":"new","step":10,"first":"5"}`},
+		{"PATCH", "/v1/segments/order", "application/json", "Bearer edges-secret-0123", `{"step":1000}`},
+		{"POST", "/v1/segments/order/advance", "application/json", "Bearer edges-secret-0123", `{"to":"500"}`},
+		{"GET", "/api/segment/get/order", "", "Bearer edges-secret-0123", ""},
+		{"GET", "/decodeSnowflakeId?snowflakeId=117986093458018304", "", "Bearer edges-secret-0123", ""},
 		{"GET", "/metrics", "", "", ""},
 		{"GET", "/readyz", "", "", ""},
 	}
@@ -77,10 +77,10 @@ func FuzzHTTPRequest(f *testing.F) {
 // that is not printable ASCII never leave the client (proto3 and HTTP/2
 // refuse them), so they are not sent.
 func FuzzGRPCRequest(f *testing.F) {
-	f.Add(uint8(0), "", int32(0), uint64(0), "Bearer s")
-	f.Add(uint8(3), "order", int32(1), uint64(0), "Bearer s")
-	f.Add(uint8(4), "order", int32(1000), uint64(0), "Bearer s")
-	f.Add(uint8(5), "order", int32(10), uint64(0), "Bearer s")
+	f.Add(uint8(0), "", int32(0), uint64(0), "Bearer edges-secret-0123")
+	f.Add(uint8(3), "order", int32(1), uint64(0), "Bearer edges-secret-0123")
+	f.Add(uint8(4), "order", int32(1000), uint64(0), "Bearer edges-secret-0123")
+	f.Add(uint8(5), "order", int32(10), uint64(0), "Bearer edges-secret-0123")
 	f.Add(uint8(2), "", int32(0), uint64(1<<63), "Bearer x")
 	f.Add(uint8(6), "firn.v1.Firn", int32(0), uint64(0), "")
 	svc, _, logs := edgeService(f, true)

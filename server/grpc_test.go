@@ -123,12 +123,12 @@ func TestGRPC(t *testing.T) {
 }
 
 func TestGRPCAuth(t *testing.T) {
-	c := grpcClient(t, []server.Token{{Name: "orders", Secret: "o", Scopes: []string{"tag:order"}}})
+	c := grpcClient(t, []server.Token{{Name: "orders", Secret: "orders-secret-012", Scopes: []string{"tag:order"}}})
 	ctx := context.Background()
 	if _, err := c.Next(ctx, &firnpb.NextRequest{}); code(err) != codes.Unauthenticated {
 		t.Fatalf("no token: %v", err)
 	}
-	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer o")
+	authed := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer orders-secret-012")
 	if _, err := c.Next(authed, &firnpb.NextRequest{}); code(err) != codes.PermissionDenied {
 		t.Fatalf("no snowflake scope: %v", err)
 	}
@@ -152,7 +152,7 @@ func TestGRPCHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	var notReady atomic.Bool
-	auth, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{})
+	auth, err := server.NewAuth([]server.Token{{Name: "a", Secret: "a-secret-0123456", Scopes: []string{"snowflake"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}

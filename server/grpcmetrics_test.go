@@ -203,14 +203,14 @@ func TestGRPCCountsInStatus(t *testing.T) {
 // TestGRPCDecodeWithStatus: scope status grants Decode over gRPC as it
 // grants the decode routes over HTTP, and nothing that issues IDs.
 func TestGRPCDecodeWithStatus(t *testing.T) {
-	auth, err := server.NewAuth([]server.Token{{Name: "page", Secret: "status-secret", Scopes: []string{"status"}}}, server.Anonymous{})
+	auth, err := server.NewAuth([]server.Token{{Name: "page", Secret: "status-secret-01", Scopes: []string{"status"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newServer(t, &server.Config{Snowflake: unreservedGenerator(t), Auth: auth})
 	conn := dialGRPC(t, srv)
 	c := firnpb.NewFirnClient(conn)
-	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer status-secret")
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer status-secret-01")
 	if _, err := c.Decode(ctx, &firnpb.DecodeRequest{Id: 118453847940136960}); err != nil {
 		t.Fatalf("Decode with scope status: %v", err)
 	}

@@ -16,10 +16,10 @@ import (
 // clock gauges beside it. Scraping it twice a day is the daily count the
 // permutation hides.
 func TestOpaqueMetricsNeedAScope(t *testing.T) {
-	cfg, _ := opaqueConfig(t, server.Token{Name: "app", Secret: "app-secret", Scopes: []string{"snowflake"}},
-		server.Token{Name: "prometheus", Secret: "metrics-secret", Scopes: []string{"metrics"}})
+	cfg, _ := opaqueConfig(t, server.Token{Name: "app", Secret: "app-secret-01234", Scopes: []string{"snowflake"}},
+		server.Token{Name: "prometheus", Secret: "metrics-secret-0", Scopes: []string{"metrics"}})
 	h := handlerOf(t, cfg)
-	if w := getAs(h, "/v1/snowflake/batch?count=1234", "app-secret"); w.Code != http.StatusOK {
+	if w := getAs(h, "/v1/snowflake/batch?count=1234", "app-secret-01234"); w.Code != http.StatusOK {
 		t.Fatalf("batch: %d %s", w.Code, w.Body)
 	}
 	w := getAs(h, "/metrics", "")
@@ -29,7 +29,7 @@ func TestOpaqueMetricsNeedAScope(t *testing.T) {
 	if w.Code != http.StatusUnauthorized {
 		t.Fatalf("anonymous /metrics in opaque mode: %d, want 401", w.Code)
 	}
-	w = getAs(h, "/metrics", "metrics-secret")
+	w = getAs(h, "/metrics", "metrics-secret-0")
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "firn_ids_issued_total") {
 		t.Fatalf("/metrics with scope metrics: %d", w.Code)
 	}

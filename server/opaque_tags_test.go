@@ -33,8 +33,8 @@ func opaqueTagServer(t *testing.T) (http.Handler, *segmenttest.MemStore, *opaque
 	}
 	t.Cleanup(func() { a.Close(t.Context()) })
 	auth, err := server.NewAuth([]server.Token{
-		{Name: "app", Secret: "app-secret", Scopes: []string{"tag:*", "range:*", "admin", "status"}},
-		{Name: "ops", Secret: "reveal-secret", Scopes: []string{"reveal"}},
+		{Name: "app", Secret: "app-secret-01234", Scopes: []string{"tag:*", "range:*", "admin", "status"}},
+		{Name: "ops", Secret: "reveal-secret-01", Scopes: []string{"reveal"}},
 	}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func opaqueTagServer(t *testing.T) (http.Handler, *segmenttest.MemStore, *opaque
 func TestOpaqueTagRoutes(t *testing.T) {
 	h, s, p := opaqueTagServer(t)
 	for _, tag := range []string{"secret", "order"} {
-		w := do(h, http.MethodPost, "/v1/segments", "app-secret", `{"tag":"`+tag+`","step":50}`)
+		w := do(h, http.MethodPost, "/v1/segments", "app-secret-01234", `{"tag":"`+tag+`","step":50}`)
 		if w.Code != http.StatusCreated {
 			t.Fatalf("create %s: %d %s", tag, w.Code, w.Body)
 		}
@@ -56,13 +56,13 @@ func TestOpaqueTagRoutes(t *testing.T) {
 	if info, _ := s.Tag(t.Context(), "order"); info.Opaque != "" {
 		t.Fatalf("order records %q; want plain", info.Opaque)
 	}
-	w := getAs(h, "/v1/segments/secret/batch?count=120", "app-secret")
+	w := getAs(h, "/v1/segments/secret/batch?count=120", "app-secret-01234")
 	var batch struct{ IDs []string }
 	if err := json.Unmarshal(w.Body.Bytes(), &batch); err != nil || len(batch.IDs) != 120 {
 		t.Fatalf("batch: %d %s", w.Code, w.Body)
 	}
 	for _, target := range []string{"/v1/segments/secret/next", "/api/segment/get/secret"} {
-		w := getAs(h, target, "app-secret")
+		w := getAs(h, target, "app-secret-01234")
 		id := strings.Trim(strings.TrimSpace(w.Body.String()), `"`)
 		if strings.HasPrefix(id, "{") {
 			var one struct{ ID string }
@@ -72,7 +72,7 @@ func TestOpaqueTagRoutes(t *testing.T) {
 		batch.IDs = append(batch.IDs, id)
 	}
 	for i, id := range batch.IDs {
-		w := getAs(h, "/v1/segments/secret/reveal/"+id, "reveal-secret")
+		w := getAs(h, "/v1/segments/secret/reveal/"+id, "reveal-secret-01")
 		var r struct{ Tag, ID, OpaqueID string }
 		if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil || w.Code != 200 {
 			t.Fatalf("reveal %s: %d %s", id, w.Code, w.Body)
@@ -85,7 +85,7 @@ func TestOpaqueTagRoutes(t *testing.T) {
 		}
 	}
 	// The plain tag beside it stays plain.
-	if w := getAs(h, "/v1/segments/order/next", "app-secret"); !strings.Contains(w.Body.String(), `"1"`) {
+	if w := getAs(h, "/v1/segments/order/next", "app-secret-01234"); !strings.Contains(w.Body.String(), `"1"`) {
 		t.Fatalf("plain tag: %d %s; want its first ID, 1", w.Code, w.Body)
 	}
 	for _, c := range []struct {
@@ -93,10 +93,10 @@ func TestOpaqueTagRoutes(t *testing.T) {
 		code                 int
 		errCode              string
 	}{
-		{"reveal needs scope reveal", "/v1/segments/secret/reveal/1", "app-secret", 403, ""},
+		{"reveal needs scope reveal", "/v1/segments/secret/reveal/1", "app-secret-01234", 403, ""},
 		{"reveal needs a token", "/v1/segments/secret/reveal/1", "", 401, ""},
-		{"a plain tag reveals nothing", "/v1/segments/order/reveal/1", "reveal-secret", 400, "invalid"},
-		{"no range of an opaque tag", "/tinyid/id/nextSegmentId?bizType=secret", "app-secret", 400, "are opaque"},
+		{"a plain tag reveals nothing", "/v1/segments/order/reveal/1", "reveal-secret-01", 400, "invalid"},
+		{"no range of an opaque tag", "/tinyid/id/nextSegmentId?bizType=secret", "app-secret-01234", 400, "are opaque"},
 		{"metrics need a scope", "/metrics", "", 401, ""},
 	} {
 		w := getAs(h, c.target, c.secret)
@@ -105,7 +105,7 @@ func TestOpaqueTagRoutes(t *testing.T) {
 		}
 	}
 	// The status page leaves the opaque tag's ranges, plain IDs, out.
-	w = getAs(h, "/v1/status", "app-secret")
+	w = getAs(h, "/v1/status", "app-secret-01234")
 	var st struct {
 		Tags []struct {
 			Tag     string

@@ -86,23 +86,23 @@ func TestOpaqueIDs(t *testing.T) {
 }
 
 func TestOpaqueDecodeAndReveal(t *testing.T) {
-	cfg, p := opaqueConfig(t, server.Token{Name: "ops", Secret: "reveal-secret", Scopes: []string{"reveal"}},
-		server.Token{Name: "app", Secret: "app-secret", Scopes: []string{"snowflake"}})
+	cfg, p := opaqueConfig(t, server.Token{Name: "ops", Secret: "reveal-secret-01", Scopes: []string{"reveal"}},
+		server.Token{Name: "app", Secret: "app-secret-01234", Scopes: []string{"snowflake"}})
 	h := handlerOf(t, cfg)
-	w := getAs(h, "/v1/snowflake/next", "app-secret")
+	w := getAs(h, "/v1/snowflake/next", "app-secret-01234")
 	var one struct{ ID string }
 	if err := json.Unmarshal(w.Body.Bytes(), &one); err != nil {
 		t.Fatalf("next: %d %s", w.Code, w.Body)
 	}
 	for _, target := range []string{"/v1/snowflake/decode/" + one.ID, "/decodeSnowflakeId?snowflakeId=" + one.ID} {
-		if w := getAs(h, target, "app-secret"); w.Code == http.StatusOK || !strings.Contains(w.Body.String(), "opaque") {
+		if w := getAs(h, target, "app-secret-01234"); w.Code == http.StatusOK || !strings.Contains(w.Body.String(), "opaque") {
 			t.Errorf("%s in opaque mode: %d %s, want a refusal naming opaque IDs", target, w.Code, w.Body)
 		}
 	}
-	if w := getAs(h, "/v1/snowflake/reveal/"+one.ID, "app-secret"); w.Code != http.StatusForbidden {
+	if w := getAs(h, "/v1/snowflake/reveal/"+one.ID, "app-secret-01234"); w.Code != http.StatusForbidden {
 		t.Errorf("reveal with a snowflake token: %d, want 403", w.Code)
 	}
-	w = getAs(h, "/v1/snowflake/reveal/"+one.ID, "reveal-secret")
+	w = getAs(h, "/v1/snowflake/reveal/"+one.ID, "reveal-secret-01")
 	var d struct {
 		ID       string `json:"id"`
 		OpaqueID string `json:"opaque_id"`
@@ -116,7 +116,7 @@ func TestOpaqueDecodeAndReveal(t *testing.T) {
 	if d.ID != strconv.FormatUint(x, 10) || d.OpaqueID != one.ID || d.UnixMS == 0 {
 		t.Errorf("reveal answered %+v, want id %d from opaque %s", d, x, one.ID)
 	}
-	w = getAs(h, "/v1/snowflake/reveal/"+string(idtext.Base32.Append(nil, y))+"?encoding=base32", "reveal-secret")
+	w = getAs(h, "/v1/snowflake/reveal/"+string(idtext.Base32.Append(nil, y))+"?encoding=base32", "reveal-secret-01")
 	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"id":"`+d.ID+`"`) {
 		t.Errorf("reveal of the ID in base32: %d %s, want id %s", w.Code, w.Body, d.ID)
 	}
@@ -129,7 +129,7 @@ func TestRevealNeedsATokenOfItsOwn(t *testing.T) {
 	if w := getAs(handlerOf(t, cfg), "/v1/snowflake/reveal/1", ""); w.Code != http.StatusForbidden {
 		t.Errorf("reveal on a server without tokens: %d %s, want 403", w.Code, w.Body)
 	}
-	_, err := server.NewAuth([]server.Token{{Name: "a", Secret: "s", Scopes: []string{"snowflake"}}}, server.Anonymous{Scopes: []string{"reveal"}})
+	_, err := server.NewAuth([]server.Token{{Name: "a", Secret: "a-secret-0123456", Scopes: []string{"snowflake"}}}, server.Anonymous{Scopes: []string{"reveal"}})
 	var te *server.TokenError
 	if !errors.As(err, &te) {
 		t.Errorf("anonymous reveal: err = %v, want a TokenError", err)

@@ -15,7 +15,7 @@ var scriptTag = regexp.MustCompile(`(?i)<script[^>]*>`)
 // carry the Content-Security-Policy, hold no inline script or style, and
 // weigh under 100 KB together.
 func TestPage(t *testing.T) {
-	auth, err := server.NewAuth([]server.Token{{Name: "status", Secret: "status-secret", Scopes: []string{"status"}}}, server.Anonymous{})
+	auth, err := server.NewAuth([]server.Token{{Name: "status", Secret: "status-secret-01", Scopes: []string{"status"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func TestRevealOfUnknownTagsIsBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		auth, err := server.NewAuth([]server.Token{{Name: "ops", Secret: "reveal-secret", Scopes: []string{"reveal"}}}, server.Anonymous{})
+		auth, err := server.NewAuth([]server.Token{{Name: "ops", Secret: "reveal-secret-01", Scopes: []string{"reveal"}}}, server.Anonymous{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func TestRevealOfUnknownTagsIsBounded(t *testing.T) {
 			{"/v1/segments/plain/reveal/5", 400, "not opaque"},
 			{"/v1/segments/nosuchtag/reveal/5", 404, "unknown_tag"},
 		} {
-			if w := getAs(h, c.target, "reveal-secret"); w.Code != c.code || !strings.Contains(w.Body.String(), c.want) {
+			if w := getAs(h, c.target, "reveal-secret-01"); w.Code != c.code || !strings.Contains(w.Body.String(), c.want) {
 				t.Fatalf("%s: %d %s; want %d with %q", c.target, w.Code, w.Body, c.code, c.want)
 			}
 		}
@@ -83,7 +83,7 @@ func TestRevealOfUnknownTagsIsBounded(t *testing.T) {
 		before, heap := s.tagCalls.Load(), heapInUse()
 		codes := map[int]int{}
 		for i := range 100_000 {
-			w := getAs(h, fmt.Sprintf("/v1/segments/made-up-%d/reveal/5", i), "reveal-secret")
+			w := getAs(h, fmt.Sprintf("/v1/segments/made-up-%d/reveal/5", i), "reveal-secret-01")
 			codes[w.Code]++
 		}
 		asked, grown := s.tagCalls.Load()-before, heapInUse()-heap

@@ -41,11 +41,11 @@ func scopeServer(t testing.TB) *Server {
 	t.Cleanup(func() { _ = a.Close(context.Background()) })
 	auth, err := NewAuth([]Token{
 		{Name: "snow", Secret: "snowflake-secret", Scopes: []string{"snowflake"}},
-		{Name: "order", Secret: "order-secret", Scopes: []string{"tag:order"}},
-		{Name: "admin", Secret: "admin-secret", Scopes: []string{"admin"}},
-		{Name: "reveal", Secret: "reveal-secret", Scopes: []string{"reveal"}},
-		{Name: "range", Secret: "range-secret", Scopes: []string{"range:order"}},
-		{Name: "status", Secret: "status-secret", Scopes: []string{"status"}},
+		{Name: "order", Secret: "order-secret-012", Scopes: []string{"tag:order"}},
+		{Name: "admin", Secret: "admin-secret-012", Scopes: []string{"admin"}},
+		{Name: "reveal", Secret: "reveal-secret-01", Scopes: []string{"reveal"}},
+		{Name: "range", Secret: "range-secret-012", Scopes: []string{"range:order"}},
+		{Name: "status", Secret: "status-secret-01", Scopes: []string{"status"}},
 	}, Anonymous{})
 	if err != nil {
 		t.Fatal(err)
@@ -59,14 +59,14 @@ func scopeServer(t testing.TB) *Server {
 
 // secretOf is the token that grants each scope, and one that does not.
 var secretOf = map[string][2]string{
-	"snowflake": {"snowflake-secret", "order-secret"},
-	"tag":       {"order-secret", "snowflake-secret"},
-	"admin":     {"admin-secret", "order-secret"},
-	"reveal":    {"reveal-secret", "snowflake-secret"},
-	"range":     {"range-secret", "order-secret"},
-	"status":    {"status-secret", "snowflake-secret"},
+	"snowflake": {"snowflake-secret", "order-secret-012"},
+	"tag":       {"order-secret-012", "snowflake-secret"},
+	"admin":     {"admin-secret-012", "order-secret-012"},
+	"reveal":    {"reveal-secret-01", "snowflake-secret"},
+	"range":     {"range-secret-012", "order-secret-012"},
+	"status":    {"status-secret-01", "snowflake-secret"},
 	// decoding: snowflake grants it as well as status (TestStatusGrantsDecode).
-	"snowflake or status": {"status-secret", "order-secret"},
+	"snowflake or status": {"status-secret-01", "order-secret-012"},
 }
 
 // documented reads the OpenAPI document's operations with their scopes.
@@ -217,7 +217,7 @@ func TestEveryGRPCMethodDeclaresItsScope(t *testing.T) {
 	for _, tt := range []struct {
 		auth string
 		want codes.Code
-	}{{"", codes.Unauthenticated}, {"Bearer order-secret", codes.PermissionDenied}, {"Bearer admin-secret", codes.OK}} {
+	}{{"", codes.Unauthenticated}, {"Bearer order-secret-012", codes.PermissionDenied}, {"Bearer admin-secret-012", codes.OK}} {
 		ctx := context.Background()
 		if tt.auth != "" {
 			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", tt.auth))
@@ -228,7 +228,7 @@ func TestEveryGRPCMethodDeclaresItsScope(t *testing.T) {
 		}
 	}
 	// A declared method is checked against its scope.
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "bearer order-secret"))
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "bearer order-secret-012"))
 	_, err = g.unaryAuth(ctx, &firnpb.NextRequest{}, &grpc.UnaryServerInfo{FullMethod: "/firn.v1.Firn/Next"},
 		func(context.Context, any) (any, error) { return nil, nil })
 	if grpcstatus.Code(err) != codes.PermissionDenied {
@@ -241,11 +241,11 @@ func TestBearer(t *testing.T) {
 		name, header, want string
 		ok                 bool
 	}{
-		{"canonical", "Bearer s3cret", "s3cret", true},
-		{"lower case", "bearer s3cret", "s3cret", true},
-		{"upper case", "BEARER s3cret", "s3cret", true},
-		{"extra spaces", "Bearer   s3cret", "s3cret", true},
-		{"bare secret", "s3cret", "", false},
+		{"canonical", "Bearer s3cret-012345678", "s3cret-012345678", true},
+		{"lower case", "bearer s3cret-012345678", "s3cret-012345678", true},
+		{"upper case", "BEARER s3cret-012345678", "s3cret-012345678", true},
+		{"extra spaces", "Bearer   s3cret-012345678", "s3cret-012345678", true},
+		{"bare secret", "s3cret-012345678", "", false},
 		{"other scheme", "Basic czNjcmV0", "", false},
 		{"scheme alone", "Bearer", "", false},
 		{"scheme and space", "Bearer ", "", false},

@@ -238,9 +238,9 @@ func TestStatusRenewalError(t *testing.T) {
 // only it, to requests without credentials from loopback.
 func TestStatusScope(t *testing.T) {
 	auth, err := server.NewAuth([]server.Token{
-		{Name: "status", Secret: "status-secret", Scopes: []string{"status"}},
-		{Name: "snow", Secret: "snow-secret", Scopes: []string{"snowflake"}},
-		{Name: "admin", Secret: "admin-secret", Scopes: []string{"admin"}},
+		{Name: "status", Secret: "status-secret-01", Scopes: []string{"status"}},
+		{Name: "snow", Secret: "snow-secret-0123", Scopes: []string{"snowflake"}},
+		{Name: "admin", Secret: "admin-secret-012", Scopes: []string{"admin"}},
 	}, server.Anonymous{StatusOnLoopback: true})
 	if err != nil {
 		t.Fatal(err)
@@ -250,19 +250,19 @@ func TestStatusScope(t *testing.T) {
 		name, target, remote, token string
 		want                        int
 	}{
-		{"status with status", "/v1/status", "10.0.0.1:1", "status-secret", 200},
-		{"status with snowflake", "/v1/status", "10.0.0.1:1", "snow-secret", 403},
+		{"status with status", "/v1/status", "10.0.0.1:1", "status-secret-01", 200},
+		{"status with snowflake", "/v1/status", "10.0.0.1:1", "snow-secret-0123", 403},
 		{"status from afar without a token", "/v1/status", "10.0.0.1:1", "", 401},
 		{"status from loopback without a token", "/v1/status", "127.0.0.1:1", "", 200},
 		{"status from IPv6 loopback without a token", "/v1/status", "[::1]:1", "", 200},
-		{"decode with status", "/v1/snowflake/decode/1", "10.0.0.1:1", "status-secret", 200},
-		{"decode with snowflake", "/v1/snowflake/decode/1", "10.0.0.1:1", "snow-secret", 200},
+		{"decode with status", "/v1/snowflake/decode/1", "10.0.0.1:1", "status-secret-01", 200},
+		{"decode with snowflake", "/v1/snowflake/decode/1", "10.0.0.1:1", "snow-secret-0123", 200},
 		{"decode from loopback without a token", "/v1/snowflake/decode/1", "127.0.0.1:1", "", 200},
-		{"IDs with status", "/v1/snowflake/next", "10.0.0.1:1", "status-secret", 403},
+		{"IDs with status", "/v1/snowflake/next", "10.0.0.1:1", "status-secret-01", 403},
 		{"IDs from loopback without a token", "/v1/snowflake/next", "127.0.0.1:1", "", 401},
 		{"info from loopback without a token", "/v1/snowflake/info", "127.0.0.1:1", "", 401},
 		{"admin from loopback without a token", "/v1/segments", "127.0.0.1:1", "", 401},
-		{"admin with status", "/v1/segments", "10.0.0.1:1", "status-secret", 403},
+		{"admin with status", "/v1/segments", "10.0.0.1:1", "status-secret-01", 403},
 		{"the page without a token", "/", "10.0.0.1:1", "", 200},
 	}
 	for _, tt := range tests {

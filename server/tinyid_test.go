@@ -72,7 +72,7 @@ func TestTinyidTokensGrantTheirBizType(t *testing.T) {
 		tokens []server.Token
 	}{
 		{"without firn tokens", nil},
-		{"with firn tokens", []server.Token{{Name: "orders", Secret: "o-secret", Scopes: []string{"tag:order"}}}},
+		{"with firn tokens", []server.Token{{Name: "orders", Secret: "o-secret-0123456", Scopes: []string{"tag:order"}}}},
 	} {
 		h := tinyidTokenHandler(t, nil, firn.tokens)
 		for _, rt := range tinyidRoutes {
@@ -123,19 +123,19 @@ func TestTinyidTokensGrantTheirBizType(t *testing.T) {
 // anonymous grant; firn's secret is never read from token=.
 func TestTinyidTokensBesideFirnCredentials(t *testing.T) {
 	tokens := []server.Token{
-		{Name: "orders", Secret: "o-secret", Scopes: []string{"tag:order"}},
-		{Name: "slow", Secret: "r-secret", Scopes: []string{"tag:*"}, Rate: 0.001},
+		{Name: "orders", Secret: "o-secret-0123456", Scopes: []string{"tag:order"}},
+		{Name: "slow", Secret: "r-secret-0123456", Scopes: []string{"tag:*"}, Rate: 0.001},
 	}
 	h := tinyidTokenHandler(t, nil, tokens, "tag:user")
 	for _, tt := range []struct {
 		name, query, bearer string
 		status              int
 	}{
-		{"firn's token with the scope", "bizType=order", "o-secret", 200},
-		{"firn's token without the scope", "bizType=secret", "o-secret", 403},
+		{"firn's token with the scope", "bizType=order", "o-secret-0123456", 200},
+		{"firn's token without the scope", "bizType=secret", "o-secret-0123456", 403},
 		{"firn's unknown token", "bizType=order", "nope", 401},
 		{"Tinyid's token beside a wrong bearer", "bizType=order&token=t-order", "nope", 200},
-		{"firn's secret as token=", "bizType=order&token=o-secret", "", 401},
+		{"firn's secret as token=", "bizType=order&token=o-secret-0123456", "", 401},
 		{"an anonymous grant", "bizType=user", "", 200},
 		{"an anonymous grant with a wrong token=", "bizType=user&token=wrong", "", 200},
 		{"no grant", "bizType=order", "", 401},
@@ -147,8 +147,8 @@ func TestTinyidTokensBesideFirnCredentials(t *testing.T) {
 		})
 	}
 	t.Run("firn's token over its rate", func(t *testing.T) {
-		do(h, "GET", "/tinyid/id/nextId?bizType=order", "r-secret", "")
-		w := do(h, "GET", "/tinyid/id/nextId?bizType=order", "r-secret", "")
+		do(h, "GET", "/tinyid/id/nextId?bizType=order", "r-secret-0123456", "")
+		w := do(h, "GET", "/tinyid/id/nextId?bizType=order", "r-secret-0123456", "")
 		if w.Code != 429 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), `"code":6`) {
 			t.Fatalf("= %d %v %s; want 429 with Retry-After and Tinyid's code 6", w.Code, w.Header(), w.Body)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,8 +67,12 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"registry.namespace", "namespace", "/zookeeper/ids", "/zookeeper is ZooKeeper's own",
 			[]setting{{"registry.store", "store", "zookeeper"}, {"registry.endpoints", "endpoints", "127.0.0.1:2181"}}, "--store zookeeper", ""},
 		{"auth.tokens", "", "", "auth.tokens[1].secret", nil, "", "auth:\n  tokens:\n" +
-			"    - {name: a, secret: samesecret1, scopes: [snowflake]}\n" +
-			"    - {name: b, secret: samesecret1, scopes: [admin]}\n"},
+			"    - {name: a, secret: samesecret1-0123, scopes: [snowflake]}\n" +
+			"    - {name: b, secret: samesecret1-0123, scopes: [admin]}\n"},
+		{"auth.tokens", "", "", "token a has the example secret of firn's documentation", nil, "", "auth:\n  tokens:\n" +
+			"    - {name: a, secret: change-me, scopes: [snowflake]}\n"},
+		{"auth.tokens", "", "", "token a has a secret shorter than 16 bytes", nil, "", "auth:\n  tokens:\n" +
+			"    - {name: a, secret: short-secret, scopes: [snowflake]}\n"},
 	}
 	for _, tt := range tests {
 		settings := append([]setting{{tt.path, tt.flag, tt.value}}, tt.also...)
@@ -170,7 +175,8 @@ func TestConfigPrintShowsEveryEffectiveValue(t *testing.T) {
 }
 
 // TestDocsSampleConfigChecks: the sample configuration of docs/config.md
-// is one YAML block that firn config check accepts.
+// is one YAML block that firn config check accepts, with a token file
+// beside it as the sample says to write one.
 func TestDocsSampleConfigChecks(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
 	if err != nil {
@@ -181,8 +187,12 @@ func TestDocsSampleConfigChecks(t *testing.T) {
 	if !ok || !closed {
 		t.Fatal("docs/config.md has no closed ```yaml block")
 	}
-	f := filepath.Join(t.TempDir(), "firn.yaml")
+	dir := t.TempDir()
+	f := filepath.Join(dir, "firn.yaml")
 	if err := os.WriteFile(f, []byte(sample), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "orders-service.token"), []byte(rand.Text()+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, errOut, code := runCLI("config", "check", "--config", f); code != 0 {

@@ -238,7 +238,7 @@ func TestServeAuthAndTLS(t *testing.T) {
 	addr := freePort(t)
 	path := dir + "/firn.yaml"
 	doc := "http:\n  listen: " + addr + "\n  tls_cert: " + cert + "\n  tls_key: " + key + "\ngrpc:\n  listen: " + freePort(t) + "\n" +
-		"registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret, scopes: [snowflake]}\n"
+		"registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret-012345678, scopes: [snowflake]}\n"
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestServeAuthAndTLS(t *testing.T) {
 	var resp *http.Response
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		req, _ := http.NewRequest("GET", "https://"+addr+"/v1/snowflake/next", nil)
-		req.Header.Set("Authorization", "Bearer s3cret")
+		req.Header.Set("Authorization", "Bearer s3cret-012345678")
 		var err error
 		if resp, err = client.Do(req); err == nil && !starting(resp) {
 			break
@@ -334,7 +334,7 @@ func TestServeOffLoopbackLocalSegments(t *testing.T) {
 			dir := t.TempDir()
 			port := freePort(t)[len("127.0.0.1:"):]
 			path := dir + "/firn.yaml"
-			doc := "registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret, scopes: [snowflake, admin, \"tag:*\"]}\n"
+			doc := "registry:\n  data_dir: " + dir + "/data\nauth:\n  tokens:\n    - {name: app, secret: s3cret-012345678, scopes: [snowflake, admin, \"tag:*\"]}\n"
 			if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -346,7 +346,7 @@ func TestServeOffLoopbackLocalSegments(t *testing.T) {
 				t.Helper()
 				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 					req, _ := http.NewRequest(method, "http://127.0.0.1:"+port+route, strings.NewReader(body))
-					req.Header.Set("Authorization", "Bearer s3cret")
+					req.Header.Set("Authorization", "Bearer s3cret-012345678")
 					resp, err := http.DefaultClient.Do(req)
 					if err == nil && !starting(resp) {
 						return resp

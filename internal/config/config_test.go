@@ -114,7 +114,7 @@ func hideAll(kind, value string) string {
 func TestRedactedHidesEverySecretSetting(t *testing.T) {
 	doc := "registry:\n  store: etcd\n  endpoints: [http://u:pw1@a:2379, http://b:2379]\n  dsn: postgres://u:pw2@h/db\n" +
 		"segments:\n  format: set\n  stores:\n    - {store: postgres, dsn: \"host=a password=pw3\"}\n    - {store: mysql, dsn: \"u:pw4@tcp(b)/db\"}\n" +
-		"auth:\n  tokens:\n    - {name: n, secret: pw5, scopes: [admin]}\n"
+		"auth:\n  tokens:\n    - {name: n, secret: pw5-0123456789ab, scopes: [admin]}\n"
 	c, err := config.Load([]byte(doc), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +149,8 @@ func TestRejects(t *testing.T) {
 		{name: "unknown anonymous scope", doc: "auth:\n  anonymous: [order]\n", field: "auth.anonymous"},
 		{name: "negative anonymous rate", doc: "auth:\n  anonymous: [snowflake]\n  anonymous_rate: -5\n", field: "auth.anonymous_rate"},
 		{name: "zero anonymous rate", doc: "auth:\n  anonymous: [\"tag:order\"]\n  anonymous_rate: 0\n", field: "auth.anonymous_rate"},
-		{name: "unknown scope", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [snowflak]}\n", field: "auth.tokens[0].scopes"},
-		{name: "token name twice", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [admin]}\n    - {name: a, secret: t, scopes: [admin]}\n", field: "auth.tokens[1].name"},
+		{name: "unknown scope", doc: "auth:\n  tokens:\n    - {name: a, secret: a-secret-0123456, scopes: [snowflak]}\n", field: "auth.tokens[0].scopes"},
+		{name: "token name twice", doc: "auth:\n  tokens:\n    - {name: a, secret: a-secret-0123456, scopes: [admin]}\n    - {name: a, secret: a-secret-6543210, scopes: [admin]}\n", field: "auth.tokens[1].name"},
 		{name: "tls key alone", doc: "http:\n  tls_key: k.pem\n", field: "http.tls_cert"},
 		{name: "bad listen", doc: "http:\n  listen: nowhere\n", field: "http.listen"},
 		{name: "port past 65535", doc: "http:\n  listen: 127.0.0.1:99999\n", field: "http.listen"},
@@ -159,7 +159,7 @@ func TestRejects(t *testing.T) {
 		{name: "one port for both listeners", doc: "http:\n  listen: 127.0.0.1:8081\ngrpc:\n  listen: 127.0.0.1:8081\n", field: "grpc.listen"},
 		{name: "a port under the wildcard", env: []string{"FIRN_HTTP_LISTEN=:8081", "FIRN_GRPC_LISTEN=127.0.0.1:8081"}, field: "grpc.listen"},
 		{name: "a wildcard over the port", env: []string{"FIRN_HTTP_LISTEN=[::1]:8081", "FIRN_GRPC_LISTEN=0.0.0.0:8081"}, field: "grpc.listen"},
-		{name: "token secret twice", doc: "auth:\n  tokens:\n    - {name: a, secret: s, scopes: [snowflake]}\n    - {name: b, secret: s, scopes: [admin]}\n", field: "auth.tokens[1].secret"},
+		{name: "token secret twice", doc: "auth:\n  tokens:\n    - {name: a, secret: a-secret-0123456, scopes: [snowflake]}\n    - {name: b, secret: a-secret-0123456, scopes: [admin]}\n", field: "auth.tokens[1].secret"},
 		{name: "unknown exhausted policy", doc: "snowflake:\n  exhausted: spin\n", field: "snowflake.exhausted"},
 		{name: "max borrow past the start-ahead bound", env: []string{"FIRN_SNOWFLAKE_MAX_BORROW=11s"}, field: "snowflake.max_borrow"},
 		{name: "no max borrow", env: []string{"FIRN_SNOWFLAKE_EXHAUSTED=borrow", "FIRN_SNOWFLAKE_MAX_BORROW=0s"}, field: "snowflake.max_borrow"},
@@ -514,7 +514,7 @@ func TestTokenSecretFile(t *testing.T) {
 	for _, tc := range []struct{ name, tokens, want string }{
 		{"missing", "    - {name: ops, secret_file: b64Z2l2ZW4taW4tdGhlLXdyb25nLXBsYWNl, scopes: [admin]}\n", "the file it names cannot be read: no such file or directory"},
 		{"empty", "    - {name: ops, secret_file: empty, scopes: [admin]}\n", "the file it names is empty"},
-		{"both", "    - {name: ops, secret: inline-one, secret_file: ops, scopes: [admin]}\n", "has a secret and a secret_file: give one"},
+		{"both", "    - {name: ops, secret: inline-one-01234, secret_file: ops, scopes: [admin]}\n", "has a secret and a secret_file: give one"},
 	} {
 		_, err := load(tc.tokens)
 		var fe *config.FieldError
