@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -82,8 +83,9 @@ type Use struct {
 	// the administrative commands (firn tag, firn admin) and for CREATE
 	// TABLE, which runs only while the table does not exist.
 	Serve bool
-	// column is a column of the table, for a probe that changes nothing.
-	column string
+	// column is a column of the table, for a probe that changes nothing;
+	// insert, when set, the columns an INSERT probe names.
+	column, insert string
 }
 
 // use is a row of the table below, with {t} for the table's name.
@@ -151,6 +153,13 @@ var probeColumns = map[Mode]map[bool]string{
 	ModeTinyid: {false: "max_id"}, ModeSet: {false: "max_id"},
 }
 
+// insertColumns are the columns of the tables firn serve inserts into
+// (ModeNodes': the node table, and the namespace table: true) that have
+// no default, for the INSERT probe: MariaDB refuses an INSERT that leaves
+// one out even when it inserts no row (error 1364), which a probe of one
+// column would report as an unreadable table.
+var insertColumns = map[bool]string{false: "namespace, node", true: "namespace, fingerprint, layout"}
+
 // ModeSchema returns the DDL of the tables of mode m, named by t: the
 // node table's (Schema), Leaf's (SegmentSchema), Tinyid's (TinyidSchema)
 // or a set's (SetSchema).
@@ -181,6 +190,9 @@ func Statements(m Mode, t Tables) ([]Use, error) {
 		name := r.table(t)
 		out[i] = Use{Table: name, Verb: r.verb, Statement: strings.ReplaceAll(r.stmt, "{t}", name),
 			Privileges: r.privs, By: r.by, Serve: r.serve, column: probeColumns[m][name == namespacesTable(t)]}
+		if m == ModeNodes && r.verb == "INSERT" {
+			out[i].insert = insertColumns[name == namespacesTable(t)]
+		}
 	}
 	return out, nil
 }
@@ -348,7 +360,8 @@ func CheckPrivileges(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Table
 		case "UPDATE":
 			probe = "UPDATE " + u.Table + " SET " + u.column + " = " + u.column + " WHERE 1 = 0"
 		case "INSERT":
-			probe = "INSERT INTO " + u.Table + " (" + u.column + ") SELECT " + u.column + " FROM " + u.Table + " WHERE 1 = 0"
+			cols := cmp.Or(u.insert, u.column)
+			probe = "INSERT INTO " + u.Table + " (" + cols + ") SELECT " + cols + " FROM " + u.Table + " WHERE 1 = 0"
 		}
 		_, err := db.ExecContext(ctx, probe)
 		out = append(out, PrivilegeCheck{Use: u, Err: refusal(ctx, db, d, m, t, u.Table, u.Verb, err)})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -119,12 +120,22 @@ func runMigrate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return migrateErr(err)
 	}
+	var after []sqlstore.PrivilegeCheck
 	if f.apply {
 		if err := p.Apply(context.Background(), db, f.applyOptions()); err != nil {
 			return migrateErr(err)
 		}
+		// The node table was read before --apply wrote it (or created it,
+		// if it was missing): what a read finds now is the last word.
+		if f.opt.RegistryHere {
+			actx, cancel := context.WithTimeout(context.Background(), 2*f.stores.Registry.DialTimeout)
+			defer cancel()
+			if after, err = sqlstore.CheckPrivileges(actx, db, p.Dialect, sqlstore.ModeNodes, sqlstore.Tables{Nodes: f.opt.NodeTable}); err != nil {
+				return err
+			}
+		}
 	}
-	_, err = io.WriteString(stdout, planText(p, f.configSnippet(p)))
+	_, err = io.WriteString(stdout, planText(p, after, f.configSnippet(p)))
 	return err
 }
 
@@ -254,6 +265,10 @@ func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 		sf.Registry.DSN = "" // the old database's, not the registry's
 	}
 	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
-	return migrate.ApplyOptions{Open: open, Registry: sf.Describe(), Source: backend.Redact(f.dialect, f.dsn),
+	registry := sf.Describe()
+	if sf.Registry.Store == "postgres" || sf.Registry.Store == "mysql" {
+		registry += " (table " + cmp.Or(sf.Registry.Table, "firn_nodes") + ")"
+	}
+	return migrate.ApplyOptions{Open: open, Registry: registry, Source: backend.Redact(f.dialect, f.dsn),
 		Space: config.SpaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
 }

@@ -30,11 +30,19 @@ var noCollision = map[string]string{
 }
 
 // planText is the plan as firn migrate check prints it, ending with
-// config, a configuration that carries it.
-func planText(p *migrate.Plan, config string) string {
+// config, a configuration that carries it. after are the privileges of
+// the node table read again once --apply wrote it, if it did.
+func planText(p *migrate.Plan, after []sqlstore.PrivilegeCheck, config string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "firn migrate check --from %s (%s)\n", p.From, p.Dialect)
-	writePrivileges(&b, p)
+	if len(p.Privileges) > 0 {
+		when := "tried"
+		if len(p.Applied) > 0 {
+			when = "read before --apply wrote anything, tried"
+		}
+		fmt.Fprintf(&b, "\nprivileges firn serve (and --apply) needs, %s with statements that change no row:\n", when)
+		writePrivileges(&b, p.Privileges)
+	}
 	writeSegments(&b, p)
 	writeSnowflake(&b, p)
 	if len(p.Unknown) > 0 {
@@ -50,17 +58,19 @@ func planText(p *migrate.Plan, config string) string {
 	for _, a := range p.Applied {
 		b.WriteString("applied: " + a + "\n")
 	}
+	if len(after) > 0 {
+		b.WriteString("read again after --apply:\n")
+		writePrivileges(&b, after)
+	}
 	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + config)
 	return b.String()
 }
 
-func writePrivileges(b *strings.Builder, p *migrate.Plan) {
-	if len(p.Privileges) == 0 {
-		return
-	}
-	b.WriteString("\nprivileges firn serve (and --apply) needs, tried with statements that change no row:\n")
+// writePrivileges writes one line per check: ok, REFUSED, or UNREADABLE
+// once per table.
+func writePrivileges(b *strings.Builder, checks []sqlstore.PrivilegeCheck) {
 	unreadable := map[string]bool{}
-	for _, c := range p.Privileges {
+	for _, c := range checks {
 		u := c.Use
 		var pe *sqlstore.PrivilegeError
 		switch {
