@@ -39,8 +39,10 @@ its node (the HWM stays). SIGHUP is logged and ignored: nothing reloads in
 a running process (a reloaded layout, namespace, node or store could
 repeat IDs). A node whose lease is lost stops at its HWM, reports not
 ready, and is released and acquired again with a new claim (perhaps
-another node). While no node is free, or the one asked for is held, it
-waits, not ready (/readyz says why), claiming again every 75-150 ms.
+another node). While its store does not answer, no node is free, or the
+one asked for is held, it waits, not ready, claiming again every 75-150
+ms; /readyz says why, and so does the status page at /, with the store
+and how long it has waited.
 With no flags it needs no outside service: the local data directory holds
 its node's HWM and its segment tags, and it listens on loopback only
 (HTTP 127.0.0.1:8080, gRPC 127.0.0.1:9090). Listening on another address
