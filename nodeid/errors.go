@@ -182,17 +182,22 @@ func (e *AheadError) Unwrap() []error {
 }
 
 // ReservedError reports a claim of a node the namespace's reservation
-// holds (Reserver), or, with Not set, an Unreserve of a node it does not
-// hold.
+// holds (Reserver); with Not set, an Unreserve of a node it does not
+// hold; with Pinned set, an Unreserve of a node it pins (Reservation.
+// Pinned), Note then being the pin's.
 type ReservedError struct {
-	Node uint64
-	Note string // the reservation's note
-	Not  bool
+	Node   uint64
+	Note   string // the reservation's note
+	Not    bool
+	Pinned bool
 }
 
 func (e *ReservedError) Error() string {
 	if e.Not {
 		return fmt.Sprintf("nodeid: node %d is not reserved", e.Node)
+	}
+	if e.Pinned {
+		return fmt.Sprintf("nodeid: node %d is reserved for good and cannot be let out: %s", e.Node, e.Note)
 	}
 	return fmt.Sprintf("nodeid: node %d is reserved in the registry (%s) until the operator lets it out, confirming it is safe", e.Node, e.Note)
 }

@@ -112,11 +112,11 @@ func TestMigrateLeafZooKeeperCLI(t *testing.T) {
 	fleet[2].Stop()
 
 	plan := l.run(t, 0, append(l.check, "--sample-id", strconv.FormatInt(l.ids[0], 10))...)
-	wantAll(t, "the plan", plan, "10.0.0.1:8080", "10.0.0.3:8080", "child version 3", "node IDs to reserve in firn's registry: 0–2",
+	wantAll(t, "the plan", plan, "10.0.0.1:8080", "10.0.0.3:8080", "sequence 3", "node IDs to reserve in firn's registry: 0–2",
 		"heartbeat 3s and a clock-skew margin 2s", "fits the layout", "workerID.properties", "never delete /snowflake/"+l.name,
 		"preset: twitter", "store: zookeeper", "not determined:", "nothing written")
 	first := l.run(t, 0, append(l.check, "--apply")...)
-	wantAll(t, "--apply", first, "applied: /snowflake/"+l.name+"/forever's child version is past 1023", "reserves 3 Leaf worker IDs and")
+	wantAll(t, "--apply", first, "applied: /snowflake/"+l.name+"/forever's sequence is past 1023", "reserves 3 Leaf worker IDs and")
 	again := l.run(t, 0, append(l.check, "--apply")...)
 	wantAll(t, "--apply again", again, "recognised, nothing rewritten", "nothing new")
 
