@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -80,7 +81,13 @@ func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
 			continue
 		}
 		ip, port := splitAddr(w.Addr)
-		val, _ := json.Marshal(leafEndpoint{IP: ip, Port: port, Timestamp: LeafFenceBase + w.Timestamp})
+		// A skipped worker's timestamp may be past any fence: the largest
+		// time fails Leaf's start check as well, and never wraps negative.
+		fenced := int64(math.MaxInt64)
+		if w.Timestamp <= math.MaxInt64-LeafFenceBase {
+			fenced = LeafFenceBase + w.Timestamp
+		}
+		val, _ := json.Marshal(leafEndpoint{IP: ip, Port: port, Timestamp: fenced})
 		if err := tree.Set(ctx, p.forever()+"/"+w.Znode, val, w.Version); err != nil {
 			return p.fenceFailed(ctx, tree, w, err)
 		}
@@ -178,6 +185,13 @@ func (p *LeafPlan) record(ctx context.Context, reg nodeid.Reserver, o LeafApplyO
 	before, err := reg.Reservation(ctx)
 	if err != nil {
 		return fmt.Errorf("--apply (%s): %w; the fence stays, run --apply again", o.Name, err)
+	}
+	// One namespace per Leaf fleet: a node let out of another fleet's
+	// reservation would be skipped by Merge here, silently, while this
+	// fleet's worker of that ID may still issue.
+	if own := fmt.Sprintf("Leaf %s %s ", p.Name, p.Root); before.Note != "" && !strings.HasPrefix(before.Note, own) {
+		return &RefusedError{fmt.Sprintf("--apply: %s already holds another reservation (%s): take each Leaf fleet over into a "+
+			"namespace of its own (--namespace); the fence stays, nothing written to firn's registry", o.Name, before.Note)}
 	}
 	r, err := reg.Reserve(ctx, nodeid.Reservation{Nodes: p.Reserved, Floor: p.Floor, Note: note, Pinned: pins, Layout: o.Space})
 	if errors.Is(err, nodeid.ErrNodeHeld) {

@@ -210,6 +210,27 @@ func TestLeafReservesEveryWorkerGivenOut(t *testing.T) {
 		}
 	})
 
+	t.Run("a second fleet into one namespace", func(t *testing.T) {
+		a, b := newLeafZK(t, zks, conn, "fleet-a"), newLeafZK(t, zks, conn, "fleet-b")
+		a.worker("10.6.0.1", now)
+		b.worker("10.6.1.1", now)
+		reg, err := zkstore.New(zkstore.Config{Servers: zks.Servers(), Namespace: "/firn/shared"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer reg.Close()
+		for i, l := range []*leafZK{a, b} {
+			p, err := l.check(ctx, migrate.LeafOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = p.Apply(ctx, migrate.LeafApplyOptions{Tree: l.tree(ctx), Registry: reg, Name: "reg", Space: leafSpace()})
+			if i == 0 && err != nil || i == 1 && (!errors.As(err, &re) || !strings.Contains(err.Error(), "namespace of its own")) {
+				t.Fatalf("apply of fleet %d: %v", i, err)
+			}
+		}
+	})
+
 	t.Run("workers given out between the read and the fence", func(t *testing.T) {
 		for seed := range uint64(6) {
 			l := newLeafZK(t, zks, conn, fmt.Sprintf("race-%d", seed))
@@ -313,6 +334,9 @@ func TestLeafFloorAhead(t *testing.T) {
 		{"largest", 1<<63 - 1, "past the end of Leaf's layout"},
 		{"an hour ahead", now.Add(time.Hour).UnixMilli(), "ahead of the time of this check"},
 		{"two minutes ahead", now.Add(2 * time.Minute).UnixMilli(), "ahead of the time of this check"},
+		// In the range of firn's own fence, with no marker of firn's:
+		// a Leaf clock, read as it is.
+		{"in the fence's range", migrate.LeafFenceBase + now.UnixMilli(), "past the end of Leaf's layout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLeafZK(t, zks, conn, "ahead-"+strings.ReplaceAll(tc.name, " ", "-"))

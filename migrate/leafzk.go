@@ -331,7 +331,10 @@ func (p *LeafPlan) readWorker(ctx context.Context, tree LeafTree, k string) (Lea
 		return LeafWorker{}, &RefusedError{fmt.Sprintf("%s/%s holds %q, not Leaf's {ip, port, timestamp}", p.forever(), k, data)}
 	}
 	w := LeafWorker{Znode: k, Addr: addr, ID: id, Timestamp: e.Timestamp, Version: version, MTime: mtime}
-	if e.Timestamp >= LeafFenceBase {
+	// A timestamp in the fence's range is firn's fence only once firn's
+	// marker proves a fence landed: before that it is a Leaf clock that
+	// jumped some 30,000 years, to be judged by its raw value.
+	if e.Timestamp >= LeafFenceBase && p.Marked {
 		w.Timestamp, w.Fenced = e.Timestamp-LeafFenceBase, true
 	}
 	return w, nil

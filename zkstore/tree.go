@@ -65,7 +65,10 @@ func (t *Tree) Children(ctx context.Context, path string) (kids []string, found 
 // cversion) and reports creates plus deletes, as twice the count less the
 // children still there (DataNode.copyStat): three children created and
 // one deleted show child version 4, and the next one is numbered 3. Both
-// numbers come from one Stat, so the sequence read is exact.
+// numbers come from one Stat, so the sequence read is exact. The sum is
+// taken modulo 2^32, as Java computed the child version in an int: the
+// count is below 2^31, so half the sum is the count even when the
+// reported child version wrapped.
 func (t *Tree) Get(ctx context.Context, path string) (data []byte, version int32, mtime int64, sequence int32, found bool, err error) {
 	ctx, cancel := t.s.withDeadline(ctx)
 	defer cancel()
@@ -79,7 +82,7 @@ func (t *Tree) Get(ctx context.Context, path string) (data []byte, version int32
 	if st == nil {
 		return nil, 0, 0, 0, false, nil
 	}
-	return data, st.Version, st.Mtime, (st.Cversion + st.NumChildren) / 2, true, nil
+	return data, st.Version, st.Mtime, createCount(st.Cversion, st.NumChildren), true, nil
 }
 
 // Set writes data into path at version; another version gives an error
@@ -135,6 +138,12 @@ func (t *Tree) BumpChildren(ctx context.Context, parent string, parentData []byt
 		return t.s.fail("fence "+parent, err)
 	}
 	return nil
+}
+
+// createCount is the count of children ever created, from the child version
+// ZooKeeper reports and the children still there (Get says why).
+func createCount(cversion, children int32) int32 {
+	return int32((uint32(cversion) + uint32(children)) / 2)
 }
 
 // fenceChild prefixes the children BumpChildren creates and deletes.
