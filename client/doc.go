@@ -33,6 +33,11 @@
 // is ready again is back within one interval however long it was away.
 // Callers see ErrUnavailable only when no server answers in time; the
 // *Error then names every server tried and why each failed (Error.Tried).
+// A server that refuses the connection fails its try at once, said as
+// refused, never as a timeout: over gRPC a connection whose last dial
+// failed is replaced by a new one before a request, which waits for its
+// own dial only. With every server refusing, a refill fails after
+// Config.Attempts tries and their backoff, not after Config.Timeout.
 // A call whose context ends while it waits for a refill returns the
 // context's error, joined, when a request of its buffer's refills failed
 // since they last brought IDs, with that failure (errors.Is holds for
