@@ -2,9 +2,11 @@ package client
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -117,6 +119,53 @@ func canonical(v json.RawMessage, t reflect.Type) error {
 	}
 	if back != s {
 		return fmt.Errorf("%q is not in canonical decimal (%s)", s, back)
+	}
+	return nil
+}
+
+// batchOf asks t for n IDs (snowflake if tag is empty) and refuses a
+// batch no server issues, none of its IDs returned: a server issues a
+// snowflake batch in strictly increasing order (permuted in opaque mode,
+// Config.Opaque, so then checked for distinct IDs only), and a segment
+// batch of distinct IDs, in no order one can rely on (an opaque tag's are
+// permuted, and a range fetched after a store failed over may be lower).
+// A repeated ID would otherwise be handed to two callers. Only the batch
+// is checked, not its order against earlier ones: two requests to one
+// server may answer in either order, and one address may be several
+// servers behind a load balancer, whose IDs are not ordered.
+func (p *pool) batchOf(ctx context.Context, t transport, tag string, n int) ([]int64, error) {
+	ids, err := t.batch(ctx, tag, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBatch(ids, tag == "" && !p.opaque); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// checkBatch returns a bad_answer *Error when ids repeats an ID or, with
+// ordered set, does not strictly increase.
+func checkBatch(ids []int64, ordered bool) error {
+	i := 1
+	for i < len(ids) && ids[i-1] < ids[i] {
+		i++
+	}
+	switch {
+	case i >= len(ids):
+		return nil
+	case ordered:
+		return &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf(
+			"snowflake IDs out of order: ID %d of the batch, %d, is not above the one before it, %d (servers in opaque mode permute their IDs: set Config.Opaque)",
+			i+1, ids[i], ids[i-1])}
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	for j := 1; j < len(sorted); j++ {
+		if sorted[j] == sorted[j-1] {
+			return &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf(
+				"ID %d is in the batch twice", sorted[j])}
+		}
 	}
 	return nil
 }

@@ -33,6 +33,11 @@
 // is ready again is back within one interval however long it was away.
 // Callers see ErrUnavailable only when no server answers in time; the
 // *Error then names every server tried and why each failed (Error.Tried).
+// A server that refuses the connection fails its try at once, said as
+// refused, never as a timeout: over gRPC a connection whose last dial
+// failed is replaced by a new one before a request, which waits for its
+// own dial only. With every server refusing, a refill fails after
+// Config.Attempts tries and their backoff, not after Config.Timeout.
 // A call whose context ends while it waits for a refill returns the
 // context's error, joined, when a request of its buffer's refills failed
 // since they last brought IDs, with that failure (errors.Is holds for
@@ -42,6 +47,21 @@
 // alone, so IDs are unique across clients and servers. They are not
 // ordered across refills: two refills may come back in either order, and
 // from different servers.
+//
+// A batch a server never sends is a bad answer (Error.Code "bad_answer",
+// of kind ErrUnavailable): a snowflake batch whose IDs do not strictly
+// increase, or any batch with an ID twice — a broken server, or a proxy
+// mixing answers, would otherwise hand one ID to several callers. None of
+// its IDs is served; it counts as a failure of its server, which is
+// marked down, and the refill moves on to another. Segment batches are
+// checked for distinct IDs only (an opaque tag's IDs are permuted, and a
+// range fetched after a store failed over may be lower), and so are
+// snowflake batches with Config.Opaque, for servers in opaque mode. Only
+// each batch is checked, never its order against earlier ones: two
+// requests to one server may answer in either order, and one address may
+// be several servers behind a load balancer. A cache replaying a whole
+// answer is therefore not caught here; servers mark the answers of their
+// ID routes Cache-Control: no-store so that no cache keeps them.
 //
 // A snowflake ID fetched ahead of time is still unique, but its timestamp
 // is as old as the fetch. Buffered snowflake IDs therefore have a maximum
@@ -55,8 +75,9 @@
 // calls (Tags, CreateTag, SetStep, Advance). Every answer is read by one
 // rule: a text answer of IDs must end each line with a newline and hold
 // as many IDs as asked (AppendText), a JSON answer must be whole; anything
-// else is an error and nothing of it is returned. firn next, firn tag and
-// firn bench talk to a server through this package.
+// else is an error and nothing of it is returned. The batch rules above
+// apply to Fetch too. firn next, firn tag and firn bench talk to a server
+// through this package.
 //
 // Errors callers branch on are the sentinels in errors.go, wrapped in an
 // *Error that names the server and its answer; never a raw gRPC status.

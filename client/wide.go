@@ -75,6 +75,7 @@ func ask[T any](ctx context.Context, p *pool, f func(context.Context, transport)
 			return zero, asError(err, e.name)
 		}
 		tried = append(tried, asError(err, e.name))
+		e.failures.Add(1)
 		p.markDown(e)
 		p.failovers.Add(1)
 	}

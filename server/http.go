@@ -139,6 +139,11 @@ func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
+	if rt.scope.ids {
+		// An answer of IDs must never be stored: a proxy or browser told
+		// to cache GETs would hand the same IDs to every later caller.
+		w.Header().Set("Cache-Control", "no-store")
+	}
 	for _, name := range rt.tags {
 		if err := checkTag(r.PathValue(name)); err != nil {
 			rt.fail(w, err)

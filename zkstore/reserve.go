@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -137,7 +138,8 @@ func (s *Store) rewriteOps(ctx context.Context, conn *zk.Conn, op string, change
 		return nil, cur, s.fail(op, err)
 	}
 	if version < 0 {
-		return nil, cur, &nodeid.UnknownNamespaceError{Namespace: s.prefix}
+		verb, _, _ := strings.Cut(op, " ") // "unreserve node 3": unreserve
+		return nil, cur, &nodeid.UnknownNamespaceError{Namespace: s.prefix, Op: verb}
 	}
 	next, err := change(cur)
 	if err != nil {

@@ -87,6 +87,21 @@ func wantAll(t *testing.T, what, out string, wants ...string) {
 	}
 }
 
+// TestUnreserveOnAnUnusedNamespace: firn admin unreserve on a namespace
+// nothing ever used says there is nothing to unreserve there, naming the
+// namespace, and not that there is nothing to advance (the command of
+// the same error elsewhere).
+func TestUnreserveOnAnUnusedNamespace(t *testing.T) {
+	zk := zktest.Start(t)
+	ns := "/firn/unused-" + suffix()
+	out, errOut, code := runCLI("admin", "unreserve", "--node", "1", "--confirm-caches-deleted", "--note", "OPS-1",
+		"--store", "zookeeper", "--endpoints", strings.Join(zk.Servers(), ","), "--namespace", ns)
+	if code != 2 || out != "" || strings.Contains(errOut, "advance") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want exit 2 naming unreserve, not advance", code, out, errOut)
+	}
+	wantAll(t, "unreserve on an unused namespace", errOut, ns, "never been used", "nothing to unreserve")
+}
+
 // TestMigrateLeafZooKeeperCLI takes a Leaf fleet over through the binary's
 // commands: --apply is refused while a stand-in heartbeats and writes
 // nothing into the registry; applied, then applied again (it says so);
