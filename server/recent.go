@@ -88,14 +88,14 @@ func (r *recentErrors) list() []recentError {
 
 // secretPatterns match what an error from a store could carry that must
 // not be shown: a URL's user:password@, a key=value or key: value whose
-// key holds one of secret.SecretWords (?password=, sslpassword=,
+// key holds one of secret.Words (?password=, sslpassword=,
 // passwd=), a bearer token, MySQL's user:password@tcp(.
 var secretPatterns = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`), "${1}REDACTED@"},
-	{regexp.MustCompile(`(?i)((?:` + strings.Join(secret.SecretWords, "|") + `)\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;)&]+)`), "${1}REDACTED"},
+	{regexp.MustCompile(`(?i)((?:` + strings.Join(secret.Words, "|") + `)\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;)&]+)`), "${1}REDACTED"},
 	{regexp.MustCompile(`(?i)(bearer\s+)\S+`), "${1}REDACTED"},
 	{regexp.MustCompile(`([^\s:/@(]+):[^\s:/@]*@(tcp|unix)\(`), "${1}:REDACTED@${2}("},
 }

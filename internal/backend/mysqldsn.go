@@ -79,7 +79,7 @@ func checkMySQLParam(name, value string) error {
 		if !mysqlCharsets.MatchString(value) {
 			return fmt.Errorf("parameter charset: want character set names separated by commas, such as charset=utf8mb4")
 		}
-	case secret.IsSecretName(name):
+	case secret.Named(name):
 		return fmt.Errorf("parameter %q: the MySQL driver would send it to the server as SET %s = … (SET password = … "+
 			"changes the account's password); remove ?%s= and give the password before the @: user:password@tcp(host:3306)/db",
 			name, name, name)

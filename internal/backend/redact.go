@@ -13,7 +13,7 @@ import (
 // "postgres" or "mysql" for a DSN (any other kind tries both) or "endpoint"
 // for an etcd endpoint. The value is read as its driver reads it (pgx's
 // keyword/value or URL grammar; mysql.ParseDSN; net/url), and with the
-// password every setting secret.IsSecretName picks out is hidden, as is
+// password every setting secret.Named picks out is hidden, as is
 // every MySQL parameter the driver would send to the server but a session
 // variable firn allows: no password the driver would use survives, nor
 // one given under another name. Each one found is remembered so that

@@ -6,24 +6,25 @@ import (
 	"strings"
 )
 
-// SecretWords mark the name of a setting or parameter that holds a
+// Words mark the name of a setting or parameter that holds a
 // secret wherever they appear in it, in any case: password, sslpassword,
 // passwd, pwd, client_secret, token, auth_token. A store's DSN and an
 // endpoint are redacted by them (Postgres, Endpoint, and the MySQL DSN
 // the command reads), and so is a message that quotes name=value. A
 // name that only looks like one costs a redacted value that was not
 // secret; one missed could print a password.
-var SecretWords = []string{"password", "passwd", "pwd", "secret", "token"}
+var Words = []string{"password", "passwd", "pwd", "secret", "token"}
 
-// IsSecretName reports whether name holds one of SecretWords.
-func IsSecretName(name string) bool {
+// Named reports whether a setting named name holds a secret: its name
+// holds one of Words.
+func Named(name string) bool {
 	name = strings.ToLower(name)
-	return slices.ContainsFunc(SecretWords, func(w string) bool { return strings.Contains(name, w) })
+	return slices.ContainsFunc(Words, func(w string) bool { return strings.Contains(name, w) })
 }
 
 // Postgres reads dsn as pgx does — a postgres:// or postgresql:// URL, or
 // keyword/value pairs — and replaces each secret setting's value (the
-// URL's password, and every setting IsSecretName picks out: password and
+// URL's password, and every setting Named picks out: password and
 // sslpassword are pgx's; pgx sends any other to the server). It returns
 // the passwords it replaced; ok is false when dsn follows neither form.
 func Postgres(dsn string) (out string, passwords []string, ok bool) {
@@ -34,7 +35,7 @@ func Postgres(dsn string) (out string, passwords []string, ok bool) {
 }
 
 // hideURL replaces the password of a URL's user information and the values
-// of the query parameters IsSecretName picks out, and returns the
+// of the query parameters Named picks out, and returns the
 // passwords it replaced; ok is false when s is not a URL.
 func hideURL(s string) (out string, passwords []string, ok bool) {
 	u, err := url.Parse(s)
@@ -48,7 +49,7 @@ func hideURL(s string) (out string, passwords []string, ok bool) {
 	q := u.Query()
 	changed := false
 	for k, vs := range q {
-		if IsSecretName(k) {
+		if Named(k) {
 			passwords = append(passwords, vs...)
 			q.Set(k, Redacted)
 			changed = true
@@ -103,7 +104,7 @@ func keywordValue(s string) (out string, passwords []string, ok bool) {
 		if !ok {
 			return "", guessed(s), false
 		}
-		if IsSecretName(key) {
+		if Named(key) {
 			passwords = append(passwords, val)
 			b.WriteString(Redacted)
 		} else {
