@@ -490,7 +490,7 @@ func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 
 func (h *handler) ready(w http.ResponseWriter, r *http.Request) {
 	if err := h.svc.ready(); err != nil {
-		writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+		writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", openReason(err, h.svc.Brief))
 		return
 	}
 	_, _ = w.Write([]byte("ready\n"))

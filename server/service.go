@@ -85,6 +85,18 @@ func (s *service) lease() Lease {
 	return s.Lease
 }
 
+// openReason is err, a reason not to serve, as a route open to anyone
+// shows it: in brief's words (Config.Brief), or when it has none, or
+// brief is nil, its message redacted.
+func openReason(err error, brief func(error) string) string {
+	if brief != nil {
+		if b := brief(err); b != "" {
+			return b
+		}
+	}
+	return redactSecrets(err.Error())
+}
+
 // ready says why the service may not serve: the Ready hook, or the lease
 // lost or its HWM not ahead. It does no I/O (DESIGN.md §6): /readyz is
 // open to anyone, and a segment store that is down shows per tag in the

@@ -27,26 +27,28 @@ import (
 // fails with Unavailable and "not_ready: " and the same reason.
 type Starting struct {
 	why     func() error
+	brief   func(error) string
 	metrics http.Handler
 }
 
 // NewStarting returns the starting answers; why says what the process
-// waits for (nil: the stores and a first node) and must do no I/O. It
-// does no I/O itself.
-func NewStarting(why func() error) *Starting {
+// waits for (nil: the stores and a first node) and must do no I/O. Every
+// route is open while starting: the reason is shown as brief says it
+// (as Config.Brief; nil: its message, redacted). It does no I/O itself.
+func NewStarting(why func() error, brief func(error) string) *Starting {
 	reg := prometheus.NewRegistry()
 	held := prometheus.NewGauge(prometheus.GaugeOpts{Name: "firn_lease_held",
 		Help: "1 while the node's lease is held, 0 once lost."})
 	reg.MustRegister(buildInfo(), held,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &Starting{why: why, metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	return &Starting{why: why, brief: brief, metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 }
 
 // reason says what the process waits for, on both ports.
 func (s *Starting) reason() string {
 	if s.why != nil {
 		if err := s.why(); err != nil {
-			return "starting: " + err.Error()
+			return "starting: " + openReason(err, s.brief)
 		}
 	}
 	return "starting: waiting for the store to answer and a node to be held"

@@ -183,7 +183,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	log := newLogger(o.logLevel, o.logFormat)
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
-	p, err := listen(o, server.NewStarting(func() error { return notReady(holder.Load(), storeDown.Load()) }))
+	p, err := listen(o, server.NewStarting(func() error { return notReady(holder.Load(), storeDown.Load()) }, o.brief))
 	if err != nil {
 		return err
 	}
@@ -260,6 +260,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	return p.wait(ctx, log)
 }
 
+// brief is a reason not to serve as the open /readyz shows it: the
+// store and the kind of failure, without the store's own words
+// (backend.Brief), which the log keeps.
+func (o serveOptions) brief(err error) string { return backend.Brief(o.stores.Describe(), err) }
+
 // notReady is why no node is held yet: the holder's reason; before the
 // node store is open, why it did not open, or nil before the first try
 // ended (Starting then says it waits for both).
@@ -315,7 +320,7 @@ func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sq
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
 	scfg := server.Config{Snowflake: g, Layout: &o.layout, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
-		Opaque: o.opaque, Store: o.stores.Describe()}
+		Opaque: o.opaque, Store: o.stores.Describe(), Brief: o.brief}
 	if h != nil {
 		scfg.Lease, scfg.Ready = lease, h.NotReady
 	}
