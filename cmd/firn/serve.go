@@ -176,7 +176,7 @@ type serveOptions struct {
 // its node. A stop finishes the requests in flight on both ports before
 // the node is released and the stores are closed.
 func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
-	o, err := parseServe(args)
+	o, err := checkServe(args)
 	if err != nil {
 		return err
 	}
