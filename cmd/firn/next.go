@@ -181,7 +181,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), remote, l, perm, enc, lc.Node, *n, f, stdout)
+	return nextRemote(context.Background(), remote, l, perm, enc, lc.Node, *n, f, otherSpace(&sf, lc.Layout), stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -206,7 +206,7 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 	}
 	lease, err := nodeid.Acquire(ctx, store, cfg)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return usagef("%s (%s)", err, sf.Describe())
+		return layoutRefused(err, sf, cfg.Layout)
 	}
 	if err != nil {
 		return err

@@ -291,7 +291,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	slot.Store(h)
 	g, lease, err := h.Acquire(ctx)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return nil, nil, nil, usagef("%s (%s)", err, o.stores.Describe())
+		return nil, nil, nil, layoutRefused(err, &o.stores, o.lease.Layout)
 	}
 	if err != nil {
 		return nil, nil, nil, err
