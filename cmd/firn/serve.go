@@ -176,7 +176,7 @@ type serveOptions struct {
 // its node. A stop finishes the requests in flight on both ports before
 // the node is released and the stores are closed.
 func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
-	o, err := parseServe(args)
+	o, err := checkServe(args)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	slot.Store(h)
 	g, lease, err := h.Acquire(ctx)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return nil, nil, nil, usagef("%s (%s)", err, o.stores.Describe())
+		return nil, nil, nil, layoutRefused(err, &o.stores, o.lease.Layout)
 	}
 	if err != nil {
 		return nil, nil, nil, err

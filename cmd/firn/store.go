@@ -26,8 +26,8 @@ func init() {
 var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
   --store KIND        ` + backend.Names() + `:
 ` + backend.Help("                        ") + `  --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn;
-                      node IDs are the user's, locked in the default's nodes/
-                      whichever directory is given
+                      node IDs are the user's and the layout's, locked in
+                      the default's nodes/ whichever directory is given
   --endpoints URLS    etcd: comma-separated client URLs (http://127.0.0.1:2379);
                       zookeeper: comma-separated servers (127.0.0.1:2181)
   --dsn DSN           postgres: postgres://user@host:5432/db?sslmode=disable
