@@ -64,7 +64,10 @@
 // lost on the way costs availability, never a check. Segment batches are
 // checked for distinct IDs only, whatever they say (an opaque tag's IDs
 // are permuted, and a range fetched after a store failed over may be
-// lower). Only each batch is checked, never its order against earlier
+// lower), and so are UUID and ULID batches (NextUUIDs, NextULIDs), as the
+// 128-bit values they parse to: a UUID in upper case, in braces, as a URN
+// or without dashes, or a ULID in lower case, is the same ID. Only each
+// batch is checked, never its order against earlier
 // ones: two requests to one server may answer in either order, and one
 // address may be several servers behind a load balancer. A cache
 // replaying a whole answer is therefore not caught here; servers mark the
