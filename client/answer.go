@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/firn-id/firn/api"
 )
 
 // unmarshaler is the type of a body that checks its own shape (api.Node).
@@ -124,21 +126,24 @@ func canonical(v json.RawMessage, t reflect.Type) error {
 }
 
 // batchOf asks t for n IDs (snowflake if tag is empty) and refuses a
-// batch no server issues, none of its IDs returned: a server issues a
-// snowflake batch in strictly increasing order (permuted in opaque mode,
-// Config.Opaque, so then checked for distinct IDs only), and a segment
-// batch of distinct IDs, in no order one can rely on (an opaque tag's are
-// permuted, and a range fetched after a store failed over may be lower).
-// A repeated ID would otherwise be handed to two callers. Only the batch
-// is checked, not its order against earlier ones: two requests to one
-// server may answer in either order, and one address may be several
-// servers behind a load balancer, whose IDs are not ordered.
-func (p *pool) batchOf(ctx context.Context, t transport, tag string, n int) ([]int64, error) {
-	ids, err := t.batch(ctx, tag, n)
+// batch no server issues, none of its IDs returned: any batch with an ID
+// twice, which would be handed to two callers, and a snowflake batch that
+// does not strictly increase unless its answer says it is unordered
+// (api.Order: a layout with the sequence above time, opaque mode). An
+// answer that says nothing is held to increasing order, so a server or a
+// proxy that drops the header costs availability, never a check. Segment
+// batches are checked for distinct IDs only, whatever they say: an opaque
+// tag's are permuted, and a range fetched after a store failed over may
+// be lower. Only the batch is checked, not its order against earlier
+// ones: two requests to one server may answer in either order, and one
+// address may be several servers behind a load balancer, whose IDs are
+// not ordered.
+func batchOf(ctx context.Context, t transport, tag string, n int) ([]int64, error) {
+	ids, unordered, err := t.batch(ctx, tag, n)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBatch(ids, tag == "" && !p.opaque); err != nil {
+	if err := checkBatch(ids, tag == "" && !unordered); err != nil {
 		return nil, err
 	}
 	return ids, nil
@@ -156,8 +161,8 @@ func checkBatch(ids []int64, ordered bool) error {
 		return nil
 	case ordered:
 		return &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf(
-			"snowflake IDs out of order: ID %d of the batch, %d, is not above the one before it, %d (servers in opaque mode permute their IDs: set Config.Opaque)",
-			i+1, ids[i], ids[i-1])}
+			"snowflake IDs out of order: ID %d of the batch, %d, is not above the one before it, %d, in an answer that does not say %s: %s (a firn server whose IDs do not increase says so; an older one, or a proxy dropping the header, does not)",
+			i+1, ids[i], ids[i-1], api.Order, api.OrderUnordered)}
 	}
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)

@@ -22,13 +22,10 @@ type mangledServer struct {
 	n    int // batches answered
 }
 
-func (m *mangledServer) batch(ctx context.Context, tag string, n int) ([]int64, error) {
-	ids, err := m.fakeServer.batch(ctx, tag, n)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) < 2 {
-		return ids, nil
+func (m *mangledServer) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
+	ids, unordered, err := m.fakeServer.batch(ctx, tag, n)
+	if err != nil || len(ids) < 2 {
+		return ids, unordered, err
 	}
 	m.mangle(ids)
 	m.mu.Lock()
@@ -37,7 +34,7 @@ func (m *mangledServer) batch(ctx context.Context, tag string, n int) ([]int64, 
 	for _, id := range ids {
 		m.sent[id] = true
 	}
-	return ids, nil
+	return ids, unordered, nil
 }
 
 func (m *mangledServer) answered() int {

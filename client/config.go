@@ -35,12 +35,6 @@ type Config struct {
 	// default), base62 or base32, fixed width so the strings sort as the
 	// numbers do (package idtext).
 	Encoding idtext.Encoding
-	// Opaque says the servers run in opaque mode (opaque.snowflake): their
-	// snowflake IDs are permuted, so a snowflake batch is checked for
-	// distinct IDs only. Default false: a snowflake batch whose IDs do not
-	// strictly increase is a bad answer, none of its IDs served. Segment
-	// batches are checked for distinct IDs either way.
-	Opaque bool
 
 	// Buffer is the least a buffer aims to hold, in IDs. Default 1,000.
 	Buffer int

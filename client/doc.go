@@ -49,19 +49,30 @@
 // from different servers.
 //
 // A batch a server never sends is a bad answer (Error.Code "bad_answer",
-// of kind ErrUnavailable): a snowflake batch whose IDs do not strictly
-// increase, or any batch with an ID twice — a broken server, or a proxy
-// mixing answers, would otherwise hand one ID to several callers. None of
-// its IDs is served; it counts as a failure of its server, which is
-// marked down, and the refill moves on to another. Segment batches are
-// checked for distinct IDs only (an opaque tag's IDs are permuted, and a
-// range fetched after a store failed over may be lower), and so are
-// snowflake batches with Config.Opaque, for servers in opaque mode. Only
-// each batch is checked, never its order against earlier ones: two
-// requests to one server may answer in either order, and one address may
-// be several servers behind a load balancer. A cache replaying a whole
-// answer is therefore not caught here; servers mark the answers of their
-// ID routes Cache-Control: no-store so that no cache keeps them.
+// of kind ErrUnavailable): any batch with an ID twice — a broken server,
+// or a proxy mixing answers, would otherwise hand one ID to several
+// callers — and a snowflake batch whose IDs do not strictly increase
+// unless its answer says they are unordered. None of its IDs is served;
+// it counts as a failure of its server, which is marked down, and the
+// refill moves on to another. Every batch answer says how its IDs are
+// ordered, in the header Firn-Order over HTTP and the response header
+// metadata firn-order over gRPC (api.Order): "increasing", or
+// "unordered" for a server whose layout puts the sequence above time
+// (its batches drop at every tick; snowflake.Layout.Increasing) or that
+// runs in opaque mode (its IDs are permuted). An answer that says
+// nothing, or anything else, is held to increasing order, so a header
+// lost on the way costs availability, never a check. Segment batches are
+// checked for distinct IDs only, whatever they say (an opaque tag's IDs
+// are permuted, and a range fetched after a store failed over may be
+// lower), and so are UUID and ULID batches (NextUUIDs, NextULIDs), as the
+// 128-bit values they parse to: a UUID in upper case, in braces, as a URN
+// or without dashes, or a ULID in lower case, is the same ID. Only each
+// batch is checked, never its order against earlier
+// ones: two requests to one server may answer in either order, and one
+// address may be several servers behind a load balancer. A cache
+// replaying a whole answer is therefore not caught here; servers mark the
+// answers of their ID routes Cache-Control: no-store so that no cache
+// keeps them.
 //
 // A snowflake ID fetched ahead of time is still unique, but its timestamp
 // is as old as the fetch. Buffered snowflake IDs therefore have a maximum

@@ -78,7 +78,6 @@ type pool struct {
 	maxAge   time.Duration // of a snowflake answer, from its request's sending
 	hedgeMin time.Duration // the least budget of a request before a hedge
 	hedgeMax time.Duration // the most, and the budget of a server not measured yet
-	opaque   bool          // snowflake batches are permuted (Config.Opaque)
 
 	failovers atomic.Uint64
 	hedges    atomic.Uint64
@@ -92,7 +91,7 @@ type pool struct {
 // newPool returns the pool of cfg's endpoints, each over its transport.
 func newPool(cfg Config, transports []transport) *pool {
 	p := &pool{timeout: cfg.Timeout, attempts: cfg.Attempts, backoff: cfg.Backoff, maxWait: cfg.MaxBackoff,
-		every: cfg.HealthInterval, maxAge: cfg.MaxAge, opaque: cfg.Opaque, done: make(chan struct{})}
+		every: cfg.HealthInterval, maxAge: cfg.MaxAge, done: make(chan struct{})}
 	p.hedgeMax = min(cfg.Timeout/8, cfg.MaxAge/4)
 	p.hedgeMin = min(5*time.Millisecond, p.hedgeMax)
 	for i, e := range cfg.Endpoints {

@@ -27,7 +27,7 @@ func (c *Client) fetch(ctx context.Context, tag string, dst []int64) (int, error
 	done := 0
 	for done < len(dst) {
 		k := min(len(dst)-done, c.cfg.MaxBatch)
-		ids, err := ask(ctx, c.pool, func(ctx context.Context, t transport) ([]int64, error) { return c.pool.batchOf(ctx, t, tag, k) })
+		ids, err := ask(ctx, c.pool, func(ctx context.Context, t transport) ([]int64, error) { return batchOf(ctx, t, tag, k) })
 		if err != nil {
 			return done, err
 		}

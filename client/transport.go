@@ -28,8 +28,11 @@ import (
 
 // transport is one server, over one protocol.
 type transport interface {
-	// batch returns n IDs: snowflake when tag is empty, else of the tag.
-	batch(ctx context.Context, tag string, n int) ([]int64, error)
+	// batch returns n IDs: snowflake when tag is empty, else of the tag;
+	// unordered is true when the answer declares its IDs in no order
+	// (api.OrderUnordered), false when it declares them increasing or
+	// says nothing.
+	batch(ctx context.Context, tag string, n int) (ids []int64, unordered bool, err error)
 	// wide returns n UUIDv7s ("uuid") or ULIDs ("ulid") in their text
 	// form, made by the server from its generator's slots.
 	wide(ctx context.Context, form string, n int) ([]string, error)
@@ -120,27 +123,34 @@ func (t *grpcTransport) ctx(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+t.token)
 }
 
-func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
 	c, err := t.conn(true)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer t.release(c)
 	var resp *firnpb.BatchResponse
+	var md metadata.MD
 	if tag == "" {
-		resp, err = c.firn.Batch(t.ctx(ctx), &firnpb.BatchRequest{Count: int32(n)})
+		resp, err = c.firn.Batch(t.ctx(ctx), &firnpb.BatchRequest{Count: int32(n)}, grpc.Header(&md))
 	} else {
-		resp, err = c.firn.SegmentBatch(t.ctx(ctx), &firnpb.SegmentBatchRequest{Tag: tag, Count: int32(n)})
+		resp, err = c.firn.SegmentBatch(t.ctx(ctx), &firnpb.SegmentBatchRequest{Tag: tag, Count: int32(n)}, grpc.Header(&md))
 	}
 	if err != nil {
-		return nil, t.error(err)
+		return nil, false, t.error(err)
 	}
 	if len(resp.Ids) != n {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
+		return nil, false, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
 			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(resp.Ids))}
 	}
-	return resp.Ids, nil
+	return resp.Ids, unordered(md.Get(api.Order)), nil
 }
+
+// unordered reports whether the values of an answer's api.Order header
+// declare its IDs unordered: exactly one value, api.OrderUnordered.
+// Anything else, no header included, reads as increasing, so a batch is
+// checked as strictly as its answer allows.
+func unordered(order []string) bool { return len(order) == 1 && order[0] == api.OrderUnordered }
 
 func (t *grpcTransport) check(ctx context.Context) error {
 	c, err := t.conn(false)
@@ -201,26 +211,26 @@ type httpTransport struct {
 	hc    *http.Client
 }
 
-func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
 	path := "/v1/snowflake/batch"
 	if tag != "" {
 		path = "/v1/segments/" + url.PathEscape(tag) + "/batch"
 	}
-	body, err := t.get(ctx, path+"?format=text&count="+strconv.Itoa(n))
+	resp, err := t.send(ctx, http.MethodGet, path+"?format=text&count="+strconv.Itoa(n), nil)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	defer body.Close()
+	defer resp.Body.Close()
 	// At most 20 digits and a newline an ID: a longer body is not an answer.
-	b, err := io.ReadAll(io.LimitReader(body, int64(n)*21+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(n)*21+1))
 	if err != nil {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+		return nil, false, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
 	ids, err := AppendText(make([]int64, 0, n), b, n)
 	if err != nil {
-		return nil, asError(err, t.base)
+		return nil, false, asError(err, t.base)
 	}
-	return ids, nil
+	return ids, unordered(resp.Header.Values(api.Order)), nil
 }
 
 func (t *httpTransport) check(ctx context.Context) error {
@@ -240,6 +250,15 @@ func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, er
 // do sends a request, with body as its JSON body unless it is nil, and
 // returns the body of a 2xx answer, or the answer's error.
 func (t *httpTransport) do(ctx context.Context, method, path string, body []byte) (io.ReadCloser, error) {
+	resp, err := t.send(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// send is do, returning the whole 2xx answer.
+func (t *httpTransport) send(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -259,7 +278,7 @@ func (t *httpTransport) do(ctx context.Context, method, path string, body []byte
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
 	if resp.StatusCode/100 == 2 {
-		return resp.Body, nil
+		return resp, nil
 	}
 	defer resp.Body.Close()
 	var e api.ErrorBody

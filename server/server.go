@@ -144,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	now := time.Now()
-	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now), lookups: newClientLimits(RevealLookupRate)}
+	svc := &service{Config: cfg, order: snowflakeOrder(cfg), started: now, rate: newThroughputRing(now), lookups: newClientLimits(RevealLookupRate)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

@@ -84,9 +84,10 @@ func TestOpaqueNextAndParse(t *testing.T) {
 }
 
 // TestNextServerInOpaqueMode: firn next --server asks a server in opaque
-// mode for one batch, permuted, and prints it: the client reads it as
-// opaque mode's (distinct IDs, in no order), where it refuses a plain
-// server's snowflake batch out of order.
+// mode for one batch, permuted, and prints it: the answer says its IDs
+// are unordered (Firn-Order), so the client checks them for distinct IDs
+// only, where it refuses a snowflake batch out of order that says
+// nothing.
 func TestNextServerInOpaqueMode(t *testing.T) {
 	ownNodes(t) // a layout other than the default: one node directory holds one
 	flags := []string{"--opaque", "--opaque-key-file", keyFile(t, testKeyA), "--opaque-tweak", "orders"}

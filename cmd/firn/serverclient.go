@@ -33,7 +33,6 @@ import (
 // short is refused here as in any program using the client.
 type remote struct {
 	base string // as given, for messages
-	cfg  client.Config
 	c    *client.Client
 }
 
@@ -56,20 +55,7 @@ func newRemote(base, token, ca string) (*remote, error) {
 	if err != nil {
 		return nil, usagef("--server %s", clientTerms.Replace(strings.TrimPrefix(err.Error(), "client: ")))
 	}
-	return &remote{base: strings.TrimSuffix(base, "/"), cfg: cfg, c: c}, nil
-}
-
-// opaque makes r read snowflake batches as a server in opaque mode writes
-// them: permuted, so checked for distinct IDs only (client.Config.Opaque).
-func (r *remote) opaque() error {
-	r.close()
-	r.cfg.Opaque = true
-	c, err := client.New(r.cfg)
-	if err != nil {
-		return err
-	}
-	r.c = c
-	return nil
+	return &remote{base: strings.TrimSuffix(base, "/"), c: c}, nil
 }
 
 // clientTerms puts the client's words for its configuration in the
@@ -360,11 +346,6 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque
 	}
 	if node != nil && *node != info.Node {
 		return usagef("firn serve at %s holds node %d; this command asked for node %d", r.base, info.Node, *node)
-	}
-	if info.Opaque != "" {
-		if err := r.opaque(); err != nil {
-			return err
-		}
 	}
 	w := bufio.NewWriter(stdout)
 	if err := r.draw(ctx, f, "", n, max(1, info.MaxBatch), enc, w); err != nil {

@@ -122,10 +122,7 @@ func grpcCaller(cfg *settings) (caller, func(), error) {
 }
 
 func clientCaller(cfg *settings) (caller, func(), error) {
-	// Opaque: the bench measures servers in either mode without asking
-	// which, so the client checks each snowflake batch for distinct IDs
-	// only, not for order; the bench checks every ID's uniqueness itself.
-	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token, TLS: cfg.tlsConf, Opaque: true}
+	cc := client.Config{Endpoints: cfg.targets, Token: cfg.token, TLS: cfg.tlsConf}
 	c, err := client.New(cc)
 	if err != nil {
 		return nil, nil, err
