@@ -1,6 +1,7 @@
-// Package api holds the JSON bodies of firn's HTTP API (/v1), each defined
-// once: package server writes them and package client reads them, so a
-// field renamed on one side is renamed on the other. It imports only the
+// Package api holds the JSON bodies of firn's HTTP API (/v1) and the
+// header that says a batch's order (Order), each defined once: package
+// server writes them and package client reads them, so a field renamed on
+// one side is renamed on the other. It imports only the
 // standard library and the domain packages whose values the bodies carry,
 // so both may import it: client never imports server.
 package api

@@ -2,11 +2,15 @@ package client
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/firn-id/firn/api"
 )
 
 // unmarshaler is the type of a body that checks its own shape (api.Node).
@@ -117,6 +121,56 @@ func canonical(v json.RawMessage, t reflect.Type) error {
 	}
 	if back != s {
 		return fmt.Errorf("%q is not in canonical decimal (%s)", s, back)
+	}
+	return nil
+}
+
+// batchOf asks t for n IDs (snowflake if tag is empty) and refuses a
+// batch no server issues, none of its IDs returned: any batch with an ID
+// twice, which would be handed to two callers, and a snowflake batch that
+// does not strictly increase unless its answer says it is unordered
+// (api.Order: a layout with the sequence above time, opaque mode). An
+// answer that says nothing is held to increasing order, so a server or a
+// proxy that drops the header costs availability, never a check. Segment
+// batches are checked for distinct IDs only, whatever they say: an opaque
+// tag's are permuted, and a range fetched after a store failed over may
+// be lower. Only the batch is checked, not its order against earlier
+// ones: two requests to one server may answer in either order, and one
+// address may be several servers behind a load balancer, whose IDs are
+// not ordered.
+func batchOf(ctx context.Context, t transport, tag string, n int) ([]int64, error) {
+	ids, unordered, err := t.batch(ctx, tag, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBatch(ids, tag == "" && !unordered); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// checkBatch returns a bad_answer *Error when ids repeats an ID or, with
+// ordered set, does not strictly increase.
+func checkBatch(ids []int64, ordered bool) error {
+	i := 1
+	for i < len(ids) && ids[i-1] < ids[i] {
+		i++
+	}
+	switch {
+	case i >= len(ids):
+		return nil
+	case ordered:
+		return &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf(
+			"snowflake IDs out of order: ID %d of the batch, %d, is not above the one before it, %d, in an answer that does not say %s: %s (a firn server whose IDs do not increase says so; an older one, or a proxy dropping the header, does not)",
+			i+1, ids[i], ids[i-1], api.Order, api.OrderUnordered)}
+	}
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	for j := 1; j < len(sorted); j++ {
+		if sorted[j] == sorted[j-1] {
+			return &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf(
+				"ID %d is in the batch twice", sorted[j])}
+		}
 	}
 	return nil
 }

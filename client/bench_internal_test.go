@@ -94,9 +94,9 @@ type replayServer struct {
 	off atomic.Int64
 }
 
-func (r *replayServer) batch(_ context.Context, _ string, n int) ([]int64, error) {
+func (r *replayServer) batch(_ context.Context, _ string, n int) ([]int64, bool, error) {
 	off := int(r.off.Add(int64(n))) % (len(r.ids) - n)
-	return r.ids[off : off+n : off+n], nil
+	return r.ids[off : off+n : off+n], false, nil
 }
 
 func (*replayServer) check(context.Context) error { return nil }

@@ -162,9 +162,16 @@ func (c *Client) isClosed() bool {
 	return c.closed
 }
 
-// Close stops refills, drops the buffered IDs and closes the connections,
-// waiting for the refills in flight until ctx is done. Calls after Close
-// return ErrClosed. Close is idempotent.
+// Close stops refills, drops the buffered IDs and closes the connections.
+// It cancels the refills in flight and waits for them until ctx is done,
+// then for the refills' requests and the health checks under way, each
+// bounded by Config.Timeout. Calls after Close return ErrClosed. Close does not end a
+// call running on its caller's context — Fetch, NextUUIDs, NextULIDs and
+// the HTTP API calls (Info, Decode, Tags…): its request in flight runs
+// until answered, the call's context ends or Config.Timeout passes, and a
+// gRPC connection it uses is closed once it lets go. Over gRPC its next
+// request fails with ErrClosed; over HTTP it goes on to the end. Close is
+// idempotent.
 func (c *Client) Close(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
@@ -189,8 +196,9 @@ func (c *Client) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
-		// The refills still running were cancelled; closing the
-		// connections ends them.
+		// The refills still running were cancelled, which ends their
+		// requests; closing a gRPC connection would not, while one
+		// uses it.
 		return errors.Join(ctx.Err(), c.pool.close())
 	}
 	return c.pool.close()

@@ -59,16 +59,16 @@ func (f *fakeServer) wait(ctx context.Context) error {
 }
 
 // batch issues IDs at once, then takes delay (a slow link) to answer.
-func (f *fakeServer) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+func (f *fakeServer) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
 	if err := f.wait(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	down, _, kind := f.state()
 	if down {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: "connection refused"}
+		return nil, false, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: "connection refused"}
 	}
 	if kind != nil {
-		return nil, &Error{Kind: kind, Endpoint: f.name, Code: "refused", Message: "refused"}
+		return nil, false, &Error{Kind: kind, Endpoint: f.name, Code: "refused", Message: "refused"}
 	}
 	var delay time.Duration
 	f.set(func(f *fakeServer) {
@@ -92,10 +92,10 @@ func (f *fakeServer) batch(ctx context.Context, tag string, n int) ([]int64, err
 		select {
 		case <-t.C:
 		case <-ctx.Done():
-			return nil, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: ctx.Err().Error()}
+			return nil, false, &Error{Kind: ErrUnavailable, Endpoint: f.name, Code: "transport", Message: ctx.Err().Error()}
 		}
 	}
-	return ids, nil
+	return ids, false, nil
 }
 
 func (f *fakeServer) check(ctx context.Context) error {

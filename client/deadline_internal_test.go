@@ -19,20 +19,20 @@ type splitServer struct {
 	snowGate chan struct{} // snowflake batches wait for it, when set
 }
 
-func (s *splitServer) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+func (s *splitServer) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
 	if tag == "" {
 		if s.snowGate != nil {
 			select {
 			case <-s.snowGate:
 			case <-ctx.Done():
-				return nil, &Error{Kind: ErrUnavailable, Endpoint: s.name, Code: "transport", Message: ctx.Err().Error()}
+				return nil, false, &Error{Kind: ErrUnavailable, Endpoint: s.name, Code: "transport", Message: ctx.Err().Error()}
 			}
 		}
 		if s.snowErr != nil {
-			return nil, s.snowErr
+			return nil, false, s.snowErr
 		}
 	} else if s.tagErr != nil {
-		return nil, s.tagErr
+		return nil, false, s.tagErr
 	}
 	return s.fakeServer.batch(ctx, tag, n)
 }
@@ -209,10 +209,10 @@ type lateRefusal struct {
 	timeout time.Duration
 }
 
-func (l lateRefusal) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+func (l lateRefusal) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
 	time.Sleep(l.timeout) // the answer arrives at the deadline
 	<-ctx.Done()          // and the deadline fires as it is read
-	return nil, &Error{Kind: ErrUnavailable, Endpoint: l.name, Code: "not_serving", Message: "draining: not serving"}
+	return nil, false, &Error{Kind: ErrUnavailable, Endpoint: l.name, Code: "not_serving", Message: "draining: not serving"}
 }
 
 // TestAnswerAtTheTimeoutIsKept: a server that answered (not_serving) at

@@ -33,6 +33,11 @@
 // is ready again is back within one interval however long it was away.
 // Callers see ErrUnavailable only when no server answers in time; the
 // *Error then names every server tried and why each failed (Error.Tried).
+// A server that refuses the connection fails its try at once, said as
+// refused, never as a timeout: over gRPC a connection whose last dial
+// failed is replaced by a new one before a request, which waits for its
+// own dial only. With every server refusing, a refill fails after
+// Config.Attempts tries and their backoff, not after Config.Timeout.
 // A call whose context ends while it waits for a refill returns the
 // context's error, joined, when a request of its buffer's refills failed
 // since they last brought IDs, with that failure (errors.Is holds for
@@ -42,6 +47,32 @@
 // alone, so IDs are unique across clients and servers. They are not
 // ordered across refills: two refills may come back in either order, and
 // from different servers.
+//
+// A batch a server never sends is a bad answer (Error.Code "bad_answer",
+// of kind ErrUnavailable): any batch with an ID twice — a broken server,
+// or a proxy mixing answers, would otherwise hand one ID to several
+// callers — and a snowflake batch whose IDs do not strictly increase
+// unless its answer says they are unordered. None of its IDs is served;
+// it counts as a failure of its server, which is marked down, and the
+// refill moves on to another. Every batch answer says how its IDs are
+// ordered, in the header Firn-Order over HTTP and the response header
+// metadata firn-order over gRPC (api.Order): "increasing", or
+// "unordered" for a server whose layout puts the sequence above time
+// (its batches drop at every tick; snowflake.Layout.Increasing) or that
+// runs in opaque mode (its IDs are permuted). An answer that says
+// nothing, or anything else, is held to increasing order, so a header
+// lost on the way costs availability, never a check. Segment batches are
+// checked for distinct IDs only, whatever they say (an opaque tag's IDs
+// are permuted, and a range fetched after a store failed over may be
+// lower), and so are UUID and ULID batches (NextUUIDs, NextULIDs), as the
+// 128-bit values they parse to: a UUID in upper case, in braces, as a URN
+// or without dashes, or a ULID in lower case, is the same ID. Only each
+// batch is checked, never its order against earlier
+// ones: two requests to one server may answer in either order, and one
+// address may be several servers behind a load balancer. A cache
+// replaying a whole answer is therefore not caught here; servers mark the
+// answers of their ID routes Cache-Control: no-store so that no cache
+// keeps them.
 //
 // A snowflake ID fetched ahead of time is still unique, but its timestamp
 // is as old as the fetch. Buffered snowflake IDs therefore have a maximum
@@ -55,8 +86,9 @@
 // calls (Tags, CreateTag, SetStep, Advance). Every answer is read by one
 // rule: a text answer of IDs must end each line with a newline and hold
 // as many IDs as asked (AppendText), a JSON answer must be whole; anything
-// else is an error and nothing of it is returned. firn next, firn tag and
-// firn bench talk to a server through this package.
+// else is an error and nothing of it is returned. The batch rules above
+// apply to Fetch too. firn next, firn tag and firn bench talk to a server
+// through this package.
 //
 // Errors callers branch on are the sentinels in errors.go, wrapped in an
 // *Error that names the server and its answer; never a raw gRPC status.

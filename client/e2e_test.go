@@ -160,18 +160,26 @@ func TestAgainstServeProcesses(t *testing.T) {
 	for i := range 3 {
 		c.start(t, i)
 	}
+	// Each buffer serves again once a refill of its own succeeds: until
+	// then it answers with its last refill's failure, made while the
+	// servers were still down or starting.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for {
-		id, err := cl.Tag("order").Next(ctx)
-		if err == nil {
-			seg.AddUnordered(id)
-			break
+	for _, b := range []struct {
+		next func(context.Context) (int64, error)
+		rec  *idtest.Recorder
+	}{{cl.Tag("order").Next, seg}, {cl.Next, snow}} {
+		for {
+			id, err := b.next(ctx)
+			if err == nil {
+				b.rec.AddUnordered(id)
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no recovery after the servers came back: %v", err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("no recovery after the servers came back: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	if errs := loadWhile(cl, snow, seg, func() { time.Sleep(500 * time.Millisecond) }); len(errs) > 0 {
 		t.Fatalf("after recovery, callers saw %v", errs)

@@ -44,8 +44,10 @@ type Error struct {
 	// Endpoint is the server that answered, or the last one tried.
 	Endpoint string
 	// Code is the server's error code ("unknown_tag", "not_serving"…),
-	// "transport" when no answer came, or "too_slow" for snowflake IDs
-	// that arrived as old as Config.MaxAge.
+	// "transport" when no answer came, "too_slow" for snowflake IDs that
+	// arrived as old as Config.MaxAge, or "bad_answer" for an answer no
+	// server sends (cut short, not of the route's shape, a batch with an
+	// ID twice or out of order).
 	Code string
 	// Message is the server's message, or the transport's error.
 	Message string

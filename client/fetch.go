@@ -7,7 +7,8 @@ import "context"
 // requests of at most Config.MaxBatch, each to one server (the best
 // first; on failure the next). It returns how many it wrote: all of dst,
 // or fewer with the error that stopped it. An answer cut short or not of
-// IDs is an error, and none of its IDs is written. firn next --server
+// IDs, or a batch with an ID twice or out of order (see the package
+// doc), is an error, and none of its IDs is written. firn next --server
 // draws with it.
 func (c *Client) Fetch(ctx context.Context, dst []int64) (int, error) { return c.fetch(ctx, "", dst) }
 
@@ -26,7 +27,7 @@ func (c *Client) fetch(ctx context.Context, tag string, dst []int64) (int, error
 	done := 0
 	for done < len(dst) {
 		k := min(len(dst)-done, c.cfg.MaxBatch)
-		ids, err := ask(ctx, c.pool, func(ctx context.Context, t transport) ([]int64, error) { return t.batch(ctx, tag, k) })
+		ids, err := ask(ctx, c.pool, func(ctx context.Context, t transport) ([]int64, error) { return batchOf(ctx, t, tag, k) })
 		if err != nil {
 			return done, err
 		}

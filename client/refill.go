@@ -188,7 +188,7 @@ func (r *refill) start(e *endpoint) (*request, error) {
 func (r *refill) send(q *request) {
 	sent := time.Now()
 	ctx, cancel := context.WithTimeout(r.ctx, r.p.timeout)
-	ids, err := q.e.t.batch(ctx, r.tag, r.n)
+	ids, err := batchOf(ctx, q.e.t, r.tag, r.n)
 	err = r.p.timedOut(r.ctx, ctx, err, q.e.name)
 	cancel()
 	q.answered()

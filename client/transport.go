@@ -28,8 +28,11 @@ import (
 
 // transport is one server, over one protocol.
 type transport interface {
-	// batch returns n IDs: snowflake when tag is empty, else of the tag.
-	batch(ctx context.Context, tag string, n int) ([]int64, error)
+	// batch returns n IDs: snowflake when tag is empty, else of the tag;
+	// unordered is true when the answer declares its IDs in no order
+	// (api.OrderUnordered), false when it declares them increasing or
+	// says nothing.
+	batch(ctx context.Context, tag string, n int) (ids []int64, unordered bool, err error)
 	// wide returns n UUIDv7s ("uuid") or ULIDs ("ulid") in their text
 	// form, made by the server from its generator's slots.
 	wide(ctx context.Context, form string, n int) ([]string, error)
@@ -38,33 +41,79 @@ type transport interface {
 	close() error
 }
 
-// grpcTransport talks firnpb over one connection, dialled on first use.
+// grpcTransport talks firnpb over one connection, dialled on first use
+// and dialled anew after a failed dial (conn).
 type grpcTransport struct {
 	addr  string
 	token string
 	tls   *tls.Config
 
-	once sync.Once
-	conn *grpc.ClientConn
-	err  error
-	firn firnpb.FirnClient
+	mu     sync.Mutex
+	cur    *grpcConn // nil until first use
+	closed bool
 }
 
-func (t *grpcTransport) dial() error {
-	t.once.Do(func() {
+// grpcConn is one connection and the calls using it.
+type grpcConn struct {
+	cc    *grpc.ClientConn
+	firn  firnpb.FirnClient
+	users int  // calls holding it; guarded by grpcTransport.mu
+	old   bool // replaced: closed once its last user lets go
+}
+
+// conn returns the connection for one call, to be handed back with
+// release. With fresh set, a connection whose last dial failed
+// (TRANSIENT_FAILURE) is replaced by a new one. gRPC keeps a connection
+// in that state until a dial succeeds: a request on it fails at once
+// with the error of the last dial, made perhaps before the server came
+// back, and no state change tells a caller that a new dial failed too,
+// so waiting for one lasts the request's whole timeout while the server
+// refuses. A new connection's first request waits for its own dial and
+// fails with that dial's error: a refused connection is reported as
+// refused, at once, on every try.
+func (t *grpcTransport) conn(fresh bool) (*grpcConn, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, &Error{Kind: ErrClosed, Endpoint: t.addr, Code: "closed", Message: "the client is closed"}
+	}
+	if c := t.cur; c != nil && fresh && c.cc.GetState() == connectivity.TransientFailure {
+		t.retire(c)
+		t.cur = nil
+	}
+	if t.cur == nil {
 		creds := insecure.NewCredentials()
 		if t.tls != nil {
 			creds = credentials.NewTLS(t.tls)
 		}
-		t.conn, t.err = grpc.Dial(t.addr, grpc.WithTransportCredentials(creds))
-		if t.err == nil {
-			t.firn = firnpb.NewFirnClient(t.conn)
+		cc, err := grpc.Dial(t.addr, grpc.WithTransportCredentials(creds))
+		if err != nil {
+			return nil, &Error{Kind: ErrInvalid, Endpoint: t.addr, Code: "dial", Message: err.Error()}
 		}
-	})
-	if t.err != nil {
-		return &Error{Kind: ErrInvalid, Endpoint: t.addr, Code: "dial", Message: t.err.Error()}
+		t.cur = &grpcConn{cc: cc, firn: firnpb.NewFirnClient(cc)}
 	}
-	return nil
+	t.cur.users++
+	return t.cur, nil
+}
+
+// release hands back a connection conn returned.
+func (t *grpcTransport) release(c *grpcConn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c.users--
+	if c.old && c.users == 0 {
+		_ = c.cc.Close()
+	}
+}
+
+// retire marks c replaced, and closes it unless a call still uses it: a
+// call on a closed connection would fail with "the client connection is
+// closing", which is not what the server did. Called with t.mu held.
+func (t *grpcTransport) retire(c *grpcConn) {
+	c.old = true
+	if c.users == 0 {
+		_ = c.cc.Close()
+	}
 }
 
 func (t *grpcTransport) ctx(ctx context.Context) context.Context {
@@ -74,59 +123,46 @@ func (t *grpcTransport) ctx(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+t.token)
 }
 
-func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, error) {
-	if err := t.dial(); err != nil {
-		return nil, err
+func (t *grpcTransport) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
+	c, err := t.conn(true)
+	if err != nil {
+		return nil, false, err
 	}
-	t.redial(ctx)
+	defer t.release(c)
 	var resp *firnpb.BatchResponse
-	var err error
+	var md metadata.MD
 	if tag == "" {
-		resp, err = t.firn.Batch(t.ctx(ctx), &firnpb.BatchRequest{Count: int32(n)})
+		resp, err = c.firn.Batch(t.ctx(ctx), &firnpb.BatchRequest{Count: int32(n)}, grpc.Header(&md))
 	} else {
-		resp, err = t.firn.SegmentBatch(t.ctx(ctx), &firnpb.SegmentBatchRequest{Tag: tag, Count: int32(n)})
+		resp, err = c.firn.SegmentBatch(t.ctx(ctx), &firnpb.SegmentBatchRequest{Tag: tag, Count: int32(n)}, grpc.Header(&md))
 	}
 	if err != nil {
-		return nil, t.error(err)
+		return nil, false, t.error(err)
 	}
 	if len(resp.Ids) != n {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
+		return nil, false, &Error{Kind: ErrUnavailable, Endpoint: t.addr, Code: "short_batch",
 			Message: fmt.Sprintf("asked for %d IDs, got %d", n, len(resp.Ids))}
 	}
-	return resp.Ids, nil
+	return resp.Ids, unordered(md.Get(api.Order)), nil
 }
 
-// redial makes a connection in gRPC's reconnect backoff dial again now,
-// and waits (within ctx) for that dial to end. A request on such a
-// connection fails at once with the error of the last dial, made perhaps
-// before the server came back; after redial it fails only if the server
-// refuses now.
-func (t *grpcTransport) redial(ctx context.Context) {
-	s := t.conn.GetState()
-	if s != connectivity.TransientFailure {
-		return
-	}
-	t.conn.ResetConnectBackoff()
-	for t.conn.WaitForStateChange(ctx, s) {
-		switch s = t.conn.GetState(); s {
-		case connectivity.Idle:
-			t.conn.Connect()
-		case connectivity.Connecting:
-		default: // Ready, a fresh failure, or closed
-			return
-		}
-	}
-}
+// unordered reports whether the values of an answer's api.Order header
+// declare its IDs unordered: exactly one value, api.OrderUnordered.
+// Anything else, no header included, reads as increasing, so a batch is
+// checked as strictly as its answer allows.
+func unordered(order []string) bool { return len(order) == 1 && order[0] == api.OrderUnordered }
 
 func (t *grpcTransport) check(ctx context.Context) error {
-	if err := t.dial(); err != nil {
+	c, err := t.conn(false)
+	if err != nil {
 		return err
 	}
+	defer t.release(c)
 	// A server that was down leaves the connection in a reconnect backoff
-	// that grows with the outage: dial again now and wait for it, rather
-	// than fail with the last dial's error (see redial).
-	t.conn.ResetConnectBackoff()
-	resp, err := healthpb.NewHealthClient(t.conn).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName},
+	// that grows with the outage: dial again now and wait for it within
+	// the check's deadline, rather than fail with the last dial's error.
+	c.cc.ResetConnectBackoff()
+	resp, err := healthpb.NewHealthClient(c.cc).Check(ctx, &healthpb.HealthCheckRequest{Service: firnpb.Firn_ServiceDesc.ServiceName},
 		grpc.WaitForReady(true))
 	if err != nil {
 		return t.error(err)
@@ -158,8 +194,12 @@ func (t *grpcTransport) error(err error) error {
 }
 
 func (t *grpcTransport) close() error {
-	if t.conn != nil {
-		return t.conn.Close()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	if t.cur != nil {
+		t.retire(t.cur)
+		t.cur = nil
 	}
 	return nil
 }
@@ -171,26 +211,26 @@ type httpTransport struct {
 	hc    *http.Client
 }
 
-func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, error) {
+func (t *httpTransport) batch(ctx context.Context, tag string, n int) ([]int64, bool, error) {
 	path := "/v1/snowflake/batch"
 	if tag != "" {
 		path = "/v1/segments/" + url.PathEscape(tag) + "/batch"
 	}
-	body, err := t.get(ctx, path+"?format=text&count="+strconv.Itoa(n))
+	resp, err := t.send(ctx, http.MethodGet, path+"?format=text&count="+strconv.Itoa(n), nil)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	defer body.Close()
+	defer resp.Body.Close()
 	// At most 20 digits and a newline an ID: a longer body is not an answer.
-	b, err := io.ReadAll(io.LimitReader(body, int64(n)*21+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(n)*21+1))
 	if err != nil {
-		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
+		return nil, false, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
 	ids, err := AppendText(make([]int64, 0, n), b, n)
 	if err != nil {
-		return nil, asError(err, t.base)
+		return nil, false, asError(err, t.base)
 	}
-	return ids, nil
+	return ids, unordered(resp.Header.Values(api.Order)), nil
 }
 
 func (t *httpTransport) check(ctx context.Context) error {
@@ -210,6 +250,15 @@ func (t *httpTransport) get(ctx context.Context, path string) (io.ReadCloser, er
 // do sends a request, with body as its JSON body unless it is nil, and
 // returns the body of a 2xx answer, or the answer's error.
 func (t *httpTransport) do(ctx context.Context, method, path string, body []byte) (io.ReadCloser, error) {
+	resp, err := t.send(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	return resp.Body, nil
+}
+
+// send is do, returning the whole 2xx answer.
+func (t *httpTransport) send(ctx context.Context, method, path string, body []byte) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -229,7 +278,7 @@ func (t *httpTransport) do(ctx context.Context, method, path string, body []byte
 		return nil, &Error{Kind: ErrUnavailable, Endpoint: t.base, Code: "transport", Message: err.Error()}
 	}
 	if resp.StatusCode/100 == 2 {
-		return resp.Body, nil
+		return resp, nil
 	}
 	defer resp.Body.Close()
 	var e api.ErrorBody
@@ -257,15 +306,16 @@ func (t *httpTransport) close() error {
 }
 
 func (t *grpcTransport) wide(ctx context.Context, form string, n int) ([]string, error) {
-	if err := t.dial(); err != nil {
+	c, err := t.conn(true)
+	if err != nil {
 		return nil, err
 	}
-	t.redial(ctx)
+	defer t.release(c)
 	f := firnpb.WideForm_WIDE_FORM_UUID
 	if form == "ulid" {
 		f = firnpb.WideForm_WIDE_FORM_ULID
 	}
-	resp, err := t.firn.WideBatch(t.ctx(ctx), &firnpb.WideBatchRequest{Form: f, Count: int32(n)})
+	resp, err := c.firn.WideBatch(t.ctx(ctx), &firnpb.WideBatchRequest{Form: f, Count: int32(n)})
 	if err != nil {
 		return nil, t.error(err)
 	}

@@ -29,28 +29,49 @@ func (c *Client) NextULIDs(ctx context.Context, dst []ulid.ULID) (int, error) {
 }
 
 // nextWide asks the servers in turn for len(dst) IDs of form, in batches
-// of at most Config.MaxBatch.
-func nextWide[T any](ctx context.Context, c *Client, form string, dst []T, parse func(string) (T, error)) (int, error) {
+// of at most Config.MaxBatch, each read by wideOf.
+func nextWide[T comparable](ctx context.Context, c *Client, form string, dst []T, parse func(string) (T, error)) (int, error) {
 	if c.isClosed() {
 		return 0, ErrClosed
 	}
 	done := 0
 	for done < len(dst) {
 		k := min(len(dst)-done, c.cfg.MaxBatch)
-		texts, err := c.pool.wide(ctx, form, k)
+		ids, err := ask(ctx, c.pool, func(ctx context.Context, t transport) ([]T, error) { return wideOf(ctx, t, form, k, parse) })
 		if err != nil {
 			return done, err
 		}
-		for _, s := range texts {
-			id, err := parse(s)
-			if err != nil {
-				return done, &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf("%s %q: %v", form, s, err)}
-			}
-			dst[done] = id
-			done++
-		}
+		done += copy(dst[done:], ids)
 	}
 	return done, nil
+}
+
+// wideOf asks t for n IDs of form and refuses, none of its IDs returned,
+// a batch with an ID that does not parse or with one ID twice, which
+// would be handed to one caller twice. IDs are compared as the values
+// they parse to, not as text: uuid.Parse takes upper case, braces,
+// urn:uuid: and the form without dashes, and a ULID is read in either
+// case, so U and its upper case are one ID.
+func wideOf[T comparable](ctx context.Context, t transport, form string, n int, parse func(string) (T, error)) ([]T, error) {
+	texts, err := t.wide(ctx, form, n)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]T, len(texts))
+	seen := make(map[T]string, len(texts))
+	for i, s := range texts {
+		id, err := parse(s)
+		if err != nil {
+			return nil, &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf("%s %q: %v", form, s, err)}
+		}
+		if first, ok := seen[id]; ok {
+			return nil, &Error{Kind: ErrUnavailable, Code: "bad_answer", Message: fmt.Sprintf(
+				"%s %q is %q again: the batch holds one ID twice", form, s, first)}
+		}
+		seen[id] = s
+		ids[i] = id
+	}
+	return ids, nil
 }
 
 // ask calls f on one server after another, the best first, until one
@@ -75,6 +96,7 @@ func ask[T any](ctx context.Context, p *pool, f func(context.Context, transport)
 			return zero, asError(err, e.name)
 		}
 		tried = append(tried, asError(err, e.name))
+		e.failures.Add(1)
 		p.markDown(e)
 		p.failovers.Add(1)
 	}
@@ -82,9 +104,4 @@ func ask[T any](ctx context.Context, p *pool, f func(context.Context, transport)
 		return zero, &Error{Kind: ErrUnavailable, Code: "no_server", Message: "no server to ask"}
 	}
 	return zero, unavailable(tried)
-}
-
-// wide asks the servers for n IDs of form.
-func (p *pool) wide(ctx context.Context, form string, n int) ([]string, error) {
-	return ask(ctx, p, func(ctx context.Context, t transport) ([]string, error) { return t.wide(ctx, form, n) })
 }

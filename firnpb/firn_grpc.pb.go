@@ -36,13 +36,16 @@ const (
 type FirnClient interface {
 	// Next returns one snowflake ID.
 	Next(ctx context.Context, in *NextRequest, opts ...grpc.CallOption) (*NextResponse, error)
-	// Batch returns count snowflake IDs, increasing.
+	// Batch returns count snowflake IDs: increasing unless its response
+	// header firn-order says unordered (a layout with the sequence above
+	// time, or opaque mode; see the Order header of the HTTP API).
 	Batch(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 	// Decode takes an ID of the server's layout apart.
 	Decode(ctx context.Context, in *DecodeRequest, opts ...grpc.CallOption) (*DecodeResponse, error)
 	// SegmentNext returns one segment ID of a tag.
 	SegmentNext(ctx context.Context, in *SegmentRequest, opts ...grpc.CallOption) (*NextResponse, error)
-	// SegmentBatch returns count segment IDs of a tag, increasing.
+	// SegmentBatch returns count distinct segment IDs of a tag, in no order
+	// to rely on (response header firn-order: unordered).
 	SegmentBatch(ctx context.Context, in *SegmentBatchRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 	// Stream sends batches of real IDs — snowflake, or of a tag — until the
 	// client stops.
@@ -153,13 +156,16 @@ func (c *firnClient) WideBatch(ctx context.Context, in *WideBatchRequest, opts .
 type FirnServer interface {
 	// Next returns one snowflake ID.
 	Next(context.Context, *NextRequest) (*NextResponse, error)
-	// Batch returns count snowflake IDs, increasing.
+	// Batch returns count snowflake IDs: increasing unless its response
+	// header firn-order says unordered (a layout with the sequence above
+	// time, or opaque mode; see the Order header of the HTTP API).
 	Batch(context.Context, *BatchRequest) (*BatchResponse, error)
 	// Decode takes an ID of the server's layout apart.
 	Decode(context.Context, *DecodeRequest) (*DecodeResponse, error)
 	// SegmentNext returns one segment ID of a tag.
 	SegmentNext(context.Context, *SegmentRequest) (*NextResponse, error)
-	// SegmentBatch returns count segment IDs of a tag, increasing.
+	// SegmentBatch returns count distinct segment IDs of a tag, in no order
+	// to rely on (response header firn-order: unordered).
 	SegmentBatch(context.Context, *SegmentBatchRequest) (*BatchResponse, error)
 	// Stream sends batches of real IDs — snowflake, or of a tag — until the
 	// client stops.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/nodeid/nodeidtest"
 )
 
 // TestUnlinkedNodeLockLosesTheLease: directory A holds node 0 and has
@@ -26,7 +25,7 @@ func TestUnlinkedNodeLockLosesTheLease(t *testing.T) {
 	if got, err := a.Renew(ctx, ca, h1); err != nil || got != h1 {
 		t.Fatalf("renew: %d, %v", got, err)
 	}
-	if err := os.Remove(filepath.Join(a.NodeDir(), "node-0.lock")); err != nil {
+	if err := os.Remove(nodeLock(t, a, 0)); err != nil {
 		t.Fatal(err)
 	}
 	cb, err := b.Claim(ctx, oneNode(0))
@@ -79,7 +78,7 @@ func TestUnlinkedNodeLockIsNotKept(t *testing.T) {
 	req.TTL = time.Millisecond
 	claim(t, a, req)
 	time.Sleep(5 * time.Millisecond)
-	if err := os.Remove(filepath.Join(a.NodeDir(), "node-0.lock")); err != nil {
+	if err := os.Remove(nodeLock(t, a, 0)); err != nil {
 		t.Fatal(err)
 	}
 	claim(t, b, oneNode(0))
@@ -88,25 +87,5 @@ func TestUnlinkedNodeLockIsNotKept(t *testing.T) {
 	}
 	if _, err := a.Advance(ctx, nodeid.AdvanceRequest{Node: 0, HWM: 1 << 41}); !errors.Is(err, nodeid.ErrNodeHeld) {
 		t.Fatalf("A's advance of node 0 while B holds the new lock file: %v; want ErrNodeHeld", err)
-	}
-}
-
-// TestOneNodeDirectoryOneLayout: two data directories share node IDs
-// and HWMs through one node directory, so they are one ID space; with
-// two layouts (other node bits, another epoch) node 0 of one and node 1
-// of the other encode the same IDs. The second layout must be refused
-// as it is in one directory.
-func TestOneNodeDirectoryOneLayout(t *testing.T) {
-	a, b := twoDirs(t)
-	claim(t, a, anyNode(8))
-	other := nodeid.LayoutID{Fingerprint: "v1:other", Description: "other: 41 time + 12 node + 10 sequence"}
-	_, err := b.Claim(context.Background(), nodeid.ClaimRequest{AnyNode: true, Pool: 8, Layout: other})
-	var lm *nodeid.LayoutMismatchError
-	if !errors.As(err, &lm) || lm.Stored != nodeidtest.Layout.Description {
-		t.Fatalf("claim with another layout in a directory sharing the node directory: %v; want *LayoutMismatchError naming %q", err, nodeidtest.Layout.Description)
-	}
-	// Refused, the other layout is recorded nowhere: B takes the shared one.
-	if c := claim(t, b, anyNode(8)); c.Node != 1 {
-		t.Fatalf("B with the shared layout after the refusal: node %d, want 1", c.Node)
 	}
 }

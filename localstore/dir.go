@@ -19,9 +19,10 @@ func DefaultDir(xdgStateHome, home string) (string, error) {
 	return filepath.Join(home, ".local", "state", "firn"), nil
 }
 
-// DefaultNodeDir returns the node directory every data directory of the
-// user shares (Config.NodeDir), given the same values as DefaultDir:
-// nodes/ in the default data directory.
+// DefaultNodeDir returns the user's node directory, which every data
+// directory of the user shares and which holds a node directory per
+// layout (Config.NodeDir), given the same values as DefaultDir: nodes/ in
+// the default data directory.
 func DefaultNodeDir(xdgStateHome, home string) (string, error) {
 	dir, err := DefaultDir(xdgStateHome, home)
 	if err != nil {

@@ -18,18 +18,24 @@ import (
 )
 
 // Store is a data directory opened and locked by this process. A claim of
-// node N also holds node N's lock in the node directory that every data
-// directory of the user shares (Config.NodeDir), so no two Stores — in
-// one process or two, on one directory or two — hold a node at once, and
-// every claim starts past every HWM any of them wrote for it. Its claims
+// node N also holds node N's lock in the node directory of its layout,
+// which every data directory of the user with that layout shares (under
+// Config.NodeDir), so no two Stores of one layout — in one process or
+// two, on one directory or two — hold a node at once, and every claim
+// starts past every HWM any of them wrote for it. Its claims
 // expire by time as in the shared stores: a claim not renewed within its
 // TTL is lost (a TTL of 0 never expires), so a process whose lease was
 // lost, say to a disk that refused the HWM, can claim its node again; the
 // node's lock stays with the Store until Release or Close. It implements
 // nodeid.Store.
 type Store struct {
-	dir, nodeDir string
-	lock         *os.File
+	dir      string
+	nodeRoot string // Config.NodeDir
+	// nodeDir and nodeLayout are the node directory of the layout this
+	// Store claims with (layoutNodes), once it is known: the data
+	// directory records one layout, so they never change after.
+	nodeDir, nodeLayout string
+	lock                *os.File
 
 	mu     sync.Mutex
 	held   map[uint64]claim    // node -> its live claim
@@ -67,14 +73,17 @@ type Config struct {
 	// Dir is the data directory: its lock, the layout, a copy of each
 	// node's HWM, and the segment counters.
 	Dir string
-	// NodeDir is the node directory, one for every data directory of the
-	// user on the machine (DefaultNodeDir: nodes/ in the default data
-	// directory): node-N.lock, the OS lock a claim of node N holds, and
-	// node-N.hwm, node N's HWM whichever data directory wrote it. Stores
-	// with one NodeDir never hold one node at once; Stores with two (two
-	// users, two values of XDG_STATE_HOME) cannot see each other, like
-	// two static nodes. There is no default: a Store whose nodes were its
-	// own would hand out node 0 beside every other directory's.
+	// NodeDir is the user's node directory, one for every data directory
+	// of the user on the machine (DefaultNodeDir: nodes/ in the default
+	// data directory). It holds a node directory per layout, each with
+	// node-N.lock, the OS lock a claim of node N holds, and node-N.hwm,
+	// node N's HWM whichever data directory wrote it: a layout is an ID
+	// space of its own, so each has its own nodes. Stores with one
+	// NodeDir and one layout never hold one node at once; Stores with
+	// two NodeDirs (two users, two values of XDG_STATE_HOME) cannot see
+	// each other, like two static nodes. There is no default: a Store
+	// whose nodes were its own would hand out node 0 beside every other
+	// directory's.
 	NodeDir string
 }
 
@@ -109,14 +118,15 @@ func Open(cfg Config) (*Store, error) {
 	case busy:
 		return nil, &LockedError{Dir: dir, PID: heldBy[0]}
 	}
-	return &Store{dir: dir, nodeDir: nodeDir, lock: lock, held: map[uint64]claim{}, nodes: map[uint64]*os.File{}}, nil
+	return &Store{dir: dir, nodeRoot: nodeDir, lock: lock, held: map[uint64]claim{}, nodes: map[uint64]*os.File{}}, nil
 }
 
 // Dir returns the data directory's absolute path.
 func (s *Store) Dir() string { return s.dir }
 
-// NodeDir returns the node directory's absolute path.
-func (s *Store) NodeDir() string { return s.nodeDir }
+// NodeDir returns the user's node directory's absolute path
+// (Config.NodeDir), which holds the node directory of each layout.
+func (s *Store) NodeDir() string { return s.nodeRoot }
 
 // Close releases the locks, the data directory's and every node's.
 // Claims still held end with it.
@@ -199,12 +209,11 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}, s.nodeDir)
 }
 
-// checkLayout records the layout on first use and refuses another, in
-// the data directory and in the node directory: every data directory
-// sharing node IDs is one ID space, and two layouts in one collide (node
-// 0 of one and node 1 of another encode the same IDs).
+// checkLayout records the layout on first use and refuses another in
+// the data directory (one layout per data directory: its HWMs and
+// segment counters are one ID space's), and finds the layout's node
+// directory (layoutNodes). A refused layout is recorded nowhere.
 func (s *Store) checkLayout(want nodeid.LayoutID) error {
-	record := []byte(want.Fingerprint + "\n" + want.Description + "\n")
 	stored, ok, err := s.readLayout()
 	switch {
 	case err != nil:
@@ -212,32 +221,27 @@ func (s *Store) checkLayout(want nodeid.LayoutID) error {
 	case ok && stored.Fingerprint != want.Fingerprint:
 		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
 	}
-	// The node directory's before the data directory's, so a refused
-	// layout is recorded in neither. Created only if absent: two first
-	// claims at once agree on one.
-	path := filepath.Join(s.nodeDir, "layout")
-	shared, sharedOK, err := readLayoutFile(path)
-	if err == nil && !sharedOK {
-		if err := createFile(path, record); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("record layout in the node directory: %w", err)
-		}
-		shared, sharedOK, err = readLayoutFile(path)
-	}
-	switch {
-	case err != nil:
+	if err := s.useLayoutNodes(want); err != nil {
 		return err
-	case !sharedOK:
-		return fmt.Errorf("record layout in the node directory: %s vanished", path)
-	case shared.Fingerprint != want.Fingerprint:
-		return fmt.Errorf("%w (recorded in the node directory %s, which every data directory of the user shares: "+
-			"two layouts there would encode the same IDs on two nodes)",
-			&nodeid.LayoutMismatchError{Stored: shared.Description, Want: want.Description}, s.nodeDir)
 	}
 	if !ok {
-		if err := writeFile(s.layoutPath(), record); err != nil {
+		if err := writeFile(s.layoutPath(), layoutRecord(want)); err != nil {
 			return fmt.Errorf("record layout: %w", err)
 		}
 	}
+	return nil
+}
+
+// useLayoutNodes makes the node directory of layout id this Store's.
+func (s *Store) useLayoutNodes(id nodeid.LayoutID) error {
+	if s.nodeDir != "" && s.nodeLayout == id.Fingerprint {
+		return nil
+	}
+	dir, err := layoutNodes(s.nodeRoot, id)
+	if err != nil {
+		return err
+	}
+	s.nodeDir, s.nodeLayout = dir, id.Fingerprint
 	return nil
 }
 
@@ -246,6 +250,10 @@ func (s *Store) layoutPath() string { return filepath.Join(s.dir, "layout") }
 // readLayout reads the recorded layout; ok is false if none is recorded.
 func (s *Store) readLayout() (l nodeid.LayoutID, ok bool, err error) {
 	return readLayoutFile(s.layoutPath())
+}
+
+func layoutRecord(id nodeid.LayoutID) []byte {
+	return []byte(id.Fingerprint + "\n" + id.Description + "\n")
 }
 
 func readLayoutFile(path string) (l nodeid.LayoutID, ok bool, err error) {
@@ -323,6 +331,11 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 		if err := req.CheckNode(); err != nil {
 			return 0, err
 		}
+	}
+	// The node is the stored layout's: its lock and HWM are in that
+	// layout's node directory.
+	if err := s.useLayoutNodes(stored); err != nil {
+		return 0, err
 	}
 	if _, ok := s.live(req.Node); ok {
 		return 0, &nodeid.ConflictError{Node: req.Node}

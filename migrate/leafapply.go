@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ func (p *LeafPlan) Apply(ctx context.Context, o LeafApplyOptions) error {
 		return &RefusedError{fmt.Sprintf("--apply: %s keeps no reservation of its own (only --store zookeeper does): Leaf's worker "+
 			"IDs would be reserved in configuration only, and a firn started without it would take one; nothing written", o.Name)}
 	}
-	fresh, err := CheckLeaf(ctx, LeafOptions{Tree: o.Tree, Servers: p.Servers, Name: p.Name})
+	fresh, err := CheckLeaf(ctx, LeafOptions{Tree: o.Tree, Servers: p.Servers, Name: p.Name, SkipTimestamps: p.Skipped, Note: p.Note})
 	if err != nil {
 		return err
 	}
@@ -51,31 +52,26 @@ func (p *LeafPlan) Apply(ctx context.Context, o LeafApplyOptions) error {
 	return p.record(ctx, reg, o)
 }
 
-// fence pushes forever's child version past 1023, so a new Leaf instance
+// fence pushes forever's sequence past 1023, so a new Leaf instance
 // is given a worker ID its constructor refuses (SnowflakeIDGenImpl.java:
-// 57), recording the child version read before in the marker in the same
+// 57), recording the sequence read before in the marker in the same
 // Multi; then writes LeafFenceBase + its timestamp into every worker
 // znode, so a returning instance fails its start check
 // (SnowflakeZookeeperHolder.java:77-79, 131-136).
 func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
-	if p.Marked && p.FencedVersion >= LeafWorkers && !slices.ContainsFunc(p.Workers, func(w LeafWorker) bool { return !w.Fenced && w.ID < LeafWorkers }) {
-		p.Applied = append(p.Applied, fmt.Sprintf("the fence a previous --apply wrote is in place (%s, child version %d, every worker znode "+
-			"fenced): recognised, nothing rewritten", p.marker(), p.FencedVersion))
+	if p.Marked && !slices.ContainsFunc(p.Workers, func(w LeafWorker) bool { return !w.Fenced && w.ID < LeafWorkers }) {
+		p.Applied = append(p.Applied, fmt.Sprintf("the fence a previous --apply wrote is in place (%s, sequence %d, every worker znode "+
+			"fenced): recognised, nothing rewritten", p.marker(), p.FencedSequence))
 		return nil
 	}
-	marker, data := "", []byte(nil)
-	if !p.Marked {
-		marker = p.marker()
-		data, _ = json.Marshal(leafMarkerValue{ChildVersion: p.ChildVersion})
+	if err := p.pushSequence(ctx, tree); err != nil {
+		return fmt.Errorf("--apply: fence %s's sequence (ZooKeeper %s): %w; run --apply again", p.forever(), p.Servers, err)
 	}
-	if err := p.pushChildVersion(ctx, tree, marker, data); err != nil {
-		return fmt.Errorf("--apply: fence %s's child version (ZooKeeper %s): %w; run --apply again", p.forever(), p.Servers, err)
-	}
-	p.Applied = append(p.Applied, fmt.Sprintf("%s's child version is past %d: a new Leaf instance gets a worker ID its constructor refuses", p.forever(), LeafWorkers-1))
-	// A Leaf instance that registered after the read and before the push
-	// has a worker ID below 1024 that the read did not list: read the
-	// workers again, now that no new one can get such an ID, so it is
-	// fenced and reserved like the others.
+	p.Applied = append(p.Applied, fmt.Sprintf("%s's sequence is past %d: a new Leaf instance gets a worker ID its constructor refuses", p.forever(), LeafWorkers-1))
+	// The push ran from the sequence the marker records, so every
+	// worker ID ZooKeeper gave out before it is below that version and
+	// reserved. Read the workers again, now that no new one can get an ID
+	// below 1024, so that every one is fenced.
 	if err := p.readWorkers(ctx, tree); err != nil {
 		return err
 	}
@@ -85,7 +81,13 @@ func (p *LeafPlan) fence(ctx context.Context, tree LeafTree) error {
 			continue
 		}
 		ip, port := splitAddr(w.Addr)
-		val, _ := json.Marshal(leafEndpoint{IP: ip, Port: port, Timestamp: LeafFenceBase + w.Timestamp})
+		// A skipped worker's timestamp may be past any fence: the largest
+		// time fails Leaf's start check as well, and never wraps negative.
+		fenced := int64(math.MaxInt64)
+		if w.Timestamp <= math.MaxInt64-LeafFenceBase {
+			fenced = LeafFenceBase + w.Timestamp
+		}
+		val, _ := json.Marshal(leafEndpoint{IP: ip, Port: port, Timestamp: fenced})
 		if err := tree.Set(ctx, p.forever()+"/"+w.Znode, val, w.Version); err != nil {
 			return p.fenceFailed(ctx, tree, w, err)
 		}
@@ -105,27 +107,29 @@ func (p *LeafPlan) fenceFailed(ctx context.Context, tree LeafTree, w LeafWorker,
 	return fmt.Errorf("--apply: fence worker %d (%s): %w; run --apply again; nothing written to firn's registry", w.ID, w.Addr, err)
 }
 
-// pushChildVersion creates and deletes children of forever until its
-// child version, read back, is at least 1024. ZooKeeper 3.8 raises it on
-// a create and not on a delete, so each round asks for one create per
-// missing value and reads the result rather than trusting a count.
-func (p *LeafPlan) pushChildVersion(ctx context.Context, tree LeafTree, marker string, data []byte) error {
+// pushSequence pushes forever's sequence past 1023 from the
+// one read, with the marker recording it, in one Multi that fails if the
+// sequence moved (a Leaf instance registered since the read). Each
+// round reads the root again: a Multi whose answer was lost may have
+// landed, and then the marker is there and proves it; otherwise the next
+// round starts from the sequence read now.
+func (p *LeafPlan) pushSequence(ctx context.Context, tree LeafTree) error {
+	var err error
 	for range 3 {
-		if p.FencedVersion >= LeafWorkers && marker == "" {
+		if p.Marked {
 			return nil
 		}
-		n := max(0, LeafWorkers-int(p.FencedVersion))
-		if err := tree.BumpChildren(ctx, p.forever(), n, marker, data); err != nil {
-			return err
+		data, _ := json.Marshal(leafMarkerValue{Sequence: p.Sequence})
+		n := max(0, LeafWorkers-int(p.Sequence))
+		err = tree.BumpChildren(ctx, p.forever(), p.foreverData, p.Sequence, n, p.marker(), data)
+		if rerr := p.readRoot(ctx, tree); rerr != nil {
+			return errors.Join(err, rerr)
 		}
-		marker = ""
-		_, _, _, cv, _, err := tree.Get(ctx, p.forever())
-		if err != nil {
-			return err
-		}
-		p.FencedVersion = cv
 	}
-	return fmt.Errorf("child version still %d after three rounds", p.FencedVersion)
+	if p.Marked {
+		return nil
+	}
+	return fmt.Errorf("the sequence changed under three attempts (Leaf instances are registering: stop them): %w", err)
 }
 
 // watch reads every worker znode after the fence, waits two heartbeats
@@ -167,13 +171,29 @@ func (p *LeafPlan) alive(w LeafWorker, what string) error {
 
 // record writes the reservation and the floor into the registry.
 func (p *LeafPlan) record(ctx context.Context, reg nodeid.Reserver, o LeafApplyOptions) error {
-	p.Floor = p.floorAt(time.Now())
+	floor, err := p.floorAt(time.Now())
+	if err != nil {
+		return fmt.Errorf("%w; the fence stays, nothing written to firn's registry", err)
+	}
+	p.Floor = floor
 	note := fmt.Sprintf("Leaf %s %s (ZooKeeper %s)", p.Name, p.Root, p.Servers)
+	var pins []nodeid.Pinned
+	for _, id := range p.Skipped {
+		pins = append(pins, nodeid.Pinned{Node: id, Note: fmt.Sprintf("%s worker %d: its last timestamp is not under the floor "+
+			"(--leaf-skip-timestamp); operator: %s", note, id, p.Note)})
+	}
 	before, err := reg.Reservation(ctx)
 	if err != nil {
 		return fmt.Errorf("--apply (%s): %w; the fence stays, run --apply again", o.Name, err)
 	}
-	r, err := reg.Reserve(ctx, nodeid.Reservation{Nodes: p.Reserved, Floor: p.Floor, Note: note, Layout: o.Space})
+	// One namespace per Leaf fleet: a node let out of another fleet's
+	// reservation would be skipped by Merge here, silently, while this
+	// fleet's worker of that ID may still issue.
+	if own := fmt.Sprintf("Leaf %s %s ", p.Name, p.Root); before.Note != "" && !strings.HasPrefix(before.Note, own) {
+		return &RefusedError{fmt.Sprintf("--apply: %s already holds another reservation (%s): take each Leaf fleet over into a "+
+			"namespace of its own (--namespace); the fence stays, nothing written to firn's registry", o.Name, before.Note)}
+	}
+	r, err := reg.Reserve(ctx, nodeid.Reservation{Nodes: p.Reserved, Floor: p.Floor, Note: note, Pinned: pins, Layout: o.Space})
 	if errors.Is(err, nodeid.ErrNodeHeld) {
 		return fmt.Errorf("--apply (%s): %w; stop the firn holding it, then run --apply again (the fence stays)", o.Name, err)
 	}

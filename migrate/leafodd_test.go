@@ -68,7 +68,7 @@ func TestLeafOddTrees(t *testing.T) {
 		{"10.0.0.1:8080-0000000000", []byte("garbage"), false},
 		{"10.0.0.1:8080-0000000000", nil, false},
 		{"10.0.0.1:8080-0000000000", ep(`"12"`), false},
-		{"10.0.0.1:99999-0000000000", ep(9223372036854775807), true},
+		{"10.0.0.1:99999-0000000000", ep(9223372036854775807), false}, // a floor past the layout's end
 		{"10.0.0.1:8080-0000000000", []byte("null"), true},
 	} {
 		name := fmt.Sprintf("odd-%d", i)

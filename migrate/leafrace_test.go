@@ -20,9 +20,9 @@ type raceTree struct {
 	before func()
 }
 
-func (r *raceTree) BumpChildren(ctx context.Context, parent string, n int, marker string, data []byte) error {
+func (r *raceTree) BumpChildren(ctx context.Context, parent string, parentData []byte, from int32, n int, marker string, data []byte) error {
 	r.once.Do(r.before)
-	return r.LeafTree.BumpChildren(ctx, parent, n, marker, data)
+	return r.LeafTree.BumpChildren(ctx, parent, parentData, from, n, marker, data)
 }
 
 // TestLeafWorkerRegisteredBeforeTheFence: a Leaf instance registers

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,10 +43,16 @@ const (
 	// 131-136) while the original time stays readable for a re-run.
 	LeafFenceBase int64 = 1_000_000_000_000_000
 	// LeafMarker is the child of /snowflake/{leaf.name} --apply creates in
-	// the Multi that fences forever's child version; it holds that child
+	// the Multi that fences forever's sequence; it holds that
 	// version as read before the fence, which a re-run reserves by. Leaf
 	// reads only forever's children (SnowflakeZookeeperHolder.java:53,66).
 	LeafMarker = "firn-takeover"
+	// LeafFloorAhead bounds how far past the time of the check a floor may
+	// be: a floor further ahead keeps every firn from starting until the
+	// clock reaches it (past the layout's end, for ever), and only a
+	// worker clock that jumped puts it there. Such a worker is named, and
+	// LeafOptions.SkipTimestamps is the way on.
+	LeafFloorAhead = time.Minute
 )
 
 // leafWait is how long Apply watches the workers' znodes for a live
@@ -64,12 +71,14 @@ func LeafRoot(name string) string { return "/snowflake/" + name }
 
 // LeafTree is what the takeover needs of ZooKeeper (zkstore.Tree): reads
 // after a Sync, a write at a version, and a Multi that pushes a znode's
-// child version.
+// sequence only from the one read, creating the marker in the same
+// transaction (zkstore.Tree.BumpChildren says how Zxids proves it).
 type LeafTree interface {
 	Children(ctx context.Context, path string) (kids []string, found bool, err error)
 	Get(ctx context.Context, path string) (data []byte, version int32, mtime int64, cversion int32, found bool, err error)
+	Zxids(ctx context.Context, path string) (created, modified int64, found bool, err error)
 	Set(ctx context.Context, path string, data []byte, version int32) error
-	BumpChildren(ctx context.Context, parent string, n int, marker string, markerData []byte) error
+	BumpChildren(ctx context.Context, parent string, parentData []byte, from int32, n int, marker string, markerData []byte) error
 }
 
 // LeafOptions says which Leaf fleet CheckLeaf reads.
@@ -82,6 +91,15 @@ type LeafOptions struct {
 	Name string
 	// Samples are IDs the fleet issued, checked against Leaf's layout.
 	Samples []uint64
+	// SkipTimestamps are workers whose last timestamp the floor leaves
+	// out: a worker whose clock jumped ahead would otherwise put the floor
+	// past the layout's end or far ahead of now (LeafFloorAhead). Their
+	// IDs stay reserved, pinned so that firn admin unreserve refuses them:
+	// their IDs are not below the floor, so no firn claim may ever take
+	// them. Note is the operator's record of why, kept with each pin and
+	// required with them.
+	SkipTimestamps []uint64
+	Note           string
 }
 
 // LeafWorker is one worker znode under forever.
@@ -108,19 +126,30 @@ type LeafPlan struct {
 	Name, Root, Servers string
 	// Workers are forever's children, by worker ID.
 	Workers []LeafWorker
-	// ChildVersion is forever's child version read before any fence (a
-	// previous --apply's marker keeps it); FencedVersion is the child
+	// Sequence is forever's sequence read before any fence (a previous
+	// --apply's marker keeps it): the number ZooKeeper gives its next
+	// child, the worker ID of the next Leaf instance, every ID given out
+	// being below it (zkstore.Tree.Get: not the child version ZooKeeper
+	// reports, which counts deletes too). FencedSequence is the
 	// version now.
-	ChildVersion, FencedVersion int32
-	// Marked says a previous --apply fenced the child version.
+	Sequence, FencedSequence int32
+	// Marked says a previous --apply fenced the sequence: its marker
+	// was created in the transaction that pushed it (readMarker).
 	Marked bool
-	// Reserved are every worker ID below min(ChildVersion, 1024): every
+	// foreverData is forever's data as read, which the fence rewrites
+	// unchanged.
+	foreverData []byte
+	// Reserved are every worker ID below min(Sequence, 1024): every
 	// ID Leaf ever gave out, deleted workers' too.
 	Reserved []uint64
 	// Floor is the Unix ms every firn claim starts at or after, as of
 	// the check: the later of the last worker timestamp and now, plus a
 	// heartbeat and the skew margin. Apply computes it again.
 	Floor int64
+	// Skipped are the workers of LeafOptions.SkipTimestamps, whose
+	// timestamps the floor leaves out; Note is the operator's record.
+	Skipped []uint64
+	Note    string
 	// Layout is Leaf's (the twitter preset); Samples are the IDs given,
 	// decoded with it.
 	Layout  snowflake.Layout
@@ -135,7 +164,7 @@ func (p *LeafPlan) marker() string  { return p.Root + "/" + LeafMarker }
 
 // leafMarkerValue is the marker's JSON.
 type leafMarkerValue struct {
-	ChildVersion int32 `json:"childVersion"`
+	Sequence int32 `json:"sequence"`
 }
 
 // CheckLeaf reads /snowflake/{o.Name} and works out the takeover. It
@@ -156,8 +185,15 @@ func CheckLeaf(ctx context.Context, o LeafOptions) (*LeafPlan, error) {
 	if err := p.readWorkers(ctx, o.Tree); err != nil {
 		return nil, err
 	}
+	if err := p.skip(o.SkipTimestamps, o.Note); err != nil {
+		return nil, err
+	}
 	p.reserve()
-	p.Floor = p.floorAt(time.Now())
+	floor, err := p.floorAt(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	p.Floor = floor
 	for _, id := range o.Samples {
 		p.Samples = append(p.Samples, p.sample(id))
 	}
@@ -176,7 +212,7 @@ var leafUnknown = []string{
 }
 
 // readRoot refuses a tree firn does not take over, and reads forever's
-// child version and a previous --apply's marker.
+// sequence and a previous --apply's marker.
 func (p *LeafPlan) readRoot(ctx context.Context, tree LeafTree) error {
 	kids, found, err := tree.Children(ctx, p.Root)
 	if err != nil {
@@ -192,14 +228,25 @@ func (p *LeafPlan) readRoot(ctx context.Context, tree LeafTree) error {
 				"its workers under recycle/, Leaf commit efbc1c06); firn takes over SnowflakeZookeeperHolder's forever layout only", p.Root, k)}
 		}
 	}
-	_, _, _, cv, found, err := tree.Get(ctx, p.forever())
+	data, _, _, cv, found, err := tree.Get(ctx, p.forever())
 	if err != nil || !found {
 		return fmt.Errorf("read %s: %w", p.forever(), err)
 	}
-	p.ChildVersion, p.FencedVersion = cv, cv
+	p.Sequence, p.FencedSequence, p.Marked, p.foreverData = cv, cv, false, data
 	return p.readMarker(ctx, tree)
 }
 
+// readMarker reads a previous --apply's marker. The sequence it
+// records replaces forever's own, and so decides which worker IDs are
+// reserved: it is trusted only when it provably came from firn's fence,
+// since Leaf's tree is world-writable and outlives its own contents. The
+// fence creates the marker in the Multi that pushes the sequence past
+// 1023, and that Multi runs only from the sequence it records
+// and rewrites forever's data (zkstore.Tree.BumpChildren). So a true
+// marker sits beside a sequence past 1023, was created in the
+// transaction that last wrote forever's data (nothing else writes it:
+// Leaf reads only forever's children, SnowflakeZookeeperHolder.java:66),
+// and was never rewritten. Anything else is refused, naming the marker.
 func (p *LeafPlan) readMarker(ctx context.Context, tree LeafTree) error {
 	data, _, _, _, found, err := tree.Get(ctx, p.marker())
 	if err != nil || !found {
@@ -207,10 +254,38 @@ func (p *LeafPlan) readMarker(ctx context.Context, tree LeafTree) error {
 	}
 	var m leafMarkerValue
 	if err := json.Unmarshal(data, &m); err != nil {
-		return &RefusedError{fmt.Sprintf("%s holds %q, not the child version firn's fence recorded", p.marker(), data)}
+		return &RefusedError{fmt.Sprintf("%s holds %q, not the sequence firn's fence recorded; %s", p.marker(), data, p.deleteMarker())}
 	}
-	p.ChildVersion, p.Marked = m.ChildVersion, true
+	if p.FencedSequence < LeafWorkers {
+		return &RefusedError{fmt.Sprintf("%s records sequence %d, but %s's sequence (the worker ID ZooKeeper gives next) is %d, below %d: firn writes that "+
+			"marker only in the transaction that pushes the sequence past %d, so no fence of firn's is in place on this %s "+
+			"(it was recreated since, or the marker was written by hand), and trusting the marker would leave worker IDs Leaf "+
+			"gave out unreserved; %s", p.marker(), m.Sequence, p.forever(), p.FencedSequence, LeafWorkers, LeafWorkers-1,
+			p.forever(), p.deleteMarker())}
+	}
+	created, modified, found, err := tree.Zxids(ctx, p.marker())
+	if err != nil || !found {
+		return fmt.Errorf("read %s: %w (found %t)", p.marker(), err, found)
+	}
+	_, foreverWritten, _, err := tree.Zxids(ctx, p.forever())
+	if err != nil {
+		return err
+	}
+	if created != modified || created != foreverWritten || m.Sequence < 0 {
+		return &RefusedError{fmt.Sprintf("%s was not created by the transaction that fenced %s (marker created in zxid %#x, "+
+			"rewritten in %#x; %s's data last written in %#x): written by hand, by a firn older than this check, or left from "+
+			"an earlier %s, it cannot say which worker IDs Leaf gave out; %s (firn then reserves every worker ID below the "+
+			"sequence, %d, that is all %d)", p.marker(), p.forever(), created, modified, p.forever(), foreverWritten, p.forever(),
+			p.deleteMarker(), p.FencedSequence, LeafWorkers)}
+	}
+	p.Sequence, p.Marked = m.Sequence, true
 	return nil
+}
+
+// deleteMarker is the advice of a refused marker.
+func (p *LeafPlan) deleteMarker() string {
+	return fmt.Sprintf("make sure no firn migrate --apply of %q runs, delete the marker (zkCli.sh delete %s), and run this "+
+		"command again", p.Name, p.marker())
 }
 
 // leafEndpoint is a worker znode's data, Leaf's Endpoint as Jackson writes
@@ -256,19 +331,22 @@ func (p *LeafPlan) readWorker(ctx context.Context, tree LeafTree, k string) (Lea
 		return LeafWorker{}, &RefusedError{fmt.Sprintf("%s/%s holds %q, not Leaf's {ip, port, timestamp}", p.forever(), k, data)}
 	}
 	w := LeafWorker{Znode: k, Addr: addr, ID: id, Timestamp: e.Timestamp, Version: version, MTime: mtime}
-	if e.Timestamp >= LeafFenceBase {
+	// A timestamp in the fence's range is firn's fence only once firn's
+	// marker proves a fence landed: before that it is a Leaf clock that
+	// jumped some 30,000 years, to be judged by its raw value.
+	if e.Timestamp >= LeafFenceBase && p.Marked {
 		w.Timestamp, w.Fenced = e.Timestamp-LeafFenceBase, true
 	}
 	return w, nil
 }
 
-// reserve lists every worker ID below min(ChildVersion, 1024): ZooKeeper
-// numbered every worker ever created below the child version, deleted
-// ones too. A worker listed at or past the child version (one created
-// between the read of the child version and the fence) is reserved too.
+// reserve lists every worker ID below min(Sequence, 1024): ZooKeeper
+// numbered every worker ever created below the sequence, deleted ones
+// too. A worker listed at or past it is reserved too (none is, when the
+// fence ran from the sequence read; kept as a second line).
 func (p *LeafPlan) reserve() {
 	p.Reserved = nil
-	for id := int32(0); id < min(p.ChildVersion, LeafWorkers); id++ {
+	for id := int32(0); id < min(p.Sequence, LeafWorkers); id++ {
 		p.Reserved = append(p.Reserved, uint64(id))
 	}
 	for _, w := range p.Workers {
@@ -279,14 +357,54 @@ func (p *LeafPlan) reserve() {
 	slices.Sort(p.Reserved)
 }
 
-// floorAt is the floor for a takeover at now: the later of the last
-// worker timestamp and now, plus a heartbeat and the skew margin.
-func (p *LeafPlan) floorAt(now time.Time) int64 {
-	last := now.UnixMilli()
-	for _, w := range p.Workers {
-		last = max(last, w.Timestamp)
+// skip records the workers whose timestamps the floor leaves out; each
+// must be a worker the tree lists, and a note is required.
+func (p *LeafPlan) skip(ids []uint64, note string) error {
+	p.Skipped, p.Note = nil, strings.TrimSpace(note)
+	for _, id := range ids {
+		if !slices.ContainsFunc(p.Workers, func(w LeafWorker) bool { return w.ID == id }) {
+			return &RefusedError{fmt.Sprintf("--leaf-skip-timestamp %d: %s has no worker %d", id, p.forever(), id)}
+		}
+		if !slices.Contains(p.Skipped, id) {
+			p.Skipped = append(p.Skipped, id)
+		}
 	}
-	return last + LeafHeartbeat.Milliseconds() + LeafSkewMargin.Milliseconds()
+	if len(p.Skipped) > 0 && p.Note == "" {
+		return &RefusedError{"--leaf-skip-timestamp needs --note: the operator's record (who, why, which ticket), kept with each " +
+			"skipped worker's reservation"}
+	}
+	slices.Sort(p.Skipped)
+	return nil
+}
+
+// floorAt is the floor for a takeover at now: the later of the last
+// timestamp of every worker not skipped and now, plus a heartbeat and
+// the skew margin. A floor past the layout's end, or more than
+// LeafFloorAhead past now, is refused naming the worker that put it
+// there: it would keep every firn claim from issuing for that long, or
+// for ever (the floor only rises).
+func (p *LeafPlan) floorAt(now time.Time) (int64, error) {
+	last, by := now.UnixMilli(), -1
+	for i, w := range p.Workers {
+		if w.Timestamp > last && !slices.Contains(p.Skipped, w.ID) {
+			last, by = w.Timestamp, i
+		}
+	}
+	margin := LeafHeartbeat.Milliseconds() + LeafSkewMargin.Milliseconds()
+	floor := last + margin
+	end := p.Layout.Capacity().Last.Add(p.Layout.Tick).UnixMilli()
+	if by < 0 || (floor <= end && floor <= now.Add(LeafFloorAhead).UnixMilli() && last <= math.MaxInt64-margin) {
+		return floor, nil
+	}
+	w := p.Workers[by]
+	where := fmt.Sprintf("%s ahead of the time of this check (more than %s)", time.UnixMilli(last).Sub(now).Round(time.Second), LeafFloorAhead)
+	if floor > end || last > math.MaxInt64-margin {
+		where = fmt.Sprintf("past the end of Leaf's layout (%s)", time.UnixMilli(end).UTC().Format(timeFormat))
+	}
+	return 0, &RefusedError{fmt.Sprintf("Leaf worker %d (%s) has last timestamp %d, %s: a floor above it would keep every firn "+
+		"claim from issuing until then; its clock jumped. Its worker ID is reserved whatever its timestamp, so the floor can "+
+		"leave it out: run this command again with --leaf-skip-timestamp %d --note TEXT (who, why, which ticket); the worker "+
+		"stays reserved for good, firn admin unreserve refuses it", w.ID, w.Addr, w.Timestamp, where, w.ID)}
 }
 
 // sample decodes id with Leaf's layout and judges it: a time after the
@@ -301,7 +419,7 @@ func (p *LeafPlan) sample(id uint64) Sample {
 	case parts.Time.After(time.Now().Add(24 * time.Hour)):
 		s.Verdict = fmt.Sprintf("decodes to %s, over a day ahead of now: another layout or epoch?", parts.Time.Format(timeFormat))
 	case !slices.Contains(p.Reserved, parts.Node):
-		s.Verdict = fmt.Sprintf("decodes to worker %d, which ZooKeeper never gave out (child version %d): another layout?", parts.Node, p.ChildVersion)
+		s.Verdict = fmt.Sprintf("decodes to worker %d, which ZooKeeper never gave out (sequence %d): another layout?", parts.Node, p.Sequence)
 	}
 	return s
 }

@@ -138,8 +138,8 @@ func checkApplied(t *testing.T, f *leafFleet) {
 	if err != nil {
 		t.Fatalf("apply: %v", err)
 	}
-	if !slices.Equal(p.Reserved, []uint64{0, 1, 2}) || p.ChildVersion != 3 {
-		t.Fatalf("reserved %v from child version %d, want [0 1 2] from 3", p.Reserved, p.ChildVersion)
+	if !slices.Equal(p.Reserved, []uint64{0, 1, 2}) || p.Sequence != 3 {
+		t.Fatalf("reserved %v from sequence %d, want [0 1 2] from 3", p.Reserved, p.Sequence)
 	}
 	r, err := f.reg.Reservation(testCtx(t))
 	if err != nil || !slices.Equal(r.Nodes, []uint64{0, 1, 2}) {

@@ -48,7 +48,7 @@ func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowf
 			return nil, nil, err
 		}
 		answered = answered || (wait && !errors.Is(err, context.DeadlineExceeded))
-		h.waiting(why)
+		h.waiting(why, err)
 		d := b.next()
 		if freeSoon(err) {
 			// A node frees when its holder releases it or its claim

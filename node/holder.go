@@ -58,7 +58,7 @@ type Config struct {
 type Holder struct {
 	cfg Config
 	log *slog.Logger
-	why atomic.Pointer[string] // nil while not waiting
+	why atomic.Pointer[waitError] // nil while not waiting
 
 	// logged and loggedAt are the last wait logged: the same reason is
 	// logged again only after logEvery, not on every retry. Acquire and
@@ -109,15 +109,28 @@ func New(cfg Config) (*Holder, error) {
 }
 
 // NotReady returns why no node is held, or nil. It does no I/O: a
-// readiness probe may call it on every request.
+// readiness probe may call it on every request. The error unwraps to the
+// failure waited on, so a caller that must not show a store's own
+// message to anyone who asks (an open /readyz) can tell what kind of
+// failure it was.
 func (h *Holder) NotReady() error {
 	if why := h.why.Load(); why != nil {
-		return errors.New(*why)
+		return why
 	}
 	return nil
 }
 
-func (h *Holder) waiting(why string) { h.why.Store(&why) }
+// waitError is NotReady's error: the reason, with the failure under it.
+type waitError struct {
+	why string
+	err error
+}
+
+func (e *waitError) Error() string { return e.why }
+
+func (e *waitError) Unwrap() error { return e.err }
+
+func (h *Holder) waiting(why string, err error) { h.why.Store(&waitError{why: why, err: err}) }
 
 // Acquire takes a node and returns a generator on it that passed
 // Config.Check, with its lease. While none can be taken for a reason
@@ -253,7 +266,7 @@ func (h *Holder) noteRenewals(lease *nodeid.Lease, before error) error {
 // checked, replaces the old one. It returns an error only when ctx ends.
 func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace func(*snowflake.Generator, *nodeid.Lease)) error {
 	h.log.Error("lease lost: acquiring a node again", "node", lost.Node(), "lease", lost.Token(), "err", lost.Err())
-	h.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lost.Node(), lost.Token(), lost.Err()))
+	h.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lost.Node(), lost.Token(), lost.Err()), lost.Err())
 	if err := lost.Retire(ctx); err != nil && ctx.Err() == nil {
 		h.log.Warn("the lost claim was not released: waited for it to expire", "node", lost.Node(), "err", err)
 	}

@@ -96,16 +96,21 @@ func (e *BehindHWMError) Error() string {
 		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
 }
 
-// UnknownNamespaceError reports an Advance in a namespace that no claim
-// ever recorded a layout in: a typo, most likely, and an advance there
-// would leave the real namespace unprotected.
+// UnknownNamespaceError reports an Advance, or an Unreserve, in a
+// namespace that no claim ever recorded a layout in: a typo, most likely,
+// and an advance there would leave the real namespace unprotected.
 type UnknownNamespaceError struct {
 	Namespace string   // as the store names it: a key prefix, a column value, a directory
 	Known     []string // the namespaces the store holds, where it can list them
+	Op        string   // what was refused there: "unreserve"; empty: "advance"
 }
 
 func (e *UnknownNamespaceError) Error() string {
-	msg := fmt.Sprintf("nodeid: namespace %q has never been used (no layout recorded), so there is nothing to advance", e.Namespace)
+	op := e.Op
+	if op == "" {
+		op = "advance"
+	}
+	msg := fmt.Sprintf("nodeid: namespace %q has never been used (no layout recorded), so there is nothing to %s", e.Namespace, op)
 	switch {
 	case e.Known == nil:
 		return msg
@@ -182,17 +187,22 @@ func (e *AheadError) Unwrap() []error {
 }
 
 // ReservedError reports a claim of a node the namespace's reservation
-// holds (Reserver), or, with Not set, an Unreserve of a node it does not
-// hold.
+// holds (Reserver); with Not set, an Unreserve of a node it does not
+// hold; with Pinned set, an Unreserve of a node it pins (Reservation.
+// Pinned), Note then being the pin's.
 type ReservedError struct {
-	Node uint64
-	Note string // the reservation's note
-	Not  bool
+	Node   uint64
+	Note   string // the reservation's note
+	Not    bool
+	Pinned bool
 }
 
 func (e *ReservedError) Error() string {
 	if e.Not {
 		return fmt.Sprintf("nodeid: node %d is not reserved", e.Node)
+	}
+	if e.Pinned {
+		return fmt.Sprintf("nodeid: node %d is reserved for good and cannot be let out: %s", e.Node, e.Note)
 	}
 	return fmt.Sprintf("nodeid: node %d is reserved in the registry (%s) until the operator lets it out, confirming it is safe", e.Node, e.Note)
 }

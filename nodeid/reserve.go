@@ -51,6 +51,11 @@ type Reservation struct {
 	// Unreserved are the nodes taken out of Nodes by Unreserve, with the
 	// operator's note; a later Reserve does not put them back.
 	Unreserved []Unreserved
+	// Pinned are reserved nodes Unreserve refuses, with why: the previous
+	// system's IDs on them are not all below Floor (a worker whose clock
+	// jumped, left out of the floor by the operator), so no claim may
+	// ever serve them. A pinned node is in Nodes too.
+	Pinned []Pinned
 	// Layout is the namespace's layout, for Reserve to record or check;
 	// Reservation leaves it empty.
 	Layout LayoutID
@@ -60,6 +65,21 @@ type Reservation struct {
 type Unreserved struct {
 	Node uint64
 	Note string
+}
+
+// Pinned is a node Unreserve refuses to let out, with the record of why.
+type Pinned struct {
+	Node uint64
+	Note string
+}
+
+// pinned reports whether node is pinned in r.
+func (r Reservation) pinned(node uint64) (Pinned, bool) {
+	i := slices.IndexFunc(r.Pinned, func(p Pinned) bool { return p.Node == node })
+	if i < 0 {
+		return Pinned{}, false
+	}
+	return r.Pinned[i], true
 }
 
 // Holds reports whether node is reserved.
@@ -73,20 +93,30 @@ func (r Reservation) Let(node uint64) bool {
 	return slices.ContainsFunc(r.Unreserved, func(u Unreserved) bool { return u.Node == node })
 }
 
-// Merge returns r with add's nodes and floor: the nodes of both except
-// those r let out (an operator's decision a re-run must not undo), the
-// larger floor, and add's note when r has none. It never removes a
-// reserved node nor lowers the floor.
+// Merge returns r with add's nodes, pins and floor: the nodes of both
+// except those r let out (an operator's decision a re-run must not undo)
+// unless add pins them (their IDs are not under the floor, so letting
+// them out is no longer safe), the pins of both, the larger floor, and
+// add's note when r has none. It never removes a reserved node nor a pin,
+// nor lowers the floor.
 func (r Reservation) Merge(add Reservation) Reservation {
-	out := Reservation{Floor: max(r.Floor, add.Floor), Note: r.Note, Unreserved: slices.Clone(r.Unreserved)}
+	out := Reservation{Floor: max(r.Floor, add.Floor), Note: r.Note, Unreserved: slices.Clone(r.Unreserved), Pinned: slices.Clone(r.Pinned)}
 	if out.Note == "" {
 		out.Note = add.Note
 	}
+	for _, p := range add.Pinned {
+		if _, ok := out.pinned(p.Node); !ok {
+			out.Pinned = append(out.Pinned, p)
+		}
+	}
 	out.Nodes = slices.Clone(r.Nodes)
 	for _, n := range add.Nodes {
-		if !r.Let(n) {
+		if _, pin := out.pinned(n); pin || !r.Let(n) {
 			out.Nodes = append(out.Nodes, n)
 		}
+	}
+	for _, p := range out.Pinned {
+		out.Nodes = append(out.Nodes, p.Node)
 	}
 	slices.Sort(out.Nodes)
 	out.Nodes = slices.Compact(out.Nodes)
@@ -102,6 +132,9 @@ func (r Reservation) Unreserve(node uint64, note string) (Reservation, error) {
 	}
 	if !r.Holds(node) {
 		return r, &ReservedError{Node: node, Not: true}
+	}
+	if p, ok := r.pinned(node); ok {
+		return r, &ReservedError{Node: node, Note: p.Note, Pinned: true}
 	}
 	out := r.Merge(Reservation{})
 	out.Nodes = slices.DeleteFunc(out.Nodes, func(n uint64) bool { return n == node })

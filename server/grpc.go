@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	grpcstatus "google.golang.org/grpc/status"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/idtext"
 )
@@ -121,6 +122,7 @@ func (g *grpcService) Batch(ctx context.Context, req *firnpb.BatchRequest) (*fir
 		return nil, grpcError(err)
 	}
 	g.metrics.issued("", n)
+	_ = grpc.SetHeader(ctx, orderMD(g.svc.order)) // fails only once headers went out, which a unary call's do with its answer
 	return &firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}, nil
 }
 
@@ -175,8 +177,13 @@ func (g *grpcService) SegmentBatch(ctx context.Context, req *firnpb.SegmentBatch
 		return nil, grpcError(err)
 	}
 	g.metrics.issued(req.Tag, n)
+	_ = grpc.SetHeader(ctx, orderMD(api.OrderUnordered))
 	return &firnpb.BatchResponse{Ids: ids, Texts: texts(enc, ids)}, nil
 }
+
+// orderMD is the response header of a batch whose IDs are in order, an
+// api.Order.
+func orderMD(order string) metadata.MD { return metadata.Pairs(api.Order, order) }
 
 // Stream sends batches until the client cancels or an error stops it.
 func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_StreamServer) error {
@@ -202,8 +209,9 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 	}
 	ctx := stream.Context()
 	var fill func(context.Context, []int64) (int, error)
+	order := api.OrderUnordered
 	if req.Tag == "" {
-		fill = g.svc.nextSnowflakeN
+		fill, order = g.svc.nextSnowflakeN, g.svc.order
 	} else {
 		h, err := g.svc.Segments.Tag(ctx, req.Tag)
 		if err != nil {
@@ -211,6 +219,9 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 			return grpcError(err)
 		}
 		fill = h.NextN
+	}
+	if err := stream.SetHeader(orderMD(order)); err != nil {
+		return err
 	}
 	for ctx.Err() == nil {
 		ids := make([]int64, n)

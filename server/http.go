@@ -139,6 +139,11 @@ func (rt *routed) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (rt *routed) serve(w http.ResponseWriter, r *http.Request) {
+	if rt.scope.ids {
+		// An answer of IDs must never be stored: a proxy or browser told
+		// to cache GETs would hand the same IDs to every later caller.
+		w.Header().Set("Cache-Control", "no-store")
+	}
 	for _, name := range rt.tags {
 		if err := checkTag(r.PathValue(name)); err != nil {
 			rt.fail(w, err)
@@ -335,7 +340,7 @@ func (h *handler) snowflakeNext(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) snowflakeBatch(w http.ResponseWriter, r *http.Request) {
-	h.batch(w, r, false, h.counter("snowflake", ""), h.svc.nextSnowflakeN)
+	h.batch(w, r, false, h.svc.order, h.counter("snowflake", ""), h.svc.nextSnowflakeN)
 }
 
 func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
@@ -345,7 +350,7 @@ func (h *handler) segmentNext(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) segmentBatch(w http.ResponseWriter, r *http.Request) {
 	tag := r.PathValue("tag")
-	h.batch(w, r, true, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
+	h.batch(w, r, true, api.OrderUnordered, h.counter("segment", tag), func(ctx context.Context, dst []int64) (int, error) {
 		return h.svc.Segments.NextN(ctx, tag, dst)
 	})
 }
@@ -398,8 +403,9 @@ func (h *handler) one(w http.ResponseWriter, r *http.Request, bounded bool, coun
 	writeIDs(w, f, true, []int64{id})
 }
 
-// batch answers a request for ?count= IDs filled by fill, and counts them.
-func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, count func(int), fill func(context.Context, []int64) (int, error)) {
+// batch answers a request for ?count= IDs filled by fill, in order (an
+// api.Order), and counts them.
+func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, order string, count func(int), fill func(context.Context, []int64) (int, error)) {
 	f, err := format(r)
 	if err != nil {
 		writeError(w, err)
@@ -423,6 +429,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request, bounded bool, co
 		return
 	}
 	count(n)
+	w.Header().Set(api.Order, order)
 	writeIDs(w, f, false, ids)
 }
 
@@ -485,7 +492,7 @@ func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 
 func (h *handler) ready(w http.ResponseWriter, r *http.Request) {
 	if err := h.svc.ready(); err != nil {
-		writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+		writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", openReason(err, h.svc.Brief))
 		return
 	}
 	_, _ = w.Write([]byte("ready\n"))

@@ -2,8 +2,11 @@ package server
 
 import (
 	"regexp"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/firn-id/firn/internal/secret"
 )
 
 // RecentErrors is how many errors /v1/status keeps: the latest.
@@ -113,21 +116,25 @@ func (r *recentErrors) list() []recentError {
 }
 
 // secretPatterns match what an error from a store could carry that must
-// not be shown: a URL's user:password@, a key=value password, a bearer
-// token.
+// not be shown: a URL's user:password@, a key=value or key: value whose
+// key holds one of secret.Words (?password=, sslpassword=,
+// passwd=), a bearer token, MySQL's user:password@tcp(.
 var secretPatterns = []struct {
 	re   *regexp.Regexp
 	with string
 }{
 	{regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@`), "${1}REDACTED@"},
-	{regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token)\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;)]+)`), "${1}REDACTED"},
+	{regexp.MustCompile(`(?i)((?:` + strings.Join(secret.Words, "|") + `)\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;)&]+)`), "${1}REDACTED"},
 	{regexp.MustCompile(`(?i)(bearer\s+)\S+`), "${1}REDACTED"},
 	{regexp.MustCompile(`([^\s:/@(]+):[^\s:/@]*@(tcp|unix)\(`), "${1}:REDACTED@${2}("},
 }
 
 // redactSecrets returns msg with passwords and tokens replaced by
-// REDACTED.
+// REDACTED: the patterns above, and every password the process read in
+// a setting (secret.Scrub), which a driver's message may quote in any
+// form.
 func redactSecrets(msg string) string {
+	msg = secret.Scrub(msg)
 	for _, p := range secretPatterns {
 		msg = p.re.ReplaceAllString(msg, p.with)
 	}

@@ -20,7 +20,8 @@ type scope struct {
 	// (service.checkTinyid).
 	tinyid bool
 	// ids: the route issues IDs, so a scope of auth.anonymous may open
-	// it. Decoding, the node's information and admin never are.
+	// it, and its answers are marked Cache-Control: no-store. Decoding,
+	// the node's information and admin never are.
 	ids bool
 }
 

@@ -46,6 +46,13 @@ type Config struct {
 	// Ready reports why the node may not serve (nil: ready), besides the
 	// lease. It must do no I/O.
 	Ready func() error
+	// Brief says a reason not to serve (Ready's, the lease's) without
+	// the store's own words, for /readyz, which anyone may ask: a
+	// driver's message may quote a setting, password and all. It returns
+	// "" for a reason whose message quotes no store, which /readyz then
+	// shows redacted; /v1/status shows every message, redacted. Nil:
+	// every message, redacted. It must do no I/O.
+	Brief func(error) string
 	// Segments serves segment IDs per tag; nil serves none.
 	Segments *segment.Allocator
 	// SegmentStore is the allocator's store: the admin API and Tinyid's
@@ -137,7 +144,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	now := time.Now()
-	svc := &service{Config: cfg, started: now, rate: newThroughputRing(now), lookups: newClientLimits(RevealLookupRate)}
+	svc := &service{Config: cfg, order: snowflakeOrder(cfg), started: now, rate: newThroughputRing(now), lookups: newClientLimits(RevealLookupRate)}
 	h, err := newHandler(svc)
 	if err != nil {
 		return nil, err

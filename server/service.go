@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -13,9 +14,13 @@ import (
 type service struct {
 	Config
 
-	node   atomic.Pointer[nodeState] // set by Replace
-	wide   wideGen                   // UUIDv7 and ULID over the node's generator (wide.go)
-	panics atomic.Int64              // handlers that panicked
+	node atomic.Pointer[nodeState] // set by Replace
+	// order is the api.Order of every snowflake batch, from the layout
+	// and opaque mode: a generator Replace installs is of the same layout
+	// (one namespace, one layout).
+	order  string
+	wide   wideGen      // UUIDv7 and ULID over the node's generator (wide.go)
+	panics atomic.Int64 // handlers that panicked
 
 	started time.Time       // when New built the service
 	rate    *throughputRing // IDs issued per second, per mode (/v1/status)
@@ -42,6 +47,17 @@ func (s *service) Replace(g *snowflake.Generator, l Lease) {
 		s.recent.note("lease", old.Err(), time.Now())
 	}
 	s.node.Store(&nodeState{gen: g, lease: l})
+}
+
+// snowflakeOrder is the api.Order of cfg's snowflake batches:
+// increasing only when its generator issues increasing IDs and opaque
+// mode does not permute them. A client checks a batch said to increase
+// for that, and every batch for a repeated ID.
+func snowflakeOrder(cfg Config) string {
+	if cfg.Snowflake == nil || cfg.Opaque != nil || !cfg.Snowflake.Layout().Increasing() {
+		return api.OrderUnordered
+	}
+	return api.OrderIncreasing
 }
 
 // layout is the layout decoding reads: the generator's, or, while none
@@ -83,6 +99,18 @@ func (s *service) lease() Lease {
 		return st.lease
 	}
 	return s.Lease
+}
+
+// openReason is err, a reason not to serve, as a route open to anyone
+// shows it: in brief's words (Config.Brief), or when it has none, or
+// brief is nil, its message redacted.
+func openReason(err error, brief func(error) string) string {
+	if brief != nil {
+		if b := brief(err); b != "" {
+			return b
+		}
+	}
+	return redactSecrets(err.Error())
 }
 
 // ready says why the service may not serve: the Ready hook, or the lease

@@ -29,8 +29,9 @@ import (
 // most needed then — and every other route 503 not_ready with the reason.
 // Over gRPC, the health service answers NOT_SERVING for every name a
 // Server's answers for, and every other call fails with Unavailable and
-// "not_ready: " and the same reason. Every reason is redacted
-// (redactSecrets): a DSN's password never reaches an answer.
+// "not_ready: " and the same reason. Every route but /v1/status is open
+// while starting, so they show the reason as Brief says it; /v1/status,
+// like the Server's, shows its message, redacted (redactSecrets).
 type Starting struct {
 	cfg     StartingConfig
 	since   time.Time
@@ -43,6 +44,9 @@ type StartingConfig struct {
 	// Why says what the process waits for (nil, or a nil error: the
 	// stores and a first node). It must do no I/O.
 	Why func() error
+	// Brief says Why's reason on the open routes, as Config.Brief; nil:
+	// its message, redacted.
+	Brief func(error) string
 	// Store names the store the process waits for, as Config.Store: its
 	// kind and namespace, never a DSN. Empty: not shown.
 	Store string
@@ -68,11 +72,15 @@ func NewStarting(cfg StartingConfig) *Starting {
 	return s
 }
 
-// reason says what the process waits for, on both ports, redacted.
-func (s *Starting) reason() string {
+// reason says what the process waits for, on both ports: as the open
+// routes show it, or with full true as /v1/status does, its message
+// redacted.
+func (s *Starting) reason(full bool) string {
 	if s.cfg.Why != nil {
-		if err := s.cfg.Why(); err != nil {
+		if err := s.cfg.Why(); err != nil && full {
 			return "starting: " + redactSecrets(err.Error())
+		} else if err != nil {
+			return "starting: " + openReason(err, s.cfg.Brief)
 		}
 	}
 	return "starting: waiting for the store to answer and a node to be held"
@@ -97,7 +105,7 @@ func (s *Starting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.ServeHTTP(w, r)
 		return
 	}
-	writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", s.reason())
+	writeErrorCode(w, http.StatusServiceUnavailable, "not_ready", s.reason(false))
 }
 
 // status answers GET /v1/status while starting: the Server's document
@@ -111,7 +119,7 @@ func (s *Starting) status(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	bi := buildinfo.Read()
 	doc := statusDoc{Version: bi.Version, Commit: bi.Commit, GoVersion: bi.GoVersion, NowMS: now.UnixMilli(),
-		StartedMS: s.since.UnixMilli(), UptimeMS: now.Sub(s.since).Milliseconds(), NotReady: s.reason(),
+		StartedMS: s.since.UnixMilli(), UptimeMS: now.Sub(s.since).Milliseconds(), NotReady: s.reason(true),
 		Starting: &startingState{Store: redactSecrets(s.cfg.Store), WaitingMS: now.Sub(s.since).Milliseconds()},
 		Rate:     rateState{EndMS: now.UnixMilli(), PerSecond: map[string][]uint64{}}, Tags: []tagState{}, Errors: []recentError{}}
 	w.Header().Set("Cache-Control", "no-store")
@@ -122,7 +130,7 @@ func (s *Starting) status(w http.ResponseWriter, r *http.Request) {
 // credentials, say).
 func (s *Starting) GRPC(opts ...grpc.ServerOption) *grpc.Server {
 	opts = append(opts, grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
-		return grpcstatus.Error(codes.Unavailable, "not_ready: "+s.reason())
+		return grpcstatus.Error(codes.Unavailable, "not_ready: "+s.reason(false))
 	}))
 	srv := grpc.NewServer(opts...)
 	healthpb.RegisterHealthServer(srv, startingHealth{})

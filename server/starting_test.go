@@ -77,14 +77,16 @@ func TestStartingGRPC(t *testing.T) {
 
 // TestStartingStatusPage: while a process waits for its store, / serves
 // the status page and /v1/status (scope status, as on a Server) says why
-// it waits, for which store and how long, with no password in it.
+// it waits — the message, where the open /readyz has Brief's words — for
+// which store and how long, with no password in it.
 func TestStartingStatusPage(t *testing.T) {
 	refused := errors.New("etcd http://firn:hunter2@127.0.0.1:2379: unreachable: dial tcp 127.0.0.1:2379: connect: connection refused")
 	auth, err := server.NewAuth([]server.Token{{Name: "ops", Secret: "ops-status-token-0123", Scopes: []string{"status"}}}, server.Anonymous{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := server.NewStarting(server.StartingConfig{Why: func() error { return refused }, Store: `etcd namespace "/firn/default/"`, Auth: auth})
+	brief := func(error) string { return `etcd namespace "/firn/default/": refused` }
+	h := server.NewStarting(server.StartingConfig{Why: func() error { return refused }, Brief: brief, Store: `etcd namespace "/firn/default/"`, Auth: auth})
 	for path, ct := range map[string]string{"/": "text/html", "/status.js": "text/javascript", "/status.css": "text/css", "/favicon.svg": "image/svg+xml"} {
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
@@ -125,7 +127,48 @@ func TestStartingStatusPage(t *testing.T) {
 	}
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-	if strings.Contains(w.Body.String(), "hunter2") {
-		t.Errorf("/readyz while starting shows the password: %s", w.Body)
+	if body := w.Body.String(); !strings.Contains(body, `starting: etcd namespace \"/firn/default/\": refused`) || strings.Contains(body, "dial tcp") {
+		t.Errorf("/readyz while starting: %s; want Brief's words alone", body)
+	}
+}
+
+// TestReadyzIsBrief: the open /readyz, while starting and once serving,
+// gives a reason in Brief's words when it has some, and otherwise the
+// message with its secrets redacted; /v1/status keeps the message,
+// redacted.
+func TestReadyzIsBrief(t *testing.T) {
+	raw := errors.New("mysql tcp db:3306: Error 1064 (42000): syntax near 'x' in root@tcp(db:3306)/ids?password=hunter2")
+	brief := func(err error) string {
+		if err == raw {
+			return "mysql tcp db:3306: other"
+		}
+		return ""
+	}
+	own := errors.New("node 3: lease lost: dial postgres://firn:hunter2@db/ids")
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+		want string
+	}{
+		{"starting, brief", server.NewStarting(server.StartingConfig{Why: func() error { return raw }, Brief: brief}), "starting: mysql tcp db:3306: other"},
+		{"starting, message", server.NewStarting(server.StartingConfig{Why: func() error { return own }, Brief: brief}), "starting: node 3: lease lost: dial postgres://REDACTED@db/ids"},
+		{"starting, no brief", server.NewStarting(server.StartingConfig{Why: func() error { return raw }}), "password=REDACTED"},
+		{"serving, brief", handlerOf(t, &server.Config{Snowflake: unreservedGenerator(t), Ready: func() error { return raw }, Brief: brief}), `"mysql tcp db:3306: other"`},
+		{"serving, message", handlerOf(t, &server.Config{Snowflake: unreservedGenerator(t), Ready: func() error { return own }, Brief: brief}), "postgres://REDACTED@db/ids"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			tc.h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+			if body := w.Body.String(); w.Code != http.StatusServiceUnavailable || !strings.Contains(body, tc.want) ||
+				strings.Contains(body, "hunter2") || strings.Contains(body, "1064") && tc.want != "password=REDACTED" {
+				t.Fatalf("/readyz: %d %s; want 503 with %q, no password, no database message", w.Code, body, tc.want)
+			}
+		})
+	}
+	h := handlerOf(t, &server.Config{Snowflake: unreservedGenerator(t), Ready: func() error { return raw }, Brief: brief})
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/v1/status", nil))
+	if body := w.Body.String(); !strings.Contains(body, "Error 1064") || strings.Contains(body, "hunter2") {
+		t.Fatalf("/v1/status: %s; want the message, redacted", body)
 	}
 }

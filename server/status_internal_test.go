@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/firn-id/firn/internal/secret"
 )
 
 // TestRateRing: IDs are counted in the second they were issued, a bucket
@@ -99,7 +101,11 @@ func TestRecentErrors(t *testing.T) {
 		{"quoted password", `connect password='hunter 2' user=firn`, "hunter 2"},
 		{"bearer token", "upstream said Authorization: Bearer abc.def.ghi", "abc.def.ghi"},
 		{"token=", "lease lost: token=s3cret", "s3cret"},
+		{"MySQL ?password=", "open root@tcp(127.0.0.1:3306)/test?password=hunter2&parseTime=true: refused", "hunter2"},
+		{"sslpassword and passwd", "connect host=db sslpassword=hunter2 passwd='hunter 3'", "hunter"},
+		{"remembered, quoted by a driver", "Error 1064 (42000): syntax error near 'pa55-remembered' at line 1", "pa55-remembered"},
 	}
+	secret.Remember("pa55-remembered")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r.note("test", errors.New(tt.in), now)

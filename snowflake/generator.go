@@ -508,9 +508,10 @@ func (g *Generator) issuable(tick uint64, now int64) bool {
 // maxTick+1, so it cannot overflow.
 func (g *Generator) due(tick uint64) int64 { return int64(tick)*g.tickNs - g.borrowNs }
 
-// NextN fills dst with new IDs, in increasing order, reading the clock once
-// per tick. It returns the number of IDs written: len(dst), or fewer with
-// an error.
+// NextN fills dst with new IDs, reading the clock once per tick, in the
+// order the generator issues them: increasing when the layout is
+// (Layout.Increasing), and otherwise not across ticks. It returns the
+// number of IDs written: len(dst), or fewer with an error.
 func (g *Generator) NextN(ctx context.Context, dst []int64) (int, error) {
 	n := 0
 	now := g.nowNs()

@@ -107,6 +107,19 @@ func (l Layout) wholeMS() bool { return l.Tick%time.Millisecond == 0 }
 // which all IDs of earlier ticks lie.
 func (l Layout) TimeFirst() bool { return l.order()[0] == PartTime }
 
+// Increasing reports whether one generator issues the layout's IDs in
+// increasing order, a batch (Generator.NextN) included. A generator's
+// node never changes and it counts ticks up and, within a tick, the
+// sequence; so its IDs increase exactly when time lies above the
+// sequence in the order, or the sequence has no bits. Otherwise the
+// first ID of a tick is below the last of the tick before (orders
+// sequence,time,node; sequence,node,time; node,sequence,time). TimeFirst
+// implies it; node,time,sequence (the seata preset) has it without.
+func (l Layout) Increasing() bool {
+	o := l.order()
+	return l.SequenceBits == 0 || slices.Index(o, PartTime) < slices.Index(o, PartSequence)
+}
+
 // Parts returns the parts from the most significant bits down: Order,
 // or time, node, sequence when Order is nil.
 func (l Layout) Parts() []Part { return slices.Clone(l.order()) }

@@ -1,6 +1,7 @@
 package snowflake_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -261,5 +262,60 @@ func TestTimeFirst(t *testing.T) {
 				t.Errorf("TimeFirst() = %v with order %v, want %v", got, tt.order, tt.want)
 			}
 		})
+	}
+}
+
+// TestIncreasing: a layout's IDs from one generator increase exactly when
+// time lies above the sequence, wherever the node is; and a batch of
+// Generator.NextN crossing ticks increases or not as it says.
+func TestIncreasing(t *testing.T) {
+	const (
+		tm  = snowflake.PartTime
+		nd  = snowflake.PartNode
+		seq = snowflake.PartSequence
+	)
+	tests := []struct {
+		name  string
+		order []snowflake.Part
+		seq   int
+		want  bool
+	}{
+		{"the default order", nil, 8, true},
+		{"time, node, sequence", []snowflake.Part{tm, nd, seq}, 8, true},
+		{"time, sequence, node", []snowflake.Part{tm, seq, nd}, 8, true},
+		{"node, time, sequence", []snowflake.Part{nd, tm, seq}, 8, true},
+		{"sequence, time, node", []snowflake.Part{seq, tm, nd}, 8, false},
+		{"sequence, node, time", []snowflake.Part{seq, nd, tm}, 8, false},
+		{"node, sequence, time", []snowflake.Part{nd, seq, tm}, 8, false},
+		{"sequence first with no sequence bits", []snowflake.Part{seq, tm, nd}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := snowflake.Layout{Name: "t", Epoch: time.UnixMilli(time.Now().Add(-time.Hour).UnixMilli()), Tick: time.Millisecond,
+				TimeBits: 41, Node: []snowflake.Field{{Name: "worker", Bits: 10}}, SequenceBits: tt.seq, Order: tt.order}
+			if got := l.Increasing(); got != tt.want {
+				t.Fatalf("Increasing() = %v, want %v", got, tt.want)
+			}
+			g, err := snowflake.New(snowflake.Config{Layout: l, Node: 5, Reservation: snowflake.Unreserved()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 1,000 IDs of at most 256 a tick cross at least three ticks.
+			ids := make([]int64, 1000)
+			if _, err := g.NextN(context.Background(), ids); err != nil {
+				t.Fatal(err)
+			}
+			increasing := true
+			for i := 1; i < len(ids); i++ {
+				increasing = increasing && ids[i-1] < ids[i]
+			}
+			if increasing != tt.want {
+				t.Errorf("a batch across ticks increasing: %v, want %v", increasing, tt.want)
+			}
+		})
+	}
+	seata, _ := snowflake.Preset("seata")
+	if !seata.Increasing() || seata.TimeFirst() {
+		t.Errorf("seata: Increasing %v, TimeFirst %v; want true, false", seata.Increasing(), seata.TimeFirst())
 	}
 }

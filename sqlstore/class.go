@@ -38,6 +38,13 @@ const (
 	// the answer CheckWorkerNodeFence's ALTER probe expects when the
 	// account may ALTER.
 	DuplicateColumn
+	// Unauthenticated is the database refusing the user or password:
+	// PostgreSQL's 28P01 and 28000, MySQL's SQLSTATE 28000 (1045, 1698).
+	// It comes from connecting, which waiting does not cure.
+	Unauthenticated
+	// MissingDatabase is the database named in the DSN not existing:
+	// PostgreSQL's 3D000, MySQL's 1049.
+	MissingDatabase
 )
 
 // String names the class.
@@ -53,6 +60,10 @@ func (c Class) String() string {
 		return "missing table"
 	case DuplicateColumn:
 		return "duplicate column"
+	case Unauthenticated:
+		return "unauthenticated"
+	case MissingDatabase:
+		return "missing database"
 	}
 	return fmt.Sprintf("Class(%d)", int(c))
 }
@@ -63,6 +74,8 @@ var mysqlClasses = map[uint16]Class{
 	1044: Denied, 1142: Denied, 1143: Denied,
 	1146: MissingTable,
 	1060: DuplicateColumn,
+	1045: Unauthenticated, 1698: Unauthenticated,
+	1049: MissingDatabase,
 }
 
 // sqlStater is the method both PostgreSQL drivers' errors have (pgx's
@@ -95,6 +108,10 @@ func Classify(err error) Class {
 			return Denied
 		case code == "42P01":
 			return MissingTable
+		case code == "28P01", code == "28000":
+			return Unauthenticated
+		case code == "3D000":
+			return MissingDatabase
 		}
 	}
 	return Outage

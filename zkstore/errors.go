@@ -36,5 +36,7 @@ var (
 )
 
 // ErrVersion is matched by the error of a Tree.Set whose znode was
-// written by someone else since the version given was read.
+// written by someone else since the version given was read, and of a
+// Tree.BumpChildren whose parent's child version is no longer the one
+// given.
 var ErrVersion = errors.New("zkstore: znode changed since it was read")

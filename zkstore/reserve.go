@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 
@@ -21,6 +22,7 @@ type reservedValue struct {
 	Floor      int64               `json:"floor,omitempty"`
 	Note       string              `json:"note,omitempty"`
 	Unreserved []nodeid.Unreserved `json:"unreserved,omitempty"`
+	Pinned     []nodeid.Pinned     `json:"pinned,omitempty"`
 }
 
 // readReservation reads the reserved znode: its reservation and version.
@@ -42,12 +44,17 @@ func (s *Store) readReservation(ctx context.Context, conn *zk.Conn) (nodeid.Rese
 	// Holds searches a sorted list: JSON written by anything but Reserve
 	// (zkCli, another tool) may not be, and an unsorted list would let a
 	// reserved node be claimed.
+	// A pinned node is reserved whatever the list says.
+	for _, p := range r.Pinned {
+		r.Nodes = append(r.Nodes, p.Node)
+	}
 	slices.Sort(r.Nodes)
-	return nodeid.Reservation{Nodes: r.Nodes, Floor: r.Floor, Note: r.Note, Unreserved: r.Unreserved}, st.Version, nil
+	r.Nodes = slices.Compact(r.Nodes)
+	return nodeid.Reservation{Nodes: r.Nodes, Floor: r.Floor, Note: r.Note, Unreserved: r.Unreserved, Pinned: r.Pinned}, st.Version, nil
 }
 
 func reservationValue(r nodeid.Reservation) []byte {
-	b, _ := json.Marshal(reservedValue{Nodes: r.Nodes, Floor: r.Floor, Note: r.Note, Unreserved: r.Unreserved})
+	b, _ := json.Marshal(reservedValue{Nodes: r.Nodes, Floor: r.Floor, Note: r.Note, Unreserved: r.Unreserved, Pinned: r.Pinned})
 	return b
 }
 
@@ -131,7 +138,8 @@ func (s *Store) rewriteOps(ctx context.Context, conn *zk.Conn, op string, change
 		return nil, cur, s.fail(op, err)
 	}
 	if version < 0 {
-		return nil, cur, &nodeid.UnknownNamespaceError{Namespace: s.prefix}
+		verb, _, _ := strings.Cut(op, " ") // "unreserve node 3": unreserve
+		return nil, cur, &nodeid.UnknownNamespaceError{Namespace: s.prefix, Op: verb}
 	}
 	next, err := change(cur)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/firn-id/firn/internal/bench"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
@@ -117,6 +118,37 @@ func TestBenchEveryProtocol(t *testing.T) {
 				t.Fatalf("latency %+v: want 0 < p50 ≤ p99 ≤ max", r.Latency)
 			}
 		})
+	}
+}
+
+// TestBenchClientOfAnOpaqueServer: firn bench --protocol client measures
+// a server in opaque mode without being told: its batches, permuted, say
+// they are unordered, so the client serves them (it checks them for
+// distinct IDs only) and the run counts no error.
+func TestBenchClientOfAnOpaqueServer(t *testing.T) {
+	l := snowflake.DefaultLayout()
+	g, err := snowflake.New(snowflake.Config{Layout: l, Reservation: snowflake.Unreserved()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perm, err := opaque.New(mustKey(t, testKeyA), []byte("orders"), l.Bits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := server.New(server.Config{Snowflake: g, Opaque: perm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI("bench", "--count", "200", "--workers", "4", "--json", "--protocol", "client", "--target", serveGRPC(t, svc.GRPC()), "--batch", "30")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r bench.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if r.Requests != 200 || r.Errors != 0 || r.IDs != 200*30 || !r.Checked || r.Duplicates != 0 {
+		t.Fatalf("result %+v: want 200 requests of 30 IDs, no error, no duplicate", r)
 	}
 }
 
@@ -389,10 +421,11 @@ func TestBenchTLS(t *testing.T) {
 			}
 		})
 	}
-	// The client SDK retries a failed handshake as it would a server
-	// down; a run that ends first still says why no ID came.
+	// The client SDK moves on from a failed handshake to the next server
+	// at once; one that accepts and never answers holds the refill past
+	// the run's end. A run that ends first still says why no ID came.
 	t.Run("client without --ca, ended before its retries", func(t *testing.T) {
-		out, errOut, code := runCLI("bench", "--protocol", "client", "--target", grpcAddr, "--tls", "--duration", "500ms", "--json")
+		out, errOut, code := runCLI("bench", "--protocol", "client", "--target", grpcAddr+","+silentListener(t), "--tls", "--duration", "500ms", "--json")
 		var r bench.Result
 		if code != 1 || json.Unmarshal([]byte(out), &r) != nil || r.IDs != 0 || !strings.Contains(r.LastFailure, grpcAddr) ||
 			!strings.Contains(errOut, "no ID arrived, the last failure: ") || !strings.Contains(errOut, "the server's certificate did not verify: pass --ca FILE") {

@@ -3,17 +3,23 @@ package main
 import (
 	"crypto/rand"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/firn-id/firn/internal/config"
 )
 
 // TestConfigCheckRefusesWhatServeRefuses runs one table of bad settings,
 // each from the file, the environment and a flag, through firn serve and
 // firn config check: both exit 2 with the same message naming the field,
-// and neither touches the data directory. A row's other settings (also)
+// and neither touches the data directory. The default ports are held
+// throughout, as by the quick start's firn serve: serve checks every
+// setting before it binds, so the message is the setting, never the port. A row's other settings (also)
 // are set the same way; names, when set, is what the message names in
 // place of the field's path; a row with yaml is a file's alone (its
 // settings have no variable or flag).
@@ -74,6 +80,7 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"auth.tokens", "", "", "token a has a secret shorter than 16 bytes", nil, "", "auth:\n  tokens:\n" +
 			"    - {name: a, secret: short-secret, scopes: [snowflake]}\n"},
 	}
+	holdDefaultPorts(t)
 	for _, tt := range tests {
 		settings := append([]setting{{tt.path, tt.flag, tt.value}}, tt.also...)
 		ways := map[string]func(t *testing.T) []string{
@@ -135,6 +142,9 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 				if serveCode != 2 || checkCode != 2 {
 					t.Fatalf("serve exit %d (%q), config check exit %d (%q); want 2 and 2", serveCode, serveErr, checkCode, checkErr)
 				}
+				if strings.Contains(serveErr, "listen on") {
+					t.Fatalf("serve reported a port, not the setting: %q", serveErr)
+				}
 				serveMsg := strings.TrimPrefix(serveErr, "firn serve: ")
 				checkMsg := strings.TrimPrefix(checkErr, "firn config: ")
 				if serveMsg != checkMsg || !strings.Contains(serveMsg, tt.wantErr) {
@@ -155,6 +165,25 @@ func TestConfigCheckRefusesWhatServeRefuses(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// holdDefaultPorts holds firn serve's default HTTP and gRPC addresses
+// until the test ends, as the quick start's firn serve does. An address
+// already held by another process is the same situation and is left to
+// it.
+func holdDefaultPorts(t *testing.T) {
+	t.Helper()
+	d := config.Default()
+	for _, addr := range []string{d.HTTP.Listen, d.GRPC.Listen} {
+		ln, err := net.Listen("tcp", addr)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("hold %s: %v", addr, err)
+		}
+		t.Cleanup(func() { ln.Close() })
 	}
 }
 

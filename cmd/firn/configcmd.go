@@ -34,13 +34,8 @@ func runConfig(args []string, stdout io.Writer) error {
 	case "-h", "--help", "-help":
 		return errHelp
 	case "check":
-		o, err := parseServe(args[1:])
+		o, err := checkServe(args[1:])
 		if err != nil {
-			return err
-		}
-		// The store's settings, as serve checks them before it dials
-		// (backend.ErrConfig: exit 2, as serve).
-		if err := o.stores.Check(); err != nil {
 			return err
 		}
 		store := o.stores.Registry.Store

@@ -87,6 +87,21 @@ func wantAll(t *testing.T, what, out string, wants ...string) {
 	}
 }
 
+// TestUnreserveOnAnUnusedNamespace: firn admin unreserve on a namespace
+// nothing ever used says there is nothing to unreserve there, naming the
+// namespace, and not that there is nothing to advance (the command of
+// the same error elsewhere).
+func TestUnreserveOnAnUnusedNamespace(t *testing.T) {
+	zk := zktest.Start(t)
+	ns := "/firn/unused-" + suffix()
+	out, errOut, code := runCLI("admin", "unreserve", "--node", "1", "--confirm-caches-deleted", "--note", "OPS-1",
+		"--store", "zookeeper", "--endpoints", strings.Join(zk.Servers(), ","), "--namespace", ns)
+	if code != 2 || out != "" || strings.Contains(errOut, "advance") {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want exit 2 naming unreserve, not advance", code, out, errOut)
+	}
+	wantAll(t, "unreserve on an unused namespace", errOut, ns, "never been used", "nothing to unreserve")
+}
+
 // TestMigrateLeafZooKeeperCLI takes a Leaf fleet over through the binary's
 // commands: --apply is refused while a stand-in heartbeats and writes
 // nothing into the registry; applied, then applied again (it says so);
@@ -112,11 +127,11 @@ func TestMigrateLeafZooKeeperCLI(t *testing.T) {
 	fleet[2].Stop()
 
 	plan := l.run(t, 0, append(l.check, "--sample-id", strconv.FormatInt(l.ids[0], 10))...)
-	wantAll(t, "the plan", plan, "10.0.0.1:8080", "10.0.0.3:8080", "child version 3", "node IDs to reserve in firn's registry: 0–2",
+	wantAll(t, "the plan", plan, "10.0.0.1:8080", "10.0.0.3:8080", "sequence 3", "node IDs to reserve in firn's registry: 0–2",
 		"heartbeat 3s and a clock-skew margin 2s", "fits the layout", "workerID.properties", "never delete /snowflake/"+l.name,
 		"preset: twitter", "store: zookeeper", "not determined:", "nothing written")
 	first := l.run(t, 0, append(l.check, "--apply")...)
-	wantAll(t, "--apply", first, "applied: /snowflake/"+l.name+"/forever's child version is past 1023", "reserves 3 Leaf worker IDs and")
+	wantAll(t, "--apply", first, "applied: /snowflake/"+l.name+"/forever's sequence is past 1023", "reserves 3 Leaf worker IDs and")
 	again := l.run(t, 0, append(l.check, "--apply")...)
 	wantAll(t, "--apply again", again, "recognised, nothing rewritten", "nothing new")
 

@@ -226,7 +226,7 @@ func TestNextRefusesAnotherLayoutInOneDirectory(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	out, errOut, code := runCLI("next", "--layout", "twitter", "--data-dir", dir)
-	if code != 2 || out != "" || !strings.Contains(errOut, `namespace holds layout "firn: epoch 2026-01-01`) {
+	if code != 2 || out != "" || !strings.Contains(errOut, `local data directory `+dir+` holds layout "firn: epoch 2026-01-01`) {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2 naming the stored layout", code, out, errOut)
 	}
 }

@@ -20,7 +20,8 @@ import (
 const leafZooKeeperUsage = `--from leaf-zookeeper reads a Meituan Leaf snowflake fleet's workers in
 ZooKeeper (SnowflakeZookeeperHolder: /snowflake/NAME/forever) and prints
 every worker, the node IDs to reserve (every worker ID below forever's
-child version: deleted workers had IDs too), the floor every firn claim
+sequence, the number ZooKeeper gives its next child: deleted
+workers had IDs too), the floor every firn claim
 starts at, Leaf's layout, what it could not determine and the steps firn
 cannot take. It writes nothing unless --apply.
 
@@ -30,6 +31,15 @@ cannot take. It writes nothing unless --apply.
   --leaf-name NAME    leaf.name: the workers are under /snowflake/NAME
   --sample-id ID      an ID the fleet issued, decoded with Leaf's layout
                       and judged (repeat the flag for more)
+  --leaf-skip-timestamp N
+                      leave worker N's last timestamp out of the floor
+                      (repeat for more): a worker whose clock jumped puts
+                      the floor more than 1m ahead of now, or past the
+                      layout's end, which is refused, naming it. Worker N
+                      stays reserved for good: firn admin unreserve
+                      refuses it. Needs --note
+  --note TEXT         the operator's record kept with each skipped worker
+                      (who, why, which ticket)
   --apply             fence Leaf off, then record the reserved node IDs
                       and the floor in firn's registry: forever's child
                       version is pushed past 1023 and every worker znode
@@ -51,26 +61,35 @@ The layout is Leaf's, fixed in its code: the layout flags may only say
 
 // leafFlags are --from leaf-zookeeper's own settings.
 type leafFlags struct {
-	endpoints, name string
-	samples         []uint64
+	endpoints, name, note string
+	samples, skip         []uint64
 }
 
 // leafOnly are the flags of --from leaf-zookeeper alone; dbOnly those of
 // the sources read from a database.
 var (
-	leafOnly = []string{"leaf-endpoints", "leaf-name", "sample-id"}
+	leafOnly = []string{"leaf-endpoints", "leaf-name", "sample-id", "leaf-skip-timestamp", "note"}
 	dbOnly   = []string{"dsn", "dialect", "old-table", "token-table", "floor", "max-id-from", "nodes", "segments", "segment-table", "set", "segment-store", "segment-dsn"}
 )
 
 func (l *leafFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.endpoints, "leaf-endpoints", "", "")
 	fs.StringVar(&l.name, "leaf-name", "", "")
+	fs.StringVar(&l.note, "note", "", "")
 	fs.Func("sample-id", "", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return errors.New("want a non-negative ID")
 		}
 		l.samples = append(l.samples, v)
+		return nil
+	})
+	fs.Func("leaf-skip-timestamp", "", func(s string) error {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return errors.New("want a Leaf worker ID, a non-negative number")
+		}
+		l.skip = append(l.skip, v)
 		return nil
 	})
 }
@@ -119,7 +138,8 @@ func runLeafZooKeeper(f *migrateFlags, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, tree.Close()) }()
-	p, err := migrate.CheckLeaf(ctx, migrate.LeafOptions{Tree: tree, Servers: f.leaf.endpoints, Name: f.leaf.name, Samples: f.leaf.samples})
+	p, err := migrate.CheckLeaf(ctx, migrate.LeafOptions{Tree: tree, Servers: f.leaf.endpoints, Name: f.leaf.name, Samples: f.leaf.samples,
+		SkipTimestamps: f.leaf.skip, Note: f.leaf.note})
 	if err != nil {
 		return migrateErr(err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,9 +37,9 @@ func leafPlanText(p *migrate.LeafPlan, f *migrateFlags) string {
 }
 
 func writeLeafWorkers(b *strings.Builder, p *migrate.LeafPlan, now time.Time) {
-	fmt.Fprintf(b, "\nworkers under %s/forever (child version %d, read before any fence", p.Root, p.ChildVersion)
-	if p.FencedVersion != p.ChildVersion {
-		fmt.Fprintf(b, "; now %d, fenced", p.FencedVersion)
+	fmt.Fprintf(b, "\nworkers under %s/forever (sequence %d, the worker ID ZooKeeper gives next, read before any fence", p.Root, p.Sequence)
+	if p.FencedSequence != p.Sequence {
+		fmt.Fprintf(b, "; now %d, fenced", p.FencedSequence)
 	}
 	b.WriteString("):\n")
 	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
@@ -58,12 +59,18 @@ func writeLeafWorkers(b *strings.Builder, p *migrate.LeafPlan, now time.Time) {
 }
 
 func writeLeafReserve(b *strings.Builder, p *migrate.LeafPlan) {
-	fmt.Fprintf(b, "\nnode IDs to reserve in firn's registry: %s — every worker ID below min(child version %d, %d): ZooKeeper "+
+	fmt.Fprintf(b, "\nnode IDs to reserve in firn's registry: %s — every worker ID below min(sequence %d, %d): ZooKeeper "+
 		"numbered every worker it ever created below it, deleted ones too, and any of them may still issue from a cached "+
-		"workerID.properties\n", orNone(joinRanges(p.Reserved)), p.ChildVersion, migrate.LeafWorkers)
+		"workerID.properties\n", orNone(joinRanges(p.Reserved)), p.Sequence, migrate.LeafWorkers)
 	last := int64(0)
 	for _, w := range p.Workers {
-		last = max(last, w.Timestamp)
+		if !slices.Contains(p.Skipped, w.ID) {
+			last = max(last, w.Timestamp)
+		}
+	}
+	if len(p.Skipped) > 0 {
+		fmt.Fprintf(b, "left out of the floor (--leaf-skip-timestamp): worker %s, reserved for good (firn admin unreserve "+
+			"refuses them: their IDs are not below the floor); note: %s\n", joinRanges(p.Skipped), p.Note)
 	}
 	fmt.Fprintf(b, "floor: %d (%s): the later of the last worker timestamp (%d) and the time of the check, plus Leaf's "+
 		"heartbeat %s and a clock-skew margin %s; --apply computes it again at its own time and records it in the registry, "+

@@ -23,9 +23,11 @@ Prints N new IDs, one per line, from a generator for one node. The node's
 high-water mark (HWM) lives in the store, written ahead of use, so a later
 run — even with the clock set back — never repeats an ID. The local store
 is a data directory, locked while firn runs; its node is locked too, in
-the node directory every data directory of the user shares, so two runs
-at once on two directories take two nodes. Every store records the
-layout, and a run with another layout in the same namespace is refused.
+the node directory every data directory of the user with that layout
+shares, so two runs at once on two directories take two nodes. Every
+store records the layout, and a run with another layout in the same
+namespace (on the local store, the same data directory) is refused;
+another layout, another ID space, takes a data directory of its own.
 
 With a shared registry (etcd, postgres, mysql: by flag, variable or the
 --config of a server), firn next takes a node of that registry for
@@ -181,7 +183,7 @@ func runNext(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return nextRemote(context.Background(), remote, l, perm, enc, lc.Node, *n, f, stdout)
+	return nextRemote(context.Background(), remote, l, perm, enc, lc.Node, *n, f, otherSpace(&sf, lc.Layout), stdout)
 }
 
 // nextWindow is how far ahead of its clock firn next reserves: the time
@@ -206,7 +208,7 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 	}
 	lease, err := nodeid.Acquire(ctx, store, cfg)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return usagef("%s (%s)", err, sf.Describe())
+		return layoutRefused(err, sf, cfg.Layout)
 	}
 	if err != nil {
 		return err

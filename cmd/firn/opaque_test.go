@@ -83,6 +83,29 @@ func TestOpaqueNextAndParse(t *testing.T) {
 	}
 }
 
+// TestNextServerInOpaqueMode: firn next --server asks a server in opaque
+// mode for one batch, permuted, and prints it: the answer says its IDs
+// are unordered (Firn-Order), so the client checks them for distinct IDs
+// only, where it refuses a snowflake batch out of order that says
+// nothing.
+func TestNextServerInOpaqueMode(t *testing.T) {
+	ownNodes(t) // a layout other than the default: one node directory holds one
+	flags := []string{"--opaque", "--opaque-key-file", keyFile(t, testKeyA), "--opaque-tweak", "orders"}
+	base := startBeside(t, t.TempDir(), flags...)
+	out, errOut, code := runCLI(append([]string{"next", "-n", "200", "--server", base}, flags...)...)
+	ids := strings.Fields(out)
+	if code != 0 || len(ids) != 200 {
+		t.Fatalf("next --server: exit %d, %d IDs, %s", code, len(ids), errOut)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("ID %s twice", id)
+		}
+		seen[id] = true
+	}
+}
+
 func TestOpaqueFlagsRefused(t *testing.T) {
 	tests := []struct {
 		name string

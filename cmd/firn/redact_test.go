@@ -23,6 +23,8 @@ func TestConfigPrintHidesEveryPassword(t *testing.T) {
 		{name: "keyword/value flag", args: []string{"--store", "postgres", "--dsn", "host=db password=pa55word dbname=ids"}, hide: []string{"pa55word"}},
 		{name: "URL query flag", args: []string{"--store", "postgres", "--dsn", "postgres://app@db/ids?password=pa55word"}, hide: []string{"pa55word"}},
 		{name: "mysql @ in the password", args: []string{"--store", "mysql", "--dsn", "app:p@ss/w:rd@tcp(db:3306)/ids"}, hide: []string{"ss/w:rd", "w:rd"}},
+		{name: "mysql ?password= and ?passwd=", args: []string{"--store", "mysql", "--dsn", "app@tcp(db:3306)/ids?password=pa55word&passwd=pa55w0rd2"}, hide: []string{"pa55word", "pa55w0rd2"}},
+		{name: "postgres URL ?passwd=", args: []string{"--store", "postgres", "--dsn", "postgres://app@db/ids?passwd=pa55word"}, hide: []string{"pa55word"}},
 		{name: "file: endpoints and a set of stores", args: []string{"--config", path}, hide: []string{"pa55etcd", "w0rd", "ss/w:rd"}},
 	}
 	for _, tt := range tests {

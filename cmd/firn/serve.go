@@ -178,7 +178,7 @@ type serveOptions struct {
 // its node. A stop finishes the requests in flight on both ports before
 // the node is released and the stores are closed.
 func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
-	o, err := parseServe(args)
+	o, err := checkServe(args)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
 	starting := server.NewStarting(server.StartingConfig{Why: func() error { return notReady(holder.Load(), storeDown.Load()) },
-		Store: o.stores.Describe(), Auth: o.auth})
+		Brief: o.brief, Store: o.stores.Describe(), Auth: o.auth})
 	p, err := listen(o, starting)
 	if err != nil {
 		return err
@@ -264,6 +264,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	return p.wait(ctx, log)
 }
 
+// brief is a reason not to serve as the open /readyz shows it: the
+// store and the kind of failure, without the store's own words
+// (backend.Brief), which the log keeps.
+func (o serveOptions) brief(err error) string { return backend.Brief(o.stores.Describe(), err) }
+
 // notReady is why no node is held yet: the holder's reason; before the
 // node store is open, why it did not open, or nil before the first try
 // ended (Starting then says it waits for both).
@@ -295,7 +300,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	slot.Store(h)
 	g, lease, err := h.Acquire(ctx)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return nil, nil, nil, usagef("%s (%s)", err, o.stores.Describe())
+		return nil, nil, nil, layoutRefused(err, &o.stores, o.lease.Layout)
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -319,7 +324,7 @@ func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sq
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
 	scfg := server.Config{Snowflake: g, Layout: &o.layout, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
-		Opaque: o.opaque, Store: o.stores.Describe()}
+		Opaque: o.opaque, Store: o.stores.Describe(), Brief: o.brief}
 	if h != nil {
 		scfg.Lease, scfg.Ready = lease, h.NotReady
 	}

@@ -331,14 +331,15 @@ func (f *remoteFlags) beside(sf *backend.Options, err error) (*remote, error) {
 
 // nextRemote prints n snowflake IDs from a running server, refusing when
 // the layout or the node asked for differ from the server's.
-func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, node *uint64, n int, f idFormat, stdout io.Writer) error {
+// elsewhere says where IDs of another layout come from (otherSpace).
+func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, node *uint64, n int, f idFormat, elsewhere string, stdout io.Writer) error {
 	defer r.close()
 	info, err := r.info(ctx)
 	if err != nil {
 		return err
 	}
 	if info.Fingerprint != l.Fingerprint() {
-		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none; or, for IDs of another layout (another ID space), a data directory of their own (--data-dir DIR)", r.base, info.Layout, l.String())
+		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none; or, for IDs of another layout (another ID space), %s", r.base, info.Layout, l.String(), elsewhere)
 	}
 	if want := permutationName(perm); info.Opaque != want {
 		return usagef("firn serve at %s issues %s; this command asked for %s: give the server's opaque flags, or its --config", r.base, opaqueDesc(info.Opaque), opaqueDesc(want))

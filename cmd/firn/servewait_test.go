@@ -229,8 +229,9 @@ func openServeStores(t *testing.T, args []string) (serveOptions, *backend.Stores
 }
 
 // TestServeSaysWhyTheStoreDidNotOpen: while the store refuses the
-// connection, /readyz says so, naming it, rather than only that the
-// server waits for it; a stop then is a normal stop.
+// connection, /readyz says so, naming it and the class of failure (not
+// the client's words), rather than only that the server waits for it; a
+// stop then is a normal stop.
 func TestServeSaysWhyTheStoreDidNotOpen(t *testing.T) {
 	ports := servetest.Addrs(t, 2)
 	refused := stoppedAddr(t)
@@ -241,7 +242,7 @@ func TestServeSaysWhyTheStoreDidNotOpen(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, args, io.Discard) }()
 	waitReadiness(t, "http://"+ports[0], done, func(code int, msg string) bool {
-		return code == 503 && strings.Contains(msg, "etcd http://"+refused) && strings.Contains(msg, "connection refused")
+		return code == 503 && strings.Contains(msg, "etcd http://"+refused+": refused") && !strings.Contains(msg, "connection refused")
 	})
 	cancel()
 	if err := <-done; err != nil {

@@ -26,12 +26,14 @@ func init() {
 var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
   --store KIND        ` + backend.Names() + `:
 ` + backend.Help("                        ") + `  --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn;
-                      node IDs are the user's, locked in the default's nodes/
-                      whichever directory is given
+                      node IDs are the user's and the layout's, locked in
+                      the default's nodes/ whichever directory is given
   --endpoints URLS    etcd: comma-separated client URLs (http://127.0.0.1:2379);
                       zookeeper: comma-separated servers (127.0.0.1:2181)
   --dsn DSN           postgres: postgres://user@host:5432/db?sslmode=disable
-                      mysql: user:password@tcp(host:3306)/db
+                      mysql: user:password@tcp(host:3306)/db; a parameter
+                      that is no driver option is sent as SET, so only a
+                      few session variables are taken (docs/config.md)
   --namespace NAME    the set of nodes that must never collide: in SQL a value
                       of the namespace column (default "default"), in etcd a
                       key prefix (default /firn/default/), in ZooKeeper a

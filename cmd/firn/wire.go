@@ -22,8 +22,9 @@ import (
 
 // parseServe reads the configuration: the defaults, the file of
 // --config, the FIRN_… environment, then the flags, bound onto one typed
-// config.Config and validated once (config.Validate). firn config check
-// and print run exactly this, so they refuse what serve refuses.
+// config.Config and validated once (config.Validate). firn config print
+// runs exactly this; firn serve and firn config check run it through
+// checkServe.
 func parseServe(args []string) (o serveOptions, err error) {
 	cfg, err := loadConfig(args)
 	if err != nil {
@@ -41,6 +42,20 @@ func parseServe(args []string) (o serveOptions, err error) {
 		return o, usagef("%s", err)
 	}
 	return serveOptionsOf(cfg)
+}
+
+// checkServe reads firn serve's command line and settings and refuses,
+// without I/O, every one it would refuse before opening a store: parseServe,
+// then the stores' own rules. firn config check runs it, and firn serve
+// runs it before it binds a port, so a bad setting is reported as itself
+// whatever holds the port.
+func checkServe(args []string) (serveOptions, error) {
+	o, err := parseServe(args)
+	if err != nil {
+		return o, err
+	}
+	// backend.ErrConfig: exit 2.
+	return o, o.stores.Check()
 }
 
 // serveOptionsOf turns a valid configuration into what serve runs with,

@@ -19,14 +19,19 @@ import (
 )
 
 // sqlEndpoint reads a DSN with its driver's parser and returns the
-// address it dials, for messages; a DSN the driver cannot read is bad
-// input, reported without quoting it.
+// address it dials, for messages; a DSN the driver cannot read, or a
+// MySQL DSN whose parameters would have the driver send a statement firn
+// does not allow (checkMySQLParams), is bad input, reported without
+// quoting it. Every command reads its DSNs here before it dials.
 func (o Options) sqlEndpoint(kind, dsn string) (string, error) {
 	shown := Redact(kind, dsn) // also remembers the password for scrub
 	if kind == "mysql" {
 		cfg, err := mysql.ParseDSN(dsn)
 		if err != nil {
 			return "", configf("--dsn %s: not a MySQL DSN (user:password@tcp(host:3306)/db): %s", shown, secret.Scrub(err.Error()))
+		}
+		if err := checkMySQLParams(cfg); err != nil {
+			return "", configf("--dsn %s: %s", shown, err)
 		}
 		return cfg.Net + " " + cfg.Addr, nil
 	}

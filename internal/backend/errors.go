@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/firn-id/firn/internal/secret"
 )
 
@@ -29,8 +31,9 @@ func configf(format string, args ...any) error {
 	return &configError{msg: fmt.Sprintf(format, args...)}
 }
 
-// UnreachableError is a store that refused or did not answer within the
-// dial timeout: an outage, which a server waits out. Its message names
+// UnreachableError is a store that refused, did not answer within the
+// dial timeout, or answered a connection with an error that is not bad
+// settings (RefusedConnection's): an outage, which a server waits out. Its message names
 // the store's address (never a password) and the cause.
 type UnreachableError struct {
 	Store    string // postgres, mysql, etcd
@@ -43,7 +46,20 @@ func (e *UnreachableError) Error() string {
 	if errors.Is(e.Err, context.DeadlineExceeded) {
 		return fmt.Sprintf("%s %s: no answer within %s (--dial-timeout)", e.Store, e.Endpoint, e.Timeout)
 	}
+	if answered(e.Err) {
+		// The database is reachable: saying otherwise sends the operator
+		// to the network when the cause is in the DSN or the server.
+		return fmt.Sprintf("%s %s: answered with an error: %s", e.Store, e.Endpoint, secret.Scrub(e.Err.Error()))
+	}
 	return fmt.Sprintf("%s %s: unreachable: %s", e.Store, e.Endpoint, secret.Scrub(e.Err.Error()))
+}
+
+// answered reports whether err is a SQL database's own answer (a MySQL
+// error number, a SQLSTATE), as against a connection that failed.
+func answered(err error) bool {
+	var me *mysql.MySQLError
+	var se interface{ SQLState() string }
+	return errors.As(err, &me) || errors.As(err, &se)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }

@@ -2,27 +2,42 @@ package secret
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
-// pgSecrets are the connection settings of pgx that hold a secret.
-var pgSecrets = map[string]bool{"password": true, "sslpassword": true}
+// Words mark the name of a setting or parameter that holds a
+// secret wherever they appear in it, in any case: password, sslpassword,
+// passwd, pwd, client_secret, token, auth_token. A store's DSN and an
+// endpoint are redacted by them (Postgres, Endpoint, and the MySQL DSN
+// the command reads), and so is a message that quotes name=value. A
+// name that only looks like one costs a redacted value that was not
+// secret; one missed could print a password.
+var Words = []string{"password", "passwd", "pwd", "secret", "token"}
+
+// Named reports whether a setting named name holds a secret: its name
+// holds one of Words.
+func Named(name string) bool {
+	name = strings.ToLower(name)
+	return slices.ContainsFunc(Words, func(w string) bool { return strings.Contains(name, w) })
+}
 
 // Postgres reads dsn as pgx does — a postgres:// or postgresql:// URL, or
 // keyword/value pairs — and replaces each secret setting's value (the
-// URL's password, and the password and sslpassword settings). It returns
+// URL's password, and every setting Named picks out: password and
+// sslpassword are pgx's; pgx sends any other to the server). It returns
 // the passwords it replaced; ok is false when dsn follows neither form.
 func Postgres(dsn string) (out string, passwords []string, ok bool) {
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		return hideURL(dsn, pgSecrets)
+		return hideURL(dsn)
 	}
 	return keywordValue(dsn)
 }
 
 // hideURL replaces the password of a URL's user information and the values
-// of the query parameters named in params, and returns the passwords it
-// replaced; ok is false when s is not a URL.
-func hideURL(s string, params map[string]bool) (out string, passwords []string, ok bool) {
+// of the query parameters Named picks out, and returns the
+// passwords it replaced; ok is false when s is not a URL.
+func hideURL(s string) (out string, passwords []string, ok bool) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return "", nil, false
@@ -34,7 +49,7 @@ func hideURL(s string, params map[string]bool) (out string, passwords []string, 
 	q := u.Query()
 	changed := false
 	for k, vs := range q {
-		if params[k] {
+		if Named(k) {
 			passwords = append(passwords, vs...)
 			q.Set(k, Redacted)
 			changed = true
@@ -47,12 +62,13 @@ func hideURL(s string, params map[string]bool) (out string, passwords []string, 
 }
 
 // Endpoint hides the password of an etcd endpoint given as a URL with
-// user information; host:port carries none.
+// user information, and the secret parameters of its query; host:port
+// carries neither.
 func Endpoint(s string) (out string, passwords []string, ok bool) {
-	if !strings.Contains(s, "@") {
+	if !strings.ContainsAny(s, "@?") {
 		return s, nil, true
 	}
-	return hideURL(s, nil)
+	return hideURL(s)
 }
 
 // pgSpace is the white space of pgx's keyword/value grammar.
@@ -88,7 +104,7 @@ func keywordValue(s string) (out string, passwords []string, ok bool) {
 		if !ok {
 			return "", guessed(s), false
 		}
-		if pgSecrets[key] {
+		if Named(key) {
 			passwords = append(passwords, val)
 			b.WriteString(Redacted)
 		} else {

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testenv"
+)
+
+// TestReadyzGivesTheClassNotTheDriversMessage runs firn serve on MariaDB
+// and breaks the store three ways: a session variable the server refuses
+// while the stores open, the node table dropped under a held lease, the
+// account's password changed and its connections cut. The open /readyz
+// names the store and the class of failure and none of the database's
+// words; the log keeps them, with the password redacted.
+func TestReadyzGivesTheClassNotTheDriversMessage(t *testing.T) {
+	root := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
+	rootCfg, err := mysql.ParseDSN(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("mysql", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	exec := func(t *testing.T, stmt string) {
+		t.Helper()
+		if _, err := admin.Exec(stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	user := "firn_ready_" + suffix()
+	tests := []struct {
+		name, class, raw string
+		dsn              func(t *testing.T) string
+		// brk breaks the store once serve is ready; nil: broken from the
+		// start.
+		brk func(t *testing.T, table string)
+	}{
+		{name: "refused session variable", class: `mysql tcp ` + rootCfg.Addr + `: other`, raw: "time zone",
+			dsn: func(t *testing.T) string { return root + sep(root) + "time_zone=%27Nowhere%2FBogus%27" }},
+		{name: "missing table", class: `mysql namespace "default": missing table`, raw: "doesn't exist",
+			dsn: func(t *testing.T) string { return root },
+			brk: func(t *testing.T, table string) { exec(t, "DROP TABLE "+table) }},
+		{name: "password changed", class: `mysql namespace "default": auth`, raw: "Access denied",
+			dsn: func(t *testing.T) string {
+				exec(t, "CREATE USER '"+user+"'@'%' IDENTIFIED BY 'Ready-pa55-1'")
+				t.Cleanup(func() { exec(t, "DROP USER '"+user+"'@'%'") })
+				exec(t, "GRANT ALL ON `"+rootCfg.DBName+"`.* TO '"+user+"'@'%'")
+				cfg := rootCfg.Clone()
+				cfg.User, cfg.Passwd = user, "Ready-pa55-1"
+				return cfg.FormatDSN()
+			},
+			brk: func(t *testing.T, _ string) {
+				exec(t, "ALTER USER '"+user+"'@'%' IDENTIFIED BY 'Ready-pa55-2'")
+				rows, err := admin.Query("SELECT id FROM information_schema.processlist WHERE user = ?", user)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []int64
+				for rows.Next() {
+					var id int64
+					if err := rows.Scan(&id); err != nil {
+						t.Fatal(err)
+					}
+					ids = append(ids, id)
+				}
+				rows.Close()
+				for _, id := range ids {
+					exec(t, fmt.Sprintf("KILL CONNECTION %d", id))
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table := "firn_nodes_ready_" + suffix()
+			t.Cleanup(func() { dropTables(t, "mysql", root, table); dropTables(t, "mysql", root, table+"_seg") })
+			log := &lockedBuffer{}
+			logOutput = log
+			t.Cleanup(func() { logOutput = os.Stderr })
+			addrs := servetest.Addrs(t, 1)
+			base := "http://" + addrs[0]
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				done <- serve(ctx, []string{"--store", "mysql", "--dsn", tt.dsn(t), "--table", table,
+					"--segment-table", table + "_seg", "--http", addrs[0], "--grpc", "off",
+					"--lease-ttl", "1s", "--dial-timeout", "1s", "--log-format", "json"}, io.Discard)
+			}()
+			t.Cleanup(func() {
+				cancel()
+				<-done
+			})
+			if tt.brk != nil {
+				waitReadiness(t, base, done, func(code int, _ string) bool { return code == 200 })
+				tt.brk(t, table)
+			}
+			var msg string
+			waitReadiness(t, base, done, func(code int, m string) bool {
+				msg = m
+				return code == 503 && strings.Contains(m, tt.class)
+			})
+			for _, word := range []string{tt.raw, "Error ", "Ready-pa55"} {
+				if strings.Contains(msg, word) {
+					t.Fatalf("/readyz says %q: it quotes the database (%q)", msg, word)
+				}
+			}
+			// The log line may follow the readiness it explains.
+			for deadline := time.Now().Add(time.Minute); !strings.Contains(log.String(), tt.raw); time.Sleep(50 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the log never gave the database's message (%q):\n%s", tt.raw, log.String())
+				}
+			}
+			if strings.Contains(log.String(), "Ready-pa55") {
+				t.Fatalf("the log shows the password:\n%s", log.String())
+			}
+			t.Logf("/readyz: %s", msg)
+		})
+	}
+}
+
+// sep is what joins one more parameter to dsn.
+func sep(dsn string) string {
+	if strings.Contains(dsn, "?") {
+		return "&"
+	}
+	return "?"
+}
