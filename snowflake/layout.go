@@ -142,6 +142,8 @@ func (l Layout) Validate() error {
 		switch {
 		case f.Name == "":
 			return fail("a node field has no name")
+		case !isFieldName(f.Name):
+			return fail("node field name %q: use letters, digits, '_' and '-' only", f.Name)
 		case seen[f.Name]:
 			return fail("node field %q appears twice", f.Name)
 		case f.Bits < 1 || f.Bits > 63:
@@ -159,6 +161,19 @@ func (l Layout) Validate() error {
 		return fail("%d time bits of %s overflow 64-bit Unix milliseconds", l.TimeBits, l.Tick)
 	}
 	return nil
+}
+
+// isFieldName reports whether name holds only ASCII letters, digits, '_'
+// and '-', as every preset's field names do. Fingerprint joins names with
+// ':' and ',': a name holding either could make two layouts share a
+// fingerprint, and a store would take them for one layout.
+func isFieldName(name string) bool {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (l Layout) validateOrder() error {
