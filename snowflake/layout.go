@@ -353,6 +353,26 @@ func (l Layout) Fingerprint() string {
 	return "v1:" + hex.EncodeToString(sum[:8])
 }
 
+// BitsFingerprint identifies what of the layout reaches an ID's bits: the
+// epoch, the tick, the widths of time, node and sequence, and their order.
+// The names of the node fields, and how the node bits split into fields,
+// are not part of it: they change how an ID is read, never which bits it
+// has ([node:10], [worker:10] and twitter's [datacenter:5,worker:5] give
+// one ID for one node value, tick and sequence). Two layouts with one
+// BitsFingerprint compose the same ID from the same tick, node and
+// sequence, so a registry that keeps nodes apart per layout must keep
+// them apart per BitsFingerprint. Fingerprint, which stores record,
+// tells such layouts apart.
+func (l Layout) BitsFingerprint() string {
+	tick := strconv.FormatInt(l.tickMS(), 10)
+	if !l.wholeMS() {
+		tick = strconv.FormatInt(l.tickUS(), 10) + "us"
+	}
+	s := fmt.Sprintf("epoch=%d;tick=%s;time=%d;node=%d;seq=%d;order=%s", l.Epoch.UnixMilli(), tick, l.TimeBits, l.NodeBits(), l.SequenceBits, joinParts(l.order()))
+	sum := sha256.Sum256([]byte(s))
+	return "bits1:" + hex.EncodeToString(sum[:8])
+}
+
 // String returns a one-line description such as
 // "twitter: epoch 2010-11-04T01:42:54.657Z, tick 1ms, 41 time + 10 node + 12 sequence = 63 bits".
 func (l Layout) String() string {
