@@ -88,6 +88,21 @@ func recordSpace(root string, id nodeid.LayoutID) error {
 	return nil
 }
 
+// checkSpace refuses layout id with a *SpaceMismatchError if the user's
+// node directory root records another layout for its ID bits, and
+// records nothing.
+func checkSpace(root string, id nodeid.LayoutID) error {
+	path := filepath.Join(root, spaceDirName(id), "layout")
+	rec, ok, err := readLayoutFile(path)
+	switch {
+	case err != nil:
+		return err
+	case ok && rec.Fingerprint != id.Fingerprint:
+		return &SpaceMismatchError{Stored: rec.Description, Want: id.Description, Record: path}
+	}
+	return nil
+}
+
 // spaceDirName names the subdirectory that records the layout of id's ID
 // bits: a fixed-length name whatever they are. Bits empty means the
 // fingerprint (nodeid.LayoutID.Bits).

@@ -453,3 +453,21 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 		release()
 	}
 }
+
+// TestSameBitsInARecordedDataDirectory: a data directory that recorded a
+// layout refuses another with the same ID bits as the node directory
+// does, so the refusal does not send the caller to another data
+// directory, which would refuse it too.
+func TestSameBitsInARecordedDataDirectory(t *testing.T) {
+	s := openConfig(t, localstore.Config{Dir: t.TempDir(), NodeDir: t.TempDir()})
+	claim(t, s, anyNode(8))
+	_, err := s.Claim(context.Background(), nodeid.ClaimRequest{AnyNode: true, Pool: 8, Layout: sameBits})
+	var sm *localstore.SpaceMismatchError
+	if !errors.As(err, &sm) {
+		t.Fatalf("claim with the same ID bits named otherwise in a data directory that recorded a layout: %v; want *SpaceMismatchError", err)
+	}
+	_, err = s.Claim(context.Background(), nodeid.ClaimRequest{AnyNode: true, Pool: 8, Layout: otherLayout})
+	if !errors.Is(err, nodeid.ErrLayoutMismatch) || errors.As(err, &sm) {
+		t.Fatalf("claim with other ID bits in a data directory that recorded a layout: %v; want a *LayoutMismatchError only", err)
+	}
+}

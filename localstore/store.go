@@ -216,6 +216,11 @@ func (s *Store) checkLayout(want nodeid.LayoutID) error {
 	case err != nil:
 		return err
 	case ok && stored.Fingerprint != want.Fingerprint:
+		// Another data directory would not take the same bits either:
+		// say so when the node directory refuses them too.
+		if err := checkSpace(s.nodeRoot, want); err != nil {
+			return err
+		}
 		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
 	}
 	if err := markRoot(s.nodeRoot); err != nil {
