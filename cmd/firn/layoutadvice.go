@@ -16,8 +16,9 @@ import (
 // layoutRefused is the refusal of a store whose namespace holds another
 // layout. On the local store the namespace is the data directory, and a
 // data directory keeps one layout; another layout is another ID space,
-// with nodes of its own in the user's node directory, so a data
-// directory of its own, named outright, serves it.
+// so a data directory of its own, named outright, serves it — unless the
+// user's node directory records another layout for its ID bits, which
+// every data directory refuses: only the recorded layout serves then.
 func layoutRefused(err error, sf *backend.Options, id nodeid.LayoutID) error {
 	var sm *localstore.SpaceMismatchError
 	if errors.As(err, &sm) {
