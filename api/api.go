@@ -37,8 +37,11 @@ type Info struct {
 	Layout string `json:"layout"`
 	// Fingerprint identifies the layout (snowflake.Layout.Fingerprint).
 	Fingerprint string `json:"fingerprint"`
-	Node        uint64 `json:"node"`
-	MaxBatch    int    `json:"max_batch"`
+	// Bits identifies the IDs the layout composes, without the names or
+	// split of its node fields (snowflake.Layout.BitsFingerprint).
+	Bits     string `json:"bits,omitempty"`
+	Node     uint64 `json:"node"`
+	MaxBatch int    `json:"max_batch"`
 	// Opaque is the permutation's fingerprint in opaque mode; empty
 	// otherwise.
 	Opaque string `json:"opaque,omitempty"`

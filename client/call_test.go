@@ -112,7 +112,7 @@ func TestFetchInfoDecodeGuess(t *testing.T) {
 	c := newHTTPClient(t, client.Config{Endpoints: []string{base}, MaxBatch: 4})
 	ctx := context.Background()
 	info, err := c.Info(ctx)
-	if err != nil || info != (api.Info{Layout: l.String(), Fingerprint: l.Fingerprint(), Node: 0, MaxBatch: server.DefaultMaxBatch}) {
+	if err != nil || info != (api.Info{Layout: l.String(), Fingerprint: l.Fingerprint(), Bits: l.BitsFingerprint(), Node: 0, MaxBatch: server.DefaultMaxBatch}) {
 		t.Fatalf("Info: %+v, %v", info, err)
 	}
 	ids := make([]int64, 10)

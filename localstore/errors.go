@@ -51,3 +51,28 @@ func holderName(pid string) string {
 	}
 	return "process " + pid
 }
+
+// SpaceMismatchError reports a layout refused by the user's node
+// directory: another layout with the same ID bits (nodeid.LayoutID.Bits:
+// epoch, tick, widths and order) is recorded there, with other node field
+// names or splits, or another opaque key. Both issue IDs of one space, so
+// the user's data directories keep one of them, as a namespace of a
+// shared store does; another data directory does not help. It unwraps to
+// a *nodeid.LayoutMismatchError, so errors.Is(err,
+// nodeid.ErrLayoutMismatch) is true.
+type SpaceMismatchError struct {
+	Stored, Want string // layout descriptions
+	Record       string // the file that records Stored
+}
+
+func (e *SpaceMismatchError) Error() string {
+	return fmt.Sprintf("localstore: the user's node directory records layout %q for these ID bits (%s), and this claim has %q: "+
+		"the same IDs read or permuted another way, which every data directory of the user refuses: use the recorded layout",
+		e.Stored, e.Record, e.Want)
+}
+
+// Unwrap returns the *nodeid.LayoutMismatchError every store gives for
+// another layout.
+func (e *SpaceMismatchError) Unwrap() error {
+	return &nodeid.LayoutMismatchError{Stored: e.Stored, Want: e.Want}
+}

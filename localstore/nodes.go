@@ -9,18 +9,25 @@ import (
 	"strings"
 )
 
-// A node's state lives in two places: its lock and its HWM in the node
-// directory, which every data directory of the user shares, and a copy of
-// the HWM in the data directory (where it always was). A claim starts at
-// the larger of the two HWMs; an extension is confirmed only once both
-// hold it, the node directory's written first, since every data
-// directory's claims read it. Each file is then at or past every
-// confirmed HWM of the node, so a crash between the two writes never
-// lets a claim start below an issued ID.
+// A node's state lives in two places: its lock and its HWM in the user's
+// node directory (and in each node directory an older firn kept per
+// layout: nodeDirs), which every data directory of the user shares, and
+// a copy of the HWM in the data directory (where it always was). A claim
+// starts at the largest of the HWMs; an extension is confirmed only once
+// all hold it, the node directories' written first, since every data
+// directory's claims read them. Each file is then at or past every
+// confirmed HWM of the node, so a crash between the writes never lets a
+// claim start below an issued ID.
 
-// lockNode takes node's lock in the node directory for this Store, or
-// returns a *NodeHeldError naming its holder. A lock the Store holds
-// already is kept while its file is still node-N.lock.
+// heldLock is one lock file of a node this Store holds.
+type heldLock struct {
+	path string
+	f    *os.File
+}
+
+// lockNode takes node's lock in every node directory (nodeDirs) for this
+// Store, or returns a *NodeHeldError naming a holder. A lock the Store
+// holds already is kept while its files are still the node-N.lock files.
 func (s *Store) lockNode(node uint64) error {
 	if _, ok := s.nodes[node]; ok {
 		if s.lockIntact(node) {
@@ -28,92 +35,127 @@ func (s *Store) lockNode(node uint64) error {
 		}
 		s.unlockNode(node)
 	}
-	path := s.nodeLockPath(node)
-	f, busy, heldBy, err := tryLock(path, strconv.Itoa(os.Getpid())+"\n"+s.dir+"\n")
-	switch {
-	case err != nil:
+	dirs, err := nodeDirs(s.nodeRoot)
+	if err != nil {
 		return fmt.Errorf("lock node %d: %w", node, err)
-	case busy:
-		e := &NodeHeldError{Node: node, Lock: path, PID: heldBy[0]}
-		if len(heldBy) > 1 {
-			e.Dir = heldBy[1]
-		}
-		return e
 	}
-	s.nodes[node] = f
+	locks := make([]heldLock, 0, len(dirs))
+	for _, d := range dirs {
+		path := lockPath(d, node)
+		f, busy, heldBy, err := tryLock(path, strconv.Itoa(os.Getpid())+"\n"+s.dir+"\n")
+		switch {
+		case err != nil:
+			closeLocks(locks)
+			return fmt.Errorf("lock node %d: %w", node, err)
+		case busy:
+			closeLocks(locks)
+			e := &NodeHeldError{Node: node, Lock: path, PID: heldBy[0]}
+			if len(heldBy) > 1 {
+				e.Dir = heldBy[1]
+			}
+			return e
+		}
+		locks = append(locks, heldLock{path: path, f: f})
+	}
+	s.nodes[node] = locks
 	if !s.lockIntact(node) {
 		// Unlinked between the open and the lock: it guards nothing.
 		s.unlockNode(node)
-		return fmt.Errorf("lock node %d: %s was removed while it was being locked", node, path)
+		return fmt.Errorf("lock node %d: a lock file in %s was removed while it was being locked", node, s.nodeRoot)
 	}
 	return nil
 }
 
-// lockIntact reports whether the file this Store locked for node is
-// still node-N.lock. A lock file removed (say, as "stale") and created
-// again is another file, which another Store can lock: the OS lock on
-// the old one then keeps no one off the node.
+// lockIntact reports whether each file this Store locked for node is
+// still the node-N.lock at its path. A lock file removed (say, as
+// "stale") and created again is another file, which another Store can
+// lock: the OS lock on the old one then keeps no one off the node.
 func (s *Store) lockIntact(node uint64) bool {
-	f, ok := s.nodes[node]
+	locks, ok := s.nodes[node]
 	if !ok {
 		return false
 	}
-	held, err := f.Stat()
-	if err != nil {
-		return false
+	for _, l := range locks {
+		held, err := l.f.Stat()
+		if err != nil {
+			return false
+		}
+		now, err := os.Stat(l.path)
+		if err != nil || !os.SameFile(held, now) {
+			return false
+		}
 	}
-	now, err := os.Stat(s.nodeLockPath(node))
-	return err == nil && os.SameFile(held, now)
+	return true
 }
 
-// unlockNode gives node's lock up, if the Store holds it.
+// unlockNode gives node's locks up, if the Store holds them.
 func (s *Store) unlockNode(node uint64) {
-	if f, ok := s.nodes[node]; ok {
+	if locks, ok := s.nodes[node]; ok {
 		delete(s.nodes, node)
-		_ = f.Close() // closing the file ends the lock
+		closeLocks(locks)
 	}
 }
 
-func (s *Store) nodeLockPath(node uint64) string {
-	return filepath.Join(s.nodeDir, "node-"+strconv.FormatUint(node, 10)+".lock")
+func closeLocks(locks []heldLock) {
+	for _, l := range locks {
+		_ = l.f.Close() // closing the file ends the lock
+	}
 }
 
-func (s *Store) sharedHWMPath(node uint64) string {
-	return filepath.Join(s.nodeDir, "node-"+strconv.FormatUint(node, 10)+".hwm")
+func lockPath(dir string, node uint64) string {
+	return filepath.Join(dir, "node-"+strconv.FormatUint(node, 10)+".lock")
+}
+
+// nodeLockPath is node's lock in the user's node directory.
+func (s *Store) nodeLockPath(node uint64) string { return lockPath(s.nodeRoot, node) }
+
+// sharedHWMPaths are node's HWM files in the node directories whose locks
+// the Store holds for it, the user's node directory's first.
+func (s *Store) sharedHWMPaths(node uint64) []string {
+	var paths []string
+	for _, l := range s.nodes[node] {
+		paths = append(paths, filepath.Join(filepath.Dir(l.path), "node-"+strconv.FormatUint(node, 10)+".hwm"))
+	}
+	return paths
 }
 
 func (s *Store) hwmPath(node uint64) string {
 	return filepath.Join(s.dir, "nodes", strconv.FormatUint(node, 10)+".hwm")
 }
 
-// readHWM returns node's HWM: the larger of the node directory's and the
-// data directory's. The caller holds the node's lock.
+// readHWM returns node's HWM: the largest of the node directories' and
+// the data directory's. The caller holds the node's locks.
 func (s *Store) readHWM(node uint64) (int64, error) {
-	shared, err := readHWMFile(s.sharedHWMPath(node), node)
+	hwm, err := readHWMFile(s.hwmPath(node), node)
 	if err != nil {
 		return 0, err
 	}
-	own, err := readHWMFile(s.hwmPath(node), node)
-	if err != nil {
-		return 0, err
+	for _, p := range s.sharedHWMPaths(node) {
+		shared, err := readHWMFile(p, node)
+		if err != nil {
+			return 0, err
+		}
+		hwm = max(hwm, shared)
 	}
-	return max(shared, own), nil
+	return hwm, nil
 }
 
 // raise writes hwm for node, durably, to each file whose value is below
-// it, the node directory's first, and returns the smaller of the two
-// values after: the HWM both hold, which is what may be confirmed. The
-// caller holds the node's lock.
+// it, the node directories' first, and returns the smallest of the
+// values after: the HWM all hold, which is what may be confirmed. The
+// caller holds the node's locks.
 func (s *Store) raise(node uint64, hwm int64) (int64, error) {
-	shared, err := raiseFile(s.sharedHWMPath(node), node, hwm)
-	if err != nil {
-		return 0, err
+	var confirmed int64
+	for i, p := range append(s.sharedHWMPaths(node), s.hwmPath(node)) {
+		stored, err := raiseFile(p, node, hwm)
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || stored < confirmed {
+			confirmed = stored
+		}
 	}
-	own, err := raiseFile(s.hwmPath(node), node, hwm)
-	if err != nil {
-		return 0, err
-	}
-	return min(shared, own), nil
+	return confirmed, nil
 }
 
 // readHWMFile reads an HWM file; one that does not exist holds 0.

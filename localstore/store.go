@@ -18,11 +18,11 @@ import (
 )
 
 // Store is a data directory opened and locked by this process. A claim of
-// node N also holds node N's lock in the node directory of its layout,
-// which every data directory of the user with that layout shares (under
-// Config.NodeDir), so no two Stores of one layout — in one process or
-// two, on one directory or two — hold a node at once, and every claim
-// starts past every HWM any of them wrote for it. Its claims
+// node N also holds node N's lock in the user's node directory
+// (Config.NodeDir), which every data directory of the user shares,
+// whatever its layout, so no two Stores — in one process or two, on one
+// directory or two, of one layout or two — hold a node at once, and every
+// claim starts past every HWM any of them wrote for it. Its claims
 // expire by time as in the shared stores: a claim not renewed within its
 // TTL is lost (a TTL of 0 never expires), so a process whose lease was
 // lost, say to a disk that refused the HWM, can claim its node again; the
@@ -31,15 +31,11 @@ import (
 type Store struct {
 	dir      string
 	nodeRoot string // Config.NodeDir
-	// nodeDir and nodeLayout are the node directory of the layout this
-	// Store claims with (layoutNodes), once it is known: the data
-	// directory records one layout, so they never change after.
-	nodeDir, nodeLayout string
-	lock                *os.File
+	lock     *os.File
 
 	mu     sync.Mutex
-	held   map[uint64]claim    // node -> its live claim
-	nodes  map[uint64]*os.File // node -> its lock: every node of held, and those whose claim expired unreleased
+	held   map[uint64]claim      // node -> its live claim
+	nodes  map[uint64][]heldLock // node -> its locks: every node of held, and those whose claim expired unreleased
 	closed bool
 }
 
@@ -75,15 +71,15 @@ type Config struct {
 	Dir string
 	// NodeDir is the user's node directory, one for every data directory
 	// of the user on the machine (DefaultNodeDir: nodes/ in the default
-	// data directory). It holds a node directory per layout, each with
-	// node-N.lock, the OS lock a claim of node N holds, and node-N.hwm,
-	// node N's HWM whichever data directory wrote it: a layout is an ID
-	// space of its own, so each has its own nodes. Stores with one
-	// NodeDir and one layout never hold one node at once; Stores with
-	// two NodeDirs (two users, two values of XDG_STATE_HOME) cannot see
-	// each other, like two static nodes. There is no default: a Store
-	// whose nodes were its own would hand out node 0 beside every other
-	// directory's.
+	// data directory): node-N.lock, the OS lock a claim of node N holds,
+	// and node-N.hwm, node N's HWM whichever data directory and layout
+	// wrote it; and, per ID bits (nodeid.LayoutID.Bits), the layout
+	// recorded for them, which refuses another naming or split of the
+	// same bits. Stores with one NodeDir never hold one node at once;
+	// Stores with two NodeDirs (two users, two values of XDG_STATE_HOME)
+	// cannot see each other, like two static nodes. There is no default:
+	// a Store whose nodes were its own would hand out node 0 beside every
+	// other directory's.
 	NodeDir string
 }
 
@@ -118,14 +114,14 @@ func Open(cfg Config) (*Store, error) {
 	case busy:
 		return nil, &LockedError{Dir: dir, PID: heldBy[0]}
 	}
-	return &Store{dir: dir, nodeRoot: nodeDir, lock: lock, held: map[uint64]claim{}, nodes: map[uint64]*os.File{}}, nil
+	return &Store{dir: dir, nodeRoot: nodeDir, lock: lock, held: map[uint64]claim{}, nodes: map[uint64][]heldLock{}}, nil
 }
 
 // Dir returns the data directory's absolute path.
 func (s *Store) Dir() string { return s.dir }
 
 // NodeDir returns the user's node directory's absolute path
-// (Config.NodeDir), which holds the node directory of each layout.
+// (Config.NodeDir).
 func (s *Store) NodeDir() string { return s.nodeRoot }
 
 // Close releases the locks, the data directory's and every node's.
@@ -206,22 +202,31 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 		held++
 	}
 	return 0, fmt.Errorf("%w: every other node's lock in %s is held by a process of this user: stop one, or ask a running "+
-		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}, s.nodeDir)
+		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}, s.nodeRoot)
 }
 
 // checkLayout records the layout on first use and refuses another in
 // the data directory (one layout per data directory: its HWMs and
-// segment counters are one ID space's), and finds the layout's node
-// directory (layoutNodes). A refused layout is recorded nowhere.
+// segment counters are one ID space's), and records it, or refuses it,
+// in the user's node directory as the layout of its ID bits
+// (recordSpace). A refused layout is recorded nowhere.
 func (s *Store) checkLayout(want nodeid.LayoutID) error {
 	stored, ok, err := s.readLayout()
 	switch {
 	case err != nil:
 		return err
 	case ok && stored.Fingerprint != want.Fingerprint:
+		// Another data directory would not take the same bits either:
+		// say so when the node directory refuses them too.
+		if err := checkSpace(s.nodeRoot, want); err != nil {
+			return err
+		}
 		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
 	}
-	if err := s.useLayoutNodes(want); err != nil {
+	if err := markRoot(s.nodeRoot); err != nil {
+		return err
+	}
+	if err := recordSpace(s.nodeRoot, want); err != nil {
 		return err
 	}
 	if !ok {
@@ -229,19 +234,6 @@ func (s *Store) checkLayout(want nodeid.LayoutID) error {
 			return fmt.Errorf("record layout: %w", err)
 		}
 	}
-	return nil
-}
-
-// useLayoutNodes makes the node directory of layout id this Store's.
-func (s *Store) useLayoutNodes(id nodeid.LayoutID) error {
-	if s.nodeDir != "" && s.nodeLayout == id.Fingerprint {
-		return nil
-	}
-	dir, err := layoutNodes(s.nodeRoot, id)
-	if err != nil {
-		return err
-	}
-	s.nodeDir, s.nodeLayout = dir, id.Fingerprint
 	return nil
 }
 
@@ -332,9 +324,10 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 			return 0, err
 		}
 	}
-	// The node is the stored layout's: its lock and HWM are in that
-	// layout's node directory.
-	if err := s.useLayoutNodes(stored); err != nil {
+	// The node is the user's whatever the layout, as in a claim: the same
+	// locks, the same HWMs, and a node directory recording no layout yet
+	// is marked, never given this one.
+	if err := markRoot(s.nodeRoot); err != nil {
 		return 0, err
 	}
 	if _, ok := s.live(req.Node); ok {

@@ -91,6 +91,13 @@ type ClaimRequest struct {
 type LayoutID struct {
 	Fingerprint string
 	Description string
+	// Bits identifies the IDs the layout composes, without what only
+	// reads them (snowflake.Layout.BitsFingerprint: not the node fields'
+	// names nor their split). Layouts with one Bits issue the same ID for
+	// the same node, tick and sequence: a store that keeps the nodes of
+	// several layouts apart (localstore) keeps them apart by Bits and
+	// refuses a second Fingerprint for one Bits. Empty means Fingerprint.
+	Bits string
 }
 
 // Check refuses a layout ID that a store could not record and compare

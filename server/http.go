@@ -483,7 +483,7 @@ func (h *handler) writeDecoded(w http.ResponseWriter, id uint64, opaqueID string
 func (h *handler) info(w http.ResponseWriter, _ *http.Request) {
 	g := h.svc.generator()
 	l := g.Layout()
-	info := api.Info{Layout: l.String(), Fingerprint: l.Fingerprint(), Node: g.Node(), MaxBatch: h.svc.MaxBatch}
+	info := api.Info{Layout: l.String(), Fingerprint: l.Fingerprint(), Bits: l.BitsFingerprint(), Node: g.Node(), MaxBatch: h.svc.MaxBatch}
 	if h.svc.Opaque != nil {
 		info.Opaque = h.svc.Opaque.Fingerprint()
 	}

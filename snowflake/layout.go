@@ -155,6 +155,8 @@ func (l Layout) Validate() error {
 		switch {
 		case f.Name == "":
 			return fail("a node field has no name")
+		case !isFieldName(f.Name):
+			return fail("node field name %q: use letters, digits, '_' and '-' only", f.Name)
 		case seen[f.Name]:
 			return fail("node field %q appears twice", f.Name)
 		case f.Bits < 1 || f.Bits > 63:
@@ -172,6 +174,19 @@ func (l Layout) Validate() error {
 		return fail("%d time bits of %s overflow 64-bit Unix milliseconds", l.TimeBits, l.Tick)
 	}
 	return nil
+}
+
+// isFieldName reports whether name holds only ASCII letters, digits, '_'
+// and '-', as every preset's field names do. Fingerprint joins names with
+// ':' and ',': a name holding either could make two layouts share a
+// fingerprint, and a store would take them for one layout.
+func isFieldName(name string) bool {
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (l Layout) validateOrder() error {
@@ -349,6 +364,26 @@ func (l Layout) Fingerprint() string {
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return "v1:" + hex.EncodeToString(sum[:8])
+}
+
+// BitsFingerprint identifies what of the layout reaches an ID's bits: the
+// epoch, the tick, the widths of time, node and sequence, and their order.
+// The names of the node fields, and how the node bits split into fields,
+// are not part of it: they change how an ID is read, never which bits it
+// has ([node:10], [worker:10] and twitter's [datacenter:5,worker:5] give
+// one ID for one node value, tick and sequence). Two layouts with one
+// BitsFingerprint compose the same ID from the same tick, node and
+// sequence, so a registry that keeps nodes apart per layout must keep
+// them apart per BitsFingerprint. Fingerprint, which stores record,
+// tells such layouts apart.
+func (l Layout) BitsFingerprint() string {
+	tick := strconv.FormatInt(l.tickMS(), 10)
+	if !l.wholeMS() {
+		tick = strconv.FormatInt(l.tickUS(), 10) + "us"
+	}
+	s := fmt.Sprintf("epoch=%d;tick=%s;time=%d;node=%d;seq=%d;order=%s", l.Epoch.UnixMilli(), tick, l.TimeBits, l.NodeBits(), l.SequenceBits, joinParts(l.order()))
+	sum := sha256.Sum256([]byte(s))
+	return "bits1:" + hex.EncodeToString(sum[:8])
 }
 
 // String returns a one-line description such as

@@ -29,6 +29,10 @@ func TestValidate(t *testing.T) {
 		{name: "no time bits", edit: func(l *snowflake.Layout) { l.TimeBits = 0 }, wantMsg: "time bits 0 outside 1..63"},
 		{name: "negative sequence", edit: func(l *snowflake.Layout) { l.SequenceBits = -1 }, wantMsg: "sequence bits -1"},
 		{name: "unnamed field", edit: func(l *snowflake.Layout) { l.Node[0].Name = "" }, wantMsg: "has no name"},
+		{name: "field name with a colon", edit: func(l *snowflake.Layout) { l.Node[0].Name = "data:center" }, wantMsg: `node field name "data:center"`},
+		{name: "field name with a comma", edit: func(l *snowflake.Layout) { l.Node[0].Name = "a,b" }, wantMsg: `node field name "a,b"`},
+		{name: "field name with a space", edit: func(l *snowflake.Layout) { l.Node[0].Name = "data center" }, wantMsg: "letters, digits"},
+		{name: "field names of letters, digits, _ and -", edit: func(l *snowflake.Layout) { l.Node[0].Name, l.Node[1].Name = "dc_1", "Worker-2" }},
 		{name: "field twice", edit: func(l *snowflake.Layout) { l.Node[1].Name = l.Node[0].Name }, wantMsg: `"datacenter" appears twice`},
 		{name: "zero-bit field", edit: func(l *snowflake.Layout) { l.Node[1].Bits = 0 }, wantMsg: `"worker" has 0 bits`},
 		{name: "order twice", edit: func(l *snowflake.Layout) {
@@ -317,5 +321,26 @@ func TestIncreasing(t *testing.T) {
 	seata, _ := snowflake.Preset("seata")
 	if !seata.Increasing() || seata.TimeFirst() {
 		t.Errorf("seata: Increasing %v, TimeFirst %v; want true, false", seata.Increasing(), seata.TimeFirst())
+	}
+}
+
+// TestFingerprintSeparatorsInNames: Fingerprint joins field names with
+// ':' and ','; were such names valid, [a:1,b:2] as one field name and
+// two fields would share a fingerprint. Validate refuses them.
+func TestFingerprintSeparatorsInNames(t *testing.T) {
+	l := preset(t, "firn")
+	l.Node = []snowflake.Field{{Name: "a:5,b", Bits: 5}, {Name: "c", Bits: 5}}
+	if err := l.Validate(); err == nil {
+		t.Fatalf("a field name holding ':' and ',' passed Validate: fingerprint %s", l.Fingerprint())
+	}
+}
+
+// TestPresetFieldNamesAreValid: every preset's field names pass the name
+// rule Validate applies.
+func TestPresetFieldNamesAreValid(t *testing.T) {
+	for _, name := range snowflake.PresetNames() {
+		if err := preset(t, name).Validate(); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
 	}
 }

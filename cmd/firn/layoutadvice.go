@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -15,9 +16,16 @@ import (
 // layoutRefused is the refusal of a store whose namespace holds another
 // layout. On the local store the namespace is the data directory, and a
 // data directory keeps one layout; another layout is another ID space,
-// with nodes of its own in the user's node directory, so a data
-// directory of its own, named outright, serves it.
+// so a data directory of its own, named outright, serves it — unless the
+// user's node directory records another layout for its ID bits, which
+// every data directory refuses: only the recorded layout serves then.
 func layoutRefused(err error, sf *backend.Options, id nodeid.LayoutID) error {
+	var sm *localstore.SpaceMismatchError
+	if errors.As(err, &sm) {
+		return usagef("the user's node directory %s records layout %q for the ID bits this command asked for as %q: the same IDs with other node field names or splits, or another opaque key, and two of them would issue one ID twice; "+
+			"every data directory of the user refuses it: run with the recorded layout%s",
+			filepath.Dir(filepath.Dir(sm.Record)), sm.Stored, sm.Want, recordedFlags(sm.Stored, sm.Want))
+	}
 	var lm *nodeid.LayoutMismatchError
 	if sf.Registry.Store != "local" || !errors.As(err, &lm) {
 		return usagef("%s (%s)", err, sf.Describe())
@@ -41,6 +49,30 @@ func storedFlags(stored string) string {
 		return " (--layout " + name + " and no other layout flags)"
 	}
 	return ""
+}
+
+// opaqueMark begins the part of a layout description config.SpaceID adds
+// for opaque IDs.
+const opaqueMark = ", opaque IDs ("
+
+// recordedFlags says how to ask for the recorded layout stored when a
+// command asked for want, a layout with the same ID bits: the preset
+// flag when a preset describes it, and the opaque flags when the two
+// differ in them.
+func recordedFlags(stored, want string) string {
+	plain, _, storedOpaque := strings.Cut(stored, opaqueMark)
+	_, _, wantOpaque := strings.Cut(want, opaqueMark)
+	flags := storedFlags(plain)
+	if flags == "" {
+		flags = " (the layout flags it was recorded with: its --node-bits and --node-names as then)"
+	}
+	switch {
+	case storedOpaque:
+		flags += ", with the opaque key and tweak it names (--opaque --opaque-key-file --opaque-tweak)"
+	case wantOpaque:
+		flags += ", without --opaque"
+	}
+	return flags
 }
 
 // layoutDataDir is the data directory suggested beside dir for the ID

@@ -82,8 +82,8 @@ func refused(t *testing.T, what string, args ...string) string {
 // TestQuickStartThenAnotherLayout: after the README's quick start,
 // firn next --layout js53 is refused while the quick start's server runs
 // and after it stops; each refusal's advice, followed literally, gives
-// js53 IDs (another ID space, node 0 of its own), and its --layout
-// advice gives the stored layout's.
+// js53 IDs (another ID space, on a node the quick start does not
+// hold), and its --layout advice gives the stored layout's.
 func TestQuickStartThenAnotherLayout(t *testing.T) {
 	freshUser(t)
 	js53, _ := snowflake.Preset("js53")
@@ -92,8 +92,8 @@ func TestQuickStartThenAnotherLayout(t *testing.T) {
 	refusal := refused(t, "another layout beside the running quick start", "next", "--layout", "js53")
 	dir := advised(t, refusal, "--data-dir")
 	for _, id := range nextOK(t, "the server's refusal's advice", "--layout", "js53", "--data-dir", dir) {
-		if p, err := js53.Decompose(uint64(mustInt(t, id))); err != nil || p.Node != 0 {
-			t.Fatalf("ID %s under the advice: %+v, %v; want a js53 ID of node 0", id, p, err)
+		if p, err := js53.Decompose(uint64(mustInt(t, id))); err != nil || p.Node == 0 {
+			t.Fatalf("ID %s under the advice: %+v, %v; want a js53 ID of a node the quick start does not hold", id, p, err)
 		}
 	}
 
@@ -242,4 +242,23 @@ func openUserStore(t *testing.T) *localstore.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestSameBitsInTheQuickStartsDataDirectory: after the quick start,
+// firn next with the default layout's bits under another fingerprint
+// (its node field named worker) is refused by the server, then by the
+// data directory once the server stops. Neither refusal sends it to
+// another data directory, which the user's node directory would refuse
+// as well; the --layout each names, followed literally, works.
+func TestSameBitsInTheQuickStartsDataDirectory(t *testing.T) {
+	freshUser(t)
+	stop := quickStart(t)
+	for _, when := range []string{"beside the running quick start", "after it stopped"} {
+		refusal := refused(t, "the default layout's bits with a worker field "+when, "next", "--node-names", "worker")
+		if strings.Contains(refusal, "--data-dir") {
+			t.Errorf("%s: refusal %q advises another data directory", when, refusal)
+		}
+		nextOK(t, "the refusal's advice "+when, "--layout", advised(t, refusal, "--layout"))
+		stop()
+	}
 }

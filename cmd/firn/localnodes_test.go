@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/firn-id/firn/internal/servetest"
@@ -114,12 +115,10 @@ func TestNextOnAnotherDirectoryWithTheClockBack(t *testing.T) {
 // TestNextOnTwoDirectoriesWithTwoLayouts: two firn next of one user on
 // two data directories at once, the second with 11 node and 11 sequence
 // bits. A layout is an ID space of its own (docs/design.md §4): the
-// second is not refused, and takes node 0 of its own layout, from a node
-// directory of its own, while the first holds node 0 of the default
-// layout. (Their IDs may coincide, as two etcd namespaces' may: two ID
-// spaces are never mixed in one table. Before the node directory was
-// keyed by layout, they took nodes 0 and 1 of one directory and still
-// collided, 43,008 and 73,728 of 300,000 IDs in two runs.)
+// second is not refused, and takes a node the first does not hold: node
+// N of the user is one whatever the layout. (Their IDs may coincide
+// otherwise, as two etcd namespaces' may: two ID spaces are never mixed
+// in one table.)
 func TestNextOnTwoDirectoriesWithTwoLayouts(t *testing.T) {
 	bin := servetest.Binary(t)
 	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
@@ -143,7 +142,140 @@ func TestNextOnTwoDirectoriesWithTwoLayouts(t *testing.T) {
 	if len(otherIDs) != n {
 		t.Fatalf("firn next with another layout beside the default: %d IDs, want %d", len(otherIDs), n)
 	}
-	if p, err := x.l.Decompose(uint64(mustInt(t, otherIDs[0]))); err != nil || p.Node != 0 {
-		t.Fatalf("firn next with another layout: ID %s is %+v, %v; want node 0 of its own layout", otherIDs[0], p, err)
+	p, err := x.l.Decompose(uint64(mustInt(t, otherIDs[0])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := snowflake.DefaultLayout().Decompose(uint64(mustInt(t, strings.Fields(out.String())[0])))
+	if err != nil || p.Node == d.Node {
+		t.Fatalf("firn next with another layout took node %d, and the default layout's beside it node %d (%v): want two nodes", p.Node, d.Node, err)
+	}
+}
+
+// nextAtOnce runs two firn next of one user at once, a and b, and
+// returns each one's IDs, or its refusal.
+func nextAtOnce(t *testing.T, bin string, env []string, a, b []string) (ids [2][]string, refusal [2]string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i, args := range [][]string{a, b} {
+		wg.Go(func() {
+			cmd := exec.Command(bin, append([]string{"next"}, args...)...)
+			var out, errOut bytes.Buffer
+			cmd.Env, cmd.Stdout, cmd.Stderr = append(os.Environ(), env...), &out, &errOut
+			if err := cmd.Run(); err != nil {
+				refusal[i] = errOut.String() + " (" + err.Error() + ")"
+				return
+			}
+			ids[i] = strings.Fields(out.String())
+		})
+	}
+	wg.Wait()
+	return ids, refusal
+}
+
+// common counts the IDs in both lists.
+func common(a, b []string) int {
+	seen := make(map[string]bool, len(a))
+	for _, id := range a {
+		seen[id] = true
+	}
+	n := 0
+	for _, id := range b {
+		if seen[id] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNextSameBitsOtherFields is the review's reproduction: one user, two
+// data directories, two firn next at once, the second with a layout that
+// composes the same IDs under another fingerprint (node fields named or
+// split otherwise, or a preset written out). Keyed by fingerprint, each
+// took node 0 of a node directory of its own: tens of thousands of IDs in
+// both outputs. Now the second is refused, naming the recorded layout;
+// followed literally, its advice runs beside the first with no ID in
+// common.
+func TestNextSameBitsOtherFields(t *testing.T) {
+	bin := servetest.Binary(t)
+	sony := []string{"--epoch", "1409529600000", "--tick", "10ms", "--time-bits", "39", "--node-bits", "16", "--sequence-bits", "8", "--order", "time,sequence,node"}
+	for _, tc := range []struct {
+		name string
+		a, b []string
+		n    int
+	}{
+		{"node named worker", nil, []string{"--node-names", "worker"}, 300000},
+		{"node split 5,5", nil, []string{"--node-bits", "5,5"}, 300000},
+		{"twitter with one node field", []string{"--layout", "twitter"}, []string{"--layout", "twitter", "--node-bits", "10"}, 300000},
+		{"sonyflake written out", []string{"--layout", "sonyflake"}, sony, 20000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"XDG_STATE_HOME=" + t.TempDir()}
+			dirA, dirB := t.TempDir(), t.TempDir()
+			n := strconv.Itoa(tc.n)
+			firnNext(t, bin, env, append([]string{"--data-dir", dirA, "-n", "1"}, tc.a...)...) // the first records its layout
+			ids, refusal := nextAtOnce(t, bin, env,
+				append([]string{"--data-dir", dirA, "-n", n}, tc.a...),
+				append([]string{"--data-dir", dirB, "-n", n}, tc.b...))
+			if refusal[0] != "" {
+				t.Fatalf("the first layout, recorded: %s", refusal[0])
+			}
+			if refusal[1] == "" {
+				if c := common(ids[0], ids[1]); c > 0 {
+					t.Fatalf("firn next %v and %v at once: %d IDs in both", tc.a, tc.b, c)
+				}
+				return
+			}
+			layout := advised(t, refusal[1], "--layout")
+			ids, refusal = nextAtOnce(t, bin, env,
+				append([]string{"--data-dir", dirA, "-n", n}, tc.a...),
+				[]string{"--data-dir", dirB, "-n", n, "--layout", layout})
+			if refusal[0] != "" || refusal[1] != "" {
+				t.Fatalf("the refusal's advice, --layout %s, beside the first: %q, %q", layout, refusal[0], refusal[1])
+			}
+			if len(ids[0]) != tc.n || len(ids[1]) != tc.n {
+				t.Fatalf("the refusal's advice beside the first: %d and %d IDs, want %d each", len(ids[0]), len(ids[1]), tc.n)
+			}
+			if c := common(ids[0], ids[1]); c > 0 {
+				t.Fatalf("the refusal's advice, --layout %s, beside %v: %d IDs in both", layout, tc.a, c)
+			}
+		})
+	}
+}
+
+// TestNextBesideAFirnThatRecordedNoLayout: a firn from before the user's
+// node directory recorded a layout (built from c8c1791, say) still runs on
+// node 0: it holds nodes/node-0.lock, and nodes/ holds no record. After
+// the upgrade, firn next --layout js53 runs first, then the default
+// layout: neither takes node 0 while the old process holds it.
+func TestNextBesideAFirnThatRecordedNoLayout(t *testing.T) {
+	bin := servetest.Binary(t)
+	state := t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + state}
+	nodes := filepath.Join(state, "firn", "nodes")
+	if err := os.MkdirAll(nodes, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(nodes, "node-0.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	js53, _ := snowflake.Preset("js53")
+	for _, run := range []struct {
+		l    snowflake.Layout
+		args []string
+	}{
+		{js53, []string{"--layout", "js53"}},
+		{snowflake.DefaultLayout(), nil},
+	} {
+		for _, id := range firnNext(t, bin, env, append([]string{"--data-dir", t.TempDir(), "-n", "3"}, run.args...)...) {
+			if p, err := run.l.Decompose(uint64(mustInt(t, id))); err != nil || p.Node == 0 {
+				t.Fatalf("firn next %v beside an old firn holding node 0: ID %s is %+v, %v", run.args, id, p, err)
+			}
+		}
 	}
 }

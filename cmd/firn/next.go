@@ -23,11 +23,14 @@ Prints N new IDs, one per line, from a generator for one node. The node's
 high-water mark (HWM) lives in the store, written ahead of use, so a later
 run — even with the clock set back — never repeats an ID. The local store
 is a data directory, locked while firn runs; its node is locked too, in
-the node directory every data directory of the user with that layout
-shares, so two runs at once on two directories take two nodes. Every
+the node directory every data directory of the user shares, whatever
+its layout, so two runs at once on two directories take two nodes. Every
 store records the layout, and a run with another layout in the same
 namespace (on the local store, the same data directory) is refused;
-another layout, another ID space, takes a data directory of its own.
+another layout, another ID space, takes a data directory of its own,
+unless it has the same ID bits as a recorded layout (the same epoch,
+tick, widths and order, other node field names or splits): the user's
+node directory refuses that in every data directory.
 
 With a shared registry (etcd, postgres, mysql: by flag, variable or the
 --config of a server), firn next takes a node of that registry for

@@ -338,6 +338,13 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque
 	if err != nil {
 		return err
 	}
+	if info.Fingerprint != l.Fingerprint() && info.Bits == l.BitsFingerprint() {
+		// The same IDs named or split otherwise: another data directory
+		// would be refused as well (the user's node directory records one
+		// layout per ID bits).
+		return usagef("firn serve at %s issues IDs of %s; this command asked for %s, the same IDs with other node fields: give the server's layout flags%s, or none",
+			r.base, info.Layout, l.String(), storedFlags(info.Layout))
+	}
 	if info.Fingerprint != l.Fingerprint() {
 		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none; or, for IDs of another layout (another ID space), %s", r.base, info.Layout, l.String(), elsewhere)
 	}

@@ -205,7 +205,9 @@ func tagTweak(tweak, tag string) []byte {
 // tweak, never the key). Two permutations over one space collide, so a
 // namespace recorded with one refuses every other, and plain IDs.
 func SpaceID(l snowflake.Layout, p *opaque.Permutation) nodeid.LayoutID {
-	id := nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String()}
+	// Bits leaves the permutation out: two permutations, or one and
+	// plain IDs, over one layout's bits collide.
+	id := nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String(), Bits: l.BitsFingerprint()}
 	if p != nil {
 		id.Fingerprint += ";" + p.Fingerprint() // 19 + 1 + 33 characters, within nodeid.MaxFingerprint
 		id.Description += fmt.Sprintf(", opaque IDs (%s; --opaque --opaque-key-file and --opaque-tweak name it)", p.Fingerprint())

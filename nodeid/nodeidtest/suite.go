@@ -23,7 +23,7 @@ type Options struct {
 }
 
 // Layout is the layout identity the suite claims with.
-var Layout = nodeid.LayoutID{Fingerprint: "v1:suite", Description: "suite: 41 time + 10 node + 12 sequence"}
+var Layout = nodeid.LayoutID{Fingerprint: "v1:suite", Description: "suite: 41 time + 10 node + 12 sequence", Bits: "bits1:suite"}
 
 // RunStoreTests runs the conformance suite. newStore returns an empty
 // store in a namespace of its own; the suite calls it once per subtest.
