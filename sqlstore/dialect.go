@@ -310,7 +310,7 @@ func tagIs(d Dialect, col, tag string) (string, []any) {
 // returned as they are.
 func classify(err error) error {
 	if Classify(err) == Invalid {
-		return fmt.Errorf("%w: %w", segment.ErrInvalid, err)
+		return segment.Errorf(segment.ErrInvalid, ": %w", err)
 	}
 	return err
 }
