@@ -962,15 +962,25 @@ func (c *Config) validateRegistry(kinds []string) error {
 // rules check them again with the servers and the namespace.
 func (z ZooKeeper) validate() error {
 	if err := zkstore.CheckSessionTimeout(z.SessionTimeout); err != nil {
-		return &FieldError{Field: "zookeeper.session_timeout", Reason: strings.TrimPrefix(err.Error(), "zkstore: session timeout ")}
+		return &FieldError{Field: "zookeeper.session_timeout", Reason: zkReason(err)}
 	}
 	if err := zkstore.CheckRetryPause(z.RetryPause); err != nil {
-		return &FieldError{Field: "zookeeper.retry_pause", Reason: strings.TrimPrefix(err.Error(), "zkstore: retry pause ")}
+		return &FieldError{Field: "zookeeper.retry_pause", Reason: zkReason(err)}
 	}
 	if (z.TLSCert == "") != (z.TLSKey == "") {
 		return &FieldError{Field: "zookeeper.tls_cert", Reason: "set both tls_cert and tls_key, or neither"}
 	}
 	return nil
+}
+
+// zkReason is what zkstore says is wrong with a setting's value, without
+// its name for the setting: the field names it.
+func zkReason(err error) string {
+	var ce *zkstore.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
 }
 
 // validateStores checks a set of segment stores.
