@@ -795,8 +795,11 @@ func (c *Config) Validate(kinds []string) error {
 	case sg.Store != "" && len(sg.Stores) > 0:
 		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
 	}
-	if err := sqlstore.CheckTable(c.Segments.TokenTable); err != nil {
-		return fail("segments.token_table", "%s, such as tiny_id_token", strings.TrimPrefix(err.Error(), "sqlstore: "))
+	var bad *sqlstore.TableNameError
+	if err := sqlstore.CheckTable(c.Segments.TokenTable); errors.As(err, &bad) {
+		return fail("segments.token_table", "%s, such as tiny_id_token", bad.Reason())
+	} else if err != nil {
+		return err
 	}
 	if err := CheckTagList("segments.javascript_safe", c.Segments.JavaScriptSafe); err != nil {
 		return err
