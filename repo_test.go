@@ -2,6 +2,7 @@ package firn_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -229,6 +230,115 @@ func TestOnlyMainExits(t *testing.T) {
 				}
 				return true
 			})
+		}
+	}
+}
+
+// errorTextExempt lists the functions that may still read another
+// layer's error text, each because the error has no other form.
+var errorTextExempt = map[string]string{
+	// gopkg.in/yaml.v3 reports a syntax error as text only ("yaml: line
+	// 3: …"): the configuration's message drops the decoder's name.
+	"internal/config.yamlMessage": "yaml.v3's syntax errors have no type",
+	// The one line a command prints: an error whose own package is the
+	// command's name ("config: …" under firn config) does not say it
+	// twice. It shapes the whole message for the terminal and passes no
+	// reason between layers.
+	"cmd/firn.message": "presentation of the final line",
+	// PostgreSQL drivers' errors share SQLState() and no method for the
+	// server's message alone; sqlstore imports neither driver (STYLE).
+	"sqlstore.pgMessage": "pgx's and lib/pq's errors have no message method",
+}
+
+// textEdits are the calls that cut or rewrite a string.
+var textEdits = map[string]bool{
+	"TrimPrefix": true, "TrimSuffix": true, "TrimLeft": true, "TrimRight": true, "CutPrefix": true, "CutSuffix": true,
+	"Replace": true, "ReplaceAll": true, "ReplaceAllString": true, "ReplaceAllStringFunc": true, "ReplaceAllLiteralString": true,
+}
+
+// errorTextEdits returns, for one parsed file, each call that cuts or
+// rewrites the text of an error (X.Error() among its arguments, however
+// deep), by the name of the function it is in.
+func errorTextEdits(fset *token.FileSet, file *ast.File) (found []string) {
+	for _, d := range file.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || !textEdits[sel.Sel.Name] {
+				return true
+			}
+			for _, arg := range call.Args {
+				if callsError(arg) {
+					found = append(found, fmt.Sprintf("%s: %s", fn.Name.Name, fset.Position(call.Pos())))
+					return false
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// callsError reports whether e contains a call X.Error() with no arguments.
+func callsError(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 0 {
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Error" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// TestErrorTextRule: no package strips or rewrites another's error
+// message; the package that makes an error says what a caller needs by
+// its type (a Kind, a field, a Reason method), so rewording a message in
+// one package cannot silently change another's. Tests may.
+func TestErrorTextRule(t *testing.T) {
+	for _, p := range packages(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		for _, f := range p.GoFiles {
+			fset := token.NewFileSet()
+			file, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, at := range errorTextEdits(fset, file) {
+				fn, _, _ := strings.Cut(at, ":")
+				if _, ok := errorTextExempt[rel+"."+fn]; ok {
+					continue
+				}
+				t.Errorf("%s: %s rewrites an error's text: give the error a type the caller reads instead", rel, at)
+			}
+		}
+	}
+}
+
+// TestErrorTextRuleFixture holds the rule to a file of what it must find
+// and what it must let pass.
+func TestErrorTextRuleFixture(t *testing.T) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, filepath.Join("testdata", "errortext", "fixture.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := errorTextEdits(fset, file)
+	if len(found) != 6 {
+		t.Fatalf("found %d rewrites, want the fixture's 6:\n%s", len(found), strings.Join(found, "\n"))
+	}
+	for _, at := range found {
+		if !strings.HasPrefix(at, "refused:") {
+			t.Errorf("%s: not one of the fixture's refused calls", at)
 		}
 	}
 }

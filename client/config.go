@@ -152,7 +152,7 @@ func checkEndpoints(eps []string, useHTTP bool) error {
 			return err
 		}
 		if seen[key] {
-			return fmt.Errorf("client: endpoint %q: listed twice", redact(e))
+			return &EndpointError{Endpoint: redact(e), Reason: "listed twice"}
 		}
 		seen[key] = true
 	}
@@ -167,13 +167,13 @@ func checkEndpoint(e string, useHTTP bool) (string, error) {
 	}
 	host, port, err := net.SplitHostPort(e)
 	if err != nil || strings.ContainsAny(e, "/@?#") {
-		return "", fmt.Errorf("client: endpoint %q: want host:port of a gRPC listener, such as 127.0.0.1:9090 (or set HTTP for URLs)", redact(e))
+		return "", &EndpointError{Endpoint: redact(e), Reason: "want host:port of a gRPC listener, such as 127.0.0.1:9090 (or set HTTP for URLs)"}
 	}
 	if port == "" {
-		return "", fmt.Errorf("client: endpoint %q: no port: want host:port, such as 127.0.0.1:9090", e)
+		return "", &EndpointError{Endpoint: e, Reason: "no port: want host:port, such as 127.0.0.1:9090"}
 	}
 	if err := checkHostPort(host, port); err != nil {
-		return "", fmt.Errorf("client: endpoint %q: %w", e, err)
+		return "", &EndpointError{Endpoint: e, Reason: err.Error()}
 	}
 	return net.JoinHostPort(strings.ToLower(host), port), nil
 }
@@ -186,14 +186,15 @@ func checkURL(e string) (string, error) {
 	const want = "want a base URL such as http://127.0.0.1:8080"
 	u, err := url.Parse(e)
 	if err != nil {
-		return "", fmt.Errorf("client: endpoint %q: %s", redact(e), want)
+		return "", &EndpointError{Endpoint: redact(e), Reason: want}
 	}
 	var why string
+	credentials := false
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		why = "scheme " + strconv.Quote(u.Scheme) + ": " + want
 	case u.User != nil:
-		why = "credentials in the URL: pass the token in Config.Token"
+		why, credentials = "credentials in the URL: pass the token in Config.Token", true
 	case u.Opaque != "" || u.Host == "":
 		why = "no host: " + want
 	case strings.Trim(u.Path, "/") != "":
@@ -211,7 +212,7 @@ func checkURL(e string) (string, error) {
 		}
 	}
 	if why != "" {
-		return "", fmt.Errorf("client: endpoint %q: %s", redact(e), why)
+		return "", &EndpointError{Endpoint: redact(e), Reason: why, Credentials: credentials}
 	}
 	return u.Scheme + "://" + strings.ToLower(u.Host), nil
 }

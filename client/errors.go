@@ -79,6 +79,23 @@ func (e *Error) Error() string {
 // Unwrap returns Kind.
 func (e *Error) Unwrap() error { return e.Kind }
 
+// EndpointError is an endpoint of Config.Endpoints that can never work,
+// returned by New.
+type EndpointError struct {
+	// Endpoint is the endpoint as given, with what could be a secret
+	// (a password, a query's values) replaced.
+	Endpoint string
+	// Reason is what is wrong with it and what to write instead.
+	Reason string
+	// Credentials is true for a URL that carries user information: the
+	// token belongs in Config.Token, which Reason names.
+	Credentials bool
+}
+
+func (e *EndpointError) Error() string {
+	return fmt.Sprintf("client: endpoint %q: %s", e.Endpoint, e.Reason)
+}
+
 // retryable reports whether another server may answer where this one did
 // not: the service was unavailable, not the request wrong.
 func retryable(err error) bool {

@@ -18,7 +18,8 @@ const (
 )
 
 // ErrSyntax is returned for a string that is not one encoded ID: a wrong
-// length, a character outside the alphabet, or a value past 2^64−1.
+// length, a character outside the alphabet, or a value past 2^64−1; the
+// error is a *SyntaxError.
 var ErrSyntax = errors.New("idtext: not an encoded ID")
 
 var base62Value, base32Value = decodeTables()
@@ -122,11 +123,30 @@ func ParseBase32(s string) (uint64, error) {
 	return id, nil
 }
 
-// syntax wraps ErrSyntax with the encoding, a printable prefix of the input
-// and the reason.
+// SyntaxError is a string that is not an ID in its encoding. It matches
+// ErrSyntax.
+type SyntaxError struct {
+	Encoding string // "base62", "base32", "decimal"
+	Text     string // the input, or a printable prefix of it
+	Why      string // what is wrong with it
+}
+
+func (e *SyntaxError) Error() string { return "idtext: " + e.Reason() }
+
+// Reason is the message without the package's name, for a caller that
+// prints its own prefix.
+func (e *SyntaxError) Reason() string {
+	return fmt.Sprintf("not an encoded ID: %s %q: %s", e.Encoding, e.Text, e.Why)
+}
+
+// Is reports whether target is ErrSyntax.
+func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
+
+// syntax returns a *SyntaxError of the encoding, a printable prefix of the
+// input and the reason.
 func syntax(enc, s, reason string) error {
 	if len(s) > 32 {
 		s = s[:32] + "…"
 	}
-	return fmt.Errorf("%w: %s %q: %s", ErrSyntax, enc, s, reason)
+	return &SyntaxError{Encoding: enc, Text: s, Why: reason}
 }

@@ -284,11 +284,11 @@ func (a *Allocator) Reveal(ctx context.Context, tag string, id uint64) (int64, e
 	}
 	p := h.perm
 	if p == nil {
-		return 0, &TagError{Tag: tag, Err: fmt.Errorf("%w: the tag's IDs are not opaque on this server", ErrInvalid)}
+		return 0, &TagError{Tag: tag, Err: Errorf(ErrInvalid, ": the tag's IDs are not opaque on this server")}
 	}
 	plain, err := p.Decode(id)
 	if err != nil {
-		return 0, &TagError{Tag: tag, Err: fmt.Errorf("%w: ID %d does not fit the tag's %d-bit opaque space", ErrInvalid, id, p.Bits())}
+		return 0, &TagError{Tag: tag, Err: Errorf(ErrInvalid, ": ID %d does not fit the tag's %d-bit opaque space", id, p.Bits())}
 	}
 	return int64(plain), nil
 }

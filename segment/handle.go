@@ -330,7 +330,7 @@ func (h *Handle) refill(ctx context.Context, old *buffer) error {
 		case <-deadline.C:
 			stop(backoff)
 			if lastErr != nil {
-				return &TagError{Tag: h.tag, Err: fmt.Errorf("%w: %w", ErrUnavailable, lastErr)}
+				return &TagError{Tag: h.tag, Err: Errorf(ErrUnavailable, ": %w", lastErr)}
 			}
 			return &TagError{Tag: h.tag, Err: ErrUnavailable}
 		}
@@ -465,7 +465,7 @@ func (h *Handle) bound(r Range) (Range, error) {
 	case max <= 0 || r.End-1 <= max: // End > Start >= 0: no overflow
 		return r, nil
 	case r.Start > max:
-		return r, fmt.Errorf("%w: the next range starts at %d, past %d, the largest ID this tag may issue", ErrExhausted, r.Start, max)
+		return r, Errorf(ErrExhausted, ": the next range starts at %d, past %d, the largest ID this tag may issue", r.Start, max)
 	}
 	r.End = max + 1 // max < End-1: no overflow
 	return r, nil

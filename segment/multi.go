@@ -9,7 +9,7 @@ import (
 )
 
 // ErrResidues is matched by a *ResidueError.
-var ErrResidues = errors.New("segment: stores do not form one complete, disjoint set of residue classes")
+var ErrResidues = &kind{"stores do not form one complete, disjoint set of residue classes"}
 
 // ResidueError reports a store whose residue class for a tag does not fit
 // the set: another delta than the number of stores, or a remainder another
@@ -323,7 +323,7 @@ func share(ctx context.Context, left int) (context.Context, context.CancelFunc) 
 // store holds one ID of its class per delta, so a shorter one is empty.
 func (m *Multi) checkStep(step int64) error {
 	if n := int64(len(m.stores)); step < n {
-		return fmt.Errorf("%w: step %d is below the %d stores of the set (each range must hold an ID of its store's class)", ErrInvalid, step, n)
+		return Errorf(ErrInvalid, ": step %d is below the %d stores of the set (each range must hold an ID of its store's class)", step, n)
 	}
 	return nil
 }

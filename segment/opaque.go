@@ -2,7 +2,6 @@ package segment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 )
@@ -39,13 +38,13 @@ const MaxRecorded = 64
 // MaxRecorded, which a store's column would cut.
 func CheckRecorded(permutation string) error {
 	if len(permutation) > MaxRecorded {
-		return fmt.Errorf("%w: a permutation record of %d bytes: at most %d", ErrInvalid, len(permutation), MaxRecorded)
+		return Errorf(ErrInvalid, ": a permutation record of %d bytes: at most %d", len(permutation), MaxRecorded)
 	}
 	return nil
 }
 
 // ErrPermutation is matched by a *PermutationError.
-var ErrPermutation = errors.New("segment: the tag's IDs pass through another permutation than this process's")
+var ErrPermutation = &kind{"the tag's IDs pass through another permutation than this process's"}
 
 // PermutationError reports a tag whose stored permutation is not the one
 // this process would apply: issuing from it would mix two permutations
@@ -83,11 +82,11 @@ func CheckPermutation(tag, recorded string, p Permutation) error {
 // ErrOpaqueRange is returned for a request that would hand a range of an
 // opaque tag to the caller (Tinyid's nextSegmentId): the range's numbers
 // are the plain IDs the permutation hides.
-var ErrOpaqueRange = errors.New("segment: the tag's IDs are opaque: its ranges are plain IDs and are not handed out")
+var ErrOpaqueRange = &kind{"the tag's IDs are opaque: its ranges are plain IDs and are not handed out"}
 
 // ErrOpaqueUnsupported is returned when an opaque tag is to be created on
 // a store that cannot record its permutation (Leaf's and Tinyid's tables).
-var ErrOpaqueUnsupported = errors.New("segment: the store cannot record a tag's permutation: opaque tags need firn's own table, the local store or etcd")
+var ErrOpaqueUnsupported = &kind{"the store cannot record a tag's permutation: opaque tags need firn's own table, the local store or etcd"}
 
 // OpaqueCreator is a store that records, with a new tag, the permutation
 // its IDs pass through (firn's own table, the local store, etcd): Reserve
@@ -107,7 +106,7 @@ func CreateTag(ctx context.Context, s Store, tag string, first, step int64, desc
 	}
 	oc, ok := s.(OpaqueCreator)
 	if !ok {
-		return &TagError{Tag: tag, Err: fmt.Errorf("%w (%T)", ErrOpaqueUnsupported, s)}
+		return &TagError{Tag: tag, Err: Errorf(ErrOpaqueUnsupported, " (%T)", s)}
 	}
 	return oc.CreateTagOpaque(ctx, tag, first, step, 1, 0, description, Recorded(p))
 }
@@ -119,10 +118,10 @@ func checkSpace(tag string, p Permutation, max int64) error {
 	case p == nil || p.Bits() == 63:
 		return nil
 	case p.Bits() > 63:
-		return &TagError{Tag: tag, Err: fmt.Errorf("%w: a permutation of %d bits: its images would not all fit a non-negative int64", ErrInvalid, p.Bits())}
+		return &TagError{Tag: tag, Err: Errorf(ErrInvalid, ": a permutation of %d bits: its images would not all fit a non-negative int64", p.Bits())}
 	case max <= 0 || max>>p.Bits() != 0:
-		return &TagError{Tag: tag, Err: fmt.Errorf("%w: a permutation of %d bits over IDs up to %d; bound the tag's IDs below 2^%d (segments.javascript_safe for 53 bits)",
-			ErrInvalid, p.Bits(), max, p.Bits())}
+		return &TagError{Tag: tag, Err: Errorf(ErrInvalid, ": a permutation of %d bits over IDs up to %d; bound the tag's IDs below 2^%d (segments.javascript_safe for 53 bits)",
+			p.Bits(), max, p.Bits())}
 	}
 	return nil
 }

@@ -60,6 +60,21 @@ func (e *RangeError) Error() string {
 	return fmt.Sprintf("snowflake: %s %d out of range 0..%d", e.What, e.Value, e.Max)
 }
 
+// NodeFieldsError reports node values given for a layout with another
+// number of node fields.
+type NodeFieldsError struct {
+	Layout         string // the layout's name, "custom" for one without
+	Fields, Values int
+}
+
+func (e *NodeFieldsError) Error() string { return "snowflake: " + e.Reason() }
+
+// Reason is the message without the package's name, for a caller that
+// names the input itself.
+func (e *NodeFieldsError) Reason() string {
+	return fmt.Sprintf("layout %s has %d node fields, got %d values", e.Layout, e.Fields, e.Values)
+}
+
 // ClockBehindError reports a clock further behind the generator's next
 // tick (or the reserved start) than the configured bound allows. The
 // generator returns it at once instead of sleeping until the clock

@@ -310,7 +310,7 @@ func (l Layout) TickTime(t uint64) time.Time {
 // an error naming the field whose value does not fit its bits.
 func (l Layout) NodeValue(values ...uint64) (uint64, error) {
 	if len(values) != len(l.Node) {
-		return 0, fmt.Errorf("snowflake: layout %s has %d node fields, got %d values", l.label(), len(l.Node), len(values))
+		return 0, &NodeFieldsError{Layout: l.label(), Fields: len(l.Node), Values: len(values)}
 	}
 	var node uint64
 	for i, f := range l.Node {

@@ -48,10 +48,21 @@ func (d Dialect) String() string {
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,54}$`)
 
-// CheckTable refuses a table name that would need quoting: the rule every
-// store's constructor applies, and firn's configuration before any store
-// is opened.
+// CheckTable refuses a table name that would need quoting, with a
+// *TableNameError: the rule every store's constructor applies, and firn's
+// configuration before any store is opened.
 func CheckTable(t string) error { return checkTable(t) }
+
+// TableNameError is a table name that would need quoting.
+type TableNameError struct{ Name string }
+
+func (e *TableNameError) Error() string { return "sqlstore: " + e.Reason() }
+
+// Reason is the message without the package's name, for a caller that
+// names the setting itself.
+func (e *TableNameError) Reason() string {
+	return fmt.Sprintf("table name %q: want lower-case letters, digits and underscores, at most 55", e.Name)
+}
 
 // WithDefaults returns t with every empty name the default, each name
 // checked with CheckTable.
@@ -60,7 +71,7 @@ func (t Tables) WithDefaults() (Tables, error) { return t.withDefaults() }
 // checkTable refuses table names that would need quoting.
 func checkTable(t string) error {
 	if !tableName.MatchString(t) {
-		return fmt.Errorf("sqlstore: table name %q: want lower-case letters, digits and underscores, at most 55", t)
+		return &TableNameError{Name: t}
 	}
 	return nil
 }
@@ -310,7 +321,7 @@ func tagIs(d Dialect, col, tag string) (string, []any) {
 // returned as they are.
 func classify(err error) error {
 	if Classify(err) == Invalid {
-		return fmt.Errorf("%w: %w", segment.ErrInvalid, err)
+		return segment.Errorf(segment.ErrInvalid, ": %w", err)
 	}
 	return err
 }

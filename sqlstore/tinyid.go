@@ -290,7 +290,7 @@ func (s *Tinyid) CreateTagOpaque(ctx context.Context, tag string, first, step, d
 		return err
 	}
 	if permutation != "" && !s.own {
-		return &segment.TagError{Tag: tag, Err: fmt.Errorf("%w (Tinyid's table %s)", segment.ErrOpaqueUnsupported, s.opt.Table)}
+		return &segment.TagError{Tag: tag, Err: segment.Errorf(segment.ErrOpaqueUnsupported, " (Tinyid's table %s)", s.opt.Table)}
 	}
 	if err := segment.CheckResidue(delta, remainder); err != nil {
 		return fmt.Errorf("create tag %q: %w: %w", tag, err, segment.ErrInvalid)

@@ -27,9 +27,9 @@ func (d Digest) GoString() string {
 func (d *Digest) validate() error {
 	switch {
 	case d.User == "" || d.Password == "":
-		return errors.New("zkstore: digest credentials need a user and a password")
+		return &ConfigError{Words: "digest credentials need a user and a password"}
 	case strings.Contains(d.User, ":"):
-		return errors.New("zkstore: digest user must not contain ':'")
+		return &ConfigError{Words: "digest user must not contain ':'"}
 	}
 	return nil
 }

@@ -27,13 +27,41 @@ var (
 
 	// ErrNamespace is returned by New for a namespace that is not one
 	// clean absolute ZooKeeper path below the root.
-	ErrNamespace = errors.New("zkstore: invalid namespace")
+	ErrNamespace = errors.New("zkstore: invalid namespace") // the Kind of a *ConfigError
 
 	// ErrCorrupt is returned when a znode of the namespace holds a value
 	// the store did not write (a layout or an HWM it cannot read). Nothing
 	// is decided from it: the node, or the namespace, is not taken.
 	ErrCorrupt = errors.New("zkstore: corrupt znode")
 )
+
+// ConfigError is a setting of Config that New, Znodes or a Check function
+// refuses. Callers that name the setting their own way (a flag, a YAML
+// key) use Reason; Message is the sentence without the package's name.
+type ConfigError struct {
+	// Words is what the message calls the setting, or the whole
+	// sentence when Reason is empty: "session timeout", "invalid
+	// namespace", "no ZooKeeper servers configured".
+	Words string
+	// Reason is the value and what is wrong with it:
+	// "30ms: want 1s to 1m0s", `"/": the root is not a namespace`.
+	Reason string
+	// Kind is the sentinel the error matches (ErrNamespace), or nil.
+	Kind error
+}
+
+func (e *ConfigError) Error() string { return "zkstore: " + e.Message() }
+
+// Message is the error's message without the package's name.
+func (e *ConfigError) Message() string {
+	if e.Reason == "" {
+		return e.Words
+	}
+	return e.Words + " " + e.Reason
+}
+
+// Unwrap returns Kind.
+func (e *ConfigError) Unwrap() error { return e.Kind }
 
 // ErrVersion is matched by the error of a Tree.Set whose znode was
 // written by someone else since the version given was read, and of a

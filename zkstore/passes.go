@@ -21,7 +21,7 @@ const (
 // so does every check of a configuration before it opens a store.
 func CheckRetryPause(d time.Duration) error {
 	if d < MinRetryPause || d > MaxRetryPause {
-		return fmt.Errorf("zkstore: retry pause %s: want %s to %s", d, MinRetryPause, MaxRetryPause)
+		return &ConfigError{Words: "retry pause", Reason: fmt.Sprintf("%s: want %s to %s", d, MinRetryPause, MaxRetryPause)}
 	}
 	return nil
 }

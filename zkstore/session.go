@@ -79,7 +79,7 @@ const (
 // it, and so does every check of a configuration before it opens a store.
 func CheckSessionTimeout(d time.Duration) error {
 	if d < MinSessionTimeout || d > MaxSessionTimeout {
-		return fmt.Errorf("zkstore: session timeout %s: want %s to %s", d, MinSessionTimeout, MaxSessionTimeout)
+		return &ConfigError{Words: "session timeout", Reason: fmt.Sprintf("%s: want %s to %s", d, MinSessionTimeout, MaxSessionTimeout)}
 	}
 	return nil
 }

@@ -81,12 +81,12 @@ var _ nodeid.Store = (*Store)(nil)
 // New validates cfg and returns a store. It does no I/O.
 func New(cfg Config) (*Store, error) {
 	if len(cfg.Servers) == 0 {
-		return nil, errors.New("zkstore: no ZooKeeper servers configured")
+		return nil, &ConfigError{Words: "no ZooKeeper servers configured"}
 	}
 	for _, a := range cfg.Servers {
 		host, port, err := net.SplitHostPort(a)
 		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || host == "" || strings.ContainsAny(a, ", /") {
-			return nil, fmt.Errorf("zkstore: server address %q: want host:port, such as 127.0.0.1:2181", a)
+			return nil, &ConfigError{Words: "server address", Reason: fmt.Sprintf("%q: want host:port, such as 127.0.0.1:2181", a)}
 		}
 	}
 	prefix, err := namespace(cfg.Namespace)
@@ -103,7 +103,7 @@ func New(cfg Config) (*Store, error) {
 		cfg.SessionTimeout = DefaultSessionTimeout
 	}
 	if cfg.DialTimeout < 0 || cfg.CallTimeout < 0 {
-		return nil, errors.New("zkstore: negative timeout")
+		return nil, &ConfigError{Words: "negative timeout"}
 	}
 	if cfg.RetryPause == 0 {
 		cfg.RetryPause = DefaultRetryPause
@@ -129,7 +129,9 @@ func New(cfg Config) (*Store, error) {
 // become two namespaces that each hand out node 0.
 func namespace(ns string) (string, error) {
 	p := "/" + strings.TrimSuffix(strings.TrimPrefix(ns, "/"), "/")
-	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrNamespace, ns, why) }
+	bad := func(why string) error {
+		return &ConfigError{Words: "invalid namespace", Reason: fmt.Sprintf("%q: %s", ns, why), Kind: ErrNamespace}
+	}
 	if p == "/" {
 		return "", bad("the root is not a namespace")
 	}

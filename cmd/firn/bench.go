@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/firn-id/firn/internal/bench"
@@ -135,8 +134,9 @@ func runBench(args []string, stdout io.Writer) error {
 // benchError makes bench's refusal of its configuration bad input (exit
 // 2), worded as the flag at fault, whichever command gave it.
 func benchError(err error) error {
-	if errors.Is(err, bench.ErrConfig) {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "bench: "))
+	var ce *bench.ConfigError
+	if errors.As(err, &ce) {
+		return usagef("%s", ce.Reason)
 	}
 	return err
 }

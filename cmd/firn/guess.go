@@ -24,7 +24,7 @@ func runGuess(args []string, enc idtext.Encoding, asJSON bool, stdout io.Writer)
 		if isWide(enc, s) {
 			id, err := wide.Parse(s)
 			if err != nil {
-				return usagef("ID %q: %s", s, strings.TrimPrefix(err.Error(), "wide: "))
+				return usagef("ID %q: %s", s, err)
 			}
 			wides[i] = &parsed{wide: &id, arg: s}
 			continue

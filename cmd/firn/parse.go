@@ -193,8 +193,12 @@ func readIDs(r io.Reader) ([]string, error) {
 func parseID(enc idtext.Encoding, s string) (uint64, error) {
 	if enc != idtext.Decimal {
 		id, err := enc.Parse(s)
+		var se *idtext.SyntaxError
+		if errors.As(err, &se) {
+			return 0, usagef("%s", se.Reason())
+		}
 		if err != nil {
-			return 0, usagef("%s", strings.TrimPrefix(err.Error(), "idtext: "))
+			return 0, err
 		}
 		return id, nil
 	}

@@ -56,7 +56,7 @@ func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding,
 	}
 	id, err := wide.Parse(s)
 	if err != nil {
-		return parsed{}, usagef("ID %q: %s", s, strings.TrimPrefix(err.Error(), "wide: "))
+		return parsed{}, usagef("ID %q: %s", s, err)
 	}
 	out := parsed{wide: &id, arg: s}
 	if !withLayout {

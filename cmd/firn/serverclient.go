@@ -52,15 +52,17 @@ func newRemote(base, token, ca string) (*remote, error) {
 		}
 	}
 	c, err := client.New(cfg)
-	if err != nil {
-		return nil, usagef("--server %s", clientTerms.Replace(strings.TrimPrefix(err.Error(), "client: ")))
+	var ee *client.EndpointError
+	switch {
+	case errors.As(err, &ee) && ee.Credentials: // the token goes in --token, not Config.Token
+		return nil, usagef("--server %q: credentials in the URL: pass the token in --token", ee.Endpoint)
+	case errors.As(err, &ee):
+		return nil, usagef("--server %q: %s", ee.Endpoint, ee.Reason)
+	case err != nil:
+		return nil, err
 	}
 	return &remote{base: strings.TrimSuffix(base, "/"), c: c}, nil
 }
-
-// clientTerms puts the client's words for its configuration in the
-// CLI's: the endpoint is --server's, the token --token's.
-var clientTerms = strings.NewReplacer("endpoint ", "", "Config.Token", "--token")
 
 // close closes the client; it has nothing buffered.
 func (r *remote) close() { _ = r.c.Close(context.Background()) }

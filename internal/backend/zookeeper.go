@@ -162,7 +162,7 @@ func (o Options) Znodes() ([]zkstore.Znode, error) {
 	}
 	z, err := zkstore.Znodes(o.zkNamespace(), d)
 	if err != nil {
-		return nil, configf("--namespace: %s", strings.TrimPrefix(err.Error(), "zkstore: "))
+		return nil, configf("--namespace: %s", zkMessage(err))
 	}
 	return z, nil
 }
@@ -178,7 +178,7 @@ func (o Options) OpenTree(ctx context.Context, flag, servers, root string) (*zks
 	cfg := zkstore.Config{Servers: strings.Split(servers, ","), Namespace: root, DialTimeout: timeout,
 		SessionTimeout: o.ZooKeeper.SessionTimeout, RetryPause: o.ZooKeeper.RetryPause}
 	if _, err := zkstore.New(cfg); err != nil {
-		return nil, configf("%s %s: %s", flag, servers, strings.TrimPrefix(err.Error(), "zkstore: "))
+		return nil, configf("%s %s: %s", flag, servers, zkMessage(err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -190,4 +190,14 @@ func (o Options) OpenTree(ctx context.Context, flag, servers, root string) (*zks
 		return nil, &UnreachableError{Store: "zookeeper", Endpoint: servers, Timeout: timeout, Err: err}
 	}
 	return t, nil
+}
+
+// zkMessage is zkstore's refusal of a setting without the package's name,
+// which the flag in front of it replaces.
+func zkMessage(err error) string {
+	var ce *zkstore.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Message()
+	}
+	return err.Error()
 }

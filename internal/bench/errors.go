@@ -9,13 +9,14 @@ import (
 // refuse: bad input, which firn bench exits 2 for.
 var ErrConfig = errors.New("bench: invalid configuration")
 
-// configError is a refused Config. Its message names the flag at fault
-// and is printed as it is, so it does not repeat ErrConfig's words.
-type configError struct{ msg string }
+// ConfigError is a refused Config; it matches ErrConfig. Its Reason names
+// the flag at fault and is printed as it is, so it does not repeat
+// ErrConfig's words.
+type ConfigError struct{ Reason string }
 
-func (e *configError) Error() string        { return "bench: " + e.msg }
-func (e *configError) Is(target error) bool { return target == ErrConfig }
+func (e *ConfigError) Error() string        { return "bench: " + e.Reason }
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 
 func configErrorf(format string, args ...any) error {
-	return &configError{msg: fmt.Sprintf(format, args...)}
+	return &ConfigError{Reason: fmt.Sprintf(format, args...)}
 }

@@ -795,8 +795,11 @@ func (c *Config) Validate(kinds []string) error {
 	case sg.Store != "" && len(sg.Stores) > 0:
 		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
 	}
-	if err := sqlstore.CheckTable(c.Segments.TokenTable); err != nil {
-		return fail("segments.token_table", "%s, such as tiny_id_token", strings.TrimPrefix(err.Error(), "sqlstore: "))
+	var bad *sqlstore.TableNameError
+	if err := sqlstore.CheckTable(c.Segments.TokenTable); errors.As(err, &bad) {
+		return fail("segments.token_table", "%s, such as tiny_id_token", bad.Reason())
+	} else if err != nil {
+		return err
 	}
 	if err := CheckTagList("segments.javascript_safe", c.Segments.JavaScriptSafe); err != nil {
 		return err
@@ -962,15 +965,25 @@ func (c *Config) validateRegistry(kinds []string) error {
 // rules check them again with the servers and the namespace.
 func (z ZooKeeper) validate() error {
 	if err := zkstore.CheckSessionTimeout(z.SessionTimeout); err != nil {
-		return &FieldError{Field: "zookeeper.session_timeout", Reason: strings.TrimPrefix(err.Error(), "zkstore: session timeout ")}
+		return &FieldError{Field: "zookeeper.session_timeout", Reason: zkReason(err)}
 	}
 	if err := zkstore.CheckRetryPause(z.RetryPause); err != nil {
-		return &FieldError{Field: "zookeeper.retry_pause", Reason: strings.TrimPrefix(err.Error(), "zkstore: retry pause ")}
+		return &FieldError{Field: "zookeeper.retry_pause", Reason: zkReason(err)}
 	}
 	if (z.TLSCert == "") != (z.TLSKey == "") {
 		return &FieldError{Field: "zookeeper.tls_cert", Reason: "set both tls_cert and tls_key, or neither"}
 	}
 	return nil
+}
+
+// zkReason is what zkstore says is wrong with a setting's value, without
+// its name for the setting: the field names it.
+func zkReason(err error) string {
+	var ce *zkstore.ConfigError
+	if errors.As(err, &ce) {
+		return ce.Reason
+	}
+	return err.Error()
 }
 
 // validateStores checks a set of segment stores.

@@ -88,11 +88,14 @@ func parseNode(l snowflake.Layout, s string) (uint64, error) {
 	}
 	node, err := l.NodeValue(vals...)
 	var re *snowflake.RangeError
-	if errors.As(err, &re) {
+	var fe *snowflake.NodeFieldsError
+	switch {
+	case errors.As(err, &re):
 		return 0, inputf("--node %q: %s out of range 0..%d", s, re.What, re.Max)
-	}
-	if err != nil {
-		return 0, inputf("--node %q: %s", s, strings.TrimPrefix(err.Error(), "snowflake: "))
+	case errors.As(err, &fe):
+		return 0, inputf("--node %q: %s", s, fe.Reason())
+	case err != nil:
+		return 0, err
 	}
 	return node, nil
 }
