@@ -67,13 +67,28 @@ func (e *Error) Error() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%v: %d requests failed:", e.Kind, len(e.Tried))
-	for i, t := range e.Tried {
+	// A failure repeated by the next attempt is written once, with its
+	// count: three tries of one refusing server read as one refusal.
+	for i := 0; i < len(e.Tried); {
+		t, n := e.Tried[i], 1
+		for i+n < len(e.Tried) && sameFailure(t, e.Tried[i+n]) {
+			n++
+		}
 		if i > 0 {
 			b.WriteByte(';')
 		}
 		fmt.Fprintf(&b, " %s: %s: %s", t.Endpoint, t.Code, t.Message)
+		if n > 1 {
+			fmt.Fprintf(&b, " (%d times)", n)
+		}
+		i += n
 	}
 	return b.String()
+}
+
+// sameFailure reports whether a and b say the same of the same server.
+func sameFailure(a, b *Error) bool {
+	return a.Endpoint == b.Endpoint && a.Code == b.Code && a.Message == b.Message
 }
 
 // Unwrap returns Kind.

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -76,10 +77,56 @@ func TestRefusedEndpointsAreNamedAsRefused(t *testing.T) {
 						t.Errorf("%s: %q does not name %s", call.name, msg, ep)
 					}
 				}
-				if strings.Count(msg, "connection refused") != 4 || strings.Contains(msg, "no answer within") {
+				if refusals(msg) != 4 || strings.Contains(msg, "no answer within") {
 					t.Errorf("%s: %q; want each of the 4 attempts named refused", call.name, msg)
 				}
 			}
 		})
 	}
+}
+
+// TestRepeatedFailureWrittenOnce: attempts that failed alike at one server
+// are written once with their count, and a different failure between them
+// keeps its place.
+func TestRepeatedFailureWrittenOnce(t *testing.T) {
+	refused := &client.Error{Kind: client.ErrUnavailable, Endpoint: "a:1", Code: "transport", Message: "connection refused"}
+	other := &client.Error{Kind: client.ErrUnavailable, Endpoint: "b:1", Code: "not_serving", Message: "no node"}
+	tests := []struct {
+		name  string
+		tried []*client.Error
+		want  string
+	}{
+		{"one server three times", []*client.Error{refused, refused, refused},
+			"client: no firn server could serve: 3 requests failed: a:1: transport: connection refused (3 times)"},
+		{"two servers alternating", []*client.Error{refused, other, refused},
+			"client: no firn server could serve: 3 requests failed: a:1: transport: connection refused; b:1: not_serving: no node; a:1: transport: connection refused"},
+		{"a run, then another", []*client.Error{refused, refused, other},
+			"client: no firn server could serve: 3 requests failed: a:1: transport: connection refused (2 times); b:1: not_serving: no node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := *tt.tried[len(tt.tried)-1]
+			e.Tried = tt.tried
+			if got := e.Error(); got != tt.want {
+				t.Errorf("\n got %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// refusals counts the attempts msg names refused: each "connection
+// refused", times the count a repeated failure carries.
+func refusals(msg string) int {
+	n := 0
+	for _, part := range strings.Split(msg, ";") {
+		if !strings.Contains(part, "connection refused") {
+			continue
+		}
+		times := 1
+		if i := strings.LastIndex(part, " ("); i >= 0 {
+			fmt.Sscanf(part[i:], " (%d times)", &times)
+		}
+		n += times
+	}
+	return n
 }
