@@ -191,19 +191,11 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 	}()
 	defer p.close()
-	sf := &o.stores
-	sf.Log = log
-	stores, err := sf.OpenRetrying(ctx, log, func(err error) { storeDown.Store(&err) })
+	stores, nodes, err := openStores(ctx, &o, log, &storeDown)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
-	storeDown.Store(nil)
 	defer func() { err = errors.Join(err, stores.Close()) }()
-	warnExposed(ctx, stores.Nodes, sf.Registry.DialTimeout, log)
-	nodes, err := recordNodes(stores.Nodes)
-	if err != nil {
-		return err
-	}
 	tokens, err := startTinyidTokens(ctx, stores.Tokens, o.cfg.Segments, log)
 	if err != nil {
 		return err
@@ -253,6 +245,24 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 	}
 	return p.wait(ctx, log)
+}
+
+// openStores opens the stores, waiting while they do not answer
+// (storeDown says why meanwhile), warns when anyone may rewrite the node
+// store's records, and returns them with the node store to claim from.
+func openStores(ctx context.Context, o *serveOptions, log *slog.Logger, storeDown *atomic.Pointer[error]) (*backend.Stores, nodeid.Store, error) {
+	o.stores.Log = log
+	stores, err := o.stores.OpenRetrying(ctx, log, func(err error) { storeDown.Store(&err) })
+	if err != nil {
+		return nil, nil, err
+	}
+	storeDown.Store(nil)
+	warnExposed(ctx, stores.Nodes, o.stores.Registry.DialTimeout, log)
+	nodes, err := recordNodes(stores.Nodes)
+	if err != nil {
+		return nil, nil, errors.Join(err, stores.Close())
+	}
+	return stores, nodes, nil
 }
 
 // brief is a reason not to serve as the open /readyz shows it: the
