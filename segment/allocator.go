@@ -258,6 +258,29 @@ func (a *Allocator) CheckPermutation(tag, recorded string) error {
 	return CheckPermutation(tag, recorded, a.permutation(tag))
 }
 
+// CheckTags lists the store's tags and returns a *PermutationError
+// (errors.Is ErrPermutation) for each that records another permutation
+// than this allocator gives it: opaque where Config.Opaque leaves it
+// plain, plain where it makes it opaque, another key or tweak. Serving
+// such a tag would mix two permutations in one ID space, so a program
+// calls it before it serves, as firn serve does; every range is checked
+// as well, so a tag the store could not list in time is refused on first
+// use instead. An error of the store's listing is returned as it is (it
+// matches no ErrPermutation).
+func (a *Allocator) CheckTags(ctx context.Context) error {
+	tags, err := a.store.Tags(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range tags {
+		if err := a.CheckPermutation(t.Tag, t.Opaque); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // OpaqueTags reports whether any tag's IDs may be opaque here.
 func (a *Allocator) OpaqueTags() bool { return a.cfg.Opaque != nil }
 

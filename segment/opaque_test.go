@@ -3,6 +3,7 @@ package segment_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -327,4 +328,34 @@ func BenchmarkOpaqueEncode(b *testing.B) {
 		x = y + 1
 	}
 	sink.Store(int64(x))
+}
+
+// TestCheckTagsRefusesAnotherPermutation: before serving, CheckTags
+// refuses every tag whose row records another permutation than the
+// allocator's configuration gives it — opaque there and plain here, plain
+// there and opaque here, another key — naming each, and passes a store
+// whose tags all agree. firn serve refuses to start on it; a program
+// that embeds the allocator gets the same check.
+func TestCheckTagsRefusesAnotherPermutation(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	k1, k2 := permutation(t, 1, "order", 63), permutation(t, 2, "order", 63)
+	creator := opaqueAllocator(t, s, map[string]segment.Permutation{"order": k1, "user": k1}, 0)
+	for _, tag := range []string{"order", "user", "plain"} {
+		if err := creator.CreateTag(t.Context(), tag, 1, 100, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := creator.CheckTags(t.Context()); err != nil {
+		t.Fatalf("CheckTags of the configuration that created the tags = %v", err)
+	}
+	other := opaqueAllocator(t, s, map[string]segment.Permutation{"order": k2, "plain": k1}, 0)
+	err := other.CheckTags(t.Context())
+	if !errors.Is(err, segment.ErrPermutation) {
+		t.Fatalf("CheckTags with other permutations = %v; want ErrPermutation", err)
+	}
+	for _, tag := range []string{`"order"`, `"user"`, `"plain"`} {
+		if !strings.Contains(err.Error(), tag) {
+			t.Errorf("CheckTags does not name %s: %v", tag, err)
+		}
+	}
 }

@@ -26,7 +26,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (h *handler) adminStore() (segment.Store, error) {
-	if h.svc.SegmentStore == nil {
+	switch {
+	case h.svc.SegmentStore == nil && h.svc.SegmentsOff != "":
+		return nil, h.svc.segmentsOff()
+	case h.svc.SegmentStore == nil:
 		return nil, badRequest("this server has no segment store")
 	}
 	return h.svc.SegmentStore, nil

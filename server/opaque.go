@@ -74,7 +74,7 @@ const RevealLookupRate = 100
 // limited, so names made up by the thousand cost the store little.
 func (h *handler) revealTag(w http.ResponseWriter, r *http.Request) {
 	if h.svc.Segments == nil {
-		writeError(w, ErrSegmentsOff)
+		writeError(w, h.svc.segmentsOff())
 		return
 	}
 	tag := r.PathValue("tag")

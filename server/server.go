@@ -55,6 +55,13 @@ type Config struct {
 	Brief func(error) string
 	// Segments serves segment IDs per tag; nil serves none.
 	Segments *segment.Allocator
+	// SegmentsOff, when Segments is nil, is why this server serves no
+	// segments (firn serve's "off loopback on the local data directory",
+	// a ZooKeeper registry without a segment database): every segment
+	// route, the admin routes included, answers 503 segments_off with it,
+	// so a client learns what to change. With it set, a server without a
+	// snowflake generator may start: it answers every ID route 503.
+	SegmentsOff string
 	// SegmentStore is the allocator's store: the admin API and Tinyid's
 	// segment routes use it.
 	SegmentStore segment.Store
@@ -107,8 +114,10 @@ func (c Config) validate() (Config, error) {
 		c.Timeout = DefaultTimeout
 	}
 	switch {
-	case c.Snowflake == nil && c.Segments == nil:
+	case c.Snowflake == nil && c.Segments == nil && c.SegmentsOff == "":
 		return fail("nothing to serve: no snowflake generator and no segments")
+	case c.Segments != nil && c.SegmentsOff != "":
+		return fail("segments served and off at once (%s)", c.SegmentsOff)
 	case c.Snowflake == nil && c.Lease != nil:
 		return fail("a lease without a snowflake generator")
 	case c.Snowflake != nil && c.Layout != nil && c.Layout.Fingerprint() != c.Snowflake.Layout().Fingerprint():

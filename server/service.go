@@ -82,9 +82,17 @@ func (s *service) modeOff(kind scopeKind) error {
 	case kind == scopeSnowflake && s.generator() == nil, kind == scopeDecode && !decodes:
 		return ErrSnowflakeOff
 	case (kind == scopeTag || kind == scopeRange) && s.Segments == nil:
-		return ErrSegmentsOff
+		return s.segmentsOff()
 	}
 	return nil
+}
+
+// segmentsOff is ErrSegmentsOff with Config.SegmentsOff's reason, if any.
+func (s *service) segmentsOff() error {
+	if s.SegmentsOff == "" {
+		return ErrSegmentsOff
+	}
+	return fmt.Errorf("%w: %s", ErrSegmentsOff, s.SegmentsOff)
 }
 
 func (s *service) generator() *snowflake.Generator {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -24,7 +25,8 @@ type TinyidTokenOptions struct {
 	// most one per MissEvery. Default one second (firn's own addition;
 	// Tinyid reads only on its schedule).
 	MissEvery time.Duration
-	// Timeout bounds one scheduled read. Default 5 seconds.
+	// Timeout bounds Start's read and each scheduled one. Default 5
+	// seconds.
 	Timeout time.Duration
 	// Log receives the reads that fail, at most one per MissEvery besides
 	// the scheduled ones (never a token).
@@ -90,13 +92,21 @@ func NewTinyidTokens(db *sql.DB, d Dialect, opt TinyidTokenOptions) (*TinyidToke
 // Table returns the name of the token table.
 func (t *TinyidTokens) Table() string { return t.opt.Table }
 
-// Start reads the table, returning ErrTokenTable when it cannot be read
-// (a server must not start without its tokens), then reads it again
-// every Every until Close. It is called once.
+// Start reads the table, waiting at most Timeout, and returns
+// ErrTokenTable when it cannot be read: a server must not start without
+// its tokens, which would let every token through, or none. The error
+// says how to create a missing table, or (ErrDenied) which grant the
+// account lacks. Then it reads the table again every Every until Close.
+// It is called once.
 func (t *TinyidTokens) Start(ctx context.Context) error {
 	t.started = true
-	if err := t.Refresh(ctx); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, t.opt.Timeout)
+	defer cancel()
+	if err := t.Refresh(rctx); err != nil {
 		close(t.done)
+		if !errors.Is(err, ErrDenied) { // the table is there; the account may not read it
+			err = fmt.Errorf("%w; create Tinyid's table (its tinyid-server/db.sql)", err)
+		}
 		return err
 	}
 	loop, stop := context.WithCancel(context.Background())

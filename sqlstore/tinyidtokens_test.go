@@ -141,6 +141,28 @@ func TestTinyidTokensUnreadableAtStart(t *testing.T) {
 		}
 		if err := tok.Start(context.Background()); !errors.Is(err, sqlstore.ErrTokenTable) {
 			t.Fatalf("Start on a missing table = %v, want ErrTokenTable", err)
+		} else if !strings.Contains(err.Error(), "tinyid-server/db.sql") {
+			t.Errorf("Start on a missing table = %v; want how to create it", err)
+		}
+		if err := tok.Close(context.Background()); err != nil {
+			t.Fatalf("Close after a failed Start = %v", err)
+		}
+	})
+}
+
+// TestTinyidTokensStartIsBounded: Start waits at most Timeout for its
+// read, whatever the caller's context: a program that embeds the reader
+// does not hang on a database that does not answer.
+func TestTinyidTokensStartIsBounded(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		table := newTokenTable(t, b, db)
+		tok, err := sqlstore.NewTinyidTokens(db, b.dialect, sqlstore.TinyidTokenOptions{Table: table, Timeout: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tok.Start(context.Background()); !errors.Is(err, sqlstore.ErrTokenTable) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Start past its Timeout = %v; want ErrTokenTable and the deadline", err)
 		}
 		if err := tok.Close(context.Background()); err != nil {
 			t.Fatalf("Close after a failed Start = %v", err)

@@ -38,8 +38,7 @@ func runConfig(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		store := o.stores.Registry.Store
-		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.addr, o.layout, store, checkNotes(&o))
+		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.cfg.HTTP.Listen, o.layout, o.cfg.Registry.Store, checkNotes(&o))
 		return err
 	case "print":
 		o, err := parseServe(args[1:])
@@ -80,11 +79,12 @@ func checkNotes(o *serveOptions) string {
 	} else if len(tags) > 0 {
 		fmt.Fprintf(&b, "  javascript-safe: the IDs of tags %s stay below 2^53\n", strings.Join(tags, ","))
 	}
-	fmt.Fprintf(&b, "  auth: %d tokens", len(o.cfg.Auth.Tokens))
-	if len(o.anonymous) > 0 {
-		fmt.Fprintf(&b, "; anonymous scopes %s", strings.Join(o.anonymous, ","))
+	tokens, anon := o.cfg.Auth.Tokens, o.cfg.Auth.Anonymous
+	fmt.Fprintf(&b, "  auth: %d tokens", len(tokens))
+	if len(anon) > 0 {
+		fmt.Fprintf(&b, "; anonymous scopes %s", strings.Join(anon, ","))
 	}
-	if len(o.cfg.Auth.Tokens) == 0 && len(o.anonymous) == 0 {
+	if len(tokens) == 0 && len(anon) == 0 {
 		b.WriteString(" (no token: anyone on loopback, and loopback only)")
 	}
 	b.WriteString("\n")

@@ -135,7 +135,11 @@ func runMigrate(args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	_, err = io.WriteString(stdout, planText(p, after, f.configSnippet(p)))
+	cfg, err := f.configSnippet(p)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, planText(p, after, cfg))
 	return err
 }
 

@@ -154,7 +154,11 @@ func runLeafZooKeeper(f *migrateFlags, stdout io.Writer) (err error) {
 			return migrateErr(err)
 		}
 	}
-	_, err = io.WriteString(stdout, leafPlanText(p, f))
+	cfg, err := leafConfig(f)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(stdout, leafPlanText(p, f, cfg))
 	return err
 }
 

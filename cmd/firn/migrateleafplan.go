@@ -7,14 +7,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
 )
 
 // The printing of firn migrate check --from leaf-zookeeper's plan.
 
 // leafPlanText is the plan as printed, ending with a configuration that
-// carries it.
-func leafPlanText(p *migrate.LeafPlan, f *migrateFlags) string {
+// carries it, cfg.
+func leafPlanText(p *migrate.LeafPlan, f *migrateFlags, cfg string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "firn migrate check --from leaf-zookeeper: Leaf %q, %s on ZooKeeper %s\n", p.Name, p.Root, p.Servers)
 	writeLeafWorkers(&b, p, time.Now())
@@ -32,7 +34,7 @@ func leafPlanText(p *migrate.LeafPlan, f *migrateFlags) string {
 	for _, a := range p.Applied {
 		b.WriteString("applied: " + a + "\n")
 	}
-	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + leafConfig(f))
+	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + cfg)
 	return b.String()
 }
 
@@ -114,19 +116,12 @@ func writeLeafSteps(b *strings.Builder, p *migrate.LeafPlan, f *migrateFlags) {
 
 // leafConfig is a configuration for firn serve: Leaf's layout on the
 // registry. The reservation and the floor are in the registry, not here.
-func leafConfig(f *migrateFlags) string {
-	sf := f.stores.Registry
-	var b strings.Builder
-	fmt.Fprintf(&b, "layout:\n  preset: %s\nregistry:\n  store: %s\n", migrate.Leaf.Layout(), sf.Store)
-	if len(sf.Endpoints) > 0 {
-		fmt.Fprintf(&b, "  endpoints: [%s]\n", strings.Join(sf.Endpoints, ","))
-	}
-	if sf.Namespace != "" {
-		fmt.Fprintf(&b, "  namespace: %s\n", yamlString(sf.Namespace))
-	}
-	b.WriteString("  # Leaf's worker IDs and the floor: in the registry itself (--apply), for every process on it\n")
-	b.WriteString("snowflake:\n  enabled: true\n")
-	return b.String()
+func leafConfig(f *migrateFlags) (string, error) {
+	c := config.Default()
+	c.Layout.Preset, c.Registry = migrate.Leaf.Layout(), f.stores.Registry
+	out, err := c.Excerpt(backend.Redact, config.Excerpt{Keep: []string{"layout.preset", "snowflake.enabled"},
+		Comments: map[string]string{"snowflake": "# Leaf's worker IDs and the floor: in the registry itself (--apply), for every process on it"}})
+	return string(out), err
 }
 
 func orNone(s string) string {

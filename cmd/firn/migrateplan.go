@@ -202,65 +202,39 @@ func joinUints(vs []uint64) string {
 	return strings.Join(s, ", ")
 }
 
-// yamlString quotes s for YAML.
-func yamlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
 // configSnippet is a configuration for firn serve that carries the plan:
 // the old layout, the registry with the reserved nodes, the old segment
-// table, and the floor (snowflake off without one).
-func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
-	var b strings.Builder
-	b.WriteString("layout:\n")
-	for _, kv := range [][2]string{{"preset", f.layout.Preset}, {"epoch", f.layout.Epoch}, {"tick", f.layout.Tick},
-		{"time_bits", f.layout.TimeBits}, {"node_bits", f.layout.NodeBits}, {"node_names", f.layout.NodeNames},
-		{"sequence_bits", f.layout.SequenceBits}, {"order", f.layout.Order}} {
-		if kv[1] != "" {
-			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
-		}
-	}
-	sf := f.stores.Registry
-	dsn := backend.Redact(f.dialect, f.dsn)
-	fmt.Fprintf(&b, "registry:\n  store: %s\n", sf.Store)
-	switch sf.Store {
-	case "postgres", "mysql":
-		fmt.Fprintf(&b, "  dsn: %s\n", yamlString(dsn))
-	case "etcd":
-		fmt.Fprintf(&b, "  endpoints: [%s]\n", strings.Join(sf.Endpoints, ","))
-	case "local":
-		if sf.DataDir != "" {
-			fmt.Fprintf(&b, "  data_dir: %s\n", yamlString(sf.DataDir))
-		}
-	}
-	for _, kv := range [][2]string{{"namespace", sf.Namespace}, {"table", sf.Table}} {
-		if kv[1] != "" {
-			fmt.Fprintf(&b, "  %s: %s\n", kv[0], yamlString(kv[1]))
-		}
-	}
-	if len(p.Reserved) > 0 {
-		fmt.Fprintf(&b, "  reserved_nodes: [%s]\n", joinUints(p.Reserved))
+// table, and the floor (snowflake off without one), written as
+// config.Config.Excerpt writes every configuration firn proposes.
+func (f *migrateFlags) configSnippet(p *migrate.Plan) (string, error) {
+	c := config.Default()
+	c.Layout, c.Registry = f.layout, f.stores.Registry
+	c.Registry.ReservedNodes = p.Reserved
+	e := config.Excerpt{Keep: []string{"snowflake.enabled"}, Comments: map[string]string{}}
+	if c.Registry.Store != f.dialect { // the registry is elsewhere: the DSN is the old database's
+		c.Registry.DSN = ""
 	}
 	if format := p.From.Format(); format != "" && !p.NoSegments {
-		fmt.Fprintf(&b, "segments:\n  format: %s\n  table: %s\n", format, f.oldTable)
-		if sf.Store != f.dialect { // the registry is elsewhere: the segments stay in the old database
-			fmt.Fprintf(&b, "  store: %s\n  dsn: %s\n", f.dialect, yamlString(dsn))
-		}
-		if format == "tinyid" {
-			fmt.Fprintf(&b, "  token_table: %s\n", f.tokenTable)
+		c.Segments.Format, c.Segments.Table, c.Segments.TokenTable = format, f.oldTable, f.tokenTable
+		e.Keep = append(e.Keep, "segments.format", "segments.table")
+		if c.Registry.DSN == "" { // the segments stay in the old database
+			c.Segments.Store, c.Segments.DSN = f.dialect, f.dsn
 		}
 	}
-	if dsn != f.dsn {
-		b.WriteString("# the DSN's password is not printed: put it back before use\n")
+	if backend.Redact(f.dialect, f.dsn) != f.dsn {
+		hidden := "# the DSN's password is not printed: put it back before use"
+		e.Comments["registry.dsn"], e.Comments["segments.dsn"] = hidden, hidden
 	}
 	snowflakeOn := p.Floor != 0 && p.LayoutErr == nil
+	c.Snowflake.Enabled, c.Snowflake.Floor = snowflakeOn, p.Floor
 	if !snowflakeOn {
-		b.WriteString("snowflake:\n  enabled: false\n")
-	} else {
-		fmt.Fprintf(&b, "snowflake:\n  enabled: true\n  floor: %d\n", p.Floor)
+		c.Snowflake.Floor = 0
 	}
 	if p.From == migrate.Leaf {
-		writeLeafReach(&b, p, snowflakeOn)
+		leafReach(&c, &e, p, snowflakeOn)
 	}
-	return b.String()
+	out, err := c.Excerpt(backend.Redact, e)
+	return string(out), err
 }
 
 // leafPort is the port Leaf's clients call: leaf-server sets no
@@ -268,25 +242,20 @@ func (f *migrateFlags) configSnippet(p *migrate.Plan) string {
 // Leaf's README uses (README.md line 52, Meituan-Dianping/Leaf 86a6441).
 const leafPort = "8080"
 
-// writeLeafReach writes what lets Leaf's clients, which send no
-// credentials, reach firn: Leaf's port on an address the reader names
-// (config check refuses the placeholder until then), and anonymous
-// grants for exactly the routes they call — each tag found, and
-// snowflake IDs when served; never "*" or admin.
-func writeLeafReach(b *strings.Builder, p *migrate.Plan, snowflakeOn bool) {
-	var grants []string
+// leafReach sets what lets Leaf's clients, which send no credentials,
+// reach firn: Leaf's port on an address the reader names (config check
+// refuses the placeholder until then), and anonymous grants for exactly
+// the routes they call — each tag found, and snowflake IDs when served;
+// never "*" or admin.
+func leafReach(c *config.Config, e *config.Excerpt, p *migrate.Plan, snowflakeOn bool) {
+	c.HTTP.Listen = config.AddressPlaceholder + ":" + leafPort
+	e.Comments["http.listen"] = "# put the address Leaf's clients reach in place of the placeholder (0.0.0.0: every interface)"
 	if snowflakeOn {
-		grants = append(grants, yamlString("snowflake"))
+		c.Auth.Anonymous = append(c.Auth.Anonymous, "snowflake")
 	}
 	for _, t := range p.Tags {
-		grants = append(grants, yamlString("tag:"+t.Tag))
+		c.Auth.Anonymous = append(c.Auth.Anonymous, "tag:"+t.Tag)
 	}
-	fmt.Fprintf(b, "http:\n  # put the address Leaf's clients reach in place of the placeholder (0.0.0.0: every interface)\n  listen: %s\n",
-		yamlString(config.AddressPlaceholder+":"+leafPort))
-	if len(grants) == 0 {
-		return
-	}
-	b.WriteString("auth:\n  # warning: Leaf's clients send no credentials, so anyone who reaches this address may take IDs of these\n" +
-		"  # routes, auth.anonymous_rate requests per second per client address; restrict it with a firewall, or give tokens\n")
-	fmt.Fprintf(b, "  anonymous: [%s]\n", strings.Join(grants, ", "))
+	e.Comments["auth.anonymous"] = "# warning: Leaf's clients send no credentials, so anyone who reaches this address may take IDs of these\n" +
+		"# routes, auth.anonymous_rate requests per second per client address; restrict it with a firewall, or give tokens"
 }

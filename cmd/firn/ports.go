@@ -44,19 +44,19 @@ type ports struct {
 
 // listen binds both ports and answers on them with starting.
 func listen(o serveOptions, starting *server.Starting) (*ports, error) {
-	ln, err := net.Listen("tcp", o.addr)
+	ln, err := net.Listen("tcp", o.cfg.HTTP.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w (HTTP: choose another address with --http)", o.addr, err)
+		return nil, fmt.Errorf("listen on %s: %w (HTTP: choose another address with --http)", o.cfg.HTTP.Listen, err)
 	}
 	p := &ports{ln: ln, done: make(chan error, 2), hup: make(chan os.Signal, 1)}
 	if o.tls != nil {
 		p.grpcOpts = append(p.grpcOpts, grpc.Creds(credentials.NewTLS(o.tls)))
 	}
-	if o.grpcAddr != "off" {
-		gln, err := net.Listen("tcp", o.grpcAddr)
+	if o.cfg.GRPC.Listen != "off" {
+		gln, err := net.Listen("tcp", o.cfg.GRPC.Listen)
 		if err != nil {
 			_ = ln.Close()
-			return nil, fmt.Errorf("listen on %s: %w (gRPC: choose another address with --grpc, or --grpc off)", o.grpcAddr, err)
+			return nil, fmt.Errorf("listen on %s: %w (gRPC: choose another address with --grpc, or --grpc off)", o.cfg.GRPC.Listen, err)
 		}
 		// The gRPC port, like the HTTP port, answers from the moment it is
 		// bound: health NOT_SERVING and not_ready until the service serves

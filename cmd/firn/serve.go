@@ -137,27 +137,21 @@ func tuneGC(gogc, memlimit string) {
 	}
 }
 
-// serveOptions is firn serve's parsed command line and configuration.
+// serveOptions is what firn serve runs with: the configuration, and the
+// values derived from it (read, parsed, loaded from the files it names).
+// A plain setting is read from cfg, never copied here.
 type serveOptions struct {
-	addr     string
-	grpcAddr string
-	maxBatch int
-	layout   snowflake.Layout
-	stores   backend.Options
-	lease    nodeid.Config
-	floor    uint64
+	// cfg is the configuration: defaults, file, environment and flags.
+	cfg    *config.Config
+	layout snowflake.Layout
+	stores backend.Options
+	lease  nodeid.Config
 	// gen is the generator's configuration but its node and reservation.
 	gen snowflake.Config
 	// auth checks the tokens and anonymous scopes of the configuration.
 	auth *server.Auth
-	// snowflake is false when the server serves segments only.
-	snowflake bool
-	// logLevel and logFormat say how to log (newLogger).
-	logLevel, logFormat string
 	// tls is the loaded certificate and key, or nil.
 	tls *tls.Config
-	// anonymous are the scopes open to requests without credentials.
-	anonymous []string
 	// maxID bounds the IDs of the tags listed in segments.javascript_safe.
 	maxID func(tag string) int64
 	// opaque, in opaque mode, permutes every snowflake ID served.
@@ -165,11 +159,9 @@ type serveOptions struct {
 	// tagOpaque returns the permutation of an opaque tag (opaque.tags),
 	// nil for a plain one; nil when no tag is opaque.
 	tagOpaque func(tag string) segment.Permutation
-	// segmentsOff, when set, is why segment mode is refused.
+	// segmentsOff, when set, is why segment mode is off
+	// (server.Config.SegmentsOff).
 	segmentsOff string
-	// cfg is the configuration the options came from: defaults, file,
-	// environment and flags.
-	cfg *config.Config
 }
 
 // serve runs the service until ctx ends. The ports answer from the
@@ -182,7 +174,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	log := newLogger(o.logLevel, o.logFormat)
+	log := newLogger(o.cfg.Log.Level, o.cfg.Log.Format)
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
 	starting := server.NewStarting(server.StartingConfig{Why: func() error { return notReady(holder.Load(), storeDown.Load()) },
@@ -199,36 +191,25 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 	}()
 	defer p.close()
-	sf := &o.stores
-	sf.Log = log
-	stores, err := sf.OpenRetrying(ctx, log, func(err error) { storeDown.Store(&err) })
+	stores, nodes, err := openStores(ctx, &o, log, &storeDown)
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
-	storeDown.Store(nil)
 	defer func() { err = errors.Join(err, stores.Close()) }()
-	warnExposed(ctx, stores.Nodes, sf.Registry.DialTimeout, log)
-	nodes, err := recordNodes(stores.Nodes)
-	if err != nil {
-		return err
-	}
-	segs := stores.Segments
-	if o.segmentsOff != "" {
-		segs = refusedSegments{reason: o.segmentsOff}
-	}
-	tokens, err := startTinyidTokens(ctx, stores.Tokens, sf.Registry.DialTimeout)
+	tokens, err := startTinyidTokens(ctx, stores.Tokens, o.cfg.Segments, log)
 	if err != nil {
 		return err
 	}
 	if tokens != nil {
 		defer func() { err = errors.Join(err, tokens.Close(context.Background())) }()
-		log.Info("tinyid tokens: token= is checked on Tinyid's routes", "table", tokens.Table())
-	} else if sf.Segments.Format == "tinyid" && !sf.Tokens {
-		log.Warn("tinyid tokens off (segments.check_tokens false): Tinyid's token= is not checked")
 	}
-	// The tags are read while a node is acquired, so the check below
-	// costs a start no time.
-	storedTags := readTags(ctx, segs, o.segmentsOff == "")
+	alloc, checked, err := segmentsOf(ctx, o, stores.Segments)
+	if err != nil {
+		return err
+	}
+	if alloc != nil {
+		defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
+	}
 	h, g, lease, err := takeNode(ctx, o, nodes, log, &holder)
 	if err != nil {
 		// A stop while no node is held ends here: with neither node nor
@@ -241,11 +222,13 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		// it: the lease is released only once nothing issues from it.
 		defer func() { err = errors.Join(err, h.Close(context.Background())) }()
 	}
-	svc, alloc, err := newService(o, log, segs, tokens, storedTags, g, lease, h)
+	if err := tagsChecked(checked, alloc, log); err != nil {
+		return err
+	}
+	svc, err := newService(o, log, alloc, stores.Segments, tokens, g, lease, h)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, alloc.Close(context.Background())) }()
 	// Announced before serving: whoever sees /readyz answer 200 finds the
 	// discovery file too. A client that reads the file a moment earlier
 	// is answered not_ready (503), which it retries.
@@ -262,6 +245,24 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		}
 	}
 	return p.wait(ctx, log)
+}
+
+// openStores opens the stores, waiting while they do not answer
+// (storeDown says why meanwhile), warns when anyone may rewrite the node
+// store's records, and returns them with the node store to claim from.
+func openStores(ctx context.Context, o *serveOptions, log *slog.Logger, storeDown *atomic.Pointer[error]) (*backend.Stores, nodeid.Store, error) {
+	o.stores.Log = log
+	stores, err := o.stores.OpenRetrying(ctx, log, func(err error) { storeDown.Store(&err) })
+	if err != nil {
+		return nil, nil, err
+	}
+	storeDown.Store(nil)
+	warnExposed(ctx, stores.Nodes, o.stores.Registry.DialTimeout, log)
+	nodes, err := recordNodes(stores.Nodes)
+	if err != nil {
+		return nil, nil, errors.Join(err, stores.Close())
+	}
+	return stores, nodes, nil
 }
 
 // brief is a reason not to serve as the open /readyz shows it: the
@@ -288,11 +289,11 @@ func notReady(h *node.Holder, storeDown *error) error {
 // Every generator, this one and each after a lost lease, passes the
 // migration floor before it serves.
 func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog.Logger, slot *atomic.Pointer[node.Holder]) (*node.Holder, *snowflake.Generator, *nodeid.Lease, error) {
-	if !o.snowflake {
+	if !o.cfg.Snowflake.Enabled {
 		return nil, nil, nil, nil
 	}
 	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: o.gen,
-		Check:   func(g *snowflake.Generator) error { return config.CheckFloor(g, o.floor, o.opaque) },
+		Check:   func(g *snowflake.Generator) error { return config.CheckFloor(g, o.cfg.Snowflake.Floor, o.opaque) },
 		Attempt: 2 * o.stores.Registry.DialTimeout, StoreName: o.stores.Describe(), Log: log})
 	if err != nil {
 		return nil, nil, nil, err
@@ -308,23 +309,19 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	return h, g, lease, nil
 }
 
-// newService builds the allocator and the server over the node taken (g
-// and lease nil with snowflake mode off).
-func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sqlstore.TinyidTokens, storedTags <-chan storedTags,
-	g *snowflake.Generator, lease *nodeid.Lease, h *node.Holder) (*server.Server, *segment.Allocator, error) {
-	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID, Opaque: o.tagOpaque})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := checkTagPermutations(storedTags, alloc, log); err != nil {
-		return nil, nil, errors.Join(err, alloc.Close(context.Background()))
-	}
+// newService builds the server over the node taken (g and lease nil with
+// snowflake mode off) and the allocator (nil with segment mode off).
+func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs segment.Store, tokens *sqlstore.TinyidTokens,
+	g *snowflake.Generator, lease *nodeid.Lease, h *node.Holder) (*server.Server, error) {
 	if o.tagOpaque != nil {
 		log.Info("opaque tags: their IDs are a keyed permutation of the plain ones, recorded with each tag when it is created; reveal them with firn tag reveal or GET /v1/segments/{tag}/reveal/{id}",
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
-	scfg := server.Config{Snowflake: g, Layout: &o.layout, Segments: alloc, SegmentStore: segs, Auth: o.auth, MaxBatch: o.maxBatch, Log: log,
+	scfg := server.Config{Snowflake: g, Layout: &o.layout, SegmentsOff: o.segmentsOff, Auth: o.auth, MaxBatch: o.cfg.HTTP.MaxBatch, Log: log,
 		Opaque: o.opaque, Store: o.stores.Describe(), Brief: o.brief}
+	if alloc != nil {
+		scfg.Segments, scfg.SegmentStore = alloc, segs
+	}
 	if h != nil {
 		scfg.Lease, scfg.Ready = lease, h.NotReady
 	}
@@ -335,11 +332,7 @@ func newService(o serveOptions, log *slog.Logger, segs segment.Store, tokens *sq
 	if tokens != nil {
 		scfg.TinyidTokens = tokens
 	}
-	svc, err := server.New(scfg)
-	if err != nil {
-		return nil, nil, errors.Join(err, alloc.Close(context.Background()))
-	}
-	return svc, alloc, nil
+	return server.New(scfg)
 }
 
 // logServing says that the service serves, where, on which node and
@@ -360,9 +353,9 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 	}
 	log.Info("serving", attrs...)
 	auth := o.auth
-	if len(o.anonymous) > 0 {
+	if anon := o.cfg.Auth.Anonymous; len(anon) > 0 {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
-			"scopes", strings.Join(o.anonymous, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+p.ln.Addr().String(),
+			"scopes", strings.Join(anon, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+p.ln.Addr().String(),
 			"admin", adminState(auth))
 	}
 	if auth.StatusOnLoopback() {
@@ -395,24 +388,25 @@ func adminState(auth *server.Auth) string {
 	return "tokens with the scope admin only (403 when none is configured)"
 }
 
-// startTinyidTokens reads Tinyid's token table of the segment store just
-// opened, if it is checked, and keeps it fresh until Close. A table that
-// cannot be read refuses to start: serving without it would let every
-// token through, or none.
-func startTinyidTokens(ctx context.Context, tokens *sqlstore.TinyidTokens, timeout time.Duration) (*sqlstore.TinyidTokens, error) {
+// startTinyidTokens starts the reader of Tinyid's token table of the
+// segment store just opened, if it is checked (segments.check_tokens),
+// and says so. A table that cannot be read refuses to start
+// (sqlstore.TinyidTokens.Start says why); the message names the settings.
+func startTinyidTokens(ctx context.Context, tokens *sqlstore.TinyidTokens, sg config.Segments, log *slog.Logger) (*sqlstore.TinyidTokens, error) {
 	if tokens == nil {
+		if sg.Format == "tinyid" && !sg.CheckTokens {
+			log.Warn("tinyid tokens off (segments.check_tokens false): Tinyid's token= is not checked")
+		}
 		return nil, nil
 	}
-	sctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := tokens.Start(sctx); err != nil {
-		if errors.Is(err, sqlstore.ErrDenied) { // the table is there; the account may not read it
-			return nil, usagef("segments.token_table %s: %s", tokens.Table(), err)
-		}
-		return nil, usagef("segments.token_table %s: %s; create Tinyid's table (its tinyid-server/db.sql) "+
-			"or set segments.check_tokens false (--check-tokens=false) to leave Tinyid's routes to auth.tokens and auth.anonymous",
-			tokens.Table(), err)
+	switch err := tokens.Start(ctx); {
+	case errors.Is(err, sqlstore.ErrDenied):
+		return nil, usagef("segments.token_table %s: %s", tokens.Table(), err)
+	case err != nil:
+		return nil, usagef("segments.token_table %s: %s or set segments.check_tokens false (--check-tokens=false) "+
+			"to leave Tinyid's routes to auth.tokens and auth.anonymous", tokens.Table(), err)
 	}
+	log.Info("tinyid tokens: token= is checked on Tinyid's routes", "table", tokens.Table())
 	return tokens, nil
 }
 
@@ -438,27 +432,6 @@ func dialable(a net.Addr) string {
 	return net.JoinHostPort("::1", strconv.Itoa(t.Port))
 }
 
-// refusedSegments is the segment store of a server that may not serve
-// segments: every call says why, and it lists no tags (readiness does
-// not depend on it).
-type refusedSegments struct{ reason string }
-
-func (r refusedSegments) err() error { return fmt.Errorf("%w: %s", segment.ErrUnavailable, r.reason) }
-func (r refusedSegments) Reserve(context.Context, string, int64) (segment.Range, error) {
-	return segment.Range{}, r.err()
-}
-func (r refusedSegments) Tag(context.Context, string) (segment.TagInfo, error) {
-	return segment.TagInfo{}, r.err()
-}
-func (r refusedSegments) Tags(context.Context) ([]segment.TagInfo, error) { return nil, nil }
-func (r refusedSegments) CreateTag(context.Context, string, int64, int64, string) error {
-	return r.err()
-}
-func (r refusedSegments) SetStep(context.Context, string, int64) error { return r.err() }
-func (r refusedSegments) Advance(context.Context, string, int64) (int64, error) {
-	return 0, r.err()
-}
-
 // logOutput is where firn serve logs and the other commands write their
 // warnings; tests replace it.
 var logOutput io.Writer = os.Stderr
@@ -481,54 +454,45 @@ func newLogger(level, format string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(logOutput, opts))
 }
 
-// storedTags is the store's tags as read at start, or why they were not.
-type storedTags struct {
-	tags []segment.TagInfo
-	err  error
-}
-
-// tagReadBound bounds the start's read of the tags: a store that does
-// not answer by then has its tags checked on first use instead.
+// tagReadBound bounds the start's check of the store's tags: a store
+// that does not list them by then has each checked on first use instead.
 const tagReadBound = time.Second
 
-// readTags reads the store's tags in the background, when on.
-func readTags(ctx context.Context, segs segment.Store, on bool) <-chan storedTags {
-	out := make(chan storedTags, 1)
-	if !on {
-		out <- storedTags{err: errors.New("segment mode is off")}
-		return out
+// segmentsOf is the allocator firn serve serves segments with, and the
+// check of the store's tags against it (segment.Allocator.CheckTags),
+// started now so that it runs while a node is taken; both nil with
+// segment mode off (o.segmentsOff says why).
+func segmentsOf(ctx context.Context, o serveOptions, segs segment.Store) (*segment.Allocator, <-chan error, error) {
+	if o.segmentsOff != "" {
+		return nil, nil, nil
 	}
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID, Opaque: o.tagOpaque})
+	if err != nil {
+		return nil, nil, err
+	}
+	checked := make(chan error, 1)
 	go func() {
 		rctx, cancel := context.WithTimeout(ctx, tagReadBound)
 		defer cancel()
-		tags, err := segs.Tags(rctx)
-		out <- storedTags{tags, err}
+		checked <- alloc.CheckTags(rctx)
 	}()
-	return out
+	return alloc, checked, nil
 }
 
-// checkTagPermutations refuses to start while a tag the store holds
-// records another permutation than this configuration gives it (opaque
-// where opaque.tags leaves it plain, plain where it lists it, another key
-// or tweak): serving it would mix two permutations in one ID space. The
-// allocator checks every range as well, so tags a store could not list
-// in time are checked on first use instead, and that is said.
-func checkTagPermutations(read <-chan storedTags, alloc *segment.Allocator, log *slog.Logger) error {
-	st := <-read
-	if st.err != nil {
-		if alloc.OpaqueTags() {
-			log.Warn("tags not checked against opaque.tags at start: each is checked on first use", "err", st.err)
-		}
+// tagsChecked waits for the check segmentsOf started: a tag that records
+// another permutation than this configuration gives it refuses the start
+// (serving it would mix two permutations in one ID space); tags a store
+// could not list in time are checked on first use instead, and that is
+// said.
+func tagsChecked(checked <-chan error, alloc *segment.Allocator, log *slog.Logger) error {
+	if checked == nil {
 		return nil
 	}
-	var errs []error
-	for _, t := range st.tags {
-		if err := alloc.CheckPermutation(t.Tag, t.Opaque); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return usagef("%s", errors.Join(errs...))
+	switch err := <-checked; {
+	case errors.Is(err, segment.ErrPermutation):
+		return usagef("%s", err)
+	case err != nil && alloc.OpaqueTags():
+		log.Warn("tags not checked against opaque.tags at start: each is checked on first use", "err", err)
 	}
 	return nil
 }

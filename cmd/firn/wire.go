@@ -62,13 +62,9 @@ func checkServe(args []string) (serveOptions, error) {
 // reading the layout and the files it names.
 func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	o.cfg = cfg
-	o.addr, o.grpcAddr, o.maxBatch, o.floor = cfg.HTTP.Listen, cfg.GRPC.Listen, cfg.HTTP.MaxBatch, cfg.Snowflake.Floor
-	o.snowflake = cfg.Snowflake.Enabled
-	o.logLevel, o.logFormat = cfg.Log.Level, cfg.Log.Format
-	r, sg := cfg.Registry, cfg.Segments
+	r := cfg.Registry
 	o.stores = storeOf(cfg)
-	o.stores.Tokens = sg.CheckTokens
-	o.anonymous = cfg.Auth.Anonymous
+	o.stores.Tokens = cfg.Segments.CheckTokens
 	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
 		return o, usagef("%s", err)
 	}

@@ -52,7 +52,7 @@ func (op *opener) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store, er
 	case "tinyid":
 		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: sg.Table})
 		if err == nil && op.readTokens && op.tokens == nil {
-			op.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: sg.TokenTable, Log: op.Log})
+			op.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: sg.TokenTable, Timeout: op.Registry.DialTimeout, Log: op.Log})
 		}
 	case "set":
 		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: sg.Table, Set: sg.Set})

@@ -1022,6 +1022,12 @@ func (c *Config) validateStores() error {
 // (postgres, mysql, or any other) for a DSN — and the value; it is the command's redaction, which reads
 // DSNs with the SQL drivers this package may not import.
 func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) {
+	r := c.redacted(hide)
+	return yaml.Marshal(&r)
+}
+
+// redacted is c with what Redacted hides hidden.
+func (c *Config) redacted(hide func(kind, value string) string) Config {
 	r := *c
 	r.Registry.DSN = hide(r.Registry.Store, r.Registry.DSN)
 	r.Registry.Endpoints = slices.Clone(r.Registry.Endpoints)
@@ -1042,7 +1048,7 @@ func (c *Config) Redacted(hide func(kind, value string) string) ([]byte, error) 
 	}
 	r.Opaque.KeyFile, r.HTTP.TLSKey = secret.File(r.Opaque.KeyFile), secret.File(r.HTTP.TLSKey)
 	r.ZooKeeper.DigestFile, r.ZooKeeper.TLSKey = secret.File(r.ZooKeeper.DigestFile), secret.File(r.ZooKeeper.TLSKey)
-	return yaml.Marshal(&r)
+	return r
 }
 
 // MaxID is the allocator's bound per tag: 2^53−1 for the tags
