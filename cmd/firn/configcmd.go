@@ -17,9 +17,11 @@ check validates what firn serve would run with — the file, the FIRN_…
 environment and the flags — without opening a store or a port (each DSN
 and etcd endpoint is read as serve reads it, without dialing), and prints
 a summary (the listen address, layout and store on one line, then opaque
-mode, the JavaScript-safe bounds, the tokens and anonymous grants);
-both refuse exactly what firn serve refuses before it opens anything.
-print writes the effective configuration as YAML: every
+mode, the JavaScript-safe bounds, the tokens and anonymous grants); it
+refuses exactly what firn serve refuses before it opens anything.
+print refuses only what cannot be read (the file, an unknown key, a
+value of the wrong form), so that a setting check refuses can still be
+looked at; it writes the effective configuration as YAML: every
 setting, the defaults included, then the file, the environment and the
 flags over them, with the password of every DSN and every token's secret
 redacted. An empty registry.namespace is the store's default (etcd
