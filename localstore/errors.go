@@ -76,3 +76,31 @@ func (e *SpaceMismatchError) Error() string {
 func (e *SpaceMismatchError) Unwrap() error {
 	return &nodeid.LayoutMismatchError{Stored: e.Stored, Want: e.Want}
 }
+
+// UnrecordedBitsError reports a layout refused by the user's node
+// directory because an older firn recorded another layout there (Stored)
+// whose ID bits no record tells: that firn recorded a fingerprint and a
+// description only, and it is no preset's. The two could be one ID space
+// named or permuted two ways (other node field names or splits, another
+// opaque key), so neither is served beside the other until a claim with
+// the recorded layout records its ID bits (in space-*/layout); then a
+// layout with other ID bits is served beside it, and one with the same
+// bits is refused with a *SpaceMismatchError. It unwraps to a
+// *nodeid.LayoutMismatchError, so errors.Is(err,
+// nodeid.ErrLayoutMismatch) is true.
+type UnrecordedBitsError struct {
+	Stored, Want string // layout descriptions
+	Record       string // the file that records Stored
+}
+
+func (e *UnrecordedBitsError) Error() string {
+	return fmt.Sprintf("localstore: an older firn recorded layout %q in the user's node directory (%s) without its ID bits, and this claim has %q, "+
+		"which could issue the same IDs: run firn once with the recorded layout, which records its ID bits; then a layout with other ID bits runs beside it",
+		e.Stored, e.Record, e.Want)
+}
+
+// Unwrap returns the *nodeid.LayoutMismatchError every store gives for
+// another layout.
+func (e *UnrecordedBitsError) Unwrap() error {
+	return &nodeid.LayoutMismatchError{Stored: e.Stored, Want: e.Want}
+}

@@ -178,21 +178,14 @@ func TestUpgradeKeepsTheRecordedLayoutsNodes(t *testing.T) {
 }
 
 // TestOlderFirnRefusesANodeDirectoryByLayout: a user's node directory
-// first used by this version is marked as one every layout shares. An
-// older firn that recorded its layout there compares the first line of
-// the record with its layout's fingerprint and refuses on a difference,
-// so the record must match no layout.
+// first used by this version is marked as one every layout shares, in
+// the user's node directory itself, where node 0 is locked.
 func TestOlderFirnRefusesANodeDirectoryByLayout(t *testing.T) {
 	root := t.TempDir()
 	s := openConfig(t, localstore.Config{Dir: t.TempDir(), NodeDir: root})
 	claim(t, s, anyNode(8))
-	b, err := os.ReadFile(filepath.Join(root, "layout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	if first == nodeidtest.Layout.Fingerprint || strings.HasPrefix(first, "v1:") {
-		t.Fatalf("the user's node directory records %q: an older firn of that layout would take nodes there", first)
+	if a, b := olderFirnsClaim(root, nodeidtest.Layout.Fingerprint); a != "" || b != "" {
+		t.Fatalf("an older firn of the first claim's layout claims in %q (f871c00), %q (f4ee8fd)", a, b)
 	}
 	if filepath.Dir(nodeLock(t, s, 0)) != root {
 		t.Fatalf("node 0 not locked in the user's node directory itself, where every firn before looked")
@@ -288,7 +281,9 @@ func TestPerLayoutNodeDirectoriesStayTaken(t *testing.T) {
 	const oldHWM = 1_700_000_000_000
 	writeHWM(t, filepath.Join(legacy, "node-0.hwm"), oldHWM)
 	release := holdAsOldFirn(t, legacy, 0)
-	for _, layout := range []nodeid.LayoutID{nodeidtest.Layout, otherLayout} {
+	// That firn's layout first: it records its ID bits, unknown to
+	// this version until then, and another layout is served after it.
+	for _, layout := range []nodeid.LayoutID{otherLayout, nodeidtest.Layout} {
 		s := openConfig(t, localstore.Config{Dir: t.TempDir(), NodeDir: root})
 		if c := claim(t, s, nodeid.ClaimRequest{AnyNode: true, Pool: 8, Layout: layout}); c.Node == 0 {
 			t.Fatalf("layout %s took node 0 while a firn holds it in %s", layout.Description, legacy)
@@ -310,16 +305,19 @@ func TestPerLayoutNodeDirectoriesStayTaken(t *testing.T) {
 
 // TestNoTwoStoresOfALayoutHoldOneNode is a property test: data
 // directories of three layouts, two of them with the same ID bits, over
-// one user's node directory (fresh; one a previous version recorded a
-// layout in; or one holding node files and no record), in random order,
-// claim, renew, release and crash, with older firns claiming in the
-// user's node directory itself beside them. At every step no node is held
-// twice, whatever the layouts; every claim starts at or past every HWM
-// confirmed for its node; and of two layouts with the same ID bits only
-// the first to claim is ever served.
+// one user's node directory (fresh; one f871c00 recorded a layout in;
+// one holding node files and no record; or one f4ee8fd marked
+// "by-layout" and kept a layout's nodes in layout-<hash>/), in random
+// order, claim, renew, release and crash, with older firns claiming
+// beside them where they claimed. At every step no node is held twice,
+// whatever the layouts; every claim starts at or past every HWM
+// confirmed for its node; of two layouts with the same ID bits only the
+// first to claim is ever served, the older firn's first; and until a
+// claim of the older firn's layout records its ID bits, no other layout
+// is served.
 func TestNoTwoStoresOfALayoutHoldOneNode(t *testing.T) {
 	layouts := []nodeid.LayoutID{nodeidtest.Layout, otherLayout, sameBits}
-	for seed := range 12 {
+	for seed := range 16 {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkNodeOwnership(t, uint64(seed), layouts) })
 	}
 }
@@ -328,14 +326,25 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	root := t.TempDir()
-	// 0: fresh; 1: the previous version recorded layouts[0] in the root;
-	// 2: a firn before layouts were recorded wrote node files there.
-	mode := seed % 3
+	// 0: fresh; 1: f871c00 recorded layouts[0] in the root; 2: a firn
+	// before layouts were recorded wrote node files there; 3: f4ee8fd
+	// marked the root and kept layouts[1]'s nodes in a subdirectory.
+	mode := seed % 4
+	oldDir, oldLayout := root, nodeid.LayoutID{}
 	switch mode {
 	case 1:
-		writeRecord(t, filepath.Join(root, "layout"), layouts[0])
+		oldLayout = layouts[0]
+		writeRecord(t, filepath.Join(root, "layout"), oldLayout)
 	case 2:
 		writeHWM(t, filepath.Join(root, "node-0.hwm"), 1_700_000_000_000)
+	case 3:
+		oldLayout = layouts[1]
+		if err := os.WriteFile(filepath.Join(root, "layout"), []byte("by-layout\none node directory per layout\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		oldDir = legacyDir(root, oldLayout.Fingerprint)
+		writeRecord(t, filepath.Join(oldDir, "layout"), oldLayout)
+		writeHWM(t, filepath.Join(oldDir, "node-0.hwm"), 1_700_000_000_000)
 	}
 	const pool = 3
 	type dir struct {
@@ -361,10 +370,15 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 	}
 	holder := map[uint64]string{}
 	confirmed := map[uint64]int64{}
-	if mode == 2 {
-		confirmed[0] = 1_700_000_000_000 // the unrecorded node-0.hwm
+	if mode == 2 || mode == 3 {
+		confirmed[0] = 1_700_000_000_000 // the older firn's node-0.hwm
 	}
 	served := map[string]string{} // ID bits -> the fingerprint served
+	bitsKnown := true             // the older firn's layout's ID bits are recorded
+	if oldLayout.Fingerprint != "" {
+		served[oldLayout.Bits] = oldLayout.Fingerprint
+		bitsKnown = false
+	}
 	// Older firns, in the root itself: their held nodes.
 	old := map[uint64]func(){}
 	hwm := int64(1_700_000_000_000)
@@ -387,20 +401,31 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 				req = nodeid.ClaimRequest{Node: rng.Uint64N(pool), Pool: pool, Layout: d.layout}
 			}
 			c, err := d.s.Claim(ctx, req)
-			if errors.Is(err, nodeid.ErrNodeHeld) || errors.Is(err, nodeid.ErrPoolFull) {
-				continue
-			}
 			first, ok := served[d.layout.Bits]
 			if errors.Is(err, nodeid.ErrLayoutMismatch) && ok && first != d.layout.Fingerprint {
 				continue
 			}
-			if err != nil {
+			var ub *localstore.UnrecordedBitsError
+			if errors.As(err, &ub) && !bitsKnown && d.layout.Fingerprint != oldLayout.Fingerprint {
+				continue
+			}
+			// A claim that found no node free passed the layout's checks,
+			// and recorded it, all the same.
+			noNode := errors.Is(err, nodeid.ErrNodeHeld) || errors.Is(err, nodeid.ErrPoolFull)
+			if (err == nil || noNode) && !bitsKnown && d.layout.Fingerprint != oldLayout.Fingerprint {
+				t.Fatalf("seed %d step %d: %s served beside an older firn's %s, whose ID bits are not recorded", seed, step, d.layout.Description, oldLayout.Description)
+			}
+			if err != nil && !noNode {
 				t.Fatalf("seed %d step %d: claim: %v", seed, step, err)
 			}
 			if ok && first != d.layout.Fingerprint {
 				t.Fatalf("seed %d step %d: %s served with the ID bits %s already served as %s", seed, step, d.layout.Fingerprint, d.layout.Bits, first)
 			}
 			served[d.layout.Bits] = d.layout.Fingerprint
+			bitsKnown = bitsKnown || d.layout.Fingerprint == oldLayout.Fingerprint
+			if noNode {
+				continue
+			}
 			take(d.path, c.Node, c.HWM)
 			d.held[c.Node] = c
 		case op < 7:
@@ -427,7 +452,7 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 			}
 			reopen(d)
 		case mode != 0:
-			// An older firn claims a node in the root, or ends.
+			// An older firn claims a node where it claims, or ends.
 			node := rng.Uint64N(pool)
 			if release, ok := old[node]; ok {
 				release()
@@ -435,7 +460,7 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 				delete(holder, node)
 				continue
 			}
-			f, err := os.OpenFile(filepath.Join(root, "node-"+strconv.FormatUint(node, 10)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+			f, err := os.OpenFile(filepath.Join(oldDir, "node-"+strconv.FormatUint(node, 10)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -443,7 +468,7 @@ func checkNodeOwnership(t *testing.T, seed uint64, layouts []nodeid.LayoutID) {
 				f.Close()
 				continue
 			}
-			b, _ := os.ReadFile(filepath.Join(root, "node-"+strconv.FormatUint(node, 10)+".hwm"))
+			b, _ := os.ReadFile(filepath.Join(oldDir, "node-"+strconv.FormatUint(node, 10)+".hwm"))
 			start, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 			take("an older firn", node, start)
 			old[node] = func() { f.Close() }

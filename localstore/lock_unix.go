@@ -33,3 +33,17 @@ func tryLock(path, holder string) (f *os.File, busy bool, heldBy []string, err e
 	}
 	return f, false, nil, nil
 }
+
+// lockFile takes an exclusive OS lock on path, creating it, and waits for
+// it; unlock ends it.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { _ = f.Close() }, nil // closing the file ends the lock
+}

@@ -209,7 +209,9 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 // the data directory (one layout per data directory: its HWMs and
 // segment counters are one ID space's), and records it, or refuses it,
 // in the user's node directory as the layout of its ID bits
-// (recordSpace). A refused layout is recorded nowhere.
+// (recordSpace), after marking that directory (markRoot) and comparing
+// it with the layouts older firns recorded there (checkOlder). A refused
+// layout is recorded nowhere.
 func (s *Store) checkLayout(want nodeid.LayoutID) error {
 	stored, ok, err := s.readLayout()
 	switch {
@@ -221,9 +223,18 @@ func (s *Store) checkLayout(want nodeid.LayoutID) error {
 		if err := checkSpace(s.nodeRoot, want); err != nil {
 			return err
 		}
+		var sm *SpaceMismatchError
+		older, olderOK := readOlder(s.nodeRoot)
+		if err := checkOlder(s.nodeRoot, want, older, olderOK); errors.As(err, &sm) {
+			return err
+		}
 		return &nodeid.LayoutMismatchError{Stored: stored.Description, Want: want.Description}
 	}
-	if err := markRoot(s.nodeRoot); err != nil {
+	older, olderOK, err := markRoot(s.nodeRoot)
+	if err != nil {
+		return err
+	}
+	if err := checkOlder(s.nodeRoot, want, older, olderOK); err != nil {
 		return err
 	}
 	if err := recordSpace(s.nodeRoot, want); err != nil {
@@ -327,7 +338,7 @@ func (s *Store) Advance(_ context.Context, req nodeid.AdvanceRequest) (int64, er
 	// The node is the user's whatever the layout, as in a claim: the same
 	// locks, the same HWMs, and a node directory recording no layout yet
 	// is marked, never given this one.
-	if err := markRoot(s.nodeRoot); err != nil {
+	if _, _, err := markRoot(s.nodeRoot); err != nil {
 		return 0, err
 	}
 	if _, ok := s.live(req.Node); ok {

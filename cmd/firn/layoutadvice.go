@@ -26,6 +26,13 @@ func layoutRefused(err error, sf *backend.Options, id nodeid.LayoutID) error {
 			"every data directory of the user refuses it: run with the recorded layout%s",
 			filepath.Dir(filepath.Dir(sm.Record)), sm.Stored, sm.Want, recordedFlags(sm.Stored, sm.Want))
 	}
+	var ub *localstore.UnrecordedBitsError
+	if errors.As(err, &ub) {
+		return usagef("the user's node directory holds layout %q, recorded by an older firn in %s without its ID bits, and this command asked for %q, which could issue the same IDs: "+
+			"run firn next once with the recorded layout (the layout flags it was recorded with: its --layout, --epoch, --tick, --time-bits, --node-bits, --node-names, --sequence-bits and --order as then%s), "+
+			"which records its ID bits; then this layout runs beside it unless it has the same ID bits",
+			ub.Stored, ub.Record, ub.Want, opaqueFlags(ub.Stored))
+	}
 	var lm *nodeid.LayoutMismatchError
 	if sf.Registry.Store != "local" || !errors.As(err, &lm) {
 		return usagef("%s (%s)", err, sf.Describe())
@@ -73,6 +80,15 @@ func recordedFlags(stored, want string) string {
 		flags += ", without --opaque"
 	}
 	return flags
+}
+
+// opaqueFlags names the opaque flags of a recorded layout description
+// that has an opaque key.
+func opaqueFlags(stored string) string {
+	if _, _, ok := strings.Cut(stored, opaqueMark); ok {
+		return ", with the opaque key and tweak it names (--opaque --opaque-key-file --opaque-tweak)"
+	}
+	return ""
 }
 
 // layoutDataDir is the data directory suggested beside dir for the ID

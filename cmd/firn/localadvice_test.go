@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -260,5 +262,78 @@ func TestSameBitsInTheQuickStartsDataDirectory(t *testing.T) {
 		}
 		nextOK(t, "the refusal's advice "+when, "--layout", advised(t, refusal, "--layout"))
 		stop()
+	}
+}
+
+// asF871c00 leaves the test user's state as f871c00, the released firn,
+// would have left it after the same runs: the layout the default data
+// directory records also recorded in the user's node directory's file
+// "layout", and no ID bits recorded anywhere.
+func asF871c00(t *testing.T) {
+	t.Helper()
+	nodes := userNodeDir(t)
+	rec, err := os.ReadFile(filepath.Join(filepath.Dir(nodes), "layout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spaces, _ := filepath.Glob(filepath.Join(nodes, "space-*"))
+	for _, p := range append(spaces, filepath.Join(nodes, "layout")) {
+		if err := os.RemoveAll(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(nodes, "layout"), rec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestF871c00QuickStartThenAnotherLayout: the quick start run by
+// f871c00, then this version's firn next --layout js53. The firn preset's
+// ID bits are known, so the data directory's advice alone gives js53
+// IDs. A layout with its node field renamed (the same bits as the preset,
+// under a fingerprint no preset has) has bits no record holds: js53 is
+// refused beside it until the recorded layout, run once as the advice
+// says, records them.
+func TestF871c00QuickStartThenAnotherLayout(t *testing.T) {
+	js53, _ := snowflake.Preset("js53")
+	for _, tc := range []struct {
+		name  string
+		flags []string // the older firn's layout flags
+	}{
+		{"firn preset", nil},
+		{"firn preset with a worker field", []string{"--node-names", "worker"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			freshUser(t)
+			nextOK(t, "the older firn's run", tc.flags...)
+			asF871c00(t)
+			// The older firn's serve still runs, on node 0.
+			f, err := os.OpenFile(filepath.Join(userNodeDir(t), "node-0.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+				t.Fatal(err)
+			}
+
+			refusal := refused(t, "js53 in the older firn's data directory", "next", "--layout", "js53")
+			dir := advised(t, refusal, "--data-dir")
+			if tc.flags != nil {
+				refusal = refused(t, "js53 beside a layout whose ID bits no record holds", "next", "--layout", "js53", "--data-dir", dir)
+				for _, want := range []string{"run firn next once with the recorded layout", "--node-names"} {
+					if !strings.Contains(refusal, want) {
+						t.Fatalf("refusal %q does not say %q", refusal, want)
+					}
+				}
+				nextOK(t, "the recorded layout, once, as the advice says", tc.flags...)
+			}
+			for _, id := range nextOK(t, "js53 under the advice", "--layout", "js53", "--data-dir", dir) {
+				if p, err := js53.Decompose(uint64(mustInt(t, id))); err != nil || p.Node == 0 {
+					t.Fatalf("ID %s under the advice: %+v, %v; want a js53 ID of a node the older firn does not hold", id, p, err)
+				}
+			}
+			nextOK(t, "the older firn's layout after", tc.flags...)
+		})
 	}
 }
