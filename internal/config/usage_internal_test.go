@@ -2,9 +2,13 @@ package config
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite docs/config.md's table of settings from the fields' help")
 
 // TestEverySettingHasHelp: every setting carries its help in its tag, a
 // {…} in it names a bound or a setting, and a default read from Default
@@ -57,4 +61,32 @@ func TestRegisterGivesHelp(t *testing.T) {
 	if f == nil || f.Usage != "the database of --segment-store, written as for --dsn" {
 		t.Fatalf("--segment-dsn's usage: %+v", f)
 	}
+}
+
+// TestDocsTable: docs/config.md's table of settings is Table(), made from
+// the fields; go test ./internal/config -run TestDocsTable -update
+// rewrites it after a setting or its help changes.
+func TestDocsTable(t *testing.T) {
+	const begin, end = "<!-- settings table: made from internal/config's help tags; go test ./internal/config -run TestDocsTable -update -->\n", "<!-- end of settings table -->"
+	path := filepath.Join("..", "..", "docs", "config.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, begin), strings.Index(doc, end)
+	if i < 0 || j < i {
+		t.Fatalf("docs/config.md has no table between %q and %q", begin, end)
+	}
+	want := doc[:i+len(begin)] + Table() + doc[j:]
+	if want == doc {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/config.md's table of settings differs from the fields' help: run go test ./internal/config -run TestDocsTable -update")
 }
