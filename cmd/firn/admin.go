@@ -26,13 +26,12 @@ past the time of the failure plus a margin) before starting firn again.
 Stop every firn process of the namespace first: a node held by a running
 process is refused, since that process keeps issuing below any new HWM.
 
-  --node N       the node value (as firn parse prints it), inside the
-                 namespace's layout
-  --to TIME      the new HWM: Unix milliseconds or an RFC 3339 time
-  --past-id ID   the new HWM: the end of the tick of ID, decoded with the
-                 layout flags (an opaque ID is revealed with the opaque
-                 flags first: opaque IDs are not ordered)
-
+` + ownFlags(
+	[2]string{"--node N", "the node value (as firn parse prints it), inside the namespace's layout"},
+	[2]string{"--to TIME", "the new HWM: Unix milliseconds or an RFC 3339 time"},
+	[2]string{"--past-id ID", "the new HWM: the end of the tick of ID, decoded with the layout flags " +
+		"(an opaque ID is revealed with the opaque flags first: opaque IDs are not ordered)"},
+) + `
 The layout flags (default: the firn layout) must describe the layout the
 namespace recorded at its first use: another layout, a node outside it, a
 namespace never used (a typo) and, on the local store, a data directory

@@ -1,7 +1,4 @@
 package main
 
-const configFlagUsage = `  --config FILE       firn serve's configuration file (docs/config.md): the
-                      settings this command takes apply, FIRN_… variables
-                      override them, flags override both; the others, and
-                      its node, are ignored
-`
+var configFlagUsage = ownFlags([2]string{"--config FILE", "firn serve's configuration file (docs/config.md): the " +
+	"settings this command takes apply, FIRN_… variables override them, flags override both; the others, and its node, are ignored"})

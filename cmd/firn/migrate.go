@@ -30,41 +30,27 @@ privileges firn will need (checked with statements that change no row),
 what it could not determine, and a configuration for firn config check.
 It writes nothing unless --apply.
 
-  --from SYSTEM       leaf (leaf_alloc; none: snowflake mode only), tinyid
-                      (tiny_id_info and tiny_id_token) or uid-generator
-                      (WORKER_NODE)
-  --dsn DSN           the old system's database, as the account firn will
-                      use; mysql: user:password@tcp(host:3306)/db,
-                      postgres: postgres://user@host:5432/db
-  --dialect D         mysql (default: the originals' database) or postgres
-  --old-table NAME    the old table (default leaf_alloc, tiny_id_info or
-                      WORKER_NODE)
-  --token-table NAME  tinyid: its token table (default tiny_id_token)
-  --floor ID          the largest snowflake ID the old system issued
-  --max-id-from T.C   the floor from data: the largest value of column C
-                      of table T in the same database, compared as
-                      numbers (IDs kept as text too; a largest value
-                      past 2^63-1 or not whole is refused), for each
-                      --max-id-from given
-  --apply             record the floor in the registry: move the HWM of the
-                      reserved nodes and of the --nodes lowest others past
-                      it (as firn admin advance --past-id); refused without
-                      a floor. Stop every firn process of the namespace
-                      first. uid-generator (MySQL): first move the
-                      AUTO_INCREMENT of WORKER_NODE past the layout's last
-                      node, held by a row there, so a uid-generator process
-                      that starts later refuses to (needs ALTER and INSERT
-                      on WORKER_NODE); refused if a worker started since
-                      the table was read
-  --nodes N           --apply: how many nodes besides the reserved ones
-                      (default 64, at most the layout's); a firn process
-                      that takes another node refuses to start below
-                      snowflake.floor
-  --store, --endpoints, --namespace, --table, --data-dir, --dial-timeout
-                      the registry --apply writes to and the plan's
-                      configuration names (default: the node table
-                      firn_nodes in the same database)
-
+` + ownFlags(
+	[2]string{"--from SYSTEM", "leaf (leaf_alloc; none: snowflake mode only), tinyid (tiny_id_info and tiny_id_token) or uid-generator (WORKER_NODE)"},
+	[2]string{"--dsn DSN", "the old system's database, as the account firn will use; mysql: user:password@tcp(host:3306)/db, " +
+		"postgres: postgres://user@host:5432/db"},
+	[2]string{"--dialect D", "mysql (default: the originals' database) or postgres"},
+	[2]string{"--old-table NAME", "the old table (default leaf_alloc, tiny_id_info or WORKER_NODE)"},
+	[2]string{"--token-table NAME", "tinyid: its token table (default tiny_id_token)"},
+	[2]string{"--floor ID", "the largest snowflake ID the old system issued"},
+	[2]string{"--max-id-from T.C", "the floor from data: the largest value of column C of table T in the same database, " +
+		"compared as numbers (IDs kept as text too; a largest value past 2^63-1 or not whole is refused), for each --max-id-from given"},
+	[2]string{"--apply", "record the floor in the registry: move the HWM of the reserved nodes and of the --nodes lowest others " +
+		"past it (as firn admin advance --past-id); refused without a floor. Stop every firn process of the namespace first. " +
+		"uid-generator (MySQL): first move the AUTO_INCREMENT of WORKER_NODE past the layout's last node, held by a row there, " +
+		"so a uid-generator process that starts later refuses to (needs ALTER and INSERT on WORKER_NODE); " +
+		"refused if a worker started since the table was read"},
+	[2]string{"--nodes N", "--apply: how many nodes besides the reserved ones (default 64, at most the layout's); " +
+		"a firn process that takes another node refuses to start below snowflake.floor"},
+) + `
+The registry --apply writes to and the plan's configuration names
+(default: the node table firn_nodes in the same database):
+` + config.Usage(migrateRegistryUses...) + `
 The layout flags describe the old system's snowflake layout (default:
 twitter for leaf, baidu for uid-generator): Leaf's snowflake mode keeps
 its state in ZooKeeper and uid-generator its bits in its Spring
@@ -79,6 +65,11 @@ Opaque IDs (--opaque) are refused: spread over the whole ID space, they
 cannot follow the old system's IDs in one column whatever the floor.
 
 ` + leafZooKeeperUsage + "\n" + layoutHelp()
+
+// migrateRegistryUses are the settings that name the registry firn
+// migrate check --apply writes to; its --dsn is the old system's database.
+var migrateRegistryUses = []string{"registry.store", "registry.endpoints", "registry.namespace", "registry.table",
+	"registry.data_dir", "registry.dial_timeout"}
 
 // migrateFlags are firn migrate check's settings.
 type migrateFlags struct {

@@ -17,7 +17,7 @@ import (
 // snowflake workers over in place (package migrate works it out; the
 // plan's printing is in migrateleafplan.go).
 
-const leafZooKeeperUsage = `--from leaf-zookeeper reads a Meituan Leaf snowflake fleet's workers in
+var leafZooKeeperUsage = `--from leaf-zookeeper reads a Meituan Leaf snowflake fleet's workers in
 ZooKeeper (SnowflakeZookeeperHolder: /snowflake/NAME/forever) and prints
 every worker, the node IDs to reserve (every worker ID below forever's
 sequence, the number ZooKeeper gives its next child: deleted
@@ -25,37 +25,23 @@ workers had IDs too), the floor every firn claim
 starts at, Leaf's layout, what it could not determine and the steps firn
 cannot take. It writes nothing unless --apply.
 
-  --leaf-endpoints S  Leaf's ZooKeeper servers (leaf.zk.list),
-                      host:port,…; read and fenced without credentials,
-                      as Leaf connects
-  --leaf-name NAME    leaf.name: the workers are under /snowflake/NAME
-  --sample-id ID      an ID the fleet issued, decoded with Leaf's layout
-                      and judged (repeat the flag for more)
-  --leaf-skip-timestamp N
-                      leave worker N's last timestamp out of the floor
-                      (repeat for more): a worker whose clock jumped puts
-                      the floor more than 1m ahead of now, or past the
-                      layout's end, which is refused, naming it. Worker N
-                      stays reserved for good: firn admin unreserve
-                      refuses it. Needs --note
-  --note TEXT         the operator's record kept with each skipped worker
-                      (who, why, which ticket)
-  --apply             fence Leaf off, then record the reserved node IDs
-                      and the floor in firn's registry: forever's child
-                      version is pushed past 1023 and every worker znode
-                      gets a timestamp no clock reaches; then firn watches
-                      every worker znode for two heartbeats plus a margin
-                      (8s, always) and aborts, writing nothing into the
-                      registry, if one changes (a Leaf instance is alive).
-                      Run again, it recognises its own fence. Stop every
-                      Leaf instance, and delete workerID.properties on
-                      every Leaf host, first
-  --store zookeeper, --endpoints, --namespace, --zk-*
-                      firn's registry, which keeps the reservation (may
-                      be Leaf's ensemble); a store that keeps none is
-                      refused by --apply before anything is written.
-                      --dial-timeout bounds each connection to both
-The layout is Leaf's, fixed in its code: the layout flags may only say
+` + ownFlags(
+	[2]string{"--leaf-endpoints S", "Leaf's ZooKeeper servers (leaf.zk.list), host:port,…; read and fenced without credentials, as Leaf connects"},
+	[2]string{"--leaf-name NAME", "leaf.name: the workers are under /snowflake/NAME"},
+	[2]string{"--sample-id ID", "an ID the fleet issued, decoded with Leaf's layout and judged (repeat the flag for more)"},
+	[2]string{"--leaf-skip-timestamp N", "leave worker N's last timestamp out of the floor (repeat for more): a worker whose clock jumped " +
+		"puts the floor more than 1m ahead of now, or past the layout's end, which is refused, naming it. " +
+		"Worker N stays reserved for good: firn admin unreserve refuses it. Needs --note"},
+	[2]string{"--note TEXT", "the operator's record kept with each skipped worker (who, why, which ticket)"},
+	[2]string{"--apply", "fence Leaf off, then record the reserved node IDs and the floor in firn's registry: " +
+		"forever's child version is pushed past 1023 and every worker znode gets a timestamp no clock reaches; " +
+		"then firn watches every worker znode for two heartbeats plus a margin (8s, always) and aborts, " +
+		"writing nothing into the registry, if one changes (a Leaf instance is alive). Run again, it recognises its own fence. " +
+		"Stop every Leaf instance, and delete workerID.properties on every Leaf host, first"},
+	[2]string{"--store zookeeper, --endpoints, --namespace, --zk-*", "firn's registry, which keeps the reservation " +
+		"(may be Leaf's ensemble); a store that keeps none is refused by --apply before anything is written. " +
+		"--dial-timeout bounds each connection to both"},
+) + `The layout is Leaf's, fixed in its code: the layout flags may only say
 --layout twitter.
 `
 

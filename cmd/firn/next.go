@@ -38,36 +38,23 @@ itself, never the server's registry.node, holds it until it exits, and
 says which on stderr. To take IDs from a running firn serve instead, give
 --server URL.
 
-  -n N                     how many IDs (default 1, at most 10000000)
-  --format F               snowflake (default): the 64-bit ID in decimal;
-                           uuid: a UUIDv7 (RFC 9562); ulid: a ULID. A UUID or
-                           ULID takes one slot of the same generator: its
-                           time is the tick's start, then the sequence and
-                           node, then random bits; it is as unique as the
-                           64-bit ID of that slot, which is never issued
-  --node N                 the node: one number, or one per node field, most
-                           significant first (twitter: --node 3,17). Default:
-                           the lowest node free in the store.
-  --node derived           the low bits of the host's private IPv4 address
-                           (Sonyflake's way). Nothing can see a second host
-                           with the same bits: requires --accept-collision-risk.
-  --accept-collision-risk  acknowledge that risk
-  --reserved-nodes N,M     nodes never handed out by default (those a previous
-                           system's workers still hold during a migration)
-  --start-ahead            start at the stored HWM even if the clock is more
-                           than 10 s behind it (IDs then carry later times)
-  --floor ID               the largest snowflake ID a previous system issued
-                           (serve's snowflake.floor): refuse unless the first
-                           ID exceeds it
-` + exhaustedHelp(27) + `
-` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
+` + ownFlags(
+	[2]string{"-n N", "how many IDs (default 1, at most 10000000)"},
+	[2]string{"--format F", "snowflake (default): the 64-bit ID in decimal; uuid: a UUIDv7 (RFC 9562); ulid: a ULID. " +
+		"A UUID or ULID takes one slot of the same generator: its time is the tick's start, then the sequence and node, " +
+		"then random bits; it is as unique as the 64-bit ID of that slot, which is never issued"},
+) + config.Usage(nextOwnUses...) + `` + encodingUsage + "\n" + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 const maxNext = 10_000_000
 
+// nextOwnUses are the settings of firn next that no other block of its
+// help (store, opaque, layout flags) lists.
+var nextOwnUses = []string{"registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
+	"registry.start_ahead", "snowflake.floor", "snowflake.exhausted", "snowflake.max_borrow"}
+
 // nextUses are the settings firn next takes from the configuration, and
 // binds as flags.
-var nextUses = append([]string{"layout", "registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
-	"registry.start_ahead", "snowflake.floor", "snowflake.exhausted", "snowflake.max_borrow"}, append(storeUses, opaqueUses...)...)
+var nextUses = append(append([]string{"layout"}, nextOwnUses...), append(storeUses, opaqueUses...)...)
 
 // nextLine is a parsed firn next command line: how many IDs, in which
 // form, from which generator and lease.

@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 
+	"github.com/firn-id/firn/internal/config"
+
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/opaque"
 )
@@ -12,15 +14,7 @@ import (
 // opaqueFlagsUsage; opaque.key is the file's only.
 var opaqueUses = []string{"opaque.snowflake", "opaque.key_file", "opaque.key", "opaque.tweak", "opaque.accept_unchecked_key"}
 
-const opaqueFlagsUsage = `Opaque flags (a namespace in opaque mode: serve's opaque.* settings):
-  --opaque               its IDs are opaque, a keyed permutation of the layout's IDs
-  --opaque-key-file F    the file holding the key, in hex
-  --opaque-tweak T       the tweak
-  --opaque-accept-unchecked-key
-                         required with a static or derived node (--node on
-                         next and admin): promise every machine uses this key
-                         and tweak (each records only its own; two keys collide)
-`
+var opaqueFlagsUsage = "Opaque flags (a namespace in opaque mode: serve's opaque.* settings):\n" + config.Usage(opaqueUses...)
 
 // reveal undoes p on id, when p is set.
 func reveal(p *opaque.Permutation, id uint64) (uint64, error) {
@@ -47,10 +41,8 @@ func encodingFlag(fs *flag.FlagSet) func() (idtext.Encoding, error) {
 	}
 }
 
-const encodingUsage = `  --encoding E           decimal (default), base62 (11 characters, 0-9A-Za-z) or
-                         base32 (13 characters, Crockford's): fixed width, so the
-                         strings sort as the numbers do
-`
+var encodingUsage = ownFlags([2]string{"--encoding E", "decimal (default), base62 (11 characters, 0-9A-Za-z) or " +
+	"base32 (13 characters, Crockford's): fixed width, so the strings sort as the numbers do"})
 
 // permutationName is p's fingerprint, or "" for plain IDs.
 func permutationName(p *opaque.Permutation) string {

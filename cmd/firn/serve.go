@@ -49,25 +49,8 @@ its node's HWM and its segment tags, and it listens on loopback only
 needs a store named explicitly (--store): two machines that both fell
 back to the local default would issue the same IDs.
 
-  --config FILE      a YAML file of these settings (docs/config.md); FIRN_…
-                     environment variables override it, flags override both
-  --http ADDR        HTTP listen address (default 127.0.0.1:8080)
-  --grpc ADDR        gRPC listen address (default 127.0.0.1:9090), or off;
-                     the service firn.v1.Firn of firnpb/firn.proto
-  --node N           request a node (default: the lowest free one)
-  --max-batch N      largest count of a batch request (default 10000)
-  --lease-ttl D      how long the node's claim outlives its last renewal
-                     (default 10s); a dead process's node is free after it
-  --snowflake=false  serve segments only: take no node (no node table is
-                     used), snowflake routes answer 503 snowflake_off
-  --floor ID         the largest snowflake ID a previous system issued: refuse
-                     to start unless the first ID exceeds it
-` + exhaustedHelp(21) + `  --tls-cert FILE, --tls-key FILE
-                     serve HTTPS (and gRPC over TLS) with this PEM certificate
-                     and key, read before any store is opened
-  --log-level L      debug, info (default), warn or error
-  --log-format F     auto (default: text on a terminal, JSON otherwise),
-                     text or json
+` + ownFlags([2]string{"--config FILE", "a YAML file of these settings (docs/config.md); FIRN_… environment variables override it, flags override both"}) +
+	config.Usage(serveOwnUses...) + `
 Tokens and scopes (auth.tokens) come from the configuration file, as
 does a set of segment databases serving every tag together
 (segments.stores: store i issues the IDs congruent to i modulo their
@@ -78,23 +61,6 @@ nextSegmentId) to clients that send no credentials, such as Leaf's and
 Tinyid's, at auth.anonymous_rate requests per second per client address
 (logged at start); admin then needs a token that holds it (403
 otherwise), and gRPC off loopback still needs tokens.
-  --local-segments   off loopback on the local store, serve segment tags from
-                     the data directory anyway: this machine alone serves
-                     them (without it, segments are off there)
-  --node derived, --accept-collision-risk, --reserved-nodes N,M, --start-ahead
-                     as for firn next
-  --javascript-safe  refuse to start unless every snowflake ID is below 2^53
-                     (a layout of at most 53 bits, such as --layout js53)
-  --javascript-safe-tags T,U
-                     tags ("*": all) that never issue an ID above 2^53-1
-  --token-table NAME, --check-tokens=false
-                     Tinyid's token table (default tiny_id_token), or not
-                     checking token= at all
-  --opaque, --opaque-key-file FILE, --opaque-tweak T, --opaque-accept-unchecked-key
-                     opaque IDs: every snowflake ID a keyed permutation of the
-                     layout's (docs/config.md#opaque-ids)
-  --opaque-tags T,U  tags ("*": all) whose IDs are opaque, each under its own
-                     permutation, recorded with the tag when it is created
 
 Routes: GET /v1/snowflake/next, /v1/snowflake/batch?count=N,
 /v1/snowflake/decode/{id}, /v1/snowflake/guess/{id} (as firn parse
@@ -114,6 +80,13 @@ nextSegmentId, nextSegmentIdSimple) answer as the originals do on success;
 docs/migration.md lists how failures differ.
 
 ` + storeFlagsUsage + "\n" + layoutHelp()
+
+// serveOwnUses are the settings of firn serve that no other block of its
+// help (store and layout flags) lists; opaque.key and auth are the file's
+// only.
+var serveOwnUses = []string{"http", "grpc", "registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
+	"registry.start_ahead", "registry.lease_ttl", "snowflake", "segments.local", "segments.token_table",
+	"segments.check_tokens", "segments.javascript_safe", "opaque", "log"}
 
 func runServe(args []string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -245,14 +245,14 @@ type remoteFlags struct {
 	fs                *flag.FlagSet
 }
 
-const remoteFlagsUsage = `Beside a running firn serve (the local data directory locked by it), the
+var remoteFlagsUsage = `Beside a running firn serve (the local data directory locked by it), the
 command asks the server instead, found through the address it leaves in the
 data directory; layout and node flags must then match the server's.
-  --server URL        ask this firn serve (http://host:port) instead of a store
-  --token T           its bearer token (default: the variable FIRN_TOKEN)
-  --ca FILE           PEM certificates to trust for an https:// server whose
-                      certificate this machine's roots do not
-With no server to ask, --token and --ca are refused rather than ignored.
+` + ownFlags(
+	[2]string{"--server URL", "ask this firn serve (http://host:port) instead of a store"},
+	[2]string{"--token T", "its bearer token (default: the variable FIRN_TOKEN)"},
+	[2]string{"--ca FILE", "PEM certificates to trust for an https:// server whose certificate this machine's roots do not"},
+) + `With no server to ask, --token and --ca are refused rather than ignored.
 `
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {

@@ -23,49 +23,8 @@ func init() {
 	_ = mysql.SetLogger(log.New(io.Discard, "", 0))
 }
 
-var storeFlagsUsage = `Store flags (where node IDs and their HWMs live):
-  --store KIND        ` + backend.Names() + `:
-` + backend.Help("                        ") + `  --data-dir DIR      local: default $XDG_STATE_HOME/firn, or ~/.local/state/firn;
-                      node IDs are the user's and the layout's, locked in
-                      the default's nodes/ whichever directory is given
-  --endpoints URLS    etcd: comma-separated client URLs (http://127.0.0.1:2379);
-                      zookeeper: comma-separated servers (127.0.0.1:2181)
-  --dsn DSN           postgres: postgres://user@host:5432/db?sslmode=disable
-                      mysql: user:password@tcp(host:3306)/db; a parameter
-                      that is no driver option is sent as SET, so only a
-                      few session variables are taken (docs/config.md)
-  --namespace NAME    the set of nodes that must never collide: in SQL a value
-                      of the namespace column (default "default"), in etcd a
-                      key prefix (default /firn/default/), in ZooKeeper a
-                      path (default /firn/default)
-  --table NAME        SQL: the node table (default firn_nodes)
-  --segments FORMAT   SQL: the segment table's format: leaf (Meituan Leaf's
-                      leaf_alloc, the default), tinyid (Didi Tinyid's
-                      tiny_id_info) or set (firn's own firn_segments, whose
-                      rows name their store set)
-  --segment-table T   SQL: the segment table (default by format)
-  --set NAME          --segments set: the store set this database belongs to
-  --segment-store K   postgres or mysql: the segment table lives in a database
-                      of its own (named by --segment-dsn), not in --store's;
-                      node IDs from etcd and segments from Leaf's MySQL table
-  --segment-dsn DSN   that database
-  --dial-timeout D    how long to wait for etcd, ZooKeeper or the database to
-                      answer before reporting it unreachable (default 5s)
-  --zk-session-timeout D
-                      zookeeper: the session timeout of sessions that hold no
-                      node (1s to 10m, default 10s); a node's session asks for
-                      --lease-ttl
-  --zk-retry-pause D  zookeeper: the pause between passes over the servers
-                      while none answers (10ms to 10s, default 1s)
-  --zk-digest-file F  zookeeper: a file holding user:password, the digest
-                      identity every znode firn creates is then restricted to
-                      (or the variable FIRN_ZOOKEEPER_DIGEST; never a flag).
-                      It travels in clear unless the connection is TLS
-  --zk-tls-ca F, --zk-tls-cert F, --zk-tls-key F
-                      zookeeper: connect to the servers' TLS port
-                      (secureClientPort), trusting this PEM CA (default: the
-                      system's), with this client certificate and key if set
-`
+var storeFlagsUsage = "Store flags (where node IDs and their HWMs live):\n" + config.Usage("registry.store") +
+	config.UsageEntry("", strings.Split(strings.TrimSpace(backend.Help("")), "\n")...) + config.Usage(without(storeUses, "registry.store")...)
 
 // storeUses are the settings that choose a store, which every command
 // that opens one takes (config.Register); the flags of storeFlagsUsage.

@@ -64,10 +64,14 @@ func tagUses(sub string) []string {
 		uses = append(uses, storeUses...)
 	}
 	if sub == "create" || sub == "next" || sub == "reveal" {
-		uses = append(uses, "opaque.tags", "opaque.key_file", "opaque.key", "opaque.tweak", "segments.javascript_safe")
+		uses = append(uses, tagOpaqueUses...)
 	}
 	return uses
 }
+
+// tagOpaqueUses are the opaque and JavaScript-safe settings of the
+// subcommands that create a tag, draw from it or reveal its IDs.
+var tagOpaqueUses = []string{"opaque.tags", "opaque.key_file", "opaque.key", "opaque.tweak", "segments.javascript_safe"}
 
 // tagFlags are a subcommand's own flags, beside its settings.
 type tagFlags struct {
@@ -294,15 +298,9 @@ func (t *tagLine) next(ctx context.Context, r *remote, alloc *segment.Allocator,
 	return drawTag(ctx, alloc, pos[0], *n, enc, stdout)
 }
 
-const opaqueTagFlagsUsage = `Opaque and JavaScript-safe tags (create, next and reveal; serve's
+var opaqueTagFlagsUsage = `Opaque and JavaScript-safe tags (create, next and reveal; serve's
 opaque.* and segments.javascript_safe settings, which --config passes on):
-  --opaque-tags T,...    the tags whose IDs are opaque ("*": all)
-  --opaque-key-file F    the file holding the key, in hex
-  --opaque-tweak T       the tweak
-  --javascript-safe-tags T,...
-                         the tags whose IDs stay below 2^53 ("*": all); an
-                         opaque one is permuted over 53 bits
-`
+` + config.Usage(tagOpaqueUses...)
 
 // revealTag prints the plain ID behind an opaque ID of tag.
 func revealTag(tag, text string, enc idtext.Encoding, perms func(string) segment.Permutation, stdout io.Writer) error {

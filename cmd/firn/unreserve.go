@@ -14,7 +14,7 @@ import (
 	"github.com/firn-id/firn/nodeid"
 )
 
-const unreserveUsage = `unreserve:
+var unreserveUsage = `unreserve:
 Lets one node the registry reserves be claimed again: a worker ID of
 Meituan Leaf that firn migrate check --from leaf-zookeeper --apply
 reserved, for a caller that depended on that Leaf instance's own order.
@@ -25,12 +25,11 @@ registry records the note beside the node; the floor still applies to it.
 Only a registry that keeps a reservation of its own (--store zookeeper)
 has one.
 
-  --node N                  the node to let out
-  --confirm-caches-deleted  workerID.properties is gone from every Leaf
-                            host (required)
-  --note TEXT               the operator's record: who, when, which
-                            ticket (required)
-`
+` + ownFlags(
+	[2]string{"--node N", "the node to let out"},
+	[2]string{"--confirm-caches-deleted", "workerID.properties is gone from every Leaf host (required)"},
+	[2]string{"--note TEXT", "the operator's record: who, when, which ticket (required)"},
+)
 
 // unreserveUses are the settings firn admin unreserve takes.
 var unreserveUses = storeUses

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -121,24 +120,6 @@ func serveTLS(h config.HTTP) (*tls.Config, error) {
 		return nil, usagef("--tls-cert, --tls-key: %s", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
-// exhaustedHelp is the help of snowflake.exhausted and max_borrow, its
-// text starting at column col, as the command's other flags.
-func exhaustedHelp(col int) string {
-	rows := [][2]string{
-		{"--exhausted P", "when a tick's sequence runs out: wait (default)"},
-		{"", "for the next tick, or borrow the next ticks, at"},
-		{"", "most --max-borrow ahead of the clock (IDs then"},
-		{"", "carry later times)"},
-		{"--max-borrow D", "how far ahead borrowing goes (default 1s, at"},
-		{"", "most 10s)"},
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		fmt.Fprintf(&b, "  %-*s%s\n", col-2, r[0], r[1])
-	}
-	return b.String()
 }
 
 // loadFor is the configuration of a command other than serve: the file

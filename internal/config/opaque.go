@@ -25,27 +25,27 @@ import (
 // (two permutations over one space collide).
 type Opaque struct {
 	// Snowflake permutes every snowflake ID this server issues.
-	Snowflake bool `yaml:"snowflake" flag:"opaque"`
+	Snowflake bool `yaml:"snowflake" flag:"opaque" help:"opaque IDs: every snowflake ID a keyed permutation of the layout's (docs/config.md#opaque-ids)"`
 	// Tags lists the segment tags (or "*" for all) whose IDs are opaque:
 	// a permutation of 63 bits per tag (53 for the tags in
 	// segments.javascript_safe), recorded with the tag when it is
 	// created. A tag created plain stays plain, and the reverse: list a
 	// tag here before creating it. Needs firn's own segment table
 	// (segments.format set), the local store or etcd.
-	Tags []string `yaml:"tags" flag:"opaque-tags"`
+	Tags []string `yaml:"tags" flag:"opaque-tags" arg:"T,U" help:"tags (\"*\": all) whose IDs are opaque, each under its own permutation, recorded with the tag when it is created (needs {segments.format} set, the local store or etcd)"`
 	// KeyFile names a file holding the key in hex: 32, 48 or 64 digits
 	// (AES-128, -192, -256), such as the output of openssl rand -hex 32.
-	KeyFile string `yaml:"key_file" flag:"opaque-key-file" path:"true"`
+	KeyFile string `yaml:"key_file" flag:"opaque-key-file" path:"true" arg:"FILE" help:"the file holding the key in hex: 32, 48 or 64 digits (openssl rand -hex 32 > key)"`
 	// Key is the key itself, in hex, in the configuration file only
 	// (never a flag or variable); config print hides it. Prefer KeyFile.
-	Key string `yaml:"key" flag:"-" secret:"true"`
+	Key string `yaml:"key" flag:"-" secret:"true" help:"the key itself, in hex, in place of {opaque.key_file}; redacted by config print"`
 	// Tweak is part of the permutation: IDs of one key under two tweaks
 	// differ. Recorded, in hex, with the layout.
-	Tweak string `yaml:"tweak" flag:"opaque-tweak"`
+	Tweak string `yaml:"tweak" flag:"opaque-tweak" arg:"T" help:"the tweak, part of the permutation (IDs of one key under two tweaks differ), recorded in hex with the layout"`
 	// AcceptUncheckedKey, with a static or derived node, promises that
 	// every machine uses the same key and tweak: each records only its
 	// own, so nothing can check it, and two keys over one space collide.
-	AcceptUncheckedKey bool `yaml:"accept_unchecked_key" flag:"opaque-accept-unchecked-key"`
+	AcceptUncheckedKey bool `yaml:"accept_unchecked_key" flag:"opaque-accept-unchecked-key" help:"required with a static or derived node ({registry.node}): promise every machine uses the same key and tweak (each records only its own; two keys collide)"`
 }
 
 // CheckNode refuses opaque mode with a node the operator names (a static
