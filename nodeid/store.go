@@ -96,7 +96,11 @@ type LayoutID struct {
 	// names nor their split). Layouts with one Bits issue the same ID for
 	// the same node, tick and sequence: a store that keeps the nodes of
 	// several layouts apart (localstore) keeps them apart by Bits and
-	// refuses a second Fingerprint for one Bits. Empty means Fingerprint.
+	// refuses a second Fingerprint for one Bits. Empty means Fingerprint:
+	// a program that builds its own LayoutID and shares a local store's
+	// node directory with firn's commands sets Bits to the layout's
+	// BitsFingerprint, or a second opaque key over the same bits is not
+	// refused beside them.
 	Bits string
 }
 
