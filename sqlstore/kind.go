@@ -33,7 +33,7 @@ type Driver struct {
 // Settings.Segments over the same connection, and a dial within the
 // settings' timeout.
 func Kind(d Dialect, drv Driver, k store.Kind) store.Kind {
-	k.Segments, k.Database = true, true
+	k.Segments, k.Database, k.Requires = true, true, []string{"dsn"}
 	k.Redact, k.Answered = drv.Redact, drv.Answered
 	k.Check = func(s store.Settings) error { return check(d, drv, s) }
 	k.Open = func(ctx context.Context, s store.Settings) (*store.Conn, error) { return open(ctx, d, drv, s) }

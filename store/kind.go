@@ -41,6 +41,10 @@ type Kind struct {
 	// also hold the segment table alone (segments.store,
 	// segments.stores).
 	Database bool
+	// Requires lists the settings the store cannot be opened without,
+	// by their key in the registry section: "endpoints", "dsn"
+	// (Settings.Missing).
+	Requires []string
 	// DefaultNamespace is the namespace an empty one stands for.
 	DefaultNamespace string
 

@@ -73,6 +73,18 @@ func (s Settings) EndpointList() []string {
 	return nil
 }
 
+// Missing is the first setting k requires (Kind.Requires) that s leaves
+// empty, or "": a check that reads nothing but the settings, for a
+// command that validates a configuration it does not open.
+func (s Settings) Missing(k Kind) string {
+	for _, key := range k.Requires {
+		if key == "endpoints" && len(s.EndpointList()) == 0 || key == "dsn" && s.DSN == "" {
+			return key
+		}
+	}
+	return ""
+}
+
 // DefaultDialTimeout and MaxDialTimeout bound the wait for a store's
 // first answer.
 const (

@@ -919,13 +919,24 @@ func (c *Config) validateAuth() error {
 	return err
 }
 
-// validateRegistry checks where node IDs live: the store's own settings
-// by its row of the store table, which names the field at fault.
+// validateRegistry checks where node IDs live: the store by the store
+// table, and what its row requires. The rest of a store's rules — a DSN
+// its driver can read, the files it names, the variable of ZooKeeper's
+// digest — are its row's, which the command applies when it opens or
+// checks the stores (backend.Options.Check): firn config print shows a
+// configuration those rules refuse.
 func (c *Config) validateRegistry() error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	r := c.Registry
+	k, ok := store.Lookup(r.Store)
+	if !ok {
+		return fail("registry.store", "%q: want %s", r.Store, store.Names(nil))
+	}
+	if key := StoreSettings(r, c.ZooKeeper, c.Segments).Missing(k); key != "" {
+		return fail("registry."+key, "--store %s needs --%s", r.Store, key)
+	}
 	switch {
 	case r.Node != "" && !nodePattern.MatchString(r.Node):
 		return fail("registry.node", "%q: want a number, one per node field (3,17), or derived", r.Node)
@@ -940,18 +951,7 @@ func (c *Config) validateRegistry() error {
 	if err := CheckDataDir(r.Store, r.DataDir); err != nil {
 		return fail("registry.data_dir", "%s", err)
 	}
-	if err := c.ZooKeeper.validate(); err != nil {
-		return err
-	}
-	// The digest variable is the command's to read: its form is checked
-	// when the command opens the store.
-	var fe *store.FieldError
-	if err := store.Check(StoreSettings(r, c.ZooKeeper, c.Segments)); errors.As(err, &fe) {
-		return &FieldError{Field: fe.Field, Reason: fe.Reason}
-	} else if err != nil {
-		return err
-	}
-	return nil
+	return c.ZooKeeper.validate()
 }
 
 // validate checks the ZooKeeper settings that stand alone; zkstore's
