@@ -87,6 +87,24 @@ func TestImportRules(t *testing.T) {
 	pkgs := packages(t)
 	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
 	backends := []string{"localstore", "etcdstore", "sqlstore", "zkstore"}
+	// backendOf is the backend a package belongs to: sqlstore/postgres,
+	// a SQL row, is sqlstore's. "" for a package of no backend.
+	backendOf := func(p string) string {
+		top, _, _ := strings.Cut(p, "/")
+		if slices.Contains(backends, top) {
+			return top
+		}
+		return ""
+	}
+	// rowClients are the store clients each row links, which no other
+	// row may: a program embedding one store links only its driver.
+	rowClients := map[string][]string{
+		"etcdstore":         {"go.etcd.io/etcd/client/"},
+		"zkstore":           {"github.com/go-zookeeper/"},
+		"sqlstore/postgres": {"github.com/jackc/pgx", "github.com/lib/pq"},
+		"localstore":        {},
+		"sqlstore/mysql":    {},
+	}
 	usesSQLStore := map[string]bool{}
 	for _, p := range pkgs {
 		usesSQLStore[rel(p.ImportPath)] = rel(p.ImportPath) == "sqlstore" || slices.Contains(p.Deps, module+"/sqlstore")
@@ -124,10 +142,32 @@ func TestImportRules(t *testing.T) {
 			applys: func(p string) bool { return p == "nodeid" },
 			bad:    func(_, dep string, _ bool) bool { return rel(dep) == "snowflake" }},
 		{name: "backends import no other backend and no server",
-			applys: func(p string) bool { return slices.Contains(backends, p) },
+			applys: func(p string) bool { return backendOf(p) != "" },
 			bad: func(p, dep string, _ bool) bool {
 				d := rel(dep)
-				return strings.HasPrefix(dep, module) && d != p && (slices.Contains(backends, d) || d == "server")
+				return strings.HasPrefix(dep, module) && (backendOf(d) != "" && backendOf(d) != backendOf(p) || d == "server")
+			}},
+		// The store table is the one place a kind is named: it knows
+		// none, and the rows register in it from their own packages.
+		{name: "store imports only the standard library, the domain packages and internal/secret",
+			applys: func(p string) bool { return p == "store" },
+			bad: func(_, dep string, std bool) bool {
+				d := rel(dep)
+				return !std && d != "nodeid" && d != "segment" && d != "internal/secret"
+			}},
+		// The database/sql pattern: a program that imports one store's
+		// package links that store's client alone (go list -deps).
+		{name: "a store's row links no other store's client",
+			applys: func(p string) bool { _, ok := rowClients[p]; return ok },
+			bad: func(p, dep string, _ bool) bool {
+				for row, clients := range rowClients {
+					for _, c := range clients {
+						if row != p && strings.HasPrefix(dep, c) {
+							return true
+						}
+					}
+				}
+				return false
 			}},
 		// internal/leaftest stands in for a Leaf instance, itself a
 		// ZooKeeper client: no firn code path reaches it.
@@ -154,32 +194,32 @@ func TestImportRules(t *testing.T) {
 			applys: func(p string) bool { return p == "client" },
 			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/prometheus/") }},
 		// sqlstore classifies its own errors: MySQL's by their type (its
-		// one driver import), PostgreSQL's by a method, with no import.
-		// internal/backend reads DSNs with the drivers' own parsers, so
-		// the address it names is the one the driver dials; the packages
-		// that only register a driver (pgx's stdlib, lib/pq) are
-		// cmd/firn's.
-		{name: "only cmd/firn imports SQL drivers, but sqlstore the MySQL driver for its error type and internal/backend the drivers' DSN parsers",
+		// one driver import), PostgreSQL's by a method, with no import;
+		// internal/backend classifies a store's failure by the same type.
+		// A SQL row registers its driver, as database/sql drivers do, and
+		// reads DSNs with the driver's own parser, so the address it
+		// names is the one the driver dials. cmd/firn imports the rows.
+		{name: "only the SQL rows (sqlstore/postgres, sqlstore/mysql) and cmd/firn import SQL drivers, but sqlstore and internal/backend the MySQL driver for its error type",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			direct: true,
 			bad: func(p, dep string, _ bool) bool {
-				allowed := p == "sqlstore" && dep == mysqlDriver || p == "internal/backend" && slices.Contains(dsnParsers, dep)
+				allowed := (p == "sqlstore" || p == "internal/backend" || p == "sqlstore/mysql") && dep == mysqlDriver ||
+					p == "sqlstore/postgres" && slices.Contains(dsnParsers[1:], dep) || p == "sqlstore/postgres" && dep == "github.com/jackc/pgx/v5/stdlib"
 				return isDriver(dep) && !allowed
 			}},
-		{name: "outside cmd/firn a SQL driver is reached only as sqlstore's MySQL error type, or as internal/backend's DSN parsers",
+		{name: "outside cmd/firn a SQL driver is reached only as sqlstore's MySQL error type, or through its row",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			bad: func(p, dep string, _ bool) bool {
-				registers := strings.HasPrefix(dep, "github.com/jackc/pgx/v5/stdlib") || strings.HasPrefix(dep, "github.com/lib/pq")
-				allowed := strings.HasPrefix(dep, mysqlDriver) && usesSQLStore[p] || p == "internal/backend" && !registers
+				allowed := strings.HasPrefix(dep, mysqlDriver) && usesSQLStore[p] || p == "sqlstore/postgres"
 				return isDriver(dep) && !allowed
 			}},
-		// A store the binary opens is opened by the one table of
-		// backends, with its refusals and its dial deadline.
-		{name: "only internal/backend opens etcd (etcdstore, and the etcd client beside etcdstore's own and the test cluster's)",
-			applys: func(p string) bool { return p != "internal/backend" && p != "etcdstore" && p != "internal/etcdtest" },
+		// A store is opened by its row, with its refusals and its dial
+		// deadline; a program reaches it by importing the row's package.
+		{name: "only etcdstore (and the test cluster) imports the etcd client",
+			applys: func(p string) bool { return p != "etcdstore" && p != "internal/etcdtest" },
 			direct: true,
 			bad: func(_, dep string, _ bool) bool {
-				return rel(dep) == "etcdstore" || strings.HasPrefix(dep, "go.etcd.io/etcd/client/")
+				return strings.HasPrefix(dep, "go.etcd.io/etcd/client/")
 			}},
 		{name: "migrate imports no SQL driver and no backend but sqlstore (its registry comes in as a nodeid.Store)",
 			applys: func(p string) bool { return p == "migrate" },

@@ -34,11 +34,8 @@ func layoutRefused(err error, sf *backend.Options, id nodeid.LayoutID) error {
 			ub.Stored, ub.Record, ub.Want, opaqueFlags(ub.Stored))
 	}
 	var lm *nodeid.LayoutMismatchError
-	if sf.Registry.Store != "local" || !errors.As(err, &lm) {
-		return usagef("%s (%s)", err, sf.Describe())
-	}
-	dir, derr := sf.LocalDir()
-	if derr != nil {
+	dir, local := sf.DataDir()
+	if !local || !errors.As(err, &lm) {
 		return usagef("%s (%s)", err, sf.Describe())
 	}
 	return usagef("local data directory %s holds layout %q, and this command asked for %q: run with the stored layout%s, or, for IDs of the other layout (another ID space, with nodes of its own), give it a data directory of its own: --data-dir %s",
@@ -110,10 +107,8 @@ func layoutDataDir(dir string, id nodeid.LayoutID) string {
 // otherSpace says where IDs of the ID space id come from when a server
 // issues another's: on the local store, a data directory named outright.
 func otherSpace(sf *backend.Options, id nodeid.LayoutID) string {
-	if sf.Registry.Store == "local" {
-		if dir, err := sf.LocalDir(); err == nil {
-			return "give them a data directory of their own: --data-dir " + layoutDataDir(dir, id)
-		}
+	if dir, local := sf.DataDir(); local {
+		return "give them a data directory of their own: --data-dir " + layoutDataDir(dir, id)
 	}
 	return "a data directory of their own (--data-dir DIR)"
 }

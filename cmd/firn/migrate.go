@@ -15,6 +15,7 @@ import (
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/store"
 )
 
 var migrateUsage = `Usage: firn migrate check --from leaf|tinyid|uid-generator --dsn DSN [flags] [layout flags]
@@ -150,7 +151,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	cfg := config.Default()
 	cfg.Register(fs, append([]string{"layout"}, append(storeUses, opaqueUses...)...)...)
 	fs.StringVar(&f.from, "from", "", "")
-	fs.StringVar(&f.dialect, "dialect", "mysql", "")
+	fs.StringVar(&f.dialect, "dialect", sqlstore.MySQL.String(), "") // Leaf's, Tinyid's and uid-generator's database
 	fs.StringVar(&f.oldTable, "old-table", "", "")
 	fs.StringVar(&f.tokenTable, "token-table", "tiny_id_token", "")
 	fs.StringVar(&f.floor, "floor", "", "")
@@ -174,8 +175,8 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	switch {
 	case f.stores.Registry.DSN == "":
 		return nil, usagef("--dsn is required: the old system's database")
-	case f.dialect != "mysql" && f.dialect != "postgres":
-		return nil, usagef("--dialect %q: want mysql or postgres", f.dialect)
+	case !isDatabase(f.dialect):
+		return nil, usagef("--dialect %q: want %s", f.dialect, store.Names(store.IsDatabase))
 	case f.nodes < 0:
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
 	}
@@ -256,14 +257,21 @@ func (f *migrateFlags) options(sys migrate.System) error {
 // the store flags (by default the node table in the old database).
 func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 	sf := f.stores
-	if sf.Registry.Store == "local" || sf.Registry.Store == "etcd" {
+	if !isDatabase(sf.Registry.Store) {
 		sf.Registry.DSN = "" // the old database's, not the registry's
 	}
 	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
 	registry := sf.Describe()
-	if sf.Registry.Store == "postgres" || sf.Registry.Store == "mysql" {
+	if isDatabase(sf.Registry.Store) {
 		registry += " (table " + cmp.Or(sf.Registry.Table, "firn_nodes") + ")"
 	}
 	return migrate.ApplyOptions{Open: open, Registry: registry, Source: backend.Redact(f.dialect, f.dsn),
 		Space: config.SpaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}
+}
+
+// isDatabase reports whether kind is a store reached by a DSN: a
+// database that can hold firn's node table beside the old system's.
+func isDatabase(kind string) bool {
+	k, ok := store.Lookup(kind)
+	return ok && k.Database
 }

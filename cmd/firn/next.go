@@ -208,7 +208,7 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 		fmt.Fprintf(logOutput, "firn next: warning: passed over free node %d, whose HWM is %s ahead of the clock; took node %d\n",
 			cb.Node, cb.HWM.Sub(cb.Now).Round(time.Millisecond), lease.Node())
 	}
-	if sf.Registry.Store != "local" {
+	if _, local := sf.DataDir(); !local {
 		// A node of a shared registry is one a server could have held:
 		// say which one this run holds, and how to ask a server instead.
 		fmt.Fprintf(logOutput, "firn next: took node %d of %s for itself, until it exits; to take IDs from a running firn serve instead, give --server URL\n",

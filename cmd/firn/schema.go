@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/store"
 )
 
 var schemaUsage = `Usage: firn schema --dialect postgres|mysql [--mode MODE] [--grantee USER] [table flags] [--config FILE]
@@ -99,11 +99,16 @@ func runSchema(args []string, stdout io.Writer) error {
 	if len(rest) > 0 {
 		return extraArg("schema", rest[0])
 	}
-	if cfg.Registry.Store == "zookeeper" {
+	if schema, of, ok, err := storeOf(cfg).Schema(); ok {
+		k, _ := store.Lookup(cfg.Registry.Store)
 		if *dialect != "" || *mode != "" {
-			return usagef("--store zookeeper: --dialect and --mode are for SQL databases; ZooKeeper's schema is its znodes")
+			return usagef("--store %s: --dialect and --mode are for SQL databases; %s's schema is %s", k.Name, k.Title, of)
 		}
-		return writeZnodes(storeOf(cfg), stdout)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, schema)
+		return err
 	}
 	if *dialect == "" {
 		return usagef("--dialect is required: postgres or mysql")
@@ -169,20 +174,3 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 // modeTableFlag is the flag naming each mode's table, for messages.
 var modeTableFlag = map[sqlstore.Mode]string{sqlstore.ModeNodes: "--table", sqlstore.ModeLeaf: "--segment-table",
 	sqlstore.ModeTinyid: "--tinyid-table", sqlstore.ModeSet: "--set-table"}
-
-// writeZnodes prints the znodes a ZooKeeper registry creates and their
-// ACLs, from zkstore's own paths.
-func writeZnodes(sf backend.Options, stdout io.Writer) error {
-	znodes, err := sf.Znodes()
-	if err != nil {
-		return err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# ZooKeeper: the znodes firn creates (%s), each with its ACL.\n", sf.Describe())
-	b.WriteString("# firn creates what is missing on first use; N is a node's number. An ACL in\n# ZooKeeper's scheme:id perms form (c create, d delete, r read, w write, a admin).\n")
-	for _, z := range znodes {
-		fmt.Fprintf(&b, "%s\n    %s; ACL %s\n    %s\n", z.Path, z.Kind, z.ACL, z.What)
-	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
-}

@@ -299,11 +299,9 @@ func (f *remoteFlags) unused(sf *backend.Options) error {
 	if f.ca == "" && !f.tokenGiven {
 		return nil
 	}
-	if sf.Registry.Store == "local" {
-		if dir, err := sf.LocalDir(); err == nil {
-			if _, err := backend.ReadDiscovery(dir); err == nil {
-				return nil
-			}
+	if dir, local := sf.DataDir(); local {
+		if _, err := backend.ReadDiscovery(dir); err == nil {
+			return nil
 		}
 	}
 	name := "--ca"
@@ -317,11 +315,8 @@ func (f *remoteFlags) unused(sf *backend.Options) error {
 // err is the directory's lock and the server left its address there;
 // otherwise it returns err.
 func (f *remoteFlags) beside(sf *backend.Options, err error) (*remote, error) {
-	if !errors.Is(err, localstore.ErrLocked) || sf.Registry.Store != "local" {
-		return nil, err
-	}
-	dir, derr := sf.LocalDir()
-	if derr != nil {
+	dir, local := sf.DataDir()
+	if !errors.Is(err, localstore.ErrLocked) || !local {
 		return nil, err
 	}
 	base, derr := backend.ReadDiscovery(dir)

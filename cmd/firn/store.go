@@ -9,8 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"   // the mysql driver for --store mysql
-	_ "github.com/jackc/pgx/v5/stdlib" // the pgx driver for --store postgres
+	"github.com/go-sql-driver/mysql" // its logger; the row (kinds.go) registers the driver
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"

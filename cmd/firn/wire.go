@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
@@ -37,7 +36,7 @@ func parseServe(args []string) (o serveOptions, err error) {
 	if len(rest) > 0 {
 		return o, extraArg("serve", rest[0])
 	}
-	if err := cfg.Validate(backend.Kinds()); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return o, usagef("%s", err)
 	}
 	return serveOptionsOf(cfg)

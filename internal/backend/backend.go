@@ -1,108 +1,47 @@
 // Package backend opens the node and segment stores a configuration
-// names: the one table of backends (local, etcd, postgres, mysql,
-// zookeeper), the
-// rules that refuse a store that would not be the one the operator
-// meant, and the dialing of etcd and SQL databases within a deadline,
-// with errors that name the endpoint and never a password. Bad settings
-// match ErrConfig; a store that does not answer is an *UnreachableError.
-// The binary registers the SQL drivers; this package reads DSNs with the
-// drivers' own parsers, so the address it names is the one dialed.
+// names, for firn's commands: it maps the configuration into the
+// settings of the store table (package store), whose rows own each
+// kind's rules and dialing, and adds what is not one kind's — a segment
+// table in a database of its own or in a set of databases, the token
+// reader, retrying a store that does not answer, and the discovery file
+// of a server on the local store. It names no kind: it asks the table.
+// Bad settings match ErrConfig; a store that does not answer is an
+// *UnreachableError.
 package backend
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/store"
+	"github.com/firn-id/firn/zkstore"
 )
 
-// A backend is one kind of store that can hold node IDs with their HWMs
-// and segment counters. The table below is the one list of them: flags,
-// configuration checks, help and messages read it. Adding a backend is
-// its own package (a nodeid.Store and a segment.Store) and one line here
-// with the function that opens it.
-type backend struct {
-	name    string
-	summary string // for --store's help
-	// check refuses, without I/O, what open would refuse before it
-	// dials; open runs only after it passed.
-	check func(op *opener) error
-	open  func(ctx context.Context, op *opener) (*opened, error)
-	// reserves says its node store keeps a reservation of its own
-	// (nodeid.Reserver), which a takeover records its reserved nodes in.
-	reserves bool
-}
+// Names lists the store kinds, for messages: "local, etcd, postgres or
+// mysql".
+func Names() string { return store.Names(nil) }
 
-// opened is one open connection to a store: its node store, its segment
-// store (over the same connection, sharing the local directory's lock or
-// the etcd client; nil for a store that holds none), and what closes it.
-type opened struct {
-	nodes    nodeid.Store
-	segments func() (segment.Store, error)
-	close    func() error
-}
+// Help is one line per store kind for --store's help, each after indent.
+func Help(indent string) string { return store.Help(indent) }
 
-var backends = []backend{
-	{"local", "the data directory (the default), one machine", checkLocal, openLocal, false},
-	{"etcd", "node IDs on etcd leases, a key prefix per namespace", checkEtcd, openEtcd, false},
-	{"postgres", "PostgreSQL: firn_nodes, and Leaf's or Tinyid's segment table", checkSQL(sqlstore.Postgres), openSQL(sqlstore.Postgres), false},
-	{"mysql", "MySQL or MariaDB, as postgres", checkSQL(sqlstore.MySQL), openSQL(sqlstore.MySQL), false},
-	{"zookeeper", "node IDs on ZooKeeper sessions, a path per namespace; no segments", checkZooKeeper, openZooKeeper, true},
-}
-
-// Names lists the backends, for messages: "local, etcd, postgres or mysql".
-func Names() string {
-	names := Kinds()
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-}
-
-// Help is one line per backend for --store's help, each after indent.
-func Help(indent string) string {
-	var b strings.Builder
-	for _, be := range backends {
-		b.WriteString(indent + be.name + ": " + be.summary + "\n")
-	}
-	return b.String()
-}
-
-// Kinds lists the backends' names, for config.Config.Validate.
-func Kinds() []string {
-	kinds := make([]string, len(backends))
-	for i, b := range backends {
-		kinds[i] = b.name
-	}
-	return kinds
-}
-
-// Reserving lists the backends whose node store keeps a reservation of
-// its own (nodeid.Reserver): "zookeeper".
-func Reserving() string {
-	var names []string
-	for _, b := range backends {
-		if b.reserves {
-			names = append(names, b.name)
-		}
-	}
-	return strings.Join(names, ", ")
-}
+// Reserving lists the kinds whose node store keeps a reservation of its
+// own (nodeid.Reserver).
+func Reserving() string { return store.Names(func(k store.Kind) bool { return k.Reserves }) }
 
 // CheckReserves refuses, without I/O, a registry whose store keeps no
 // reservation of its own: a takeover that reserved nodes in
 // configuration only would see a firn started without it take one.
 func (o Options) CheckReserves() error {
-	i := slices.IndexFunc(backends, func(b backend) bool { return b.name == o.Registry.Store })
-	if i >= 0 && backends[i].reserves {
+	if k, ok := o.Kind(); ok && k.Reserves {
 		return nil
 	}
-	return configf("%s keeps no reservation of its own: the reserved node IDs would live in configuration only, and a firn "+
+	return configf("registry.store", "%s keeps no reservation of its own: the reserved node IDs would live in configuration only, and a firn "+
 		"started without it would take one; use --store %s", o.Describe(), Reserving())
 }
 
@@ -129,42 +68,55 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// Describe names the store for messages: the local store by its data
-// directory's path, where its state lives.
-func (o Options) Describe() string {
-	ns := o.Registry.Namespace
-	switch {
-	case o.Registry.Store == "local":
-		if dir, err := o.LocalDir(); err == nil {
-			return "local data directory " + dir
-		}
-		return "local data directory"
-	case ns == "" && o.Registry.Store == "etcd":
-		ns = "/firn/default/"
-	case ns == "" && o.Registry.Store == "zookeeper":
-		ns = DefaultZooKeeperNamespace
-	case ns == "":
-		ns = "default"
-	}
-	return fmt.Sprintf("%s namespace %q", o.Registry.Store, ns)
+// Settings are the registry's settings as the store table reads them.
+func (o Options) Settings() store.Settings {
+	s := config.StoreSettings(o.Registry, o.ZooKeeper, o.Segments)
+	s.ZooKeeper.Digest, s.MustExist, s.StateHome, s.Home, s.Log = o.ZooKeeperDigest, o.MustExist, o.StateHome, o.Home, o.Log
+	return s
 }
 
-// CheckDataDir applies config.CheckDataDir to the registry's data
+// Kind is the registry's row of the store table; false when no row has
+// its name.
+func (o Options) Kind() (store.Kind, bool) { return store.Lookup(o.Registry.Store) }
+
+// Describe names the store for messages: the local store by its data
+// directory's path, where its state lives.
+func (o Options) Describe() string { return store.Describe(o.Settings()) }
+
+// CheckDataDir applies store.CheckDataDir to the registry's data
 // directory.
 func (o Options) CheckDataDir() error {
-	if err := config.CheckDataDir(o.Registry.Store, o.Registry.DataDir); err != nil {
-		return configf("data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) %s", err)
+	if err := store.CheckDataDir(o.Registry.Store, o.Registry.DataDir); err != nil {
+		return configf("registry.data_dir", "data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) %s", err)
 	}
 	return nil
 }
 
+// DataDir is the registry's data directory — its own, or the user's
+// default — when its store keeps one; ok is false for a store that keeps
+// none.
+func (o Options) DataDir() (dir string, ok bool) {
+	if k, found := o.Kind(); !found || !k.DataDir {
+		return "", false
+	}
+	dir, err := o.LocalDir()
+	return dir, err == nil
+}
+
 // LocalDir is the local store's data directory: the registry's, or the
 // user's default.
-func (o Options) LocalDir() (string, error) {
-	if o.Registry.DataDir != "" {
-		return o.Registry.DataDir, nil
+func (o Options) LocalDir() (string, error) { return localstore.DirOf(o.Settings()) }
+
+// Schema is what the registry's store creates, from the settings alone,
+// and what it is ("its znodes"); ok is false for a store without such a
+// schema (a SQL database, whose tables firn schema prints by dialect).
+func (o Options) Schema() (schema, of string, ok bool, err error) {
+	k, found := o.Kind()
+	if !found || k.Schema == nil {
+		return "", "", false, nil
 	}
-	return localstore.DefaultDir(o.StateHome, o.Home)
+	schema, err = k.Schema(o.Settings())
+	return schema, k.SchemaOf, true, err
 }
 
 // Stores are the node store and the segment store Open opened.
@@ -183,118 +135,113 @@ type Stores struct {
 // Close closes every connection Open made.
 func (s *Stores) Close() error { return s.close() }
 
-// opener is one open: the options and what it found on the way.
-type opener struct {
-	Options
-	// readTokens is set by Open only, which hands the reader back to be
-	// started and closed.
-	readTokens bool
-	tokens     *sqlstore.TinyidTokens
-}
-
 // Check refuses, without I/O, every setting Open would refuse before it
-// dials: an unknown store, a data directory that is not one, a DSN its
-// driver cannot read, an etcd endpoint or namespace that is not one, a
-// dial timeout out of range, a table name that needs quoting, and the
-// same of the segment stores. firn config check runs it; Open,
-// OpenNodes and OpenSegments run the same rules first.
+// dials: the registry's (the store table's rules: an unknown store, a
+// data directory that is not one, a DSN its driver cannot read, an etcd
+// endpoint or namespace that is not one, a dial timeout out of range, a
+// table name that needs quoting), and the same of the segment stores.
+// firn config check runs it; Open, OpenNodes and OpenSegments run the
+// same rules first.
 func (o Options) Check() error {
-	op := &opener{Options: o}
-	if _, err := op.checkBackend(); err != nil {
+	if err := store.Check(o.Settings()); err != nil {
 		return err
 	}
 	switch {
 	case o.Segments.Store != "":
-		return op.checkOwnSegments()
+		return o.checkOwnSegments()
 	case len(o.Segments.Stores) > 0:
-		return op.checkSet()
+		return o.checkSet()
 	}
 	return nil
-}
-
-// checkBackend refuses the registry's store as Check does, and returns
-// its backend.
-func (op *opener) checkBackend() (backend, error) {
-	kind := op.Registry.Store
-	i := slices.IndexFunc(backends, func(b backend) bool { return b.name == kind })
-	if i < 0 {
-		return backend{}, configf("--store %q: want %s", kind, Names())
-	}
-	if err := op.CheckDataDir(); err != nil {
-		return backend{}, err
-	}
-	return backends[i], backends[i].check(op)
-}
-
-// openBackend opens the registry's store.
-func (op *opener) openBackend(ctx context.Context) (*opened, error) {
-	b, err := op.checkBackend()
-	if err != nil {
-		return nil, err
-	}
-	return b.open(ctx, op)
 }
 
 // OpenNodes returns the registry's node store and a function that closes
 // it.
 func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, error) {
-	op := &opener{Options: o}
-	b, err := op.openBackend(ctx)
+	c, err := store.Open(ctx, o.Settings())
 	if err != nil {
 		return nil, nil, err
 	}
-	return b.nodes, b.close, nil
+	return c.Nodes, c.Close, nil
 }
 
 // OpenSegments returns the segment store and a function that closes it:
 // the database of its own of Segments.Store, or the registry's.
 func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error, error) {
-	op := &opener{Options: o}
+	var t tokens
 	if o.Segments.Store != "" {
-		return op.ownSegments(ctx)
+		return o.ownSegments(ctx, &t)
 	}
 	if off := o.SegmentsOff(); off != "" {
-		return nil, nil, configf("%s", noSegments)
+		return nil, nil, configf("segments.store", "%s", o.noSegments())
 	}
-	b, err := op.openBackend(ctx)
+	c, err := store.Open(ctx, o.Settings())
 	if err != nil {
 		return nil, nil, err
 	}
-	segs, err := b.segments()
+	segs, err := c.Segments()
 	if err != nil {
-		return nil, nil, errors.Join(err, b.close())
+		return nil, nil, errors.Join(err, c.Close())
 	}
-	return segs, b.close, nil
+	return segs, c.Close, nil
 }
 
 // Open opens the node store and the segment store: the registry's own
 // segment store over the same connection, the database of its own of
 // Segments.Store, or the set of Segments.Stores.
 func (o Options) Open(ctx context.Context) (*Stores, error) {
-	op := &opener{Options: o, readTokens: o.Tokens}
-	b, err := op.openBackend(ctx)
+	t := tokens{want: o.Tokens}
+	s := o.Settings()
+	s.Segments.Tokens = t.want
+	c, err := store.Open(ctx, s)
 	if err != nil {
 		return nil, err
 	}
 	if len(o.Segments.Stores) > 0 || o.Segments.Store != "" {
-		open := op.openSet
+		open := o.openSet
 		if o.Segments.Store != "" {
-			open = op.ownSegments
+			open = o.ownSegments
 		}
-		segs, closeSegs, err := open(ctx)
+		segs, closeSegs, err := open(ctx, &t)
 		if err != nil {
-			return nil, errors.Join(err, b.close())
+			return nil, errors.Join(err, c.Close())
 		}
-		return &Stores{Nodes: b.nodes, Segments: segs, Tokens: op.tokens, close: closeAll(b.close, closeSegs)}, nil
+		return &Stores{Nodes: c.Nodes, Segments: segs, Tokens: t.reader, close: closeAll(c.Close, closeSegs)}, nil
 	}
-	if b.segments == nil { // SegmentsOff says why
-		return &Stores{Nodes: b.nodes, close: b.close}, nil
+	if c.Segments == nil { // SegmentsOff says why
+		return &Stores{Nodes: c.Nodes, close: c.Close}, nil
 	}
-	segs, err := b.segments()
+	segs, err := c.Segments()
 	if err != nil {
-		return nil, errors.Join(err, b.close())
+		return nil, errors.Join(err, c.Close())
 	}
-	return &Stores{Nodes: b.nodes, Segments: segs, Tokens: op.tokens, close: b.close}, nil
+	t.take(c)
+	return &Stores{Nodes: c.Nodes, Segments: segs, Tokens: t.reader, close: c.Close}, nil
+}
+
+// tokens is Tinyid's token reader, asked for (want) and taken from the
+// first database of Tinyid's segment table opened.
+type tokens struct {
+	want   bool
+	reader *sqlstore.TinyidTokens
+}
+
+// ask reports whether the next segment table opened should read tokens.
+func (t *tokens) ask() bool { return t.want && t.reader == nil }
+
+// take keeps the token reader c's segment table opened, if any.
+func (t *tokens) take(c *store.Conn) {
+	if r, ok := c.Tokens.(*sqlstore.TinyidTokens); ok && t.reader == nil {
+		t.reader = r
+	}
+}
+
+// OpenTree opens a session to another system's ZooKeeper ensemble,
+// servers (host:port, comma-separated, as flag names them), for its
+// znodes under root: Meituan Leaf's /snowflake/{leaf.name}, within the
+// registry's dial timeout (zkstore.DialTree).
+func (o Options) OpenTree(ctx context.Context, flag, servers, root string) (*zkstore.Tree, error) {
+	return zkstore.DialTree(ctx, o.Settings(), flag, servers, root)
 }
 
 // closeAll closes what opened, in reverse order, joining the errors.

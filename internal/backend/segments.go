@@ -7,107 +7,96 @@ import (
 	"fmt"
 
 	"github.com/firn-id/firn/segment"
-	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/store"
 )
+
+// SegmentsOff is why the registry's store serves no segments, or "" when
+// it does: a store that holds no segment counters (its row says so)
+// leaves segment mode off without a database of their own
+// (segments.store or segments.stores).
+func (o Options) SegmentsOff() string {
+	if k, ok := o.Kind(); ok && !k.Segments && o.Segments.Store == "" && len(o.Segments.Stores) == 0 {
+		return fmt.Sprintf("segments are off: %s", o.noSegments())
+	}
+	return ""
+}
+
+// noSegments says why the registry's store serves no segments, and
+// where they go instead.
+func (o Options) noSegments() string {
+	return fmt.Sprintf("--store %s holds no segment counters: keep them in a database of their own, "+
+		"segments.store %s with segments.dsn (--segment-store, --segment-dsn), or segments.stores", o.Registry.Store, store.Names(store.IsDatabase))
+}
+
+// database is the settings of one database holding segments alone: the
+// registry's segment table settings, with section naming where it is
+// configured.
+func (o Options) database(kind, dsn, section string) store.Settings {
+	s := o.Settings()
+	return store.Settings{Store: kind, DSN: dsn, Section: section, DialTimeout: s.DialTimeout, Segments: s.Segments, Log: s.Log}
+}
+
+// checkDatabase refuses, without I/O, what openDatabase would refuse
+// before it dials: a store that is no database, and the row's own rules.
+func (o Options) checkDatabase(s store.Settings) error {
+	k, ok := store.Lookup(s.Store)
+	if !ok || !k.Database {
+		return configf(s.Field("store"), "%q: want %s", s.Store, store.Names(store.IsDatabase))
+	}
+	return k.Check(s)
+}
 
 // checkOwnSegments refuses, without I/O, what ownSegments would refuse
 // before it dials.
-func (op *opener) checkOwnSegments() error {
-	sg := op.Segments
+func (o Options) checkOwnSegments() error {
+	sg := o.Segments
+	k, ok := store.Lookup(sg.Store)
 	switch {
-	case sg.Store != "postgres" && sg.Store != "mysql":
-		return configf("--segment-store %q: want postgres or mysql", sg.Store)
+	case !ok || !k.Database:
+		return configf("segments.store", "--segment-store %q: want %s", sg.Store, store.Names(store.IsDatabase))
 	case sg.DSN == "":
-		return configf("--segment-store %s needs --segment-dsn", sg.Store)
+		return configf("segments.dsn", "--segment-store %s needs --segment-dsn", sg.Store)
 	}
-	if err := op.checkSegFormat(); err != nil {
-		return err
-	}
-	return op.checkSQLSegments(sg.Store, sg.DSN)
+	return k.Check(o.database(sg.Store, sg.DSN, "segments"))
 }
 
 // ownSegments opens the segment table in the database of its own named
 // by Segments.Store and Segments.DSN.
-func (op *opener) ownSegments(ctx context.Context) (segment.Store, func() error, error) {
-	if err := op.checkOwnSegments(); err != nil {
+func (o Options) ownSegments(ctx context.Context, t *tokens) (segment.Store, func() error, error) {
+	if err := o.checkOwnSegments(); err != nil {
 		return nil, nil, err
 	}
-	return op.openSQLSegments(ctx, op.Segments.Store, op.Segments.DSN)
+	return o.openDatabase(ctx, o.database(o.Segments.Store, o.Segments.DSN, "segments"), t)
 }
 
-// checkSegFormat refuses an unknown segment table format.
-func (op *opener) checkSegFormat() error {
-	if f := op.Segments.Format; f != "leaf" && f != "tinyid" && f != "set" {
-		return configf("--segments %q: want leaf, tinyid or set", f)
+// openDatabase opens the segment table of the chosen format in one
+// database.
+func (o Options) openDatabase(ctx context.Context, s store.Settings, t *tokens) (segment.Store, func() error, error) {
+	if err := o.checkDatabase(s); err != nil {
+		return nil, nil, err
 	}
-	return nil
-}
-
-// sqlSegments is the segment table of the chosen format in db.
-func (op *opener) sqlSegments(d sqlstore.Dialect, db *sql.DB) (segment.Store, error) {
-	sg := op.Segments
-	var s segment.Store
-	var err error
-	switch sg.Format {
-	case "tinyid":
-		s, err = sqlstore.NewTinyid(db, d, sqlstore.TinyidOptions{Table: sg.Table})
-		if err == nil && op.readTokens && op.tokens == nil {
-			op.tokens, err = sqlstore.NewTinyidTokens(db, d, sqlstore.TinyidTokenOptions{Table: sg.TokenTable, Timeout: op.Registry.DialTimeout, Log: op.Log})
-		}
-	case "set":
-		s, err = sqlstore.NewSetStore(db, d, sqlstore.SetOptions{Table: sg.Table, Set: sg.Set})
-	default:
-		s, err = sqlstore.NewSegments(db, d, sqlstore.SegmentOptions{Table: sg.Table})
-	}
-	if err != nil {
-		return nil, configf("--segment-table: %s", err)
-	}
-	return s, nil
-}
-
-// checkSQLSegments refuses, without I/O, what openSQLSegments would
-// refuse before it dials: the DSN, and the segment table's own rules.
-func (op *opener) checkSQLSegments(kind, dsn string) error {
-	d, _ := sqlstore.ParseDialect(kind)
-	if err := op.checkDB(kind, dsn); err != nil {
-		return err
-	}
-	return op.checkSegTable(d)
-}
-
-// checkSegTable applies the segment table's rules: its constructors do
-// no I/O, and given no database apply them alone. The token reader is
-// left to the open that has a database.
-func (op *opener) checkSegTable(d sqlstore.Dialect) error {
-	check := opener{Options: op.Options}
-	_, err := check.sqlSegments(d, nil)
-	return err
-}
-
-// openSQLSegments opens the segment table of the chosen format in one
-// database of a set.
-func (op *opener) openSQLSegments(ctx context.Context, kind, dsn string) (segment.Store, func() error, error) {
-	d, _ := sqlstore.ParseDialect(kind)
-	db, err := op.OpenDB(ctx, kind, dsn)
+	k, _ := store.Lookup(s.Store)
+	s.Segments.Tokens = t.ask()
+	c, err := k.Open(ctx, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := op.sqlSegments(d, db)
+	segs, err := c.Segments()
 	if err != nil {
-		db.Close()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, c.Close())
 	}
-	return s, db.Close, nil
+	t.take(c)
+	return segs, c.Close, nil
 }
 
 // checkSet refuses, without I/O, what openSet would refuse before it
 // dials.
-func (op *opener) checkSet() error {
-	if f := op.Segments.Format; f != "tinyid" && f != "set" {
-		return configf("--segments %q with segments.stores: want tinyid or set, whose rows record their residue class", f)
+func (o Options) checkSet() error {
+	if f := o.Segments.Format; f != "tinyid" && f != "set" {
+		return configf("segments.format", "--segments %q with segments.stores: want tinyid or set, whose rows record their residue class", f)
 	}
-	for i, st := range op.Segments.Stores {
-		if err := op.checkSQLSegments(st.Store, st.DSN); err != nil {
+	for i, st := range o.Segments.Stores {
+		if err := o.checkDatabase(o.database(st.Store, st.DSN, fmt.Sprintf("segments.stores[%d]", i))); err != nil {
 			return fmt.Errorf("segments.stores[%d]: %w", i, err)
 		}
 	}
@@ -116,8 +105,8 @@ func (op *opener) checkSet() error {
 
 // openSet opens the set of segment stores of the configuration
 // (segments.stores), store i issuing remainder i.
-func (op *opener) openSet(ctx context.Context) (segment.Store, func() error, error) {
-	if err := op.checkSet(); err != nil {
+func (o Options) openSet(ctx context.Context, t *tokens) (segment.Store, func() error, error) {
+	if err := o.checkSet(); err != nil {
 		return nil, nil, err
 	}
 	var stores []segment.Store
@@ -129,8 +118,8 @@ func (op *opener) openSet(ctx context.Context) (segment.Store, func() error, err
 		}
 		return errors.Join(errs...)
 	}
-	for i, st := range op.Segments.Stores {
-		s, closer, err := op.openSQLSegments(ctx, st.Store, st.DSN)
+	for i, st := range o.Segments.Stores {
+		s, closer, err := o.openDatabase(ctx, o.database(st.Store, st.DSN, fmt.Sprintf("segments.stores[%d]", i)), t)
 		if err != nil {
 			return nil, nil, errors.Join(fmt.Errorf("segments.stores[%d]: %w", i, err), closeAll())
 		}
@@ -142,4 +131,16 @@ func (op *opener) openSet(ctx context.Context) (segment.Store, func() error, err
 		return nil, nil, errors.Join(err, closeAll())
 	}
 	return m, closeAll, nil
+}
+
+// OpenDB opens and pings a database of kind (a store the table reads as
+// a database, reached by dsn): a malformed DSN is bad input, a database
+// that does not answer within the dial timeout an outage.
+func (o Options) OpenDB(ctx context.Context, kind, dsn string) (*sql.DB, error) {
+	s := o.database(kind, dsn, "")
+	k, ok := store.Lookup(kind)
+	if !ok || k.OpenDB == nil {
+		return nil, configf(s.Field("store"), "%q: want %s", kind, store.Names(store.IsDatabase))
+	}
+	return k.OpenDB(ctx, s)
 }

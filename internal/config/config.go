@@ -34,6 +34,7 @@ import (
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/sqlstore"
+	"github.com/firn-id/firn/store"
 	"github.com/firn-id/firn/zkstore"
 )
 
@@ -323,39 +324,21 @@ func flagOf(path string) string {
 }
 
 // DefaultDialTimeout and MaxDialTimeout bound the wait for a store's
-// first answer.
+// first answer (the store table's bounds).
 const (
-	DefaultDialTimeout = 5 * time.Second
-	MaxDialTimeout     = 10 * time.Minute
+	DefaultDialTimeout = store.DefaultDialTimeout
+	MaxDialTimeout     = store.MaxDialTimeout
 )
 
 // CheckDataDir refuses a data directory that is not an absolute path, or
-// one given with another store than local: the one rule every command
-// applies. A relative one would name another directory — another lock,
-// other segment counters — from another working directory. With etcd or SQL nothing is kept
-// there, and a command given the directory a server was started with
-// would open a local store of its own beside that server's registry.
-// Empty is the user's default, which is absolute.
-func CheckDataDir(store, dir string) error {
-	switch {
-	case dir == "":
-		return nil
-	case store != "local":
-		return fmt.Errorf("%q: only the local store keeps a data directory; with store %s nothing is kept there: remove it (firn next and firn tag reach a running server with --server URL)", dir, store)
-	case !filepath.IsAbs(dir):
-		return fmt.Errorf("%q is relative: give an absolute path, such as /var/lib/firn (a relative one is another directory, with another lock and other segment counters, from elsewhere)", dir)
-	}
-	return nil
-}
+// one given with a store that keeps none: the one rule every command
+// applies (store.CheckDataDir).
+func CheckDataDir(kind, dir string) error { return store.CheckDataDir(kind, dir) }
 
 // CheckDialTimeout refuses a dial timeout that is not above 0 or is past
-// MaxDialTimeout: the one rule every command applies.
-func CheckDialTimeout(d time.Duration) error {
-	if d <= 0 || d > MaxDialTimeout {
-		return fmt.Errorf("%s: want a duration above 0, at most %s, such as 5s", d, MaxDialTimeout)
-	}
-	return nil
-}
+// MaxDialTimeout: the one rule every command applies
+// (store.CheckDialTimeout).
+func CheckDialTimeout(d time.Duration) error { return store.CheckDialTimeout(d) }
 
 // Default returns the configuration firn serve runs with when nothing is
 // set: each default from the package that owns it.
@@ -364,7 +347,7 @@ func Default() Config {
 		HTTP:      HTTP{Listen: "127.0.0.1:8080", MaxBatch: server.DefaultMaxBatch},
 		GRPC:      GRPC{Listen: "127.0.0.1:9090"},
 		Layout:    Layout{Preset: snowflake.DefaultLayout().Name},
-		Registry:  Registry{Store: "local", LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
+		Registry:  Registry{Store: store.Default(), LeaseTTL: nodeid.DefaultTTL, DialTimeout: DefaultDialTimeout},
 		Segments:  Segments{Format: "leaf", TokenTable: "tiny_id_token", CheckTokens: true},
 		ZooKeeper: ZooKeeper{SessionTimeout: zkstore.DefaultSessionTimeout, RetryPause: zkstore.DefaultRetryPause},
 		Snowflake: Snowflake{Enabled: true, Exhausted: snowflake.Wait.String(), MaxBorrow: snowflake.DefaultMaxBorrow},
@@ -746,11 +729,12 @@ var nodePattern = regexp.MustCompile(`^(derived|[0-9]+(,[0-9]+)*)$`)
 const AddressPlaceholder = "<ADDRESS>"
 
 // Validate checks every setting, in the one place they are checked: the
-// same for firn serve and firn config check. kinds lists the store
-// backends the command knows. The layout and the files named are checked
+// same for firn serve and firn config check. The store settings are
+// checked by the store table's rows (package store), which the command
+// registers by importing the stores' packages. The layout and the files named are checked
 // when they are read into the values firn runs with (Layout.Snowflake,
 // Opaque.Permutation and TagPermutations), after these checks.
-func (c *Config) Validate(kinds []string) error {
+func (c *Config) Validate() error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -778,21 +762,23 @@ func (c *Config) Validate(kinds []string) error {
 	if err := c.validateAuth(); err != nil {
 		return err
 	}
-	if err := c.validateRegistry(kinds); err != nil {
+	if err := c.validateRegistry(); err != nil {
 		return err
 	}
 	if f := c.Segments.Format; !slices.Contains([]string{"leaf", "tinyid", "set"}, f) {
 		return fail("segments.format", "%q: want leaf, tinyid or set", f)
 	}
+	databases := store.Names(store.IsDatabase)
 	switch sg := c.Segments; {
-	case sg.Store == "zookeeper":
-		return fail("segments.store", "%q: ZooKeeper holds no segment counters; name a database for them, postgres or mysql (with segments.dsn), beside a ZooKeeper registry", sg.Store)
-	case sg.Store != "" && sg.Store != "postgres" && sg.Store != "mysql":
-		return fail("segments.store", "%q: want postgres or mysql (a database of its own for the segment table), or empty for the registry's store", sg.Store)
+	case isKind(sg.Store, func(k store.Kind) bool { return !k.Segments }):
+		k, _ := store.Lookup(sg.Store)
+		return fail("segments.store", "%q: %s holds no segment counters; name a database for them, %s (with segments.dsn), beside a %s registry", sg.Store, k.Title, databases, k.Title)
+	case sg.Store != "" && !isKind(sg.Store, store.IsDatabase):
+		return fail("segments.store", "%q: want %s (a database of its own for the segment table), or empty for the registry's store", sg.Store, databases)
 	case sg.Store != "" && sg.DSN == "":
 		return fail("segments.dsn", "segments.store %s needs a DSN", sg.Store)
 	case sg.Store == "" && sg.DSN != "":
-		return fail("segments.store", "segments.dsn is set: name its kind, postgres or mysql")
+		return fail("segments.store", "segments.dsn is set: name its kind, %s", databases)
 	case sg.Store != "" && len(sg.Stores) > 0:
 		return fail("segments.store", "give one database of its own (segments.store) or a set (segments.stores), not both")
 	}
@@ -883,7 +869,14 @@ var hostName = regexp.MustCompile(`^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?
 
 // sqlSegments reports whether segment counters live in a SQL table.
 func (c *Config) sqlSegments() bool {
-	return c.Segments.Store != "" || len(c.Segments.Stores) > 0 || c.Registry.Store == "postgres" || c.Registry.Store == "mysql"
+	return c.Segments.Store != "" || len(c.Segments.Stores) > 0 || isKind(c.Registry.Store, store.IsDatabase)
+}
+
+// isKind reports whether the store table has a row named name that keep
+// keeps.
+func isKind(name string, keep func(store.Kind) bool) bool {
+	k, ok := store.Lookup(name)
+	return ok && keep(k)
 }
 
 // CheckTagList checks a list of tags a setting names: each a tag any
@@ -930,22 +923,25 @@ func (c *Config) validateAuth() error {
 	return err
 }
 
-// validateRegistry checks where node IDs live.
-func (c *Config) validateRegistry(kinds []string) error {
+// validateRegistry checks where node IDs live: the store by the store
+// table, and what its row requires. The rest of a store's rules — a DSN
+// its driver can read, the files it names, the variable of ZooKeeper's
+// digest — are its row's, which the command applies when it opens or
+// checks the stores (backend.Options.Check): firn config print shows a
+// configuration those rules refuse.
+func (c *Config) validateRegistry() error {
 	fail := func(field, format string, args ...any) error {
 		return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	r := c.Registry
-	if !slices.Contains(kinds, r.Store) {
-		return fail("registry.store", "%q: want %s", r.Store, strings.Join(kinds, ", "))
+	k, ok := store.Lookup(r.Store)
+	if !ok {
+		return fail("registry.store", "%q: want %s", r.Store, store.Names(nil))
+	}
+	if key := StoreSettings(r, c.ZooKeeper, c.Segments).Missing(k); key != "" {
+		return fail("registry."+key, "--store %s needs --%s", r.Store, key)
 	}
 	switch {
-	case r.Store == "etcd" && len(r.Endpoints) == 0:
-		return fail("registry.endpoints", "etcd needs at least one client URL")
-	case r.Store == "zookeeper" && len(r.Endpoints) == 0:
-		return fail("registry.endpoints", "zookeeper needs at least one server, host:port")
-	case (r.Store == "postgres" || r.Store == "mysql") && r.DSN == "":
-		return fail("registry.dsn", "%s needs a DSN", r.Store)
 	case r.Node != "" && !nodePattern.MatchString(r.Node):
 		return fail("registry.node", "%q: want a number, one per node field (3,17), or derived", r.Node)
 	case r.Node == "derived" && !r.AcceptCollisionRisk:
@@ -1001,8 +997,8 @@ func (c *Config) validateStores() error {
 	for i, st := range stores {
 		field := fmt.Sprintf("segments.stores[%d]", i)
 		switch {
-		case st.Store != "postgres" && st.Store != "mysql":
-			return &FieldError{Field: field + ".store", Reason: fmt.Sprintf("%q: want postgres or mysql", st.Store)}
+		case !isKind(st.Store, store.IsDatabase):
+			return &FieldError{Field: field + ".store", Reason: fmt.Sprintf("%q: want %s", st.Store, store.Names(store.IsDatabase))}
 		case st.DSN == "":
 			return &FieldError{Field: field + ".dsn", Reason: "empty: name the database"}
 		}

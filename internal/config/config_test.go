@@ -34,8 +34,6 @@ segments:
     - {store: mysql, dsn: "app:my-pass@tcp(b:3306)/ids"}
 `
 
-var kinds = []string{"local", "etcd", "postgres", "mysql"}
-
 // TestLayers: the defaults, then the file, then the environment, then the
 // flags bound onto the same typed fields.
 func TestLayers(t *testing.T) {
@@ -48,7 +46,7 @@ func TestLayers(t *testing.T) {
 	if err := fs.Parse([]string{"--max-batch", "800", "--dial-timeout=2s", "--accept-collision-risk"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Validate(kinds); err != nil {
+	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	checks := []struct {
@@ -88,7 +86,7 @@ func TestLayers(t *testing.T) {
 // shows every default rather than empty values.
 func TestDefaultsArePrinted(t *testing.T) {
 	c := config.Default()
-	if err := c.Validate(kinds); err != nil {
+	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	out, err := c.Redacted(hideAll)
@@ -183,7 +181,7 @@ func TestRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := config.Load([]byte(tt.doc), tt.env)
 			if err == nil {
-				err = c.Validate(kinds)
+				err = c.Validate()
 			}
 			if err == nil {
 				t.Fatal("accepted")
@@ -215,7 +213,7 @@ func TestListenersOfTheirOwn(t *testing.T) {
 	for _, pair := range [][2]string{{"127.0.0.1:0", "127.0.0.1:0"}, {"127.0.0.1:8081", "[::1]:8081"}, {":8081", ":8082"}} {
 		c, err := config.Load(nil, []string{"FIRN_HTTP_LISTEN=" + pair[0], "FIRN_GRPC_LISTEN=" + pair[1]})
 		if err == nil {
-			err = c.Validate(kinds)
+			err = c.Validate()
 		}
 		if err != nil {
 			t.Errorf("http %s, grpc %s: %v", pair[0], pair[1], err)
@@ -298,7 +296,7 @@ func TestStatusAnonymousOnLoopback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := c.Validate(kinds); err != nil {
+			if err := c.Validate(); err != nil {
 				t.Fatal(err)
 			}
 			a, err := c.Auth.New()
@@ -318,7 +316,7 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, d string) {
 		c, err := config.Load([]byte(d), nil)
 		if err == nil {
-			_ = c.Validate(kinds)
+			_ = c.Validate()
 			_ = c.For("registry", "layout", "snowflake.floor")
 			if _, err := c.Redacted(hideAll); err != nil {
 				t.Fatal(err)
@@ -383,7 +381,7 @@ func TestFilePathsAreRelativeToTheFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		var fe *config.FieldError
-		if err := c.Validate([]string{"local", "etcd"}); !errors.As(err, &fe) || fe.Field != "registry.data_dir" || !strings.Contains(err.Error(), "is relative: give an absolute path") && !strings.Contains(err.Error(), "only the local store keeps a data directory") {
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != "registry.data_dir" || !strings.Contains(err.Error(), "is relative: give an absolute path") && !strings.Contains(err.Error(), "only the local store keeps a data directory") {
 			t.Errorf("data_dir from the %s: %v; want it refused", tc.name, err)
 		}
 	}
@@ -464,7 +462,7 @@ func TestListenPlaceholder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.Validate(kinds)
+		err = c.Validate()
 		if err == nil || !strings.Contains(err.Error(), "names <this-host>, a placeholder: replace it with the address this machine serves on") {
 			t.Errorf("%v: %v; want the placeholder refused", env, err)
 		}
@@ -473,7 +471,7 @@ func TestListenPlaceholder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Validate(kinds); err != nil {
+	if err := c.Validate(); err != nil {
 		t.Fatalf("the placeholder replaced: %v", err)
 	}
 }
@@ -497,7 +495,7 @@ func TestTokenSecretFile(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return c, c.Validate(kinds)
+		return c, c.Validate()
 	}
 	c, err := load("    - {name: ops, secret_file: ops, scopes: [admin]}\n")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/store"
 )
 
 // CheckListeners keeps the implicit local default, and a service without
@@ -19,7 +20,7 @@ func (c *Config) CheckListeners(auth *server.Auth) error {
 	// or be the operator's: a local store picking "the lowest free node"
 	// gives node 0 on every machine, explicit or not.
 	r := c.Registry
-	explicitStore := r.Store != "local" || r.Node != "" || !c.Snowflake.Enabled
+	explicitStore := !isKind(r.Store, func(k store.Kind) bool { return k.DataDir }) || r.Node != "" || !c.Snowflake.Enabled
 	if err := checkListen("http", c.HTTP.Listen, explicitStore, auth); err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func checkListen(flag, addr string, explicitStore bool, auth *server.Auth) error
 // loopback, machines behind one address would each count the same IDs.
 func (c *Config) LocalSegmentsOff() string {
 	sg := c.Segments
-	if c.Registry.Store == "local" && len(sg.Stores) == 0 && sg.Store == "" && !sg.Local &&
+	if isKind(c.Registry.Store, func(k store.Kind) bool { return k.DataDir }) && len(sg.Stores) == 0 && sg.Store == "" && !sg.Local &&
 		(!loopback(c.HTTP.Listen) || (c.GRPC.Listen != "off" && !loopback(c.GRPC.Listen))) {
 		return "segments are off: this server listens off loopback on the local data directory, " +
 			"whose counters serve one machine (machines behind one address would each hand out the same IDs); " +

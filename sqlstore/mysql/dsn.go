@@ -1,4 +1,4 @@
-package backend
+package mysql
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-sql-driver/mysql"
+	driver "github.com/go-sql-driver/mysql"
 
 	"github.com/firn-id/firn/internal/secret"
 )
@@ -54,7 +54,7 @@ var mysqlCharsets = regexp.MustCompile(`^[A-Za-z0-9_]+(?:,[A-Za-z0-9_]+)*$`)
 
 // checkMySQLParams refuses the first parameter of a MySQL DSN, by name,
 // that checkMySQLParam refuses.
-func checkMySQLParams(cfg *mysql.Config) error {
+func checkMySQLParams(cfg *driver.Config) error {
 	names := make([]string, 0, len(cfg.Params))
 	for name := range cfg.Params {
 		names = append(names, name)
@@ -72,7 +72,7 @@ func checkMySQLParams(cfg *mysql.Config) error {
 // statement firn has not allowed: a name that is neither the driver's
 // charset nor in sessionVariables, or a value that is not one literal.
 // The error names the parameter, never its value, and says what to write
-// instead. Redact hides the value of every parameter refused here.
+// instead. redact hides the value of every parameter refused here.
 func checkMySQLParam(name, value string) error {
 	switch {
 	case name == "charset":
