@@ -26,10 +26,6 @@ var kindNamers = []string{
 	"sqlstore/postgres/postgres.go",
 	"sqlstore/mysql/mysql.go",
 	"sqlstore/dialect.go",
-	// The migration plan's hand-written configuration (issue 35, item
-	// 4, replaces it with a config.Config marshalled by the one writer):
-	// remove this entry with it.
-	"cmd/firn/migrateplan.go",
 }
 
 // sections are literals that are a kind's name and something else: the
