@@ -188,10 +188,7 @@ func (r *remote) fetch(ctx context.Context, f idFormat, tag string, k int, enc i
 	if _, err := fetch(ctx, ids); err != nil {
 		return b, err
 	}
-	for _, id := range ids {
-		b = append(enc.Append(b, uint64(id)), '\n')
-	}
-	return b, nil
+	return enc.AppendLines(b, ids), nil
 }
 
 func appendLines[T interface{ String() string }](b []byte, ids []T) []byte {
