@@ -66,6 +66,16 @@ func (e Encoding) Append(dst []byte, id uint64) []byte {
 	return strconv.AppendUint(dst, id, 10)
 }
 
+// AppendLines appends each of ids in the encoding and a newline to
+// dst: a batch written one ID a line, as firn's text routes and its
+// command line write it.
+func (e Encoding) AppendLines(dst []byte, ids []int64) []byte {
+	for _, id := range ids {
+		dst = append(e.Append(dst, uint64(id)), '\n')
+	}
+	return dst
+}
+
 // Parse reads an ID written in the encoding; an encoding that is not
 // Valid reads nothing.
 func (e Encoding) Parse(s string) (uint64, error) {

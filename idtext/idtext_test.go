@@ -222,3 +222,10 @@ func TestEncodings(t *testing.T) {
 		t.Fatalf("Encoding(9): valid %v, %q, Parse: %v; want not valid, named as such, refusing to parse", bad.Valid(), bad, err)
 	}
 }
+
+func ExampleEncoding_AppendLines() {
+	fmt.Printf("%s", idtext.Base62.AppendLines(nil, []int64{1, 175928847299117063}))
+	// Output:
+	// 00000000001
+	// 0Czks0tP37X
+}

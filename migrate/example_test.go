@@ -15,3 +15,11 @@ func ExampleSystem() {
 	// tinyid: table tiny_id_info, layout "", segments "tinyid"
 	// uid-generator: table WORKER_NODE, layout "baidu", segments ""
 }
+
+func ExampleNodeRanges() {
+	fmt.Println(migrate.NodeRanges([]uint64{0, 1, 2, 5, 7, 8, 9}))
+	fmt.Println(migrate.NodeRanges(nil))
+	// Output:
+	// 0–2, 5, 7–9
+	// none
+}

@@ -22,9 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
@@ -189,25 +187,11 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 // ("firn tag list"): a flag it does not take is refused, naming the
 // commands that take it, if any.
 func parseSubFlags(fs *flag.FlagSet, args []string, here string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, errHelp
-			}
-			return nil, flagError(fs, args, err, here)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+	pos, err := config.ParseFlags(fs, args, here, flagOwners)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, errHelp
 	}
+	return pos, err
 }
 
 // flagSets are the flag sets of the commands and subcommands that take
@@ -244,69 +228,6 @@ func flagOwners(name, here string) []string {
 		}
 	}
 	return owners
-}
-
-// flagValue matches the flag package's complaint about a value:
-// `invalid value "x" for flag -n: parse error`, `invalid boolean value…`.
-var flagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:\s]+): `)
-
-// flagError says what the flag package found wrong in the user's words:
-// the flag as typed (one dash or two) and what its value must be.
-func flagError(fs *flag.FlagSet, args []string, err error, here string) error {
-	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		if owners := flagOwners(name, here); len(owners) > 0 {
-			return usagef("unknown flag %s: it applies to %s, not %s; run 'firn help %s'", asTyped(args, name), strings.Join(owners, ", "), here, fs.Name())
-		}
-		typed := asTyped(args, name)
-		var known []string
-		fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
-		if s := config.Suggest(name, known); s != "" {
-			dashes := typed[:len(typed)-len(strings.TrimLeft(typed, "-"))]
-			return usagef("unknown flag %s (did you mean %s%s?); run 'firn help %s'", typed, dashes, s, fs.Name())
-		}
-		return usagef("unknown flag %s; run 'firn help %s'", typed, fs.Name())
-	}
-	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return usagef("%s needs a value; run 'firn help %s'", asTyped(args, name), fs.Name())
-	}
-	m := flagValue.FindStringSubmatch(msg)
-	if m == nil {
-		return usagef("%s", err)
-	}
-	want := "a valid value"
-	if f := fs.Lookup(m[2]); f != nil {
-		if g, ok := f.Value.(flag.Getter); ok {
-			switch g.Get().(type) {
-			case int, int64, uint, uint64:
-				want = "a whole number"
-			case float64:
-				want = "a number"
-			case time.Duration:
-				want = "a duration such as 500ms, 10s or 1m"
-			case bool:
-				want = "true or false"
-			case []uint64:
-				want = "non-negative whole numbers, comma-separated, such as 0,1"
-			}
-		}
-	}
-	return usagef("%s %s: want %s; run 'firn help %s'", asTyped(args, m[2]), m[1], want, fs.Name())
-}
-
-// asTyped returns the flag called name as the user typed it in args:
-// -name or --name.
-func asTyped(args []string, name string) string {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		flagName, _, _ := strings.Cut(a, "=")
-		if strings.TrimLeft(flagName, "-") == name && strings.HasPrefix(flagName, "-") {
-			return flagName
-		}
-	}
-	return "-" + name
 }
 
 // plural gives a count with its noun: "1 argument", "2 arguments".

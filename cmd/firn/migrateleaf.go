@@ -6,7 +6,6 @@ import (
 	"flag"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/firn-id/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
@@ -146,22 +145,4 @@ func runLeafZooKeeper(f *migrateFlags, stdout io.Writer) (err error) {
 	}
 	_, err = io.WriteString(stdout, leafPlanText(p, f, cfg))
 	return err
-}
-
-// joinRanges writes sorted values as runs: 0–2, 5, 7–9.
-func joinRanges(vs []uint64) string {
-	var parts []string
-	for i := 0; i < len(vs); {
-		j := i
-		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
-			j++
-		}
-		part := strconv.FormatUint(vs[i], 10)
-		if j > i {
-			part += "–" + strconv.FormatUint(vs[j], 10)
-		}
-		parts = append(parts, part)
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }

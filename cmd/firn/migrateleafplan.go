@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/firn-id/firn/internal/backend"
@@ -19,13 +17,7 @@ import (
 func leafPlanText(p *migrate.LeafPlan, f *migrateFlags, cfg string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "firn migrate check --from leaf-zookeeper: Leaf %q, %s on ZooKeeper %s\n", p.Name, p.Root, p.Servers)
-	writeLeafWorkers(&b, p, time.Now())
-	writeLeafReserve(&b, p)
-	writeLeafSamples(&b, p)
-	b.WriteString("\nnot determined:\n")
-	for _, u := range p.Unknown {
-		b.WriteString("  - " + u + "\n")
-	}
+	b.WriteString(p.Text(time.Now()))
 	writeLeafSteps(&b, p, f)
 	b.WriteString("\n")
 	if len(p.Applied) == 0 {
@@ -36,60 +28,6 @@ func leafPlanText(p *migrate.LeafPlan, f *migrateFlags, cfg string) string {
 	}
 	b.WriteString("\nconfiguration (save it as a file; firn config check --config FILE checks it):\n" + cfg)
 	return b.String()
-}
-
-func writeLeafWorkers(b *strings.Builder, p *migrate.LeafPlan, now time.Time) {
-	fmt.Fprintf(b, "\nworkers under %s/forever (sequence %d, the worker ID ZooKeeper gives next, read before any fence", p.Root, p.Sequence)
-	if p.FencedSequence != p.Sequence {
-		fmt.Fprintf(b, "; now %d, fenced", p.FencedSequence)
-	}
-	b.WriteString("):\n")
-	tw := tabwriter.NewWriter(b, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  ADDRESS\tWORKER\tLAST TIMESTAMP\tAGE\tFENCED")
-	for _, w := range p.Workers {
-		id := fmt.Sprint(w.ID)
-		if w.ID >= migrate.LeafWorkers {
-			id += " (refused by Leaf)"
-		}
-		at := time.UnixMilli(w.Timestamp)
-		fmt.Fprintf(tw, "  %s\t%s\t%s (%d)\t%s\t%t\n", w.Addr, id, at.UTC().Format(timeFormat), w.Timestamp, now.Sub(at).Round(time.Second), w.Fenced)
-	}
-	_ = tw.Flush() // into a strings.Builder, which does not fail
-	if len(p.Workers) == 0 {
-		b.WriteString("  (none)\n")
-	}
-}
-
-func writeLeafReserve(b *strings.Builder, p *migrate.LeafPlan) {
-	fmt.Fprintf(b, "\nnode IDs to reserve in firn's registry: %s — every worker ID below min(sequence %d, %d): ZooKeeper "+
-		"numbered every worker it ever created below it, deleted ones too, and any of them may still issue from a cached "+
-		"workerID.properties\n", orNone(joinRanges(p.Reserved)), p.Sequence, migrate.LeafWorkers)
-	last := int64(0)
-	for _, w := range p.Workers {
-		if !slices.Contains(p.Skipped, w.ID) {
-			last = max(last, w.Timestamp)
-		}
-	}
-	if len(p.Skipped) > 0 {
-		fmt.Fprintf(b, "left out of the floor (--leaf-skip-timestamp): worker %s, reserved for good (firn admin unreserve "+
-			"refuses them: their IDs are not below the floor); note: %s\n", joinRanges(p.Skipped), p.Note)
-	}
-	fmt.Fprintf(b, "floor: %d (%s): the later of the last worker timestamp (%d) and the time of the check, plus Leaf's "+
-		"heartbeat %s and a clock-skew margin %s; --apply computes it again at its own time and records it in the registry, "+
-		"so every claim of every node starts at or after it and every firn ID is above every Leaf ID\n",
-		p.Floor, time.UnixMilli(p.Floor).UTC().Format(timeFormat), last, migrate.LeafHeartbeat, migrate.LeafSkewMargin)
-}
-
-func writeLeafSamples(b *strings.Builder, p *migrate.LeafPlan) {
-	fmt.Fprintf(b, "layout: %s (Leaf's, SnowflakeIDGenImpl.java)\n", p.Layout)
-	for _, s := range p.Samples {
-		verdict := "fits the layout"
-		if s.Verdict != "" {
-			verdict = "IMPLAUSIBLE: " + s.Verdict
-		}
-		fmt.Fprintf(b, "  %s = %d: time %s, worker %d, sequence %d: %s\n", s.What, s.ID,
-			s.Parts.Time.Format(timeFormat), s.Parts.Node, s.Parts.Sequence, verdict)
-	}
 }
 
 // writeLeafSteps lists the operator's steps, those firn cannot take
@@ -122,11 +60,4 @@ func leafConfig(f *migrateFlags) (string, error) {
 	out, err := c.Excerpt(backend.Redact, config.Excerpt{Keep: []string{"layout.preset", "snowflake.enabled"},
 		Comments: map[string]string{"snowflake": "# Leaf's worker IDs and the floor: in the registry itself (--apply), for every process on it"}})
 	return string(out), err
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }

@@ -10,8 +10,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -78,64 +76,29 @@ func (r *remote) err(err error) error {
 	if err == nil || !errors.As(err, &e) {
 		return err
 	}
-	msg := e.Message
-	switch {
-	case strings.Contains(msg, "server gave HTTP response to HTTPS client"):
+	switch f := e.Failure(); {
+	case f == client.PlainHTTP:
 		return usagef("firn serve at %s speaks plain HTTP: use http:// in --server", r.base)
-	case strings.Contains(msg, "Client sent an HTTP request to an HTTPS server"):
+	case f == client.HTTPSOnly:
 		return usagef("firn serve at %s speaks HTTPS: use https:// in --server", r.base)
-	case strings.Contains(msg, "malformed HTTP response"), strings.Contains(msg, "malformed HTTP status code"):
+	case f == client.NotHTTP:
 		return usagef("%s answers, but not in HTTP: that is not firn's HTTP port (a gRPC port?); give the address of its http_listen", r.base)
-	case strings.Contains(msg, "invalid header field value"):
+	case f == client.TokenNotSendable:
 		return usagef("--token holds a character a header cannot carry (a newline, or another control character)")
-	case strings.Contains(msg, "x509: "):
+	case f == client.UntrustedCertificate:
 		return usagef("firn serve at %s: its certificate is signed by an authority this machine does not trust: give the CA's PEM file with --ca", r.base)
 	case errors.Is(err, client.ErrUnauthorized):
-		return usagef("firn serve at %s: %s (give a token with the needed scope: --token or FIRN_TOKEN)", r.base, printable(msg))
+		return usagef("firn serve at %s: %s (give a token with the needed scope: --token or FIRN_TOKEN)", r.base, e.Detail())
 	case errors.Is(err, client.ErrInvalid):
-		return usagef("firn serve at %s: %s", r.base, printable(msg))
-	case strings.Contains(msg, "connection refused"):
+		return usagef("firn serve at %s: %s", r.base, e.Detail())
+	case f == client.Refused:
 		return fmt.Errorf("is firn serve running at %s? (connection refused)", r.base)
-	case strings.Contains(msg, "readLoopPeekFailLocked"), strings.Contains(msg, "server closed idle connection"), strings.HasSuffix(msg, ": EOF"):
-		// A gRPC port may close an HTTP/1.1 connection before writing a
-		// byte, as may a server that stopped: either way no answer.
+	case f == client.Closed:
 		return fmt.Errorf("firn serve at %s closed the connection without an answer: is it running, and is that firn's HTTP port (not its gRPC port)?", r.base)
-	case e.Code == "transport":
-		return fmt.Errorf("firn serve at %s: no answer: %s", r.base, printable(transportCause(msg)))
+	case f == client.NoAnswer:
+		return fmt.Errorf("firn serve at %s: no answer: %s", r.base, e.Detail())
 	}
 	return err
-}
-
-// transportCause is a transport error's message without the method, path
-// and URL the client and net/http put before it (GET /v1/…: Get
-// "http://…": …): the CLI names the server itself.
-func transportCause(msg string) string {
-	if j := strings.Index(msg, ` "http`); j >= 0 {
-		if i := strings.Index(msg[j:], `": `); i >= 0 {
-			return msg[j+i+3:]
-		}
-	}
-	return msg
-}
-
-// printable is msg cut before its first byte that is not printable text,
-// or escaped as such (a quoted \x..): what a port that is not firn's
-// answers may be binary.
-func printable(msg string) string {
-	end := len(msg)
-	if i := strings.Index(msg, `\x`); i >= 0 {
-		end = i
-	}
-	for i, c := range msg[:end] {
-		if c == utf8.RuneError || !unicode.IsPrint(c) {
-			end = i
-			break
-		}
-	}
-	if end < len(msg) {
-		return strings.TrimRight(msg[:end], ` "`) + "…"
-	}
-	return msg
 }
 
 // info is what the server says of its snowflake generator.
@@ -225,10 +188,7 @@ func (r *remote) fetch(ctx context.Context, f idFormat, tag string, k int, enc i
 	if _, err := fetch(ctx, ids); err != nil {
 		return b, err
 	}
-	for _, id := range ids {
-		b = append(enc.Append(b, uint64(id)), '\n')
-	}
-	return b, nil
+	return enc.AppendLines(b, ids), nil
 }
 
 func appendLines[T interface{ String() string }](b []byte, ids []T) []byte {

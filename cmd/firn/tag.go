@@ -382,11 +382,7 @@ func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc i
 	var out []byte
 	for n > 0 {
 		k, err := h.NextN(ctx, dst[:min(n, len(dst))])
-		out = out[:0]
-		for _, id := range dst[:k] {
-			out = enc.Append(out, uint64(id))
-			out = append(out, '\n')
-		}
+		out = enc.AppendLines(out[:0], dst[:k])
 		if _, werr := stdout.Write(out); werr != nil {
 			return werr
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -89,6 +90,6 @@ func unreserve(sf backend.Options, node uint64, note string, stdout io.Writer) (
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "node %d: no longer reserved in %s; recorded beside it: %q; still reserved: %s; floor %s (%d) applies to it\n",
-		node, sf.Describe(), record, orNone(joinRanges(r.Nodes)), time.UnixMilli(r.Floor).UTC().Format(timeFormat), r.Floor)
+		node, sf.Describe(), record, migrate.NodeRanges(r.Nodes), time.UnixMilli(r.Floor).UTC().Format(timeFormat), r.Floor)
 	return err
 }
