@@ -169,10 +169,10 @@ func TestImportRules(t *testing.T) {
 				}
 				return false
 			}},
-		// internal/leaftest stands in for a Leaf instance, itself a
+		// internal/legacytest stands in for a Leaf instance, itself a
 		// ZooKeeper client: no firn code path reaches it.
 		{name: "only zkstore (and the Leaf stand-in of the tests) imports the ZooKeeper client",
-			applys: func(p string) bool { return p != "zkstore" && p != "internal/leaftest" },
+			applys: func(p string) bool { return p != "zkstore" && p != "internal/legacytest" },
 			direct: true,
 			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/go-zookeeper/") }},
 		{name: "node imports no backend and no server",
@@ -216,7 +216,7 @@ func TestImportRules(t *testing.T) {
 		// A store is opened by its row, with its refusals and its dial
 		// deadline; a program reaches it by importing the row's package.
 		{name: "only etcdstore (and the test cluster) imports the etcd client",
-			applys: func(p string) bool { return p != "etcdstore" && p != "internal/etcdtest" },
+			applys: func(p string) bool { return p != "etcdstore" && p != "internal/testserver" },
 			direct: true,
 			bad: func(_, dep string, _ bool) bool {
 				return strings.HasPrefix(dep, "go.etcd.io/etcd/client/")

@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/client"
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/idtest"
-	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // cluster is three `firn serve` processes sharing one etcd namespace, as a
@@ -23,15 +22,15 @@ type cluster struct {
 	args  []string
 	http  []string
 	grpc  []string
-	procs []*servetest.Process
+	procs []*testserver.Process
 }
 
 func startCluster(t testing.TB) *cluster {
 	t.Helper()
-	e := etcdtest.Start(t, 1)
+	e := testserver.Etcd(t, 1)
 	c := &cluster{args: []string{"--store", "etcd", "--endpoints", strings.Join(e.Endpoints(), ","),
 		"--namespace", "/client-e2e/", "--lease-ttl", "2s"}}
-	addrs := servetest.Addrs(t, 6)
+	addrs := testserver.Addrs(t, 6)
 	c.http, c.grpc = addrs[:3], addrs[3:]
 	for i := range 3 {
 		c.start(t, i)
@@ -46,7 +45,7 @@ func startCluster(t testing.TB) *cluster {
 
 func (c *cluster) start(t testing.TB, i int) {
 	t.Helper()
-	p := servetest.Start(t, c.http[i], c.grpc[i], c.args...)
+	p := testserver.Firn(t, c.http[i], c.grpc[i], c.args...)
 	if i < len(c.procs) {
 		c.procs[i] = p
 	} else {

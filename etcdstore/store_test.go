@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/etcdstore"
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/idtest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/nodeid/nodeidtest"
 	"github.com/firn-id/firn/snowflake"
@@ -24,7 +24,7 @@ func prefix() string {
 }
 
 func TestConformance(t *testing.T) {
-	c := etcdtest.Start(t, 1)
+	c := testserver.Etcd(t, 1)
 	cli := c.Client()
 	nodeidtest.RunStoreTests(t, func(*testing.T) nodeid.Store { return etcdstore.New(cli, prefix()) },
 		nodeidtest.Options{TTL: time.Second})
@@ -35,7 +35,7 @@ func TestConformance(t *testing.T) {
 // holding one is refused: recorded, it would let a later claim with only
 // its first line, another layout, into the namespace.
 func TestLayoutFingerprintWhole(t *testing.T) {
-	c := etcdtest.Start(t, 1)
+	c := testserver.Etcd(t, 1)
 	s := etcdstore.New(c.Client(), prefix())
 	ctx := context.Background()
 	for _, fp := range []string{"v1:aaaa\nextra", "v1:aaaa\x00"} {
@@ -111,7 +111,7 @@ func draw(rec *idtest.Recorder, src string, g *snowflake.Generator, d time.Durat
 // member loses its lease, stops at its HWM, and a second process takes
 // the node past that HWM.
 func TestMemberDies(t *testing.T) {
-	c := etcdtest.Start(t, 3)
+	c := testserver.Etcd(t, 3)
 	rec := idtest.NewRecorder(t)
 	ns := prefix()
 	m0 := c.Members()[0]
@@ -155,7 +155,7 @@ func TestMemberDies(t *testing.T) {
 // lease is lost and the generator stops at its HWM; after the cluster
 // returns a new lease takes the node and no ID repeats.
 func TestClusterUnreachable(t *testing.T) {
-	c := etcdtest.Start(t, 3)
+	c := testserver.Etcd(t, 3)
 	rec := idtest.NewRecorder(t)
 	s := etcdstore.New(c.Client(), prefix())
 	first := acquire(t, s, 5)
@@ -192,7 +192,7 @@ func TestClusterUnreachable(t *testing.T) {
 // TestExpiredNodeReused measures how soon a node whose holder vanished can
 // be taken again with a stable leader (the bar: TTL + 1 s).
 func TestExpiredNodeReused(t *testing.T) {
-	c := etcdtest.Start(t, 3)
+	c := testserver.Etcd(t, 3)
 	s := etcdstore.New(c.Client(), prefix())
 	req := nodeid.ClaimRequest{Node: 0, Pool: 1024, TTL: time.Second,
 		Layout: nodeid.LayoutID{Fingerprint: lay.Fingerprint(), Description: lay.String()}}
@@ -225,7 +225,7 @@ func TestExpiredNodeReused(t *testing.T) {
 }
 
 func BenchmarkAcquire(b *testing.B) {
-	c := etcdtest.Start(b, 3)
+	c := testserver.Etcd(b, 3)
 	s := etcdstore.New(c.Client(), prefix())
 	cfg := nodeid.Config{NodeBits: lay.NodeBits(), StartAhead: true,
 		Layout: nodeid.LayoutID{Fingerprint: lay.Fingerprint(), Description: lay.String()}}
@@ -242,7 +242,7 @@ func BenchmarkAcquire(b *testing.B) {
 // TestNamespaceSpellings: "x", "/x" and "/x/" are one namespace, so a
 // node held under one spelling is held under the others.
 func TestNamespaceSpellings(t *testing.T) {
-	c := etcdtest.Start(t, 1)
+	c := testserver.Etcd(t, 1)
 	cli := c.Client()
 	name := prefix()[1:] // "firn-test/…/"
 	name = name[:len(name)-1]

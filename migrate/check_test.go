@@ -13,7 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/firn-id/firn/internal/faultproxy"
-	"github.com/firn-id/firn/internal/leaftest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/snowflake"
@@ -109,7 +109,7 @@ func TestCheckTellsAnOutageFromNoSegments(t *testing.T) {
 				t.Fatalf("no leaf_alloc: plan %+v, %v; want no segments", p, err)
 			}
 
-			exec(t, db.admin, leaftest.Table(kind, "leaf_alloc")...)
+			exec(t, db.admin, legacytest.LeafTable(kind, "leaf_alloc")...)
 			db.proxy.Cut()
 			p, err = migrate.Check(ctx, db.proxied, opt)
 			if got := sqlstore.Classify(err); err == nil || got != sqlstore.Outage {
@@ -121,7 +121,7 @@ func TestCheckTellsAnOutageFromNoSegments(t *testing.T) {
 			if sqlstore.Classify(err) == sqlstore.Outage && err != nil { // a connection the cut broke, met before the pool dropped it
 				p, err = migrate.Check(ctx, db.proxied, opt)
 			}
-			if err != nil || p.NoSegments || len(p.Tags) != 1 || p.Tags[0].Tag != leaftest.SampleTag {
+			if err != nil || p.NoSegments || len(p.Tags) != 1 || p.Tags[0].Tag != legacytest.LeafSampleTag {
 				t.Fatalf("Leaf's table, the database back: plan %+v, %v; want Leaf's sample row", p, err)
 			}
 		})

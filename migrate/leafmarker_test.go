@@ -16,7 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/testseam"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/zkstore"
@@ -33,7 +33,7 @@ type leafZK struct {
 	given   []uint64 // every worker ID ZooKeeper gave out
 }
 
-func newLeafZK(t *testing.T, zks *zktest.Ensemble, conn *zk.Conn, name string) *leafZK {
+func newLeafZK(t *testing.T, zks *testserver.Ensemble, conn *zk.Conn, name string) *leafZK {
 	l := &leafZK{t: t, servers: zks.Servers(), conn: conn, name: name}
 	for _, p := range []string{"/snowflake", migrate.LeafRoot(name), l.forever()} {
 		if _, err := conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -125,7 +125,7 @@ func (h *hookTree) BumpChildren(ctx context.Context, parent string, parentData [
 // and the fence was reserved by nobody: firn took its node.
 func TestLeafReservesEveryWorkerGivenOut(t *testing.T) {
 	defer testseam.SetLeafWatch(300 * time.Millisecond)()
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ctx := testCtx(t)
 	conn, _, err := zk.Connect(zks.Servers(), 4*time.Second, zk.WithLogInfo(false))
 	if err != nil {
@@ -316,7 +316,7 @@ func reservesAll(reserved, given []uint64) bool {
 // pinned: unreserve refuses it.
 func TestLeafFloorAhead(t *testing.T) {
 	defer testseam.SetLeafWatch(300 * time.Millisecond)()
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ctx := testCtx(t)
 	conn, _, err := zk.Connect(zks.Servers(), 4*time.Second, zk.WithLogInfo(false))
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/testseam"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/zkstore"
@@ -20,7 +20,7 @@ import (
 // read, never a panic; a fleet of 1024 workers reserves all 1024.
 func TestLeafOddTrees(t *testing.T) {
 	defer testseam.SetLeafWatch(300 * time.Millisecond)()
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ctx := testCtx(t)
 	conn, _, err := zk.Connect(zks.Servers(), 4*time.Second, zk.WithLogInfo(false))
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/firn-id/firn/internal/leaftest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/internal/testseam"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
@@ -68,7 +68,7 @@ func TestLeafWorkerRegisteredBeforeTheFence(t *testing.T) {
 	}
 	// Whatever Apply said, the late instance must not start again on its
 	// worker ID without its cache.
-	if s, err := leaftest.StartSnowflake(f.host("10.0.0.4", t.TempDir())); err == nil {
+	if s, err := legacytest.StartSnowflake(f.host("10.0.0.4", t.TempDir())); err == nil {
 		s.Stop()
 		t.Errorf("the late Leaf instance returned on worker %d (from cache %t): its znode was never fenced", s.WorkerID, s.FromCache)
 	}

@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/leaftest"
-	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/internal/testseam"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
@@ -36,12 +35,12 @@ type leafFleet struct {
 	name    string
 	tree    *zkstore.Tree
 	reg     *zkstore.Store
-	hosts   []leaftest.SnowflakeConfig
+	hosts   []legacytest.SnowflakeConfig
 	ids     []int64 // every ID Leaf issued
 }
 
 func newLeafFleet(t *testing.T) *leafFleet {
-	zk := zktest.Start(t)
+	zk := testserver.ZooKeeper(t)
 	b := make([]byte, 4)
 	rand.Read(b)
 	f := &leafFleet{t: t, servers: zk.Servers(), name: "leaf-" + hex.EncodeToString(b)}
@@ -62,14 +61,14 @@ func newLeafFleet(t *testing.T) *leafFleet {
 	return f
 }
 
-func (f *leafFleet) host(ip, tmp string) leaftest.SnowflakeConfig {
-	return leaftest.SnowflakeConfig{IP: ip, Port: "8080", Servers: f.servers, Name: f.name, TmpDir: tmp, Heartbeat: leafHeartbeat}
+func (f *leafFleet) host(ip, tmp string) legacytest.SnowflakeConfig {
+	return legacytest.SnowflakeConfig{IP: ip, Port: "8080", Servers: f.servers, Name: f.name, TmpDir: tmp, Heartbeat: leafHeartbeat}
 }
 
 // run starts a Leaf instance and has it issue n IDs.
-func (f *leafFleet) run(cfg leaftest.SnowflakeConfig, n int) *leaftest.Snowflake {
+func (f *leafFleet) run(cfg legacytest.SnowflakeConfig, n int) *legacytest.Snowflake {
 	f.t.Helper()
-	s, err := leaftest.StartSnowflake(cfg)
+	s, err := legacytest.StartSnowflake(cfg)
 	if err != nil {
 		f.t.Fatalf("start Leaf %s: %v", cfg.IP, err)
 	}
@@ -105,7 +104,7 @@ func leafSpace() nodeid.LayoutID {
 func TestLeafZooKeeperTakeover(t *testing.T) {
 	defer testseam.SetLeafWatch(leafWatch)()
 	f := newLeafFleet(t)
-	var fleet []*leaftest.Snowflake
+	var fleet []*legacytest.Snowflake
 	for i, h := range f.hosts {
 		s := f.run(h, 3000)
 		if s.WorkerID != int64(i) {
@@ -201,7 +200,7 @@ func checkUnique(t *testing.T, leaf, firn []int64) {
 // they refuse; as a returning instance and as a new one.
 func checkRestarts(t *testing.T, f *leafFleet) {
 	t.Helper()
-	s, err := leaftest.StartSnowflake(f.hosts[0])
+	s, err := legacytest.StartSnowflake(f.hosts[0])
 	if err != nil || !s.FromCache || s.WorkerID != 0 {
 		t.Fatalf("returning Leaf with its cache: %v (from cache %t), want a start on cached worker 0", err, s != nil && s.FromCache)
 	}
@@ -209,7 +208,7 @@ func checkRestarts(t *testing.T, f *leafFleet) {
 	if err := os.Remove(f.hosts[1].PropPath()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := leaftest.StartSnowflake(f.hosts[1]); err == nil {
+	if _, err := legacytest.StartSnowflake(f.hosts[1]); err == nil {
 		t.Fatal("returning Leaf without its cache started")
 	}
 	// A new address on a host that kept a cache (the file is per port,
@@ -222,28 +221,28 @@ func checkRestarts(t *testing.T, f *leafFleet) {
 		t.Fatal(err)
 	}
 	moved := f.host("10.0.0.9", f.hosts[2].TmpDir)
-	if s, err := leaftest.StartSnowflake(moved); err == nil || !strings.Contains(err.Error(), "1023") {
+	if s, err := legacytest.StartSnowflake(moved); err == nil || !strings.Contains(err.Error(), "1023") {
 		t.Fatalf("new Leaf with a cache, ZooKeeper up: %v (%+v), want the worker ID refusal", err, s)
 	}
 	away := f.host("10.0.0.10", t.TempDir())
-	away.Servers = []string{servetest.Addr(t)} // nothing listens there
+	away.Servers = []string{testserver.Addr(t)} // nothing listens there
 	if err := os.MkdirAll(filepath.Dir(away.PropPath()), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(away.PropPath(), cached, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err = leaftest.StartSnowflake(away)
+	s, err = legacytest.StartSnowflake(away)
 	if err != nil || !s.FromCache || s.WorkerID != 2 {
 		t.Fatalf("new Leaf with a cache, ZooKeeper out of reach: %v, want a start on cached worker 2", err)
 	}
 	s.Stop()
 	fresh := f.host("10.0.0.11", t.TempDir())
-	if _, err := leaftest.StartSnowflake(fresh); err == nil {
+	if _, err := legacytest.StartSnowflake(fresh); err == nil {
 		t.Fatal("new Leaf without a cache started")
 	}
 	fresh.Servers = away.Servers
-	if _, err := leaftest.StartSnowflake(fresh); err == nil {
+	if _, err := legacytest.StartSnowflake(fresh); err == nil {
 		t.Fatal("new Leaf without a cache, ZooKeeper out of reach, started")
 	}
 }

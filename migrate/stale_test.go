@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/uidgentest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid/nodeidtest"
 	"github.com/firn-id/firn/snowflake"
@@ -24,7 +24,7 @@ import (
 // take the node that uid-generator process issues on.
 func TestApplyStalePlanWorkerStartedAfterCheck(t *testing.T) {
 	db := newDatabase(t, "mysql")
-	exec(t, db.admin, uidgentest.Table("WORKER_NODE", 3)...)
+	exec(t, db.admin, legacytest.UidgenTable("WORKER_NODE", 3)...)
 	l, _ := snowflake.Preset("baidu")
 	l.TimeBits, l.Node[0].Bits = 29, 21
 	floor, _ := l.Compose(uint64(time.Since(l.Epoch)/time.Second), 3, 100)
@@ -37,7 +37,7 @@ func TestApplyStalePlanWorkerStartedAfterCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An old instance starts after the plan was made, before Apply.
-	exec(t, db.admin, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	exec(t, db.admin, strings.Split(legacytest.UidgenTable("WORKER_NODE", 4)[4], "\x00")[0])
 	var worker uint64
 	if err := db.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&worker); err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestApplyStalePlanWorkerStartedAfterCheck(t *testing.T) {
 // too; a second Apply keeps one row.
 func TestApplyFenceHeldByARow(t *testing.T) {
 	db := newDatabase(t, "mysql")
-	exec(t, db.admin, uidgentest.Table("WORKER_NODE", 3)...)
+	exec(t, db.admin, legacytest.UidgenTable("WORKER_NODE", 3)...)
 	l, _ := snowflake.Preset("baidu")
 	l.TimeBits, l.Node[0].Bits = 29, 21
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -85,7 +85,7 @@ func TestApplyFenceHeldByARow(t *testing.T) {
 		t.Errorf("after two applies WORKER_NODE has %d rows, the highest ID %d; want 4, the highest %d (the layout's last node + 1), "+
 			"so that MAX(ID)+1 after a restart is past the layout", rows, highest, l.MaxNode()+1)
 	}
-	exec(t, db.admin, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	exec(t, db.admin, strings.Split(legacytest.UidgenTable("WORKER_NODE", 4)[4], "\x00")[0])
 	if err := db.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&highest); err != nil {
 		t.Fatal(err)
 	}

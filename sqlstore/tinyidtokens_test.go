@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/tinyidtest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/sqlstore"
 )
 
@@ -22,7 +22,7 @@ func newTokenTable(t *testing.T, b backend, db *sql.DB) string {
 	rand.Read(suffix)
 	table := "tiny_id_token_" + hex.EncodeToString(suffix)
 	t.Cleanup(func() { db.Exec("DROP TABLE IF EXISTS " + table) })
-	for _, s := range tinyidtest.TokenTable(b.name, table) {
+	for _, s := range legacytest.TinyidTokenTable(b.name, table) {
 		if _, err := db.Exec(s); err != nil {
 			t.Fatal(err)
 		}
@@ -54,13 +54,13 @@ func TestTinyidTokensAsCanVisit(t *testing.T) {
 			name, bizType, token string
 			allowed, known       bool
 		}{
-			{"its token", "test", tinyidtest.SampleToken, true, true},
-			{"its token for its second bizType", "test_odd", tinyidtest.SampleToken, true, true},
+			{"its token", "test", legacytest.TinyidSampleToken, true, true},
+			{"its token for its second bizType", "test_odd", legacytest.TinyidSampleToken, true, true},
 			{"a wrong token", "test", "wrong", false, false},
-			{"its token for another bizType", "other", tinyidtest.SampleToken, false, true},
+			{"its token for another bizType", "other", legacytest.TinyidSampleToken, false, true},
 			{"no token", "test", "", false, false},
-			{"its token in another case", "test", strings.ToUpper(tinyidtest.SampleToken), false, false},
-			{"its bizType in another case", "TEST", tinyidtest.SampleToken, false, true},
+			{"its token in another case", "test", strings.ToUpper(legacytest.TinyidSampleToken), false, false},
+			{"its bizType in another case", "TEST", legacytest.TinyidSampleToken, false, true},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				if allowed, known := tok.Allows(ctx, tt.bizType, tt.token); allowed != tt.allowed || known != tt.known {
@@ -114,7 +114,7 @@ func TestTinyidTokensFailedReadKeepsTheLastSet(t *testing.T) {
 		if err := tok.Refresh(ctx); !errors.Is(err, sqlstore.ErrTokenTable) {
 			t.Fatalf("Refresh of a missing table = %v, want ErrTokenTable", err)
 		}
-		if ok, _ := tok.Allows(ctx, "test", tinyidtest.SampleToken); !ok {
+		if ok, _ := tok.Allows(ctx, "test", legacytest.TinyidSampleToken); !ok {
 			t.Fatal("after a failed read the token read last is refused")
 		}
 		if !errors.Is(tok.Err(), sqlstore.ErrTokenTable) {

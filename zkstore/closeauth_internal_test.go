@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/faultproxy"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -23,7 +23,7 @@ import (
 // then re-attached the session. The closed store's session must not live
 // on: held/N must go once the session times out.
 func TestCloseWhileReconnecting(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ctx := testCtx(t)
 	ns := testNamespace()
 	proxy := faultproxy.New(t, zks.Servers()[0])
@@ -31,7 +31,7 @@ func TestCloseWhileReconnecting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ttl = 20 * zktest.TickTime // the longest session the test server grants
+	const ttl = 20 * testserver.ZooKeeperTick // the longest session the test server grants
 	nc, err := s.Claim(ctx, nodeid.ClaimRequest{Node: 3, Pool: 4, Layout: layout, TTL: ttl})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/faultproxy"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -65,7 +65,7 @@ func extendHWMVersionOnly(ctx context.Context, s *Store, c *claim, hwm int64) (i
 // not — it confirms an HWM past the one the new owner started from, and
 // generators running on what each owner was confirmed issue the same IDs.
 func TestStaleOwnerAfterTakeover(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	for _, tt := range []struct {
 		name   string
 		extend func(ctx context.Context, s *Store, c *claim, hwm int64) (int64, error)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -15,7 +15,7 @@ import (
 // newline, then claims with a fingerprint that is only its first line:
 // two layouts in one namespace must be refused.
 func TestLayoutFingerprintNewline(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ns := testNamespace()
 	a, b := mustNew(t, zks.Servers(), ns), mustNew(t, zks.Servers(), ns)
 	first := nodeid.LayoutID{Fingerprint: "v1:aaaa\nextra", Description: "first"}
@@ -34,7 +34,7 @@ func TestLayoutFingerprintNewline(t *testing.T) {
 // node 0 is refused; a claim of any node takes another, and says why
 // node 0 was passed over only when no node could be taken.
 func TestAnyNodeSkipsCorruptNode(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	s := mustNew(t, zks.Servers(), testNamespace())
 	if _, err := s.Claim(testCtx(t), nodeid.ClaimRequest{Node: 1, Pool: 3, Layout: layout, TTL: time.Minute}); err != nil {
 		t.Fatal(err)

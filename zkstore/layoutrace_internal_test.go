@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -14,7 +14,7 @@ import (
 // once with two layouts. One layout is recorded; every claim with the
 // other is refused, so no two layouts issue IDs side by side.
 func TestFirstClaimLayoutRace(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	layouts := []nodeid.LayoutID{{Fingerprint: "v1:race-a", Description: "a"}, {Fingerprint: "v1:race-b", Description: "b"}}
 	for round := range 3 {
 		ns := testNamespace()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -21,7 +21,7 @@ import (
 // landed, or may have, is reported as such (ErrLateWrite,
 // ErrOutcomeUnknown), and the next owner reads its HWM.
 func TestRenewEndingWithTheLease(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	req := nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layout, TTL: time.Minute}
 	admin, _, err := zk.Connect(zks.Servers(), 4*time.Second, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -37,7 +37,7 @@ func loseNext(s *Store, landed bool) {
 // land is abandoned (its session closed) and leaves the node free; an
 // extension is confirmed only once the stored HWM shows it.
 func TestLostAnswers(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	req := nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layout, TTL: time.Minute}
 	prepared := func(t *testing.T) (*Store, *Store) {
 		ns := testNamespace()

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -13,9 +13,9 @@ import (
 // watchdog has run (a timer fires late on a starved machine; here it is
 // stopped): the lease expired by the store's clock must not be renewed.
 func TestRenewPastTTL(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	s := mustNew(t, zks.Servers(), testNamespace())
-	ttl := 2 * zktest.TickTime
+	ttl := 2 * testserver.ZooKeeperTick
 	nc, err := s.Claim(testCtx(t), nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layout, TTL: ttl})
 	if err != nil {
 		t.Fatal(err)

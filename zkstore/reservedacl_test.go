@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/zkstore"
 )
@@ -18,7 +18,7 @@ import (
 // lists, until it lists none, would otherwise leave the reservation open,
 // and a stranger who empties it has a reserved node served.
 func TestReservedZnodeExposed(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ctx := testCtx(t)
 
 	ns := namespace()

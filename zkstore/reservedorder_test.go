@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -14,7 +14,7 @@ import (
 // whatever JSON it is given) still reserves every node it lists. Holds
 // searches a sorted list; before the fix node 1 of [5, 1, 3] was claimed.
 func TestReservedNodesInAnyOrder(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ns := namespace()
 	s := newStore(t, zks.Servers(), ns)
 	if _, err := s.Reserve(testCtx(t), nodeid.Reservation{Nodes: []uint64{7}, Layout: layoutID}); err != nil {

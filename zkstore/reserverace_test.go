@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -14,7 +14,7 @@ import (
 // together, never both succeed: the claim's Multi checks the reserved
 // znode's version and the Reserve's creates the node's held znode.
 func TestReserveRacesClaim(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ns := namespace()
 	s := newStore(t, zks.Servers(), ns)
 	r := newStore(t, zks.Servers(), ns)

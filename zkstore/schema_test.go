@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/zkstore"
 )
@@ -19,7 +19,7 @@ import (
 // the ACL's scheme it says; and every entry Znodes lists was created. So
 // firn schema, which prints Znodes, cannot drift from the store's paths.
 func TestZnodesMatchTheNamespace(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ns := namespace()
 	d := &zkstore.Digest{User: "firn", Password: "s3cret-pass"}
 	s, err := zkstore.New(zkstore.Config{Servers: zks.Servers(), Namespace: ns, Digest: d})

@@ -9,7 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/faultproxy"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -19,13 +19,13 @@ import (
 // takeover, releasing the old claim leaves the new owner's held/N and
 // owner/N alone.
 func TestReplacedSession(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ctx := testCtx(t)
 	ns := testNamespace()
 	proxy := faultproxy.New(t, zks.Servers()[0])
 	old := mustNew(t, []string{proxy.Addr()}, ns)
 	next := mustNew(t, zks.Servers(), ns)
-	sess, err := old.open(ctx, 2*zktest.TickTime)
+	sess, err := old.open(ctx, 2*testserver.ZooKeeperTick)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestReplacedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	proxy.Cut()
-	time.Sleep(4 * zktest.TickTime) // past the session timeout
+	time.Sleep(4 * testserver.ZooKeeperTick) // past the session timeout
 	proxy.Restore()
 	for paused.conn.SessionID() == paused.id || paused.conn.State() != zk.StateHasSession {
 		if ctx.Err() != nil {
@@ -73,7 +73,7 @@ func TestReplacedSession(t *testing.T) {
 // may not have the takeover yet, but the extension is a write the leader
 // checks: it is refused and the new owner's HWM stands.
 func TestEnsembleStaleOwner(t *testing.T) {
-	zks := zktest.StartEnsemble(t, 3)
+	zks := testserver.ZooKeeperEnsemble(t, 3)
 	m := zks.Members()
 	ctx := testCtx(t)
 	ns := testNamespace()
@@ -81,7 +81,7 @@ func TestEnsembleStaleOwner(t *testing.T) {
 	p1.Cut()
 	old := mustNew(t, []string{p0.Addr(), p1.Addr()}, ns)
 	next := mustNew(t, []string{m[2].Addr}, ns)
-	sess, err := old.open(ctx, 2*zktest.TickTime)
+	sess, err := old.open(ctx, 2*testserver.ZooKeeperTick)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestEnsembleStaleOwner(t *testing.T) {
 // TestCloseWithClaimsInFlight closes the store while claims are on their way:
 // once every call has returned, no node is held.
 func TestCloseWithClaimsInFlight(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ns := testNamespace()
 	s := mustNew(t, zks.Servers(), ns)
 	if _, err := s.Claim(testCtx(t), nodeid.ClaimRequest{Node: 9, Pool: 16, Layout: layout, TTL: time.Minute}); err != nil {

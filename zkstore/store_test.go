@@ -16,8 +16,7 @@ import (
 
 	"github.com/firn-id/firn/internal/faultproxy"
 	"github.com/firn-id/firn/internal/idtest"
-	"github.com/firn-id/firn/internal/servetest"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/nodeid/nodeidtest"
 	"github.com/firn-id/firn/snowflake"
@@ -41,7 +40,7 @@ func newStore(t testing.TB, servers []string, ns string) *zkstore.Store {
 }
 
 func TestConformance(t *testing.T) {
-	zk := zktest.Start(t)
+	zk := testserver.ZooKeeper(t)
 	nodeidtest.RunStoreTests(t, func(t *testing.T) nodeid.Store { return newStore(t, zk.Servers(), namespace()) },
 		nodeidtest.Options{TTL: time.Second})
 }
@@ -98,14 +97,14 @@ func TestNamespaceValidation(t *testing.T) {
 // session timeout (two ticks): a holder that vanished would keep its node
 // for the session timeout, so the claim is refused, and holds nothing.
 func TestTTLBelowSessionTimeout(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	s := newStore(t, zks.Servers(), namespace())
-	req := nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layoutID, TTL: zktest.TickTime / 2}
+	req := nodeid.ClaimRequest{Node: 0, Pool: 1, Layout: layoutID, TTL: testserver.ZooKeeperTick / 2}
 	_, err := s.Claim(testCtx(t), req)
 	if !errors.Is(err, zkstore.ErrTTLTooShort) || !strings.Contains(err.Error(), zks.Servers()[0]) {
 		t.Fatalf("claim with TTL %s: %v, want ErrTTLTooShort naming the server", req.TTL, err)
 	}
-	req.TTL = 2 * zktest.TickTime
+	req.TTL = 2 * testserver.ZooKeeperTick
 	if _, err := s.Claim(testCtx(t), req); err != nil {
 		t.Fatalf("claim with TTL %s, the ensemble's minimum, after the refusal: %v", req.TTL, err)
 	}
@@ -114,7 +113,7 @@ func TestTTLBelowSessionTimeout(t *testing.T) {
 // TestUnreachable names the servers in its error and returns by the
 // caller's deadline.
 func TestUnreachable(t *testing.T) {
-	addr := servetest.Addr(t) // nothing listens there
+	addr := testserver.Addr(t) // nothing listens there
 	s := newStore(t, []string{addr}, namespace())
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -130,7 +129,7 @@ func TestUnreachable(t *testing.T) {
 // server refused (held/N deleted under the holder) is a lost lease, and
 // neither is assumed.
 func TestUnknownOutcome(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	for _, tt := range []struct {
 		name   string
 		refuse bool
@@ -219,7 +218,7 @@ func readHWM(t *testing.T, conn *zk.Conn, ns string, node int) int64 {
 // node. Issuing resumes only under a new lease (a new session, a new
 // token) past that HWM: every ID after the cut is above every ID before.
 func TestSessionLostWhileIssuing(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	rec := idtest.NewRecorder(t)
 	ns := namespace()
 	proxy := faultproxy.New(t, zks.Servers()[0])
@@ -330,7 +329,7 @@ func draw(rec *idtest.Recorder, src string, g *snowflake.Generator, d time.Durat
 // another: the takeover reads, after a Sync, the HWM the first owner
 // wrote through a different member.
 func TestEnsemble(t *testing.T) {
-	zks := zktest.StartEnsemble(t, 3)
+	zks := testserver.ZooKeeperEnsemble(t, 3)
 	ns := namespace()
 	m := zks.Members()
 	first := newStore(t, []string{m[0].Addr}, ns)
@@ -360,7 +359,7 @@ func TestEnsemble(t *testing.T) {
 // password — cannot rewrite an HWM or free a node; without credentials
 // Exposed names the HWMs anyone may rewrite.
 func TestDigestACL(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	ns := namespace()
 	secret := zkstore.Digest{User: "firn", Password: "s3cret-pass"}
 	s, err := zkstore.New(zkstore.Config{Servers: zks.Servers(), Namespace: ns, Digest: &secret})
@@ -415,7 +414,7 @@ func TestDigestACL(t *testing.T) {
 // TestTLS claims and renews over ZooKeeper's TLS client port, so digest
 // credentials need not travel in clear.
 func TestTLS(t *testing.T) {
-	zks, tlsConfig := zktest.StartTLS(t)
+	zks, tlsConfig := testserver.ZooKeeperTLS(t)
 	s, err := zkstore.New(zkstore.Config{Servers: []string{zks.Members()[0].TLSAddr}, Namespace: namespace(), TLS: tlsConfig,
 		Digest: &zkstore.Digest{User: "firn", Password: "s3cret-pass"}})
 	if err != nil {
@@ -432,7 +431,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestReserverConformance(t *testing.T) {
-	zk := zktest.Start(t)
+	zk := testserver.ZooKeeper(t)
 	nodeidtest.RunReserverTests(t, func(t *testing.T) nodeid.Reserver { return newStore(t, zk.Servers(), namespace()) })
 }
 
@@ -440,7 +439,7 @@ func TestReserverConformance(t *testing.T) {
 // records refuses the node to another on the same namespace, which was
 // given no reserved nodes of its own.
 func TestReservationHoldsForEveryProcess(t *testing.T) {
-	zk := zktest.Start(t)
+	zk := testserver.ZooKeeper(t)
 	ns := namespace()
 	a, b := newStore(t, zk.Servers(), ns), newStore(t, zk.Servers(), ns)
 	if _, err := a.Reserve(testCtx(t), nodeid.Reservation{Nodes: []uint64{0, 1}, Floor: 1234, Note: "test", Layout: layoutID}); err != nil {

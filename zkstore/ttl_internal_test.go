@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -13,7 +13,7 @@ import (
 // protocol's int32 milliseconds hold: each claim is refused at once, not
 // left to its deadline, and never granted.
 func TestHugeTTL(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	s := mustNew(t, zks.Servers(), testNamespace())
 	for _, ttl := range []time.Duration{30 * 24 * time.Hour, 1<<63 - 1} {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

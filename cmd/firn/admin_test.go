@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -58,7 +58,7 @@ func TestAdminAdvanceRefusesANamespaceTypo(t *testing.T) {
 		real, typ string
 	}{
 		{"etcd", func(t *testing.T) []string {
-			c := etcdtest.Start(t, 1)
+			c := testserver.Etcd(t, 1)
 			return []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ",")}
 		}, "/orders-" + suffix() + "/", "/ordres/"},
 		{"postgres", func(t *testing.T) []string {

@@ -14,23 +14,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/faultproxy"
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/node"
 )
 
 // process is a running `firn serve`, HTTP only.
 type process struct {
-	*servetest.Process
+	*testserver.Process
 	base string
 }
 
 func startServe(t *testing.T, args ...string) *process {
 	t.Helper()
-	p := servetest.Start(t, freePort(t), "off", args...)
+	p := testserver.Firn(t, freePort(t), "off", args...)
 	return &process{Process: p, base: "http://" + p.HTTP}
 }
 
@@ -58,7 +56,7 @@ func TestServeProcessOnEveryStore(t *testing.T) {
 	}{
 		{"local", func(t *testing.T) []string { return []string{"--store", "local", "--data-dir", t.TempDir()} }},
 		{"etcd", func(t *testing.T) []string {
-			c := etcdtest.Start(t, 1)
+			c := testserver.Etcd(t, 1)
 			return []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/e2e-" + suffix() + "/"}
 		}},
 		{"postgres", func(t *testing.T) []string {
@@ -78,7 +76,7 @@ func TestServeProcessOnEveryStore(t *testing.T) {
 		// ZooKeeper holds no segments: they live in a database of their
 		// own beside it.
 		{"zookeeper", func(t *testing.T) []string {
-			zks := zktest.Start(t)
+			zks := testserver.ZooKeeper(t)
 			dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
 			seg := "leaf_alloc_e2e_" + suffix()
 			t.Cleanup(func() { dropTables(t, "postgres", dsn, seg) })
@@ -180,7 +178,7 @@ func errString(err error) string {
 // the lease's TTL: /readyz turns 503, and once etcd is back the process
 // takes a node again and turns ready, its IDs never repeating earlier ones.
 func TestReadinessFollowsTheEtcdLease(t *testing.T) {
-	c := etcdtest.Start(t, 1)
+	c := testserver.Etcd(t, 1)
 	p := startServe(t, "--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","),
 		"--namespace", "/ready-"+suffix()+"/", "--lease-ttl", "2s")
 	before := batch(t, p.base+"/v1/snowflake/batch?count=100")

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -86,7 +86,7 @@ func runGuide(t *testing.T, blocks []docBlock, tools map[string]string, dsn, rea
 			t.Fatal(err)
 		}
 	}
-	links := map[string]string{"firn": servetest.Binary(t)}
+	links := map[string]string{"firn": testserver.Binary(t)}
 	maps.Copy(links, tools)
 	for name, path := range links {
 		if err := os.Symlink(path, filepath.Join(bin, name)); err != nil {
@@ -109,7 +109,7 @@ func runGuide(t *testing.T, blocks []docBlock, tools map[string]string, dsn, rea
 		seen[a] = true
 	}
 	addrs := slices.Sorted(maps.Keys(seen))
-	for i, free := range servetest.Addrs(t, len(addrs)) {
+	for i, free := range testserver.Addrs(t, len(addrs)) {
 		pairs = append(pairs, addrs[i], free)
 	}
 	r := strings.NewReplacer(pairs...)

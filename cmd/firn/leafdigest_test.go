@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/testseam"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // TestLeafTakeoverNeverShowsTheDigest: --apply, its re-run, unreserve
@@ -18,7 +18,7 @@ import (
 // the password.
 func TestLeafTakeoverNeverShowsTheDigest(t *testing.T) {
 	defer testseam.SetLeafWatch(300 * time.Millisecond)()
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	conn, _, err := zk.Connect(zks.Servers(), 4*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/leaftest"
-	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/internal/testseam"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/zkstore"
 )
 
@@ -31,16 +30,16 @@ const (
 // commands on it: the registry is a namespace of the same ensemble.
 type leafCLI struct {
 	servers, name string
-	hosts         []leaftest.SnowflakeConfig
+	hosts         []legacytest.SnowflakeConfig
 	ids           []int64 // every ID the stand-ins issued
 	check, store  []string
 }
 
 func newLeafCLI(t *testing.T) *leafCLI {
-	zk := zktest.Start(t)
+	zk := testserver.ZooKeeper(t)
 	l := &leafCLI{servers: strings.Join(zk.Servers(), ","), name: "leaf-" + suffix()}
 	for _, ip := range []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"} {
-		l.hosts = append(l.hosts, leaftest.SnowflakeConfig{IP: ip, Port: "8080", Servers: zk.Servers(), Name: l.name, TmpDir: t.TempDir(), Heartbeat: leafHeartbeat})
+		l.hosts = append(l.hosts, legacytest.SnowflakeConfig{IP: ip, Port: "8080", Servers: zk.Servers(), Name: l.name, TmpDir: t.TempDir(), Heartbeat: leafHeartbeat})
 	}
 	l.store = []string{"--store", "zookeeper", "--endpoints", l.servers, "--namespace", "/firn/" + l.name}
 	l.check = append([]string{"migrate", "check", "--from", "leaf-zookeeper", "--leaf-endpoints", l.servers, "--leaf-name", l.name}, l.store...)
@@ -48,10 +47,10 @@ func newLeafCLI(t *testing.T) *leafCLI {
 }
 
 // start runs the stand-ins, each issuing n IDs, and returns them running.
-func (l *leafCLI) start(t *testing.T, n int) []*leaftest.Snowflake {
-	var fleet []*leaftest.Snowflake
+func (l *leafCLI) start(t *testing.T, n int) []*legacytest.Snowflake {
+	var fleet []*legacytest.Snowflake
 	for _, h := range l.hosts {
-		s, err := leaftest.StartSnowflake(h)
+		s, err := legacytest.StartSnowflake(h)
 		if err != nil {
 			t.Fatalf("start Leaf %s: %v", h.IP, err)
 		}
@@ -92,7 +91,7 @@ func wantAll(t *testing.T, what, out string, wants ...string) {
 // namespace, and not that there is nothing to advance (the command of
 // the same error elsewhere).
 func TestUnreserveOnAnUnusedNamespace(t *testing.T) {
-	zk := zktest.Start(t)
+	zk := testserver.ZooKeeper(t)
 	ns := "/firn/unused-" + suffix()
 	out, errOut, code := runCLI("admin", "unreserve", "--node", "1", "--confirm-caches-deleted", "--note", "OPS-1",
 		"--store", "zookeeper", "--endpoints", strings.Join(zk.Servers(), ","), "--namespace", ns)
@@ -149,7 +148,7 @@ func (l *leafCLI) checkUnreserve(t *testing.T) {
 	wantAll(t, "firn next on a reserved node", l.run(t, 1, next...), "node 1 is reserved in the registry")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a serve that started is killed, and fails below
 	defer cancel()
-	serve := exec.CommandContext(ctx, servetest.Binary(t), append([]string{"serve", "--node", "1", "--layout", "twitter", "--http", servetest.Addr(t), "--grpc", "off"}, l.store...)...)
+	serve := exec.CommandContext(ctx, testserver.Binary(t), append([]string{"serve", "--node", "1", "--layout", "twitter", "--http", testserver.Addr(t), "--grpc", "off"}, l.store...)...)
 	out, err := serve.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "node 1 is reserved in the registry") {
 		t.Fatalf("firn serve --node 1: %v, %s; want a refusal naming the reservation", err, out)

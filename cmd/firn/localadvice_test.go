@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/internal/config"
-	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
@@ -30,7 +30,7 @@ func freshUser(t *testing.T) {
 // called.
 func quickStart(t *testing.T) (stop func()) {
 	t.Helper()
-	addrs := servetest.Addrs(t, 2)
+	addrs := testserver.Addrs(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, []string{"--http", addrs[0], "--grpc", addrs[1]}, io.Discard) }()
@@ -108,7 +108,7 @@ func TestQuickStartThenAnotherLayout(t *testing.T) {
 	nextOK(t, "the data directory's refusal's other advice", "--layout", advised(t, refusal, "--layout"))
 
 	// firn serve with that layout is refused alike, and its advice works.
-	addrs := servetest.Addrs(t, 2)
+	addrs := testserver.Addrs(t, 2)
 	refusal = refused(t, "serve with another layout in the quick start's data directory", "serve", "--layout", "js53", "--http", addrs[0], "--grpc", "off")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

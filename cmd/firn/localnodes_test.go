@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -38,7 +38,7 @@ func firnNext(t *testing.T, bin string, env []string, args ...string) []string {
 // quick start's: one node directory keeps them on two nodes (or the
 // second past the first), so no ID is in both outputs.
 func TestNextOnTwoDirectoriesNeverRepeats(t *testing.T) {
-	bin := servetest.Binary(t)
+	bin := testserver.Binary(t)
 	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
 	const n = 300000
 	dirs := []string{t.TempDir(), t.TempDir()}
@@ -120,7 +120,7 @@ func TestNextOnAnotherDirectoryWithTheClockBack(t *testing.T) {
 // otherwise, as two etcd namespaces' may: two ID spaces are never mixed
 // in one table.)
 func TestNextOnTwoDirectoriesWithTwoLayouts(t *testing.T) {
-	bin := servetest.Binary(t)
+	bin := testserver.Binary(t)
 	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
 	const n = 300000
 	first := firnNext(t, bin, env, "--data-dir", t.TempDir(), "-n", "1") // records the default layout
@@ -197,7 +197,7 @@ func common(a, b []string) int {
 // followed literally, its advice runs beside the first with no ID in
 // common.
 func TestNextSameBitsOtherFields(t *testing.T) {
-	bin := servetest.Binary(t)
+	bin := testserver.Binary(t)
 	sony := []string{"--epoch", "1409529600000", "--tick", "10ms", "--time-bits", "39", "--node-bits", "16", "--sequence-bits", "8", "--order", "time,sequence,node"}
 	for _, tc := range []struct {
 		name string
@@ -249,7 +249,7 @@ func TestNextSameBitsOtherFields(t *testing.T) {
 // the upgrade, firn next --layout js53 runs first, then the default
 // layout: neither takes node 0 while the old process holds it.
 func TestNextBesideAFirnThatRecordedNoLayout(t *testing.T) {
-	bin := servetest.Binary(t)
+	bin := testserver.Binary(t)
 	state := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + state}
 	nodes := filepath.Join(state, "firn", "nodes")

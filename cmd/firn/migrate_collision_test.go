@@ -14,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/leaftest"
-	"github.com/firn-id/firn/internal/uidgentest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -30,7 +29,7 @@ func TestMigrateMaxIDOverTextComparesNumbers(t *testing.T) {
 	for _, kind := range []string{"mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			a := newAccount(t, kind)
-			a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+			a.run(t, legacytest.LeafTable(kind, "leaf_alloc")...)
 			tw, _ := snowflake.Preset("twitter")
 			big, _ := tw.Compose(uint64(time.Now().Add(time.Minute).Sub(tw.Epoch)/time.Millisecond), 7, 42)
 			a.run(t, "CREATE TABLE orders (id VARCHAR(20) PRIMARY KEY)",
@@ -64,7 +63,7 @@ func TestMigrateMaxIDOverTextComparesNumbers(t *testing.T) {
 // --apply are refused, with the reason.
 func TestMigrateRefusesNodeFirstOrder(t *testing.T) {
 	a := newAccount(t, "mysql")
-	a.run(t, leaftest.Table("mysql", "leaf_alloc")...)
+	a.run(t, legacytest.LeafTable("mysql", "leaf_alloc")...)
 	layout := []string{"--layout", "twitter", "--order", "node,time,sequence"}
 	l, err := config.Layout{Preset: "twitter", Order: "node,time,sequence"}.Snowflake()
 	if err != nil {
@@ -110,7 +109,7 @@ func TestMigrateRefusesNodeFirstOrder(t *testing.T) {
 // and the plan says so and checks the ALTER privilege it needs.
 func TestMigrateApplyFencesUIDGeneratorRestarts(t *testing.T) {
 	a := newAccount(t, "mysql")
-	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
+	a.run(t, legacytest.UidgenTable("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
 	l, err := config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"}.Snowflake()
 	if err != nil {
@@ -124,7 +123,7 @@ func TestMigrateApplyFencesUIDGeneratorRestarts(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// An old instance restarts: uid-generator's own INSERT.
-	a.run(t, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	a.run(t, strings.Split(legacytest.UidgenTable("WORKER_NODE", 4)[4], "\x00")[0])
 	var newWorker uint64
 	if err := a.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&newWorker); err != nil {
 		t.Fatal(err)

@@ -13,9 +13,7 @@ import (
 
 	"github.com/firn-id/firn/internal/backend"
 	"github.com/firn-id/firn/internal/config"
-	"github.com/firn-id/firn/internal/leaftest"
-	"github.com/firn-id/firn/internal/tinyidtest"
-	"github.com/firn-id/firn/internal/uidgentest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -150,11 +148,11 @@ func TestMigrateCheckLeaf(t *testing.T) {
 
 func migrateCheckLeaf(t *testing.T, kind string) {
 	a := newAccount(t, kind)
-	a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+	a.run(t, legacytest.LeafTable(kind, "leaf_alloc")...)
 	// Leaf's reservation, twice (IDAllocMapper.java line 27): Leaf handed
 	// out [1, 2001) and [2001, 4001).
-	a.run(t, "UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = '"+leaftest.SampleTag+"'",
-		"UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = '"+leaftest.SampleTag+"'")
+	a.run(t, "UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = '"+legacytest.LeafSampleTag+"'",
+		"UPDATE leaf_alloc SET max_id = max_id + step WHERE biz_tag = '"+legacytest.LeafSampleTag+"'")
 	tw, _ := snowflake.Preset("twitter")
 	// Leaf's last snowflake ID, from a worker whose clock ran a minute ahead.
 	floor, _ := tw.Compose(uint64(time.Now().Add(time.Minute).Sub(tw.Epoch)/time.Millisecond), 7, 42)
@@ -165,8 +163,8 @@ func migrateCheckLeaf(t *testing.T, kind string) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if got := firstIDs(t, plan)[leaftest.SampleTag]; got < 4001 {
-		t.Errorf("first ID of %s: %d; Leaf handed out IDs up to 4000", leaftest.SampleTag, got)
+	if got := firstIDs(t, plan)[legacytest.LeafSampleTag]; got < 4001 {
+		t.Errorf("first ID of %s: %d; Leaf handed out IDs up to 4000", legacytest.LeafSampleTag, got)
 	}
 	if least := leastID(t, plan); least <= floor {
 		t.Errorf("least snowflake ID %d is not past the floor %d", least, floor)
@@ -177,7 +175,7 @@ func migrateCheckLeaf(t *testing.T, kind string) {
 			t.Errorf("the plan lacks %q:\n%s", want, plan)
 		}
 	}
-	cfg := checkLeafConfig(t, plan, "'snowflake', 'tag:"+leaftest.SampleTag+"'")
+	cfg := checkLeafConfig(t, plan, "'snowflake', 'tag:"+legacytest.LeafSampleTag+"'")
 	if !strings.Contains(cfg, "floor: "+strconv.FormatUint(floor, 10)) || !strings.Contains(cfg, "format: leaf") {
 		t.Errorf("configuration without the floor or Leaf's table:\n%s", cfg)
 	}
@@ -217,7 +215,7 @@ func migrateCheckLeaf(t *testing.T, kind string) {
 // lacks, with the GRANT, and still writes nothing.
 func TestMigrateCheckLeafPrivileges(t *testing.T) {
 	a := newAccount(t, "mysql")
-	a.run(t, leaftest.Table("mysql", "leaf_alloc")...)
+	a.run(t, legacytest.LeafTable("mysql", "leaf_alloc")...)
 	a.run(t, "GRANT SELECT ON leaf_alloc TO "+a.user)
 	before := a.snapshot(t)
 	plan, errOut, code := runCLI("migrate", "check", "--from", "leaf", "--dsn", a.dsn)
@@ -242,8 +240,8 @@ func TestMigrateCheckTinyid(t *testing.T) {
 
 func migrateCheckTinyid(t *testing.T, kind string) {
 	a := newAccount(t, kind)
-	a.run(t, tinyidtest.InfoTable(kind, "tiny_id_info")...)
-	a.run(t, tinyidtest.TokenTable(kind, "tiny_id_token")...)
+	a.run(t, legacytest.TinyidInfoTable(kind, "tiny_id_info")...)
+	a.run(t, legacytest.TinyidTokenTable(kind, "tiny_id_token")...)
 	// Tinyid's reservation (TinyIdInfoDAOImpl.java lines 37–40) of bizType
 	// test's first segment: it handed out (1, 100001].
 	a.run(t, "update tiny_id_info set max_id= 100001, update_time=now(), version=version+1 where id=1 and max_id=1 and version=1 and biz_type='test'")
@@ -275,7 +273,7 @@ func migrateCheckTinyid(t *testing.T, kind string) {
 // them, and the least ID is past the floor.
 func TestMigrateCheckUIDGenerator(t *testing.T) {
 	a := newAccount(t, "mysql")
-	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
+	a.run(t, legacytest.UidgenTable("WORKER_NODE", 3)...)
 	layout := []string{"--layout", "baidu", "--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
 	l, err := config.Layout{Preset: "baidu", TimeBits: "29", NodeBits: "21", SequenceBits: "13", Epoch: "2016-09-20T00:00:00+08:00"}.Snowflake()
 	if err != nil {
@@ -318,7 +316,7 @@ func TestMigrateCheckUIDGenerator(t *testing.T) {
 // still gives the next start worker 4.
 func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 	a := newAccount(t, "mysql")
-	a.run(t, uidgentest.Table("WORKER_NODE", 3)...)
+	a.run(t, legacytest.UidgenTable("WORKER_NODE", 3)...)
 	a.run(t, "GRANT SELECT ON WORKER_NODE TO "+a.user)
 	args := []string{"migrate", "check", "--from", "uid-generator", "--dsn", a.dsn, "--layout", "baidu",
 		"--time-bits", "29", "--node-bits", "21", "--sequence-bits", "13", "--epoch", "2016-09-20T00:00:00+08:00"}
@@ -336,7 +334,7 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, grant) {
 		t.Errorf("--apply without ALTER: exit %d, %s; want a refusal with %q", code, errOut, grant)
 	}
-	a.run(t, strings.Split(uidgentest.Table("WORKER_NODE", 4)[4], "\x00")[0])
+	a.run(t, strings.Split(legacytest.UidgenTable("WORKER_NODE", 4)[4], "\x00")[0])
 	var next int64
 	if err := a.admin.QueryRow("SELECT MAX(ID) FROM WORKER_NODE").Scan(&next); err != nil {
 		t.Fatal(err)
@@ -351,8 +349,8 @@ func TestMigrateCheckUIDGeneratorPrivileges(t *testing.T) {
 // no ID from firn: the plan flags it instead of printing a first ID.
 func TestMigrateCheckTinyidBadResidue(t *testing.T) {
 	a := newAccount(t, "mysql")
-	a.run(t, tinyidtest.InfoTable("mysql", "tiny_id_info")...)
-	a.run(t, tinyidtest.TokenTable("mysql", "tiny_id_token")...)
+	a.run(t, legacytest.TinyidInfoTable("mysql", "tiny_id_info")...)
+	a.run(t, legacytest.TinyidTokenTable("mysql", "tiny_id_token")...)
 	row := "INSERT INTO tiny_id_info (id, biz_type, begin_id, max_id, step, delta, remainder, create_time, update_time, version) " +
 		"VALUES (%d, '%s', 1, 1, 100, %d, %d, NOW(), NOW(), 1)"
 	a.run(t, fmt.Sprintf(row, 10, "rem_past_delta", 2, 2), fmt.Sprintf(row, 11, "delta_zero", 0, 0))
@@ -405,7 +403,7 @@ func TestMigrateApplySaysWhatItReadAndWrote(t *testing.T) {
 	for _, kind := range []string{"mysql", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			a := newAccount(t, kind)
-			a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+			a.run(t, legacytest.LeafTable(kind, "leaf_alloc")...)
 			tw, _ := snowflake.Preset("twitter")
 			floor, _ := tw.Compose(uint64(time.Now().Add(-time.Minute).Sub(tw.Epoch)/time.Millisecond), 7, 42)
 			a.run(t, "CREATE TABLE orders (id BIGINT PRIMARY KEY)", fmt.Sprintf("INSERT INTO orders VALUES (%d)", floor))

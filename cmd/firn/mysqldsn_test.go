@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/firn-id/firn/internal/servetest"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // TestMySQLPasswordParameterIsNeverSent: go-sql-driver/mysql sends a DSN
@@ -32,7 +32,7 @@ func TestMySQLPasswordParameterIsNeverSent(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { ln.Close() })
-	http := servetest.Addrs(t, 2)
+	http := testserver.Addrs(t, 2)
 	for _, param := range []string{"password", "passwd"} {
 		dsn := "firn@tcp(" + ln.Addr().String() + ")/ids?" + param + "=%27" + value + "%27"
 		for _, cmd := range [][]string{

@@ -10,9 +10,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/firn-id/firn/internal/leaftest"
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/internal/testenv"
-	"github.com/firn-id/firn/internal/tinyidtest"
 )
 
 // account is a database of its own (MySQL) or schema of its own
@@ -167,11 +166,11 @@ func TestLeastPrivilegeServesLeafAndTinyid(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql"} {
 		t.Run(kind+"/leaf", func(t *testing.T) {
 			a := newAccount(t, kind)
-			a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+			a.run(t, legacytest.LeafTable(kind, "leaf_alloc")...)
 			a.run(t, schemaStatements(t, kind, "leaf", a.user, false)...)
 			p := startServe(t, "--snowflake=false", "--store", kind, "--dsn", a.dsn, "--segments", "leaf")
 			for _, want := range []string{"1", "2"} {
-				if code, body := get(t, p.base+"/api/segment/get/"+leaftest.SampleTag); code != 200 || body != want {
+				if code, body := get(t, p.base+"/api/segment/get/"+legacytest.LeafSampleTag); code != 200 || body != want {
 					t.Fatalf("Leaf's route: %d %q; want 200 %q", code, body, want)
 				}
 			}
@@ -181,12 +180,12 @@ func TestLeastPrivilegeServesLeafAndTinyid(t *testing.T) {
 		})
 		t.Run(kind+"/tinyid", func(t *testing.T) {
 			a := newAccount(t, kind)
-			a.run(t, tinyidtest.InfoTable(kind, "tiny_id_info")...)
-			a.run(t, tinyidtest.TokenTable(kind, "tiny_id_token")...)
+			a.run(t, legacytest.TinyidInfoTable(kind, "tiny_id_info")...)
+			a.run(t, legacytest.TinyidTokenTable(kind, "tiny_id_token")...)
 			a.run(t, schemaStatements(t, kind, "tinyid", a.user, false)...)
 			p := startServe(t, "--node", "3", "--data-dir", t.TempDir(), "--segment-store", kind, "--segment-dsn", a.dsn, "--segments", "tinyid")
 			for _, c := range []struct{ biz, want string }{{"test", "2"}, {"test_odd", "3"}, {"test", "3"}, {"test_odd", "5"}} {
-				code, body := get(t, p.base+"/tinyid/id/nextIdSimple?bizType="+c.biz+"&token="+tinyidtest.SampleToken)
+				code, body := get(t, p.base+"/tinyid/id/nextIdSimple?bizType="+c.biz+"&token="+legacytest.TinyidSampleToken)
 				if code != 200 || body != c.want {
 					t.Fatalf("nextIdSimple %s: %d %q; want 200 %q", c.biz, code, body, c.want)
 				}
@@ -216,10 +215,10 @@ func TestMissingPrivilegeIsOneLine(t *testing.T) {
 	for _, kind := range []string{"postgres", "mysql"} {
 		t.Run(kind, func(t *testing.T) {
 			a := newAccount(t, kind)
-			a.run(t, leaftest.Table(kind, "leaf_alloc")...)
+			a.run(t, legacytest.LeafTable(kind, "leaf_alloc")...)
 			a.run(t, "GRANT SELECT ON leaf_alloc TO "+a.user) // Leaf needs UPDATE too
-			a.run(t, tinyidtest.InfoTable(kind, "tiny_id_info")...)
-			a.run(t, tinyidtest.TokenTable(kind, "tiny_id_token")...)
+			a.run(t, legacytest.TinyidInfoTable(kind, "tiny_id_info")...)
+			a.run(t, legacytest.TinyidTokenTable(kind, "tiny_id_token")...)
 			a.run(t, "GRANT SELECT, UPDATE ON tiny_id_info TO "+a.user) // and none on tiny_id_token
 			tests := []struct {
 				name      string
@@ -227,7 +226,7 @@ func TestMissingPrivilegeIsOneLine(t *testing.T) {
 				statement string
 				grant     string
 			}{
-				{"update of Leaf's table", []string{"tag", "next", leaftest.SampleTag, "--store", kind, "--dsn", a.dsn},
+				{"update of Leaf's table", []string{"tag", "next", legacytest.LeafSampleTag, "--store", kind, "--dsn", a.dsn},
 					"UPDATE leaf_alloc SET max_id = max_id + ?", "GRANT SELECT, UPDATE ON " + a.where + ".leaf_alloc TO " + a.user + ";"},
 				{"node table", []string{"next", "--store", kind, "--dsn", a.dsn}, "firn_nodes_namespaces",
 					map[string]string{

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // readmeNotRun lists the README's commands this test cannot run, and why.
@@ -86,7 +86,7 @@ func TestReadme(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	addrs := servetest.Addrs(t, 2)
+	addrs := testserver.Addrs(t, 2)
 	httpAddr, grpcAddr := addrs[0], addrs[1]
 	env := append(os.Environ(), "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"XDG_STATE_HOME="+filepath.Join(tmp, "state"),

@@ -12,8 +12,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // TestReadyzGivesTheClassNotTheDriversMessage runs firn serve on MariaDB
@@ -88,7 +88,7 @@ func TestReadyzGivesTheClassNotTheDriversMessage(t *testing.T) {
 			log := &lockedBuffer{}
 			logOutput = log
 			t.Cleanup(func() { logOutput = os.Stderr })
-			addrs := servetest.Addrs(t, 1)
+			addrs := testserver.Addrs(t, 1)
 			base := "http://" + addrs[0]
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

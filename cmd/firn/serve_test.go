@@ -32,12 +32,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/firn-id/firn/firnpb"
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
-func freePort(t *testing.T) string { return servetest.Addr(t) }
+func freePort(t *testing.T) string { return testserver.Addr(t) }
 
 // TestServe starts firn serve on the local data directory, draws IDs over
 // HTTP, stops it, and starts it again on the same directory: the second
@@ -50,7 +50,7 @@ func TestServe(t *testing.T) {
 	}
 	var last, lastSeg int64
 	for life := range 2 {
-		addrs := servetest.Addrs(t, 2)
+		addrs := testserver.Addrs(t, 2)
 		addr, gaddr := addrs[0], addrs[1]
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -496,7 +496,7 @@ func TestServeReleasesTheNodeAfterTheServersStop(t *testing.T) {
 	t.Cleanup(func() { shutdownBound = old })
 	table, seg := "firn_nodes_stop_"+suffix(), "leaf_alloc_stop_"+suffix()
 	t.Cleanup(func() { dropTables(t, "postgres", dsn, table); dropTables(t, "postgres", dsn, seg) })
-	ports := servetest.Addrs(t, 2)
+	ports := testserver.Addrs(t, 2)
 	args := []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--segment-table", seg,
 		"--http", ports[0], "--grpc", ports[1], "--node-bits", "1", "--node", "1"}
 	o, stores := openServeStores(t, args)

@@ -17,10 +17,8 @@ import (
 
 	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/etcdtest"
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -34,7 +32,7 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 		args     func(t *testing.T) []string
 	}{
 		{"etcd", `etcd namespace "/full-`, func(t *testing.T) []string {
-			c := etcdtest.Start(t, 1)
+			c := testserver.Etcd(t, 1)
 			return []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/full-" + suffix() + "/"}
 		}},
 		{"postgres", `postgres namespace "default"`, func(t *testing.T) []string {
@@ -50,13 +48,13 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			return []string{"--store", "mysql", "--dsn", dsn, "--table", table, "--segment-table", seg}
 		}},
 		{"zookeeper", `zookeeper namespace "/full-`, func(t *testing.T) []string {
-			zks := zktest.Start(t)
+			zks := testserver.ZooKeeper(t)
 			return []string{"--store", "zookeeper", "--endpoints", strings.Join(zks.Servers(), ","), "--namespace", "/full-" + suffix()}
 		}},
 	}
 	for _, st := range stores {
 		t.Run(st.name, func(t *testing.T) {
-			ports := servetest.Addrs(t, 2)
+			ports := testserver.Addrs(t, 2)
 			addr, gaddr := ports[0], ports[1]
 			args := append(st.args(t), "--http", addr, "--grpc", gaddr, "--node-bits", "1", "--lease-ttl", "2s")
 			o, stores := openServeStores(t, args)
@@ -184,8 +182,8 @@ func waitReadiness(t *testing.T, base string, done chan error, ok func(code int,
 // with snowflake mode off (a rolling restart once met 503 snowflake_off
 // from a process stopped before it held a node).
 func TestServeStoppedWhileWaitingServesNothing(t *testing.T) {
-	c := etcdtest.Start(t, 1)
-	ports := servetest.Addrs(t, 2)
+	c := testserver.Etcd(t, 1)
+	ports := testserver.Addrs(t, 2)
 	args := []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/stopped-" + suffix() + "/",
 		"--http", ports[0], "--grpc", ports[1], "--node-bits", "0", "--lease-ttl", "2s"}
 	o, stores := openServeStores(t, args)
@@ -233,7 +231,7 @@ func openServeStores(t *testing.T, args []string) (serveOptions, *backend.Stores
 // the client's words), rather than only that the server waits for it; a
 // stop then is a normal stop.
 func TestServeSaysWhyTheStoreDidNotOpen(t *testing.T) {
-	ports := servetest.Addrs(t, 2)
+	ports := testserver.Addrs(t, 2)
 	refused := stoppedAddr(t)
 	args := []string{"--store", "etcd", "--endpoints", "http://" + refused, "--dial-timeout", "300ms",
 		"--http", ports[0], "--grpc", ports[1]}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 func suffix() string {
@@ -31,7 +31,7 @@ func TestNextOnSharedStores(t *testing.T) {
 		args func(t *testing.T) []string
 	}{
 		{"etcd", func(t *testing.T) []string {
-			c := etcdtest.Start(t, 1)
+			c := testserver.Etcd(t, 1)
 			return []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/cli-" + suffix() + "/"}
 		}},
 		{"postgres", func(t *testing.T) []string {

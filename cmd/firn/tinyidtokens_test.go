@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/internal/testenv"
-	"github.com/firn-id/firn/internal/tinyidtest"
 )
 
 // TestServeChecksTinyidTokens runs firn serve on Tinyid's tables in
@@ -32,7 +32,7 @@ func TestServeChecksTinyidTokens(t *testing.T) {
 					dropTables(t, kind, dsn, tb)
 				}
 			})
-			for _, s := range tinyidtest.TokenTable(kind, tokens) {
+			for _, s := range legacytest.TinyidTokenTable(kind, tokens) {
 				if _, err := db.Exec(s); err != nil {
 					t.Fatal(err)
 				}
@@ -66,10 +66,10 @@ func TestServeChecksTinyidTokens(t *testing.T) {
 					name, query string
 					status      int
 				}{
-					{"its token", "bizType=test&token=" + tinyidtest.SampleToken, 200},
+					{"its token", "bizType=test&token=" + legacytest.TinyidSampleToken, 200},
 					{"a wrong token", "bizType=test&token=wrong", 401},
 					{"no token", "bizType=test", 401},
-					{"another bizType's token", "bizType=other&token=" + tinyidtest.SampleToken, 403},
+					{"another bizType's token", "bizType=other&token=" + legacytest.TinyidSampleToken, 403},
 				} {
 					code, body := get(route, tt.query)
 					if code != tt.status || (code != 200 && body != want) {
@@ -106,7 +106,7 @@ func TestServeChecksTinyidTokens(t *testing.T) {
 			if code, body := get("nextId", "bizType=other&token=added-token"); code != 200 {
 				t.Fatalf("after failed reads, the token read last: %d %s; want 200", code, body)
 			}
-			for _, secret := range []string{tinyidtest.SampleToken, "added-token", "miss-to-read-again", "wrong"} {
+			for _, secret := range []string{legacytest.TinyidSampleToken, "added-token", "miss-to-read-again", "wrong"} {
 				if strings.Contains(p.Log(), secret) {
 					t.Fatalf("the log holds the token %q:\n%s", secret, p.Log())
 				}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // TestZooKeeperHoldsNoSegments: firn tag on a ZooKeeper registry, and
@@ -35,7 +35,7 @@ func TestZooKeeperHoldsNoSegments(t *testing.T) {
 // them, on the namespace the first start left open, it names the znodes
 // anyone may still change; on a namespace of its own, it does not warn.
 func TestServeWarnsWorldWritableHWMs(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	digest := filepath.Join(t.TempDir(), "digest")
 	if err := os.WriteFile(digest, []byte("firn:s3cret-pass\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestZooKeeperDigestNeverPrinted(t *testing.T) {
 // TestNextOnZooKeeper runs firn next twice on one ZooKeeper namespace:
 // each run takes a node, and the second run's IDs follow the first's.
 func TestNextOnZooKeeper(t *testing.T) {
-	zks := zktest.Start(t)
+	zks := testserver.ZooKeeper(t)
 	args := []string{"next", "-n", "100", "--store", "zookeeper", "--endpoints", strings.Join(zks.Servers(), ","), "--namespace", "/next-" + suffix()}
 	var last int64
 	for run := range 2 {

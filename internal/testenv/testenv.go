@@ -1,6 +1,6 @@
 // Package testenv reads the endpoints of the real servers integration
 // tests run against (FIRN_TEST_ETCD, FIRN_TEST_POSTGRES, FIRN_TEST_MYSQL,
-// and FIRN_TEST_ZOOKEEPER, the ZooKeeper jar that internal/zktest starts)
+// and FIRN_TEST_ZOOKEEPER, the ZooKeeper jar that internal/testserver starts)
 // and finds the programs other tests need (spin, gcc).
 //
 // Under -short every test that needs one of them, or a firn process, is

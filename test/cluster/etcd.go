@@ -10,20 +10,20 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/firn-id/firn/internal/etcdtest"
 	"github.com/firn-id/firn/internal/faultproxy"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // etcdNodes is the etcd node store: a real 3-member etcd on loopback.
 type etcdNodes struct {
 	c         *Cluster
-	etcd      *etcdtest.Cluster
+	etcd      *testserver.EtcdCluster
 	cli       *clientv3.Client
 	namespace string // a key prefix of the run's own
 }
 
 func (c *Cluster) startEtcd() nodeStore {
-	e := etcdtest.Start(c.t, 3)
+	e := testserver.Etcd(c.t, 3)
 	return &etcdNodes{c: c, etcd: e, cli: e.Client(), namespace: "/firn-chaos-" + suffix() + "/"}
 }
 
@@ -92,7 +92,7 @@ func (s *etcdNodes) crash(down time.Duration) (string, error) {
 }
 
 // leader finds the etcd leader from each member's status.
-func (s *etcdNodes) leader() (*etcdtest.Member, error) {
+func (s *etcdNodes) leader() (*testserver.EtcdMember, error) {
 	for _, m := range s.etcd.Members() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		st, err := s.cli.Status(ctx, m.ClientURL)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/test/cluster"
 	"github.com/firn-id/firn/test/cluster/evidence"
 )
@@ -27,7 +27,7 @@ const (
 // again.
 func nodeFreeGoal(store string) time.Duration {
 	if store == cluster.StoreZooKeeper {
-		return ttl + 2*zktest.TickTime + time.Second
+		return ttl + 2*testserver.ZooKeeperTick + time.Second
 	}
 	return nodeFree
 }

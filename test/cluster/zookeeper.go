@@ -11,21 +11,21 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/firn-id/firn/internal/faultproxy"
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // zkNodes is the ZooKeeper node store: a real 3-member ensemble on
-// loopback (internal/zktest, tickTime zktest.TickTime). Node N is free
+// loopback (internal/testserver, tickTime testserver.ZooKeeperTick). Node N is free
 // again once zkstore's held/N, the ephemeral znode of the holding claim's
 // session, is gone: its session expired or was closed.
 type zkNodes struct {
-	ens       *zktest.Ensemble
+	ens       *testserver.Ensemble
 	conn      *zk.Conn // the harness's own session, to the members directly
 	namespace string   // a path of the run's own
 }
 
 func (c *Cluster) startZooKeeper() nodeStore {
-	e := zktest.StartEnsemble(c.t, 3)
+	e := testserver.ZooKeeperEnsemble(c.t, 3)
 	conn, _, err := zk.Connect(e.Servers(), 4*time.Second, zk.WithLogger(quiet{}), zk.WithLogInfo(false))
 	if err != nil {
 		c.t.Fatal(err)

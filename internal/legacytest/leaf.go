@@ -1,13 +1,10 @@
-// Package leaftest holds Meituan Leaf's segment table as Leaf ships it, and a
-// stand-in for a Leaf snowflake instance on ZooKeeper (Snowflake),
-// for the tests of every package that serves or reads it.
-package leaftest
+package legacytest
 
 import "strings"
 
-// SampleTag is the biz_tag of Leaf's sample row: max_id 1, step 2000, so
+// LeafSampleTag is the biz_tag of Leaf's sample row: max_id 1, step 2000, so
 // the first ID Leaf (and firn) issues is 1.
-const SampleTag = "leaf-segment-test"
+const LeafSampleTag = "leaf-segment-test"
 
 // ddl is Leaf's leaf_alloc, verbatim from github.com/Meituan-Dianping/Leaf
 // scripts/leaf_alloc.sql lines 3–10 (commit
@@ -36,9 +33,9 @@ const ddlPostgres = `CREATE TABLE leaf_alloc (
 // commit).
 const sampleRow = "insert into leaf_alloc(biz_tag, max_id, step, description) values('leaf-segment-test', 1, 2000, 'Test leaf Segment Mode Get Id')"
 
-// Table returns the statements that create Leaf's table under the name
+// LeafTable returns the statements that create Leaf's table under the name
 // table, with its sample row, for dialect "mysql" or "postgres".
-func Table(dialect, table string) []string {
+func LeafTable(dialect, table string) []string {
 	stmts := []string{ddl, sampleRow}
 	if dialect == "postgres" {
 		stmts[0] = ddlPostgres

@@ -1,12 +1,10 @@
-// Package tinyidtest holds Didi Tinyid's tables as Tinyid ships them,
-// for the tests of every package that reads them.
-package tinyidtest
+package legacytest
 
 import "strings"
 
-// SampleToken is the token of db.sql's sample rows, for the bizTypes test
+// TinyidSampleToken is the token of db.sql's sample rows, for the bizTypes test
 // and test_odd.
-const SampleToken = "0f673adf80504e2eaa552f5d791b644c"
+const TinyidSampleToken = "0f673adf80504e2eaa552f5d791b644c"
 
 // tokenDDL is Tinyid's tiny_id_token table, verbatim from
 // github.com/didi/tinyid tinyid-server/db.sql lines 16–24 (commit
@@ -39,10 +37,10 @@ var tokenRows = []string{
 	"INSERT INTO `tiny_id_token` (`id`, `token`, `biz_type`, `remark`, `create_time`, `update_time`)\nVALUES\n\t(2, '0f673adf80504e2eaa552f5d791b644c', 'test_odd', '1', '2017-12-14 16:36:46', '2017-12-14 16:36:48');",
 }
 
-// TokenTable returns the statements that create Tinyid's token table
+// TinyidTokenTable returns the statements that create Tinyid's token table
 // under the name table, with its sample rows, for dialect "mysql" or
 // "postgres".
-func TokenTable(dialect, table string) []string {
+func TinyidTokenTable(dialect, table string) []string {
 	stmts := append([]string{tokenDDL}, tokenRows...)
 	if dialect == "postgres" {
 		stmts = []string{tokenPostgres}
@@ -95,10 +93,10 @@ var infoRows = []string{
 	"INSERT INTO `tiny_id_info` (`id`, `biz_type`, `begin_id`, `max_id`, `step`, `delta`, `remainder`, `create_time`, `update_time`, `version`)\nVALUES\n\t(2, 'test_odd', 1, 1, 100000, 2, 1, '2018-07-21 23:52:58', '2018-07-23 00:39:24', 3);",
 }
 
-// InfoTable returns the statements that create Tinyid's segment table
+// TinyidInfoTable returns the statements that create Tinyid's segment table
 // under the name table, with its sample rows, for dialect "mysql" or
 // "postgres".
-func InfoTable(dialect, table string) []string {
+func TinyidInfoTable(dialect, table string) []string {
 	stmts := append([]string{infoDDL}, infoRows...)
 	if dialect == "postgres" {
 		stmts = []string{infoPostgres}

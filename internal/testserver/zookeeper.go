@@ -1,9 +1,4 @@
-// Package zktest starts real ZooKeeper servers for tests: a standalone
-// server or an ensemble of several members, on free loopback ports, each
-// with its own data directory and a short tickTime. The ZooKeeper jar
-// comes from FIRN_TEST_ZOOKEEPER (see testenv): Debian's zookeeper package
-// puts it at /usr/share/java/zookeeper.jar.
-package zktest
+package testserver
 
 import (
 	"bytes"
@@ -25,23 +20,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// TickTime is every test server's tickTime: ZooKeeper grants session
+// ZooKeeperTick is every test server's tickTime: ZooKeeper grants session
 // timeouts from 2 to 20 ticks (400 ms to 4 s).
-const TickTime = 200 * time.Millisecond
+const ZooKeeperTick = 200 * time.Millisecond
 
 // Ensemble is a running set of ZooKeeper servers.
 type Ensemble struct {
-	members []*Member
+	members []*ZooKeeperMember
 }
 
-// Member is one ZooKeeper server process.
-type Member struct {
+// ZooKeeperMember is one ZooKeeper server process.
+type ZooKeeperMember struct {
 	Addr    string // client host:port on loopback
-	TLSAddr string // the TLS client port's, if StartTLS started it
+	TLSAddr string // the TLS client port's, if ZooKeeperTLS started it
 	args    []string
 	log     *os.File
 
@@ -49,14 +43,14 @@ type Member struct {
 	cmd *exec.Cmd
 }
 
-// Start starts a standalone server and waits until it answers. The
+// ZooKeeper starts a standalone server and waits until it answers. The
 // process is killed when t ends.
-func Start(t testing.TB) *Ensemble { return StartEnsemble(t, 1) }
+func ZooKeeper(t testing.TB) *Ensemble { return ZooKeeperEnsemble(t, 1) }
 
-// StartTLS starts a standalone server that also serves clients over TLS,
+// ZooKeeperTLS starts a standalone server that also serves clients over TLS,
 // with a self-signed certificate for 127.0.0.1, and returns the client
 // configuration that trusts it.
-func StartTLS(t testing.TB) (*Ensemble, *tls.Config) {
+func ZooKeeperTLS(t testing.TB) (*Ensemble, *tls.Config) {
 	t.Helper()
 	dir := t.TempDir()
 	keyPEM, certPEM, pool := selfSigned(t)
@@ -68,7 +62,7 @@ func StartTLS(t testing.TB) (*Ensemble, *tls.Config) {
 	if err := os.WriteFile(trust, certPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := servetest.Addr(t)
+	addr := Addr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	e := start(t, 1, []string{
 		"secureClientPort=" + port,
@@ -117,9 +111,9 @@ func selfSigned(t testing.TB) (keyPEM, certPEM []byte, pool *x509.CertPool) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pool
 }
 
-// StartEnsemble starts n servers (n = 1: standalone) and waits until
+// ZooKeeperEnsemble starts n servers (n = 1: standalone) and waits until
 // every one answers. Every process is killed when t ends.
-func StartEnsemble(t testing.TB, n int) *Ensemble {
+func ZooKeeperEnsemble(t testing.TB, n int) *Ensemble {
 	t.Helper()
 	return start(t, n, nil)
 }
@@ -142,7 +136,7 @@ func start(t testing.TB, n int, extra []string) *Ensemble {
 	}
 	dir := t.TempDir()
 	// All ports at once: separate calls can hand out one port twice.
-	addrs := servetest.Addrs(t, 3*n)
+	addrs := Addrs(t, 3*n)
 	port := func(a string) string { _, p, _ := net.SplitHostPort(a); return p }
 	var servers []string
 	for i := range n {
@@ -155,7 +149,7 @@ func start(t testing.TB, n int, extra []string) *Ensemble {
 			t.Fatal(err)
 		}
 		cfg := []string{
-			fmt.Sprintf("tickTime=%d", TickTime.Milliseconds()),
+			fmt.Sprintf("tickTime=%d", ZooKeeperTick.Milliseconds()),
 			"initLimit=10", "syncLimit=5",
 			"dataDir=" + data,
 			"clientPort=" + port(addrs[3*i]),
@@ -181,7 +175,7 @@ func start(t testing.TB, n int, extra []string) *Ensemble {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := &Member{Addr: addrs[3*i], log: log, args: []string{java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		m := &ZooKeeperMember{Addr: addrs[3*i], log: log, args: []string{java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 			"-cp", strings.Join(cp, ":"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", file}}
 		e.members = append(e.members, m)
 		t.Cleanup(func() { m.Kill(); log.Close() })
@@ -198,7 +192,7 @@ func start(t testing.TB, n int, extra []string) *Ensemble {
 }
 
 // Members returns the servers in the order they were started.
-func (e *Ensemble) Members() []*Member { return e.members }
+func (e *Ensemble) Members() []*ZooKeeperMember { return e.members }
 
 // Servers returns every member's client address, for zkstore.Config.
 func (e *Ensemble) Servers() []string {
@@ -210,7 +204,7 @@ func (e *Ensemble) Servers() []string {
 }
 
 // Kill stops the process at once (SIGKILL) and waits for it.
-func (m *Member) Kill() {
+func (m *ZooKeeperMember) Kill() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cmd != nil {
@@ -222,16 +216,16 @@ func (m *Member) Kill() {
 
 // Restart starts the process again with its data directory; it does not
 // wait for it to answer.
-func (m *Member) Restart() error {
+func (m *ZooKeeperMember) Restart() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cmd != nil {
-		return fmt.Errorf("zktest: %s is running", m.Addr)
+		return fmt.Errorf("testserver: %s is running", m.Addr)
 	}
 	cmd := exec.Command(m.args[0], m.args[1:]...)
 	cmd.Stdout, cmd.Stderr = m.log, m.log
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("zktest: start ZooKeeper: %w", err)
+		return fmt.Errorf("testserver: start ZooKeeper: %w", err)
 	}
 	m.cmd = cmd
 	return nil
@@ -240,7 +234,7 @@ func (m *Member) Restart() error {
 // waitReady waits until the member serves clients: "srvr" names its
 // mode (leader, follower or standalone). A quorum member answers "ruok"
 // as soon as its process runs, but serves only once it has a leader.
-func (m *Member) waitReady(limit time.Duration) error {
+func (m *ZooKeeperMember) waitReady(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		if m.Mode() != "" {
@@ -248,16 +242,16 @@ func (m *Member) waitReady(limit time.Duration) error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return fmt.Errorf("zktest: ZooKeeper at %s did not serve within %s", m.Addr, limit)
+	return fmt.Errorf("testserver: ZooKeeper at %s did not serve within %s", m.Addr, limit)
 }
 
 // WaitReady waits until the member serves clients, as after Restart.
-func (m *Member) WaitReady(limit time.Duration) error { return m.waitReady(limit) }
+func (m *ZooKeeperMember) WaitReady(limit time.Duration) error { return m.waitReady(limit) }
 
 // Mode is what the member's "srvr" says it is: "leader", "follower" or
 // "standalone"; empty while it serves no clients (no leader yet, or the
 // process is down).
-func (m *Member) Mode() string {
+func (m *ZooKeeperMember) Mode() string {
 	for line := range strings.SplitSeq(fourLetter(m.Addr, "srvr"), "\n") {
 		if mode, ok := strings.CutPrefix(line, "Mode: "); ok {
 			return strings.TrimSpace(mode)
@@ -267,13 +261,13 @@ func (m *Member) Mode() string {
 }
 
 // Leader returns the member whose "srvr" says it leads.
-func (e *Ensemble) Leader() (*Member, error) {
+func (e *Ensemble) Leader() (*ZooKeeperMember, error) {
 	for _, m := range e.members {
 		if m.Mode() == "leader" {
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("zktest: no member of %v says it leads", e.Servers())
+	return nil, fmt.Errorf("testserver: no member of %v says it leads", e.Servers())
 }
 
 // WaitServing waits until every member serves clients and one leads.

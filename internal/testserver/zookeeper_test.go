@@ -1,16 +1,16 @@
-package zktest_test
+package testserver_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/zktest"
+	"github.com/firn-id/firn/internal/testserver"
 )
 
 // An ensemble names one leader; with it killed another member leads, and
 // the old one serves again as a member once restarted.
 func TestEnsembleLeader(t *testing.T) {
-	e := zktest.StartEnsemble(t, 3)
+	e := testserver.ZooKeeperEnsemble(t, 3)
 	if err := e.WaitServing(30 * time.Second); err != nil {
 		t.Fatal(err)
 	}

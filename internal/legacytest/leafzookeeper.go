@@ -1,4 +1,4 @@
-package leaftest
+package legacytest
 
 import (
 	"encoding/json"

@@ -1,7 +1,4 @@
-// Package etcdtest starts real etcd processes for tests: clusters of one or
-// more members on free loopback ports, whose members a test can kill and
-// restart. The etcd binary comes from FIRN_TEST_ETCD (see testenv).
-package etcdtest
+package testserver
 
 import (
 	"context"
@@ -17,19 +14,18 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/firn-id/firn/internal/servetest"
 	"github.com/firn-id/firn/internal/testenv"
 )
 
-// Cluster is a running etcd cluster.
-type Cluster struct {
+// EtcdCluster is a running etcd cluster.
+type EtcdCluster struct {
 	t       testing.TB
 	bin     string
-	members []*Member
+	members []*EtcdMember
 }
 
-// Member is one etcd process.
-type Member struct {
+// EtcdMember is one etcd process.
+type EtcdMember struct {
 	Name      string
 	ClientURL string
 	args      []string
@@ -40,18 +36,18 @@ type Member struct {
 	cmd *exec.Cmd
 }
 
-// Start starts a cluster of n members and waits until it answers. Every
+// Etcd starts a cluster of n members and waits until it answers. Every
 // process is killed when t ends, whether it passed or not.
-func Start(t testing.TB, n int) *Cluster {
+func Etcd(t testing.TB, n int) *EtcdCluster {
 	t.Helper()
 	bin := testenv.Endpoint(t, "FIRN_TEST_ETCD")
-	c := &Cluster{t: t, bin: bin}
+	c := &EtcdCluster{t: t, bin: bin}
 	dir := t.TempDir()
 	peers := make([]string, n)
 	clients := make([]string, n)
-	// All ports at once: separate calls of servetest.Addr can hand out one
+	// All ports at once: separate calls of Addr can hand out one
 	// port twice, and a member whose two URLs share a port never starts.
-	addrs := servetest.Addrs(t, 2*n)
+	addrs := Addrs(t, 2*n)
 	for i := range n {
 		peers[i] = "http://" + addrs[2*i]
 		clients[i] = "http://" + addrs[2*i+1]
@@ -62,7 +58,7 @@ func Start(t testing.TB, n int) *Cluster {
 	}
 	for i := range n {
 		name := fmt.Sprintf("m%d", i)
-		m := &Member{Name: name, ClientURL: clients[i], bin: bin, args: []string{
+		m := &EtcdMember{Name: name, ClientURL: clients[i], bin: bin, args: []string{
 			"--name", name,
 			"--data-dir", filepath.Join(dir, name),
 			"--listen-client-urls", clients[i], "--advertise-client-urls", clients[i],
@@ -87,14 +83,14 @@ func Start(t testing.TB, n int) *Cluster {
 	})
 	for _, m := range c.members {
 		if err := m.start(); err != nil {
-			t.Fatalf("etcdtest: start %s: %v", m.Name, err)
+			t.Fatalf("testserver: start %s: %v", m.Name, err)
 		}
 	}
 	c.WaitHealthy(30 * time.Second)
 	return c
 }
 
-func (m *Member) start() error {
+func (m *EtcdMember) start() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cmd := exec.Command(m.bin, m.args...)
@@ -107,7 +103,7 @@ func (m *Member) start() error {
 }
 
 // Kill stops the member at once, as a crash would.
-func (m *Member) Kill() {
+func (m *EtcdMember) Kill() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cmd != nil {
@@ -118,13 +114,13 @@ func (m *Member) Kill() {
 }
 
 // Restart starts a killed member again on its data.
-func (m *Member) Restart() error { return m.start() }
+func (m *EtcdMember) Restart() error { return m.start() }
 
 // Members returns the members.
-func (c *Cluster) Members() []*Member { return c.members }
+func (c *EtcdCluster) Members() []*EtcdMember { return c.members }
 
 // Endpoints returns every member's client URL.
-func (c *Cluster) Endpoints() []string {
+func (c *EtcdCluster) Endpoints() []string {
 	var eps []string
 	for _, m := range c.members {
 		eps = append(eps, m.ClientURL)
@@ -134,21 +130,21 @@ func (c *Cluster) Endpoints() []string {
 
 // Client returns a client of the given endpoints (every member if none),
 // closed when the test ends.
-func (c *Cluster) Client(endpoints ...string) *clientv3.Client {
+func (c *EtcdCluster) Client(endpoints ...string) *clientv3.Client {
 	c.t.Helper()
 	if len(endpoints) == 0 {
 		endpoints = c.Endpoints()
 	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
-		c.t.Fatalf("etcdtest: client: %v", err)
+		c.t.Fatalf("testserver: client: %v", err)
 	}
 	c.t.Cleanup(func() { _ = cli.Close() })
 	return cli
 }
 
 // WaitHealthy waits until every running member answers a read.
-func (c *Cluster) WaitHealthy(timeout time.Duration) {
+func (c *EtcdCluster) WaitHealthy(timeout time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for _, m := range c.members {
@@ -167,7 +163,7 @@ func (c *Cluster) WaitHealthy(timeout time.Duration) {
 				break
 			}
 			if time.Now().After(deadline) {
-				c.t.Fatalf("etcdtest: member %s not healthy after %s: %v", m.Name, timeout, err)
+				c.t.Fatalf("testserver: member %s not healthy after %s: %v", m.Name, timeout, err)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

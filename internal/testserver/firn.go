@@ -1,6 +1,4 @@
-// Package servetest runs `firn serve` as a subprocess for end-to-end tests
-// of the binary and of the clients that talk to it.
-package servetest
+package testserver
 
 import (
 	"errors"
@@ -78,10 +76,10 @@ type Process struct {
 	log        *lockedBuffer
 }
 
-// Start runs `firn serve --http HTTP --grpc GRPC args…` with its own
+// Firn runs `firn serve --http HTTP --grpc GRPC args…` with its own
 // XDG_STATE_HOME and waits until /readyz answers 200. The process is
 // killed at the end of the test; its log is printed if the test failed.
-func Start(t testing.TB, httpAddr, grpcAddr string, args ...string) *Process {
+func Firn(t testing.TB, httpAddr, grpcAddr string, args ...string) *Process {
 	t.Helper()
 	testenv.NotShort(t, "a firn process")
 	bin, err := build()

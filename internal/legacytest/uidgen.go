@@ -1,16 +1,14 @@
-// Package uidgentest holds Baidu uid-generator's WORKER_NODE table as
-// uid-generator ships it, for the tests that read it.
-package uidgentest
+package legacytest
 
 import (
 	"fmt"
 	"strings"
 )
 
-// ddl is WORKER_NODE, verbatim from github.com/baidu/uid-generator
+// uidgenDDL is WORKER_NODE, verbatim from github.com/baidu/uid-generator
 // src/main/scripts/WORKER_NODE.sql lines 2–13 (commit
 // 2fcbc13d2016fcfb7648a18296951f6942215255). It is MySQL's only.
-const ddl = "CREATE TABLE WORKER_NODE\n" +
+const uidgenDDL = "CREATE TABLE WORKER_NODE\n" +
 	"(\n" +
 	"ID BIGINT NOT NULL AUTO_INCREMENT COMMENT 'auto increment id',\n" +
 	"HOST_NAME VARCHAR(64) NOT NULL COMMENT 'host name',\n" +
@@ -45,11 +43,11 @@ const insert = "INSERT INTO WORKER_NODE\n" +
 	"\t\tNOW(),\n" +
 	"\t\tNOW())"
 
-// Table returns the statements that create WORKER_NODE under the name
+// UidgenTable returns the statements that create WORKER_NODE under the name
 // table and record starts processes, each a row whose ID is the worker ID
 // it was given (1, 2, … in order).
-func Table(table string, starts int) []string {
-	stmts := []string{ddl}
+func UidgenTable(table string, starts int) []string {
+	stmts := []string{uidgenDDL}
 	for i := range starts {
 		stmts = append(stmts, fmt.Sprintf(insert, fmt.Sprintf("10.0.0.%d", i+1), fmt.Sprintf("1732000000%03d-%d", i, 4711*(i+1)), 1, "2024-11-19"))
 	}
