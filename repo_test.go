@@ -195,15 +195,15 @@ func TestImportRules(t *testing.T) {
 			bad:    func(_, dep string, _ bool) bool { return strings.HasPrefix(dep, "github.com/prometheus/") }},
 		// sqlstore classifies its own errors: MySQL's by their type (its
 		// one driver import), PostgreSQL's by a method, with no import;
-		// internal/backend classifies a store's failure by the same type.
+		// cmd/firn/internal/backend classifies a store's failure by the same type.
 		// A SQL row registers its driver, as database/sql drivers do, and
 		// reads DSNs with the driver's own parser, so the address it
 		// names is the one the driver dials. cmd/firn imports the rows.
-		{name: "only the SQL rows (sqlstore/postgres, sqlstore/mysql) and cmd/firn import SQL drivers, but sqlstore and internal/backend the MySQL driver for its error type",
+		{name: "only the SQL rows (sqlstore/postgres, sqlstore/mysql) and cmd/firn import SQL drivers, but sqlstore and cmd/firn/internal/backend the MySQL driver for its error type",
 			applys: func(p string) bool { return p != "cmd/firn" },
 			direct: true,
 			bad: func(p, dep string, _ bool) bool {
-				allowed := (p == "sqlstore" || p == "internal/backend" || p == "sqlstore/mysql") && dep == mysqlDriver ||
+				allowed := (p == "sqlstore" || p == "cmd/firn/internal/backend" || p == "sqlstore/mysql") && dep == mysqlDriver ||
 					p == "sqlstore/postgres" && slices.Contains(dsnParsers[1:], dep) || p == "sqlstore/postgres" && dep == "github.com/jackc/pgx/v5/stdlib"
 				return isDriver(dep) && !allowed
 			}},
@@ -279,7 +279,7 @@ func TestOnlyMainExits(t *testing.T) {
 var errorTextExempt = map[string]string{
 	// gopkg.in/yaml.v3 reports a syntax error as text only ("yaml: line
 	// 3: …"): the configuration's message drops the decoder's name.
-	"internal/config.yamlMessage": "yaml.v3's syntax errors have no type",
+	"cmd/firn/internal/config.yamlMessage": "yaml.v3's syntax errors have no type",
 	// The one line a command prints: an error whose own package is the
 	// command's name ("config: …" under firn config) does not say it
 	// twice. It shapes the whole message for the terminal and passes no

@@ -11,7 +11,7 @@ import (
 
 // Settings are what a row needs to check and open its store: the
 // registry section of firn's configuration with what its command adds.
-// internal/config maps its sections here in one function.
+// cmd/firn/internal/config maps its sections here in one function.
 type Settings struct {
 	Store string // the kind's name
 	// Section is the configuration section these come from, which

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/firn-id/firn/internal/bench"
+	"github.com/firn-id/firn/cmd/firn/internal/bench"
 )
 
 var benchUsage = `Usage: firn bench [--protocol P] [--mode M] [--tag T] [--batch N]

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // TestConfigCheckRefusesWhatServeRefuses runs one table of bad settings,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/snowflake"
 )
 

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // ownFlags is the help of a command's own flags, each {flag, text}: at

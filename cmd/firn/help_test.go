@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // helpUses are the settings each command's help lists: those it binds as

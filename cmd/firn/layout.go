@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/digits"
 	"github.com/firn-id/firn/snowflake"
 )

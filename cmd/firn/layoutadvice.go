@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"

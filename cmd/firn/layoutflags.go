@@ -4,7 +4,7 @@ import (
 	"flag"
 	"slices"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // layoutHelp is the help of the layout flags.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"

@@ -24,8 +24,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/secret"
 )
 

@@ -6,7 +6,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"regexp"
 	"slices"
 	"strconv"

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/legacytest"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"

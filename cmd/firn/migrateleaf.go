@@ -7,7 +7,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/snowflake"
 )

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/sqlstore"

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/idtext"
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"

@@ -3,7 +3,7 @@ package main
 import (
 	"flag"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 
 	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/opaque"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/api"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 	"github.com/firn-id/firn/wide"

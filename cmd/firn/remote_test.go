@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/snowflake"
 )

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/sqlstore"
 	"github.com/firn-id/firn/store"
 )

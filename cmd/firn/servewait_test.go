@@ -16,7 +16,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/firn-id/firn/firnpb"
-	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"

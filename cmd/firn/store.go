@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-sql-driver/mysql" // its logger; the row (kinds.go) registers the driver
 
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
 )
 

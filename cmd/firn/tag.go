@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/client"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/segment"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/migrate"
 	"github.com/firn-id/firn/nodeid"
 )

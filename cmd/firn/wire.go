@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
@@ -15,7 +15,7 @@ import (
 
 // The composition root of firn serve: configuration in, the options the
 // service runs with out. Stores come from the backend table
-// (internal/backend); serve.go wires stores, lease, generator, allocator and
+// (cmd/firn/internal/backend); serve.go wires stores, lease, generator, allocator and
 // server together.
 
 // parseServe reads the configuration: the defaults, the file of

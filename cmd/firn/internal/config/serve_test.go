@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // TestCheckListeners: off loopback, serve needs a node no other machine

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/bench"
+	"github.com/firn-id/firn/cmd/firn/internal/bench"
 )
 
 func ptr[T any](v T) *T { return &v }

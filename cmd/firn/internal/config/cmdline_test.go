@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 func TestParseFlags(t *testing.T) {

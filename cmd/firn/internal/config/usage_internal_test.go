@@ -64,11 +64,11 @@ func TestRegisterGivesHelp(t *testing.T) {
 }
 
 // TestDocsTable: docs/config.md's table of settings is Table(), made from
-// the fields; go test ./internal/config -run TestDocsTable -update
+// the fields; go test ./cmd/firn/internal/config -run TestDocsTable -update
 // rewrites it after a setting or its help changes.
 func TestDocsTable(t *testing.T) {
-	const begin, end = "<!-- settings table: made from internal/config's help tags; go test ./internal/config -run TestDocsTable -update -->\n", "<!-- end of settings table -->"
-	path := filepath.Join("..", "..", "docs", "config.md")
+	const begin, end = "<!-- settings table: made from cmd/firn/internal/config's help tags; go test ./cmd/firn/internal/config -run TestDocsTable -update -->\n", "<!-- end of settings table -->"
+	path := filepath.Join("..", "..", "..", "..", "docs", "config.md")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -88,5 +88,5 @@ func TestDocsTable(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("docs/config.md's table of settings differs from the fields' help: run go test ./internal/config -run TestDocsTable -update")
+	t.Errorf("docs/config.md's table of settings differs from the fields' help: run go test ./cmd/firn/internal/config -run TestDocsTable -update")
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // TestExcerpt: an excerpt writes the settings that differ from the

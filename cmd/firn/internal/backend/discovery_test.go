@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/firn-id/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
 )
 
 // TestDiscovery: the address a server writes is read back, a file that is

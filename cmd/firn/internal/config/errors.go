@@ -14,3 +14,20 @@ func (e *InputError) Error() string { return e.Msg }
 func inputf(format string, args ...any) error {
 	return &InputError{Msg: fmt.Sprintf(format, args...)}
 }
+
+// FieldError names the field at fault, where it is set, and what to
+// change.
+type FieldError struct {
+	Field  string // its YAML path, such as registry.store
+	Reason string
+}
+
+func (e *FieldError) Error() string {
+	if fileOnly(e.Field) {
+		return fmt.Sprintf("%s (in the configuration file only): %s", e.Field, e.Reason)
+	}
+	if f := flagOf(e.Field); f != "" {
+		return fmt.Sprintf("%s (env %s, flag --%s): %s", e.Field, envName(e.Field), f, e.Reason)
+	}
+	return fmt.Sprintf("%s (env %s): %s", e.Field, envName(e.Field), e.Reason)
+}

@@ -12,7 +12,7 @@ import (
 // TestCachedTagsAsDocumented: docs/config.md gives the number of tag
 // permutations kept as maxCachedTags has it.
 func TestCachedTagsAsDocumented(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "config.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

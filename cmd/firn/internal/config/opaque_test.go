@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/segment"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
 
 // TestMySQLDSNParameters: a parameter the MySQL driver would send to the

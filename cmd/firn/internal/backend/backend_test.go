@@ -14,8 +14,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the binary registers it; so does this test
 
-	"github.com/firn-id/firn/internal/backend"
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/nodeid"
 )

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/firn-id/firn/internal/config"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/snowflake"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firn-id/firn/internal/bench"
+	"github.com/firn-id/firn/cmd/firn/internal/bench"
 )
 
 // TestReportOfOneWorkerAndOneDuplicate: the report and the verdict agree
