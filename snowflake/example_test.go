@@ -98,3 +98,13 @@ func ExampleGuess() {
 	// discord 2015-10-12T23:18:34.278Z
 	// true
 }
+
+func ExampleLayout_Diagram() {
+	twitter, _ := snowflake.Preset("twitter")
+	fmt.Print(twitter.Diagram())
+	// Output:
+	// +------+---------+--------------+----------+-------------+
+	// | sign | time 41 | datacenter 5 | worker 5 | sequence 12 |
+	// +------+---------+--------------+----------+-------------+
+	//    63     62-22       21-17        16-12        11-0
+}

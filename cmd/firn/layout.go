@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
@@ -51,77 +50,10 @@ func runLayout(args []string, stdout io.Writer) error {
 	w := bufio.NewWriter(stdout)
 	fmt.Fprintln(w, l)
 	fmt.Fprintln(w)
-	drawLayout(w, l)
+	fmt.Fprint(w, l.Diagram())
 	fmt.Fprintln(w)
 	writeCapacity(w, l)
 	return w.Flush()
-}
-
-// box is one part of the diagram.
-type box struct {
-	label  string
-	hi, lo int
-}
-
-func boxes(l snowflake.Layout) []box {
-	var segs []box
-	bit := 64
-	add := func(label string, bits int) {
-		if bits > 0 {
-			segs = append(segs, box{label: label, hi: bit - 1, lo: bit - bits})
-			bit -= bits
-		}
-	}
-	add("unused", 64-l.Bits())
-	if l.Bits() < 64 && segs[0].hi == 63 && segs[0].lo == 63 {
-		segs[0].label = "sign"
-	}
-	order := l.Order
-	if order == nil {
-		order = []snowflake.Part{snowflake.PartTime, snowflake.PartNode, snowflake.PartSequence}
-	}
-	for _, p := range order {
-		switch p {
-		case snowflake.PartTime:
-			add(fmt.Sprintf("time %d", l.TimeBits), l.TimeBits)
-		case snowflake.PartNode:
-			for _, f := range l.Node {
-				add(fmt.Sprintf("%s %d", f.Name, f.Bits), f.Bits)
-			}
-		case snowflake.PartSequence:
-			add(fmt.Sprintf("sequence %d", l.SequenceBits), l.SequenceBits)
-		}
-	}
-	return segs
-}
-
-// drawLayout draws one box per part, most significant bits on the left,
-// with the bit positions each covers.
-func drawLayout(w io.Writer, l snowflake.Layout) {
-	segs := boxes(l)
-	var border, labels, bits strings.Builder
-	border.WriteString("+")
-	labels.WriteString("|")
-	bits.WriteString(" ")
-	for _, s := range segs {
-		pos := fmt.Sprintf("%d", s.hi)
-		if s.lo != s.hi {
-			pos = fmt.Sprintf("%d-%d", s.hi, s.lo)
-		}
-		width := max(len(s.label), len(pos)) + 2
-		border.WriteString(strings.Repeat("-", width) + "+")
-		labels.WriteString(center(s.label, width) + "|")
-		bits.WriteString(center(pos, width) + " ")
-	}
-	fmt.Fprintln(w, border.String())
-	fmt.Fprintln(w, labels.String())
-	fmt.Fprintln(w, border.String())
-	fmt.Fprintln(w, strings.TrimRight(bits.String(), " "))
-}
-
-func center(s string, width int) string {
-	left := (width - len(s)) / 2
-	return strings.Repeat(" ", left) + s + strings.Repeat(" ", width-len(s)-left)
 }
 
 func writeCapacity(w io.Writer, l snowflake.Layout) {

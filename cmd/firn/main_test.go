@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/internal/buildinfo"
 	"os"
 	"strconv"
 	"strings"
@@ -193,7 +193,7 @@ func FuzzLayoutFlags(f *testing.F) {
 		}
 		// Every accepted layout can be drawn and its capacity printed.
 		var b bytes.Buffer
-		drawLayout(&b, l)
+		b.WriteString(l.Diagram())
 		writeCapacity(&b, l)
 	})
 }
