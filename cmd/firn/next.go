@@ -9,9 +9,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/idtext"
+	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
@@ -149,12 +150,7 @@ func runNext(args []string, stdout io.Writer) error {
 	sf := storeOf(cfg)
 	remote, err := rf.explicit(&sf)
 	if remote == nil && err == nil {
-		err = withLease(&sf, lc, func(lease *nodeid.Lease) error {
-			gc.Node, gc.Reservation = lease.Node(), lease
-			g, err := snowflake.New(gc)
-			if err != nil {
-				return err
-			}
+		err = withLease(&sf, lc, gc, func(g *snowflake.Generator, lease *nodeid.Lease) error {
 			// The floor applies to every generator that issues in the
 			// namespace, as it does to serve's.
 			if err := config.CheckFloor(g, cfg.Snowflake.Floor, perm); err != nil {
@@ -185,8 +181,9 @@ func nextWindow(l snowflake.Layout, n int) time.Duration {
 	return 25*time.Millisecond + need.Round(time.Millisecond)
 }
 
-// withLease opens the store, takes a node, runs f, and releases both.
-func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) error) (err error) {
+// withLease opens the store, takes a node for this run and builds a
+// generator on it (node.Once), runs f, and releases both.
+func withLease(sf *backend.Options, lc nodeid.Config, gc snowflake.Config, f func(*snowflake.Generator, *nodeid.Lease) error) (err error) {
 	ctx := context.Background()
 	store, closeStore, err := sf.OpenNodes(ctx)
 	if err != nil {
@@ -196,25 +193,23 @@ func withLease(sf *backend.Options, cfg nodeid.Config, f func(*nodeid.Lease) err
 	if store, err = recordNodes(store); err != nil {
 		return err
 	}
-	lease, err := nodeid.Acquire(ctx, store, cfg)
+	err = node.Once(ctx, store, lc, gc, func(g *snowflake.Generator, lease *nodeid.Lease) error {
+		for _, cb := range lease.Skipped() {
+			fmt.Fprintf(logOutput, "firn next: warning: passed over free node %d, whose HWM is %s ahead of the clock; took node %d\n",
+				cb.Node, cb.HWM.Sub(cb.Now).Round(time.Millisecond), lease.Node())
+		}
+		if _, local := sf.DataDir(); !local {
+			// A node of a shared registry is one a server could have held:
+			// say which one this run holds, and how to ask a server instead.
+			fmt.Fprintf(logOutput, "firn next: took node %d of %s for itself, until it exits; to take IDs from a running firn serve instead, give --server URL\n",
+				lease.Node(), sf.Describe())
+		}
+		return f(g, lease)
+	})
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return layoutRefused(err, sf, cfg.Layout)
+		return layoutRefused(err, sf, lc.Layout)
 	}
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, lease.Close(ctx)) }()
-	for _, cb := range lease.Skipped() {
-		fmt.Fprintf(logOutput, "firn next: warning: passed over free node %d, whose HWM is %s ahead of the clock; took node %d\n",
-			cb.Node, cb.HWM.Sub(cb.Now).Round(time.Millisecond), lease.Node())
-	}
-	if _, local := sf.DataDir(); !local {
-		// A node of a shared registry is one a server could have held:
-		// say which one this run holds, and how to ask a server instead.
-		fmt.Fprintf(logOutput, "firn next: took node %d of %s for itself, until it exits; to take IDs from a running firn serve instead, give --server URL\n",
-			lease.Node(), sf.Describe())
-	}
-	return f(lease)
+	return err
 }
 
 // printIDs writes n IDs that draw makes. When the generator reaches the
@@ -229,7 +224,7 @@ func printIDs(draw drawer, lease *nodeid.Lease, n int, stdout io.Writer) error {
 		lines, k, err = draw(context.Background(), min(n, 4096), lines[:0])
 		w.Write(lines)
 		n -= k
-		if errors.Is(err, snowflake.ErrNotServing) && lease.Err() == nil {
+		if node.Waiting(err, lease) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
