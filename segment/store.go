@@ -90,6 +90,21 @@ type TagInfo struct {
 	Updated     time.Time
 }
 
+// Class describes the residue class the tag's IDs fall in, as firn tag
+// list shows it: "-" for a tag of one store (every ID), "R mod D" for one
+// of a set of D stores, and "INVALID: R mod D, issues nothing" for a row
+// outside every class (written by hand: Tinyid's delta 0, say), which
+// CheckResidue refuses.
+func (t TagInfo) Class() string {
+	switch {
+	case CheckResidue(t.Delta, t.Remainder) != nil:
+		return fmt.Sprintf("INVALID: %d mod %d, issues nothing", t.Remainder, t.Delta)
+	case t.Delta > 1:
+		return fmt.Sprintf("%d mod %d", t.Remainder, t.Delta)
+	}
+	return "-"
+}
+
 // Store keeps one counter per tag. Implementations: localstore, sqlstore
 // (Leaf's and Tinyid's tables), etcdstore; segmenttest.MemStore for tests.
 type Store interface {

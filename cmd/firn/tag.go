@@ -353,19 +353,11 @@ func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TAG\tNEXT\tSTEP\tCLASS\tIDS\tDESCRIPTION")
 	for _, t := range tags {
-		class := "-"
-		switch {
-		case segment.CheckResidue(t.Delta, t.Remainder) != nil:
-			// A row written by hand that issues nothing (Tinyid's delta 0).
-			class = fmt.Sprintf("INVALID: %d mod %d, issues nothing", t.Remainder, t.Delta)
-		case t.Delta > 1:
-			class = fmt.Sprintf("%d mod %d", t.Remainder, t.Delta)
-		}
 		ids := "plain"
 		if t.Opaque != "" {
 			ids = "opaque " + t.Opaque
 		}
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", t.Tag, t.Next, t.Step, class, ids, strings.ReplaceAll(t.Description, "\t", " "))
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%s\t%s\n", t.Tag, t.Next, t.Step, t.Class(), ids, strings.ReplaceAll(t.Description, "\t", " "))
 	}
 	return w.Flush()
 }
