@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
-	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"

@@ -16,9 +16,9 @@ import (
 
 	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/client"
-	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"

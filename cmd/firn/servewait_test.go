@@ -15,8 +15,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	grpcstatus "google.golang.org/grpc/status"
 
-	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/firnpb"
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/nodeid"
