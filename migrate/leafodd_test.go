@@ -83,7 +83,9 @@ func TestLeafOddTrees(t *testing.T) {
 		}
 	}
 
-	// 1024 workers, then the takeover.
+	// 1024 workers, then the takeover, within a deadline of their own:
+	// the takeover reads every worker four times, each read after a Sync.
+	ctx = testCtx(t)
 	name := "big"
 	forever := migrate.LeafRoot(name) + "/forever"
 	mk(forever, nil, 0)
