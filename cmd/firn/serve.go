@@ -206,12 +206,12 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// discovery file too. A client that reads the file a moment earlier
 	// is answered not_ready (503), which it retries.
 	if d, ok := stores.Nodes.(interface{ Dir() string }); ok {
-		announce(d.Dir(), p.ln, o.tls != nil, log)
+		announce(d.Dir(), p.Addr(), o.tls != nil, log)
 		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}
 	p.serve(svc, log)
 	logServing(o, log, p, lease, stdout)
-	defer func() { err = errors.Join(err, p.shutdown()) }()
+	defer func() { err = errors.Join(err, p.Shutdown(shutdownBound)) }()
 	if h != nil {
 		if err := h.Watch(ctx, func(g *snowflake.Generator, l *nodeid.Lease) { svc.Replace(g, l) }); err != nil {
 			return err
@@ -311,15 +311,11 @@ func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs
 // logServing says that the service serves, where, on which node and
 // layout, and what is open to whom.
 func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease, stdout io.Writer) {
-	scheme := "http"
-	if o.tls != nil {
-		scheme = "https"
-	}
 	var held any = "off (snowflake mode off)"
 	if lease != nil {
 		held = lease.Node()
 	}
-	attrs := []any{"url", scheme + "://" + p.ln.Addr().String(), "store", o.stores.Describe(), "node", held,
+	attrs := []any{"url", p.URL(), "store", o.stores.Describe(), "node", held,
 		"layout", o.layout.String(), "version", buildinfo.Read().String()}
 	if lease != nil {
 		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
@@ -328,7 +324,7 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 	auth := o.auth
 	if anon := o.cfg.Auth.Anonymous; len(anon) > 0 {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
-			"scopes", strings.Join(anon, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+p.ln.Addr().String(),
+			"scopes", strings.Join(anon, ","), "rate_per_client", auth.AnonymousRate(), "url", p.URL(),
 			"admin", adminState(auth))
 	}
 	if auth.StatusOnLoopback() {
@@ -337,18 +333,18 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
-	fmt.Fprintf(stdout, "firn serving on %s://%s (node %v)\n", scheme, p.ln.Addr(), held)
+	fmt.Fprintf(stdout, "firn serving on %s (node %v)\n", p.URL(), held)
 }
 
 // announce writes where this server listens into the local store's data
 // directory, so that firn next and firn tag, finding the directory
 // locked, ask the server instead. The address only, never a token.
-func announce(dir string, ln net.Listener, tls bool, log *slog.Logger) {
+func announce(dir string, addr net.Addr, tls bool, log *slog.Logger) {
 	scheme := "http"
 	if tls {
 		scheme = "https"
 	}
-	if err := backend.WriteDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
+	if err := backend.WriteDiscovery(dir, scheme+"://"+dialable(addr)); err != nil {
 		log.Warn("firn next and firn tag will not find this server", "err", err)
 	}
 }
