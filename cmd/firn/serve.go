@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -340,11 +339,7 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 // directory, so that firn next and firn tag, finding the directory
 // locked, ask the server instead. The address only, never a token.
 func announce(dir string, addr net.Addr, tls bool, log *slog.Logger) {
-	scheme := "http"
-	if tls {
-		scheme = "https"
-	}
-	if err := backend.WriteDiscovery(dir, scheme+"://"+dialable(addr)); err != nil {
+	if err := backend.Announce(dir, addr, tls); err != nil {
 		log.Warn("firn next and firn tag will not find this server", "err", err)
 	}
 }
@@ -386,19 +381,6 @@ func stoppedOr(ctx context.Context, err error) error {
 		return nil
 	}
 	return err
-}
-
-// dialable is a listener's address as a client dials it: an unspecified
-// host (0.0.0.0, ::) becomes loopback.
-func dialable(a net.Addr) string {
-	t, ok := a.(*net.TCPAddr)
-	if !ok || !t.IP.IsUnspecified() {
-		return a.String()
-	}
-	if t.IP.To4() != nil {
-		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
-	}
-	return net.JoinHostPort("::1", strconv.Itoa(t.Port))
 }
 
 // logOutput is where firn serve logs and the other commands write their
