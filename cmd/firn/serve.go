@@ -19,7 +19,6 @@ import (
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/buildinfo"
-	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
@@ -146,7 +145,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	log := newLogger(o.cfg.Log.Level, o.cfg.Log.Format)
+	log := o.cfg.Log.Logger(logOutput)
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
 	starting := server.NewStarting(server.StartingConfig{Why: func() error { return notReady(holder.Load(), storeDown.Load()) },
@@ -386,24 +385,6 @@ func stoppedOr(ctx context.Context, err error) error {
 // logOutput is where firn serve logs and the other commands write their
 // warnings; tests replace it.
 var logOutput io.Writer = os.Stderr
-
-// newLogger logs at level (debug, info, warn, error) in format: text,
-// JSON, or auto (text to a terminal, JSON otherwise), with every password
-// the command has seen scrubbed. config.Validate checked both values.
-func newLogger(level, format string) *slog.Logger {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level)) // valid: config.Validate
-	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: secret.ScrubAttr}
-	text := format == "text"
-	if f, ok := logOutput.(*os.File); ok && format == "auto" {
-		fi, err := f.Stat()
-		text = err == nil && fi.Mode()&os.ModeCharDevice != 0
-	}
-	if text {
-		return slog.New(slog.NewTextHandler(logOutput, opts))
-	}
-	return slog.New(slog.NewJSONHandler(logOutput, opts))
-}
 
 // tagReadBound bounds the start's check of the store's tags: a store
 // that does not list them by then has each checked on first use instead.
