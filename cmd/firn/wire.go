@@ -1,14 +1,12 @@
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
-	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -76,7 +74,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.
-	if o.tls, err = serveTLS(cfg.HTTP); err != nil {
+	if o.tls, err = cfg.HTTP.TLS(); err != nil {
 		return o, err
 	}
 	if o.layout, err = cfg.Layout.Snowflake(); err != nil {
@@ -105,20 +103,6 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	}
 	o.lease.Node, err = r.NodeFor(o.layout)
 	return o, err
-}
-
-// serveTLS reads the listener's certificate and key, or returns nil
-// when none is set. The key file's name is printed only when it names a
-// file (secret.File): a key pasted in its place is never echoed.
-func serveTLS(h config.HTTP) (*tls.Config, error) {
-	if h.TLSCert == "" {
-		return nil, nil
-	}
-	cert, err := secret.KeyPair(h.TLSCert, h.TLSKey)
-	if err != nil {
-		return nil, usagef("--tls-cert, --tls-key: %s", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // loadFor is the configuration of a command other than serve: the file
