@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
-	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -97,11 +96,8 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.gen, err = cfg.Generator(o.layout); err != nil {
 		return o, err
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: config.SpaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
-	if o.lease.Reserved, err = r.Reserved(o.layout); err != nil {
-		return o, err
-	}
-	o.lease.Node, err = r.NodeFor(o.layout)
+	o.lease, err = r.Lease(o.layout, o.opaque)
+	o.lease.TTL = r.LeaseTTL
 	return o, err
 }
 
