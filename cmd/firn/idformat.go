@@ -79,9 +79,6 @@ func wideDrawer[T interface{ String() string }](fill func(context.Context, []T) 
 	ids := make([]T, 4096)
 	return func(ctx context.Context, k int, b []byte) ([]byte, int, error) {
 		n, err := fill(ctx, ids[:k])
-		for _, id := range ids[:n] {
-			b = append(append(b, id.String()...), '\n')
-		}
-		return b, n, err
+		return wide.AppendLines(b, ids[:n]), n, err
 	}
 }
