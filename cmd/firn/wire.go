@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
-	"github.com/firn-id/firn/snowflake"
 )
 
 // The composition root of firn serve: configuration in, the options the
@@ -82,9 +81,8 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if err := config.CheckGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
-	if cfg.Snowflake.JavaScriptSafe && cfg.Snowflake.Enabled && !o.layout.JavaScriptSafe() {
-		return o, usagef("snowflake.javascript_safe (--javascript-safe): the layout has %d bits, so its IDs reach past 2^53; use a layout of at most %d bits, such as --layout js53",
-			o.layout.Bits(), snowflake.JavaScriptBits)
+	if err := cfg.Snowflake.CheckJavaScriptSafe(o.layout); err != nil {
+		return o, err
 	}
 	o.maxID = cfg.Segments.MaxID()
 	if o.opaque, err = cfg.Opaque.Permutation(o.layout); err != nil {
