@@ -1,8 +1,10 @@
 package idtext
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -74,6 +76,27 @@ func (e Encoding) AppendLines(dst []byte, ids []int64) []byte {
 		dst = append(e.Append(dst, uint64(id)), '\n')
 	}
 	return dst
+}
+
+// WriteLines writes n IDs that fill makes to w, each in the encoding and
+// a newline, asking fill for at most batch IDs a call (a generator's or a
+// tag's NextN). At fill's first error it writes the IDs that call made
+// and returns the error.
+func (e Encoding) WriteLines(ctx context.Context, w io.Writer, n, batch int, fill func(context.Context, []int64) (int, error)) error {
+	dst := make([]int64, max(0, min(n, batch)))
+	var out []byte
+	for n > 0 {
+		k, err := fill(ctx, dst[:min(n, len(dst))])
+		out = e.AppendLines(out[:0], dst[:k])
+		if _, werr := w.Write(out); werr != nil {
+			return werr
+		}
+		if err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
 }
 
 // Parse reads an ID written in the encoding; an encoding that is not

@@ -1,11 +1,13 @@
 package idtext_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -228,4 +230,39 @@ func ExampleEncoding_AppendLines() {
 	// Output:
 	// 00000000001
 	// 0Czks0tP37X
+}
+
+// Five IDs from a counting source, asked for two at a time.
+func ExampleEncoding_WriteLines() {
+	next := int64(0)
+	fill := func(_ context.Context, dst []int64) (int, error) {
+		for i := range dst {
+			next++
+			dst[i] = next * 1000
+		}
+		return len(dst), nil
+	}
+	if err := idtext.Base32.WriteLines(context.Background(), os.Stdout, 5, 2, fill); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// 00000000000Z8
+	// 00000000001YG
+	// 00000000002XR
+	// 00000000003X0
+	// 00000000004W8
+}
+
+// A failing source: the IDs of the failing call are written, then the
+// error is returned.
+func TestWriteLinesError(t *testing.T) {
+	boom := errors.New("boom")
+	var b strings.Builder
+	err := idtext.Decimal.WriteLines(context.Background(), &b, 10, 4, func(_ context.Context, dst []int64) (int, error) {
+		dst[0] = 7
+		return 1, boom
+	})
+	if !errors.Is(err, boom) || b.String() != "7\n" {
+		t.Fatalf("WriteLines: %q, %v; want 7 then boom", b.String(), err)
+	}
 }

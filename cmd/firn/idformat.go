@@ -51,18 +51,12 @@ func (f idFormat) drawer(g *snowflake.Generator, perm *opaque.Permutation, enc i
 		ids := make([]int64, 4096)
 		return func(ctx context.Context, k int, b []byte) ([]byte, int, error) {
 			n, err := g.NextN(ctx, ids[:k])
-			for _, id := range ids[:n] {
-				x := uint64(id)
-				if perm != nil {
-					y, perr := perm.Encode(x)
-					if perr != nil {
-						return b, 0, perr
-					}
-					x = y
+			if perm != nil {
+				if perr := perm.EncodeN(ids[:n]); perr != nil {
+					return b, 0, perr
 				}
-				b = append(enc.Append(b, x), '\n')
 			}
-			return b, n, err
+			return enc.AppendLines(b, ids[:n]), n, err
 		}, nil
 	}
 	w, err := wide.New(g)
@@ -79,9 +73,6 @@ func wideDrawer[T interface{ String() string }](fill func(context.Context, []T) 
 	ids := make([]T, 4096)
 	return func(ctx context.Context, k int, b []byte) ([]byte, int, error) {
 		n, err := fill(ctx, ids[:k])
-		for _, id := range ids[:n] {
-			b = append(append(b, id.String()...), '\n')
-		}
-		return b, n, err
+		return wide.AppendLines(b, ids[:n]), n, err
 	}
 }

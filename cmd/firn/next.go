@@ -120,13 +120,10 @@ func parseNext(args []string) (*nextLine, error) {
 	if x.gc, err = cfg.Generator(x.l); err != nil {
 		return nil, err
 	}
-	x.lc = nodeid.Config{NodeBits: x.l.NodeBits(), Layout: config.SpaceID(x.l, x.perm), StartAhead: r.StartAhead, Window: nextWindow(x.l, x.n)}
-	if x.lc.Reserved, err = r.Reserved(x.l); err != nil {
+	if x.lc, err = r.Lease(x.l, x.perm); err != nil {
 		return nil, err
 	}
-	if x.lc.Node, err = r.NodeFor(x.l); err != nil {
-		return nil, err
-	}
+	x.lc.Window = nextWindow(x.l, x.n)
 	return x, nil
 }
 

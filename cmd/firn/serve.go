@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -20,7 +19,6 @@ import (
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/buildinfo"
-	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
@@ -147,7 +145,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	log := newLogger(o.cfg.Log.Level, o.cfg.Log.Format)
+	log := o.cfg.Log.Logger(logOutput)
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
 	starting := server.NewStarting(server.StartingConfig{Why: func() error { return notReady(holder.Load(), storeDown.Load()) },
@@ -206,12 +204,12 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// discovery file too. A client that reads the file a moment earlier
 	// is answered not_ready (503), which it retries.
 	if d, ok := stores.Nodes.(interface{ Dir() string }); ok {
-		announce(d.Dir(), p.ln, o.tls != nil, log)
+		announce(d.Dir(), p.Addr(), o.tls != nil, log)
 		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}
 	p.serve(svc, log)
 	logServing(o, log, p, lease, stdout)
-	defer func() { err = errors.Join(err, p.shutdown()) }()
+	defer func() { err = errors.Join(err, p.Shutdown(shutdownBound)) }()
 	if h != nil {
 		if err := h.Watch(ctx, func(g *snowflake.Generator, l *nodeid.Lease) { svc.Replace(g, l) }); err != nil {
 			return err
@@ -311,15 +309,11 @@ func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs
 // logServing says that the service serves, where, on which node and
 // layout, and what is open to whom.
 func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease, stdout io.Writer) {
-	scheme := "http"
-	if o.tls != nil {
-		scheme = "https"
-	}
 	var held any = "off (snowflake mode off)"
 	if lease != nil {
 		held = lease.Node()
 	}
-	attrs := []any{"url", scheme + "://" + p.ln.Addr().String(), "store", o.stores.Describe(), "node", held,
+	attrs := []any{"url", p.URL(), "store", o.stores.Describe(), "node", held,
 		"layout", o.layout.String(), "version", buildinfo.Read().String()}
 	if lease != nil {
 		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
@@ -328,7 +322,7 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 	auth := o.auth
 	if anon := o.cfg.Auth.Anonymous; len(anon) > 0 {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
-			"scopes", strings.Join(anon, ","), "rate_per_client", auth.AnonymousRate(), "url", scheme+"://"+p.ln.Addr().String(),
+			"scopes", strings.Join(anon, ","), "rate_per_client", auth.AnonymousRate(), "url", p.URL(),
 			"admin", adminState(auth))
 	}
 	if auth.StatusOnLoopback() {
@@ -337,18 +331,14 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 	if !auth.Enabled() {
 		log.Warn("auth off: no tokens configured, serving loopback only")
 	}
-	fmt.Fprintf(stdout, "firn serving on %s://%s (node %v)\n", scheme, p.ln.Addr(), held)
+	fmt.Fprintf(stdout, "firn serving on %s (node %v)\n", p.URL(), held)
 }
 
 // announce writes where this server listens into the local store's data
 // directory, so that firn next and firn tag, finding the directory
 // locked, ask the server instead. The address only, never a token.
-func announce(dir string, ln net.Listener, tls bool, log *slog.Logger) {
-	scheme := "http"
-	if tls {
-		scheme = "https"
-	}
-	if err := backend.WriteDiscovery(dir, scheme+"://"+dialable(ln.Addr())); err != nil {
+func announce(dir string, addr net.Addr, tls bool, log *slog.Logger) {
+	if err := backend.Announce(dir, addr, tls); err != nil {
 		log.Warn("firn next and firn tag will not find this server", "err", err)
 	}
 }
@@ -392,40 +382,9 @@ func stoppedOr(ctx context.Context, err error) error {
 	return err
 }
 
-// dialable is a listener's address as a client dials it: an unspecified
-// host (0.0.0.0, ::) becomes loopback.
-func dialable(a net.Addr) string {
-	t, ok := a.(*net.TCPAddr)
-	if !ok || !t.IP.IsUnspecified() {
-		return a.String()
-	}
-	if t.IP.To4() != nil {
-		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
-	}
-	return net.JoinHostPort("::1", strconv.Itoa(t.Port))
-}
-
 // logOutput is where firn serve logs and the other commands write their
 // warnings; tests replace it.
 var logOutput io.Writer = os.Stderr
-
-// newLogger logs at level (debug, info, warn, error) in format: text,
-// JSON, or auto (text to a terminal, JSON otherwise), with every password
-// the command has seen scrubbed. config.Validate checked both values.
-func newLogger(level, format string) *slog.Logger {
-	var lv slog.Level
-	_ = lv.UnmarshalText([]byte(level)) // valid: config.Validate
-	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: secret.ScrubAttr}
-	text := format == "text"
-	if f, ok := logOutput.(*os.File); ok && format == "auto" {
-		fi, err := f.Stat()
-		text = err == nil && fi.Mode()&os.ModeCharDevice != 0
-	}
-	if text {
-		return slog.New(slog.NewTextHandler(logOutput, opts))
-	}
-	return slog.New(slog.NewJSONHandler(logOutput, opts))
-}
 
 // tagReadBound bounds the start's check of the store's tags: a store
 // that does not list them by then has each checked on first use instead.

@@ -24,6 +24,7 @@ import (
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
 )
 
 // remote is a running firn serve, asked through the public client over
@@ -172,13 +173,13 @@ func (r *remote) fetch(ctx context.Context, f idFormat, tag string, k int, enc i
 		if _, err := r.c.NextUUIDs(ctx, ids); err != nil {
 			return b, err
 		}
-		return appendLines(b, ids), nil
+		return wide.AppendLines(b, ids), nil
 	case "ulid":
 		ids := make([]ulid.ULID, k)
 		if _, err := r.c.NextULIDs(ctx, ids); err != nil {
 			return b, err
 		}
-		return appendLines(b, ids), nil
+		return wide.AppendLines(b, ids), nil
 	}
 	fetch := r.c.Fetch
 	if tag != "" {
@@ -189,13 +190,6 @@ func (r *remote) fetch(ctx context.Context, f idFormat, tag string, k int, enc i
 		return b, err
 	}
 	return enc.AppendLines(b, ids), nil
-}
-
-func appendLines[T interface{ String() string }](b []byte, ids []T) []byte {
-	for _, id := range ids {
-		b = append(append(b, id.String()...), '\n')
-	}
-	return b
 }
 
 // remoteFlags name a running firn serve explicitly.

@@ -362,7 +362,7 @@ func listTags(ctx context.Context, store tagAdmin, stdout io.Writer) error {
 	return w.Flush()
 }
 
-func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc idtext.Encoding, stdout io.Writer) (err error) {
+func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc idtext.Encoding, stdout io.Writer) error {
 	if n < 1 || n > maxNext {
 		return usagef("-n %d: want 1 to %d", n, maxNext)
 	}
@@ -370,18 +370,5 @@ func drawTag(ctx context.Context, a *segment.Allocator, tag string, n int, enc i
 	if err != nil {
 		return tagErr(tag, err)
 	}
-	dst := make([]int64, min(n, 4096))
-	var out []byte
-	for n > 0 {
-		k, err := h.NextN(ctx, dst[:min(n, len(dst))])
-		out = enc.AppendLines(out[:0], dst[:k])
-		if _, werr := stdout.Write(out); werr != nil {
-			return werr
-		}
-		if err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
+	return enc.WriteLines(ctx, stdout, n, 4096, h.NextN)
 }

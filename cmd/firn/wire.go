@@ -1,16 +1,12 @@
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
-	"github.com/firn-id/firn/internal/secret"
-	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/snowflake"
 )
 
 // The composition root of firn serve: configuration in, the options the
@@ -76,7 +72,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	// Files are read now, before any store is opened or node claimed: a
 	// missing key is bad input, not a server that fails after announcing
 	// itself.
-	if o.tls, err = serveTLS(cfg.HTTP); err != nil {
+	if o.tls, err = cfg.HTTP.TLS(); err != nil {
 		return o, err
 	}
 	if o.layout, err = cfg.Layout.Snowflake(); err != nil {
@@ -85,9 +81,8 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if err := config.CheckGenerates(o.layout, time.Now()); err != nil {
 		return o, err
 	}
-	if cfg.Snowflake.JavaScriptSafe && cfg.Snowflake.Enabled && !o.layout.JavaScriptSafe() {
-		return o, usagef("snowflake.javascript_safe (--javascript-safe): the layout has %d bits, so its IDs reach past 2^53; use a layout of at most %d bits, such as --layout js53",
-			o.layout.Bits(), snowflake.JavaScriptBits)
+	if err := cfg.Snowflake.CheckJavaScriptSafe(o.layout); err != nil {
+		return o, err
 	}
 	o.maxID = cfg.Segments.MaxID()
 	if o.opaque, err = cfg.Opaque.Permutation(o.layout); err != nil {
@@ -99,26 +94,9 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.gen, err = cfg.Generator(o.layout); err != nil {
 		return o, err
 	}
-	o.lease = nodeid.Config{NodeBits: o.layout.NodeBits(), Layout: config.SpaceID(o.layout, o.opaque), StartAhead: r.StartAhead, TTL: r.LeaseTTL}
-	if o.lease.Reserved, err = r.Reserved(o.layout); err != nil {
-		return o, err
-	}
-	o.lease.Node, err = r.NodeFor(o.layout)
+	o.lease, err = r.Lease(o.layout, o.opaque)
+	o.lease.TTL = r.LeaseTTL
 	return o, err
-}
-
-// serveTLS reads the listener's certificate and key, or returns nil
-// when none is set. The key file's name is printed only when it names a
-// file (secret.File): a key pasted in its place is never echoed.
-func serveTLS(h config.HTTP) (*tls.Config, error) {
-	if h.TLSCert == "" {
-		return nil, nil
-	}
-	cert, err := secret.KeyPair(h.TLSCert, h.TLSKey)
-	if err != nil {
-		return nil, usagef("--tls-cert, --tls-key: %s", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // loadFor is the configuration of a command other than serve: the file

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // A firn serve on the local store holds its data directory's lock, so
@@ -36,6 +38,29 @@ func WriteDiscovery(dir, base string) error {
 		return fmt.Errorf("write discovery file: %w", err)
 	}
 	return nil
+}
+
+// Announce records that a server listens at addr (a listener's
+// address; TLS when tls is set) as a client dials it (DialAddr).
+func Announce(dir string, addr net.Addr, tls bool) error {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	return WriteDiscovery(dir, scheme+"://"+DialAddr(addr))
+}
+
+// DialAddr is a listener's address as a client dials it: an unspecified
+// host (0.0.0.0, ::) becomes loopback.
+func DialAddr(a net.Addr) string {
+	t, ok := a.(*net.TCPAddr)
+	if !ok || !t.IP.IsUnspecified() {
+		return a.String()
+	}
+	if t.IP.To4() != nil {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(t.Port))
+	}
+	return net.JoinHostPort("::1", strconv.Itoa(t.Port))
 }
 
 // RemoveDiscovery removes the discovery file; a missing one is fine.

@@ -159,3 +159,14 @@ func CheckGenerates(l snowflake.Layout, now time.Time) error {
 	}
 	return nil
 }
+
+// CheckJavaScriptSafe refuses, when snowflake.javascript_safe is set and
+// snowflake mode is on, a layout whose IDs reach past 2^53: an
+// *InputError naming the setting and a layout that fits.
+func (s Snowflake) CheckJavaScriptSafe(l snowflake.Layout) error {
+	if s.JavaScriptSafe && s.Enabled && !l.JavaScriptSafe() {
+		return inputf("snowflake.javascript_safe (--javascript-safe): the layout has %d bits, so its IDs reach past 2^53; use a layout of at most %d bits, such as --layout js53",
+			l.Bits(), snowflake.JavaScriptBits)
+	}
+	return nil
+}

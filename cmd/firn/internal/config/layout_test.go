@@ -73,3 +73,24 @@ func TestCheckGenerates(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckJavaScriptSafe: a 64-bit layout is refused only when the
+// setting is on and snowflake mode serves; js53 always passes.
+func TestCheckJavaScriptSafe(t *testing.T) {
+	wide := snowflake.DefaultLayout()
+	js, err := (config.Layout{Preset: "js53"}).Snowflake()
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := config.Snowflake{JavaScriptSafe: true, Enabled: true}
+	var ie *config.InputError
+	if err := on.CheckJavaScriptSafe(wide); !errors.As(err, &ie) {
+		t.Fatalf("%s with javascript_safe: %v; want an *InputError", wide, err)
+	}
+	if err := on.CheckJavaScriptSafe(js); err != nil {
+		t.Fatalf("js53: %v", err)
+	}
+	if err := (config.Snowflake{JavaScriptSafe: true}).CheckJavaScriptSafe(wide); err != nil {
+		t.Fatalf("snowflake mode off: %v", err)
+	}
+}

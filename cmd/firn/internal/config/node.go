@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -98,4 +99,20 @@ func parseNode(l snowflake.Layout, s string) (uint64, error) {
 		return 0, err
 	}
 	return node, nil
+}
+
+// Lease is the lease configuration of a process issuing IDs of layout l,
+// opaque under perm (nil for plain IDs): the ID space the store records
+// (SpaceID), the layout's node bits, and registry.node,
+// registry.reserved_nodes and registry.start_ahead. The TTL and the
+// window are the caller's: they differ between a server and a one-shot
+// command.
+func (r Registry) Lease(l snowflake.Layout, perm *opaque.Permutation) (nodeid.Config, error) {
+	c := nodeid.Config{NodeBits: l.NodeBits(), Layout: SpaceID(l, perm), StartAhead: r.StartAhead}
+	var err error
+	if c.Reserved, err = r.Reserved(l); err != nil {
+		return c, err
+	}
+	c.Node, err = r.NodeFor(l)
+	return c, err
 }

@@ -69,3 +69,18 @@ func TestGeneratorRefusesAnUnknownPolicy(t *testing.T) {
 }
 
 func ptr(v uint64) *uint64 { return &v }
+
+// TestLease: the lease carries the layout's node bits, its ID space, the
+// node and the reserved nodes; a reserved node outside the layout is
+// refused as Reserved refuses it.
+func TestLease(t *testing.T) {
+	l := snowflake.DefaultLayout()
+	c, err := config.Registry{Node: "5", ReservedNodes: []uint64{0}, StartAhead: true}.Lease(l, nil)
+	if err != nil || c.NodeBits != l.NodeBits() || c.Layout != config.SpaceID(l, nil) || c.Node == nil || *c.Node != 5 ||
+		len(c.Reserved) != 1 || !c.StartAhead || c.TTL != 0 {
+		t.Fatalf("Lease: %+v, %v", c, err)
+	}
+	if _, err := (config.Registry{ReservedNodes: []uint64{l.MaxNode() + 1}}).Lease(l, nil); err == nil {
+		t.Fatal("Lease with a reserved node outside the layout: no error")
+	}
+}

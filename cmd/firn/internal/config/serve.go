@@ -1,9 +1,11 @@
 package config
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 
+	"github.com/firn-id/firn/internal/secret"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
@@ -98,4 +100,20 @@ func CheckFloor(g *snowflake.Generator, floor uint64, perm *opaque.Permutation) 
 	}
 	return fmt.Errorf("snowflake floor %d: the first ID would be about %d, not above it; "+
 		"move the node past it with firn admin advance --node %d --past-id %d, or check the layout and epoch", floor, first, g.Node(), floor)
+}
+
+// TLS reads the listener's certificate and key into the TLS
+// configuration firn serve listens with (TLS 1.2 at least), or returns
+// nil when none is set. A pair that cannot be read is an *InputError;
+// the key file's name is printed only when it names a file
+// (secret.File): a key pasted in its place is never echoed.
+func (h HTTP) TLS() (*tls.Config, error) {
+	if h.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := secret.KeyPair(h.TLSCert, h.TLSKey)
+	if err != nil {
+		return nil, inputf("--tls-cert, --tls-key: %s", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }

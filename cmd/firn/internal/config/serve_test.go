@@ -55,3 +55,16 @@ func TestLocalSegmentsOff(t *testing.T) {
 		t.Fatalf("--local-segments: %q; want segments on", why)
 	}
 }
+
+// TestHTTPTLS: no certificate is no TLS; a pair that cannot be read is
+// bad input naming the flags.
+func TestHTTPTLS(t *testing.T) {
+	if c, err := (config.HTTP{}).TLS(); c != nil || err != nil {
+		t.Fatalf("no certificate: %v, %v; want nil, nil", c, err)
+	}
+	_, err := config.HTTP{TLSCert: t.TempDir() + "/missing.pem", TLSKey: t.TempDir() + "/missing.key"}.TLS()
+	var ie *config.InputError
+	if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), "--tls-cert, --tls-key: ") {
+		t.Fatalf("missing files: %v; want an *InputError naming --tls-cert, --tls-key", err)
+	}
+}
