@@ -40,7 +40,7 @@ func runConfig(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.cfg.HTTP.Listen, o.layout, o.cfg.Registry.Store, checkNotes(&o))
+		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.cfg.HTTP.Listen, o.Layout, o.cfg.Registry.Store, checkNotes(&o))
 		return err
 	case "print":
 		o, err := parseServe(args[1:])
@@ -62,8 +62,8 @@ func runConfig(args []string, stdout io.Writer) error {
 // JavaScript-safe bounds, borrowing, the tokens and the anonymous grants.
 func checkNotes(o *serveOptions) string {
 	var b strings.Builder
-	if o.opaque != nil {
-		fmt.Fprintf(&b, "  opaque: every snowflake ID is permuted (%s); the key is recorded by fingerprint only\n", o.opaque.Fingerprint())
+	if o.Opaque != nil {
+		fmt.Fprintf(&b, "  opaque: every snowflake ID is permuted (%s); the key is recorded by fingerprint only\n", o.Opaque.Fingerprint())
 	}
 	if tags := o.cfg.Opaque.Tags; slices.Contains(tags, "*") {
 		b.WriteString("  opaque: the IDs of every tag are permuted, each under its own permutation, recorded with the tag when it is created\n")
@@ -73,8 +73,8 @@ func checkNotes(o *serveOptions) string {
 	if o.cfg.Snowflake.JavaScriptSafe {
 		b.WriteString("  javascript-safe: snowflake IDs stay below 2^53\n")
 	}
-	if o.gen.Exhausted == snowflake.Borrow {
-		fmt.Fprintf(&b, "  exhausted: borrow: when a tick's sequence runs out, the next ticks are taken, up to %s ahead of the clock (IDs then carry later times)\n", o.gen.MaxBorrow)
+	if o.Gen.Exhausted == snowflake.Borrow {
+		fmt.Fprintf(&b, "  exhausted: borrow: when a tick's sequence runs out, the next ticks are taken, up to %s ahead of the clock (IDs then carry later times)\n", o.Gen.MaxBorrow)
 	}
 	if tags := o.cfg.Segments.JavaScriptSafe; slices.Contains(tags, "*") {
 		b.WriteString("  javascript-safe: the IDs of every tag stay below 2^53\n")

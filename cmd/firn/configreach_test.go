@@ -247,7 +247,7 @@ func TestExhaustedReachesTheGenerators(t *testing.T) {
 	gens := map[string]func(args ...string) (snowflake.Config, error){
 		"serve": func(args ...string) (snowflake.Config, error) {
 			o, err := parseServe(append([]string{"--data-dir", t.TempDir()}, args...))
-			return o.gen, err
+			return o.Gen, err
 		},
 		"next": func(args ...string) (snowflake.Config, error) {
 			x, err := parseNext(args)

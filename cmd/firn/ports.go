@@ -35,7 +35,7 @@ func listen(o serveOptions, starting *server.Starting) (*ports, error) {
 	if grpcAddr == "off" {
 		grpcAddr = ""
 	}
-	sp, err := server.Listen(o.cfg.HTTP.Listen, grpcAddr, o.tls, starting)
+	sp, err := server.Listen(o.cfg.HTTP.Listen, grpcAddr, o.TLS, starting)
 	var le *server.ListenError
 	if errors.As(err, &le) {
 		return nil, fmt.Errorf("listen on %s: %w (%s)", le.Addr, le.Err, listenHints[le.Port])

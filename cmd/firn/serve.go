@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"github.com/firn-id/firn/internal/buildinfo"
 	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
@@ -113,23 +111,9 @@ func tuneGC(gogc, memlimit string) {
 // A plain setting is read from cfg, never copied here.
 type serveOptions struct {
 	// cfg is the configuration: defaults, file, environment and flags.
-	cfg    *config.Config
-	layout snowflake.Layout
+	cfg *config.Config
+	config.Serving
 	stores backend.Options
-	lease  nodeid.Config
-	// gen is the generator's configuration but its node and reservation.
-	gen snowflake.Config
-	// auth checks the tokens and anonymous scopes of the configuration.
-	auth *server.Auth
-	// tls is the loaded certificate and key, or nil.
-	tls *tls.Config
-	// maxID bounds the IDs of the tags listed in segments.javascript_safe.
-	maxID func(tag string) int64
-	// opaque, in opaque mode, permutes every snowflake ID served.
-	opaque *opaque.Permutation
-	// tagOpaque returns the permutation of an opaque tag (opaque.tags),
-	// nil for a plain one; nil when no tag is opaque.
-	tagOpaque func(tag string) segment.Permutation
 	// segmentsOff, when set, is why segment mode is off
 	// (server.Config.SegmentsOff).
 	segmentsOff string
@@ -149,7 +133,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	var holder atomic.Pointer[node.Holder] // set once the node store is open
 	var storeDown atomic.Pointer[error]    // why the stores did not open yet
 	starting := server.NewStarting(server.StartingConfig{Why: func() error { return notReady(holder.Load(), storeDown.Load()) },
-		Brief: o.brief, Store: o.stores.Describe(), Auth: o.auth})
+		Brief: o.brief, Store: o.stores.Describe(), Auth: o.Auth})
 	p, err := listen(o, starting)
 	if err != nil {
 		return err
@@ -204,7 +188,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	// discovery file too. A client that reads the file a moment earlier
 	// is answered not_ready (503), which it retries.
 	if d, ok := stores.Nodes.(interface{ Dir() string }); ok {
-		announce(d.Dir(), p.Addr(), o.tls != nil, log)
+		announce(d.Dir(), p.Addr(), o.TLS != nil, log)
 		defer func() { err = errors.Join(err, backend.RemoveDiscovery(d.Dir())) }()
 	}
 	p.serve(svc, log)
@@ -263,8 +247,8 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	if !o.cfg.Snowflake.Enabled {
 		return nil, nil, nil, nil
 	}
-	h, err := node.New(node.Config{Store: nodes, Lease: o.lease, Generator: o.gen,
-		Check:   func(g *snowflake.Generator) error { return config.CheckFloor(g, o.cfg.Snowflake.Floor, o.opaque) },
+	h, err := node.New(node.Config{Store: nodes, Lease: o.Lease, Generator: o.Gen,
+		Check:   func(g *snowflake.Generator) error { return config.CheckFloor(g, o.cfg.Snowflake.Floor, o.Opaque) },
 		Attempt: 2 * o.stores.Registry.DialTimeout, StoreName: o.stores.Describe(), Log: log})
 	if err != nil {
 		return nil, nil, nil, err
@@ -272,7 +256,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 	slot.Store(h)
 	g, lease, err := h.Acquire(ctx)
 	if errors.Is(err, nodeid.ErrLayoutMismatch) {
-		return nil, nil, nil, layoutRefused(err, &o.stores, o.lease.Layout)
+		return nil, nil, nil, layoutRefused(err, &o.stores, o.Lease.Layout)
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -284,21 +268,21 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 // snowflake mode off) and the allocator (nil with segment mode off).
 func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs segment.Store, tokens *sqlstore.TinyidTokens,
 	g *snowflake.Generator, lease *nodeid.Lease, h *node.Holder) (*server.Server, error) {
-	if o.tagOpaque != nil {
+	if o.TagOpaque != nil {
 		log.Info("opaque tags: their IDs are a keyed permutation of the plain ones, recorded with each tag when it is created; reveal them with firn tag reveal or GET /v1/segments/{tag}/reveal/{id}",
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
 	}
-	scfg := server.Config{Snowflake: g, Layout: &o.layout, SegmentsOff: o.segmentsOff, Auth: o.auth, MaxBatch: o.cfg.HTTP.MaxBatch, Log: log,
-		Opaque: o.opaque, Store: o.stores.Describe(), Brief: o.brief}
+	scfg := server.Config{Snowflake: g, Layout: &o.Layout, SegmentsOff: o.segmentsOff, Auth: o.Auth, MaxBatch: o.cfg.HTTP.MaxBatch, Log: log,
+		Opaque: o.Opaque, Store: o.stores.Describe(), Brief: o.brief}
 	if alloc != nil {
 		scfg.Segments, scfg.SegmentStore = alloc, segs
 	}
 	if h != nil {
 		scfg.Lease, scfg.Ready = lease, h.NotReady
 	}
-	if o.opaque != nil {
+	if o.Opaque != nil {
 		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
-			"permutation", o.opaque.Fingerprint())
+			"permutation", o.Opaque.Fingerprint())
 	}
 	if tokens != nil {
 		scfg.TinyidTokens = tokens
@@ -314,12 +298,12 @@ func logServing(o serveOptions, log *slog.Logger, p *ports, lease *nodeid.Lease,
 		held = lease.Node()
 	}
 	attrs := []any{"url", p.URL(), "store", o.stores.Describe(), "node", held,
-		"layout", o.layout.String(), "version", buildinfo.Read().String()}
+		"layout", o.Layout.String(), "version", buildinfo.Read().String()}
 	if lease != nil {
 		attrs = append(attrs, "lease", lease.Token(), "ttl_granted", lease.TTL().String())
 	}
 	log.Info("serving", attrs...)
-	auth := o.auth
+	auth := o.Auth
 	if anon := o.cfg.Auth.Anonymous; len(anon) > 0 {
 		log.Warn("ANONYMOUS ACCESS: requests without credentials may use the HTTP ID routes of these scopes (auth.anonymous)",
 			"scopes", strings.Join(anon, ","), "rate_per_client", auth.AnonymousRate(), "url", p.URL(),
@@ -398,7 +382,7 @@ func segmentsOf(ctx context.Context, o serveOptions, segs segment.Store) (*segme
 	if o.segmentsOff != "" {
 		return nil, nil, nil
 	}
-	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.maxID, Opaque: o.tagOpaque})
+	alloc, err := segment.NewAllocator(segs, segment.Config{MaxID: o.MaxID, Opaque: o.TagOpaque})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -526,7 +526,7 @@ func TestServeReleasesTheNodeAfterTheServersStop(t *testing.T) {
 		if _, err := stream.Recv(); err != nil {
 			t.Fatalf("the stream after SIGTERM: %v, want IDs until it ends", err)
 		}
-		if _, err := nodeid.Acquire(context.Background(), nodes, o.lease); !errors.Is(err, nodeid.ErrNodeHeld) {
+		if _, err := nodeid.Acquire(context.Background(), nodes, o.Lease); !errors.Is(err, nodeid.ErrNodeHeld) {
 			t.Fatalf("node 1 while the gRPC server still issues: %v, want ErrNodeHeld", err)
 		}
 		select {
@@ -539,7 +539,7 @@ func TestServeReleasesTheNodeAfterTheServersStop(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("serve returned %v", err)
 	}
-	l, err := nodeid.Acquire(context.Background(), nodes, o.lease)
+	l, err := nodeid.Acquire(context.Background(), nodes, o.Lease)
 	if err != nil {
 		t.Fatalf("node 1 after serve stopped: %v, want it released", err)
 	}

@@ -61,7 +61,7 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			nodes := stores.Nodes
 			var held []*nodeid.Lease
 			for range 2 {
-				l, err := nodeid.Acquire(context.Background(), nodes, o.lease)
+				l, err := nodeid.Acquire(context.Background(), nodes, o.Lease)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -105,12 +105,12 @@ func TestServeWaitsForAFreeNode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("gRPC Next once serving: %v", err)
 			}
-			if p, err := o.layout.Decompose(uint64(resp.GetId())); err != nil || p.Node != held[1].Node() {
+			if p, err := o.Layout.Decompose(uint64(resp.GetId())); err != nil || p.Node != held[1].Node() {
 				t.Fatalf("gRPC ID %d decodes to %+v, %v; want the freed node %d", resp.GetId(), p, err, held[1].Node())
 			}
 			t.Logf("ready %s after a node was freed (retries back off up to the 2 s TTL)", time.Since(freed).Round(time.Millisecond))
 			id := batch(t, base+"/v1/snowflake/batch?count=1")[0]
-			if p, err := o.layout.Decompose(uint64(id)); err != nil || p.Node != held[1].Node() {
+			if p, err := o.Layout.Decompose(uint64(id)); err != nil || p.Node != held[1].Node() {
 				t.Fatalf("ID %d decodes to %+v, %v; want the freed node %d", id, p, err, held[1].Node())
 			}
 		})
@@ -187,7 +187,7 @@ func TestServeStoppedWhileWaitingServesNothing(t *testing.T) {
 	args := []string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/stopped-" + suffix() + "/",
 		"--http", ports[0], "--grpc", ports[1], "--node-bits", "0", "--lease-ttl", "2s"}
 	o, stores := openServeStores(t, args)
-	l, err := nodeid.Acquire(context.Background(), stores.Nodes, o.lease)
+	l, err := nodeid.Acquire(context.Background(), stores.Nodes, o.Lease)
 	if err != nil {
 		t.Fatal(err)
 	}

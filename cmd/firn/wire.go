@@ -4,7 +4,6 @@ import (
 	"flag"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
 )
@@ -52,51 +51,17 @@ func checkServe(args []string) (serveOptions, error) {
 	return o, o.stores.Check()
 }
 
-// serveOptionsOf turns a valid configuration into what serve runs with,
-// reading the layout and the files it names.
+// serveOptionsOf turns a valid configuration into what serve runs with.
 func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
-	o.cfg = cfg
-	r := cfg.Registry
-	o.stores = storeOf(cfg)
+	o.cfg, o.stores = cfg, storeOf(cfg)
 	o.stores.Tokens = cfg.Segments.CheckTokens
-	if o.auth, err = cfg.Auth.New(); err != nil { // config.Validate ran the same rules
-		return o, usagef("%s", err)
-	}
-	if err := cfg.CheckListeners(o.auth); err != nil {
+	if o.Serving, err = cfg.Serving(); err != nil {
 		return o, err
 	}
-	o.segmentsOff = cfg.LocalSegmentsOff()
-	if o.segmentsOff == "" {
+	if o.segmentsOff = cfg.LocalSegmentsOff(); o.segmentsOff == "" {
 		o.segmentsOff = o.stores.SegmentsOff()
 	}
-	// Files are read now, before any store is opened or node claimed: a
-	// missing key is bad input, not a server that fails after announcing
-	// itself.
-	if o.tls, err = cfg.HTTP.TLS(); err != nil {
-		return o, err
-	}
-	if o.layout, err = cfg.Layout.Snowflake(); err != nil {
-		return o, err
-	}
-	if err := config.CheckGenerates(o.layout, time.Now()); err != nil {
-		return o, err
-	}
-	if err := cfg.Snowflake.CheckJavaScriptSafe(o.layout); err != nil {
-		return o, err
-	}
-	o.maxID = cfg.Segments.MaxID()
-	if o.opaque, err = cfg.Opaque.Permutation(o.layout); err != nil {
-		return o, err
-	}
-	if o.tagOpaque, err = cfg.Opaque.TagPermutations(o.maxID); err != nil {
-		return o, err
-	}
-	if o.gen, err = cfg.Generator(o.layout); err != nil {
-		return o, err
-	}
-	o.lease, err = r.Lease(o.layout, o.opaque)
-	o.lease.TTL = r.LeaseTTL
-	return o, err
+	return o, nil
 }
 
 // loadFor is the configuration of a command other than serve: the file

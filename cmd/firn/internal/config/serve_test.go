@@ -68,3 +68,24 @@ func TestHTTPTLS(t *testing.T) {
 		t.Fatalf("missing files: %v; want an *InputError naming --tls-cert, --tls-key", err)
 	}
 }
+
+// TestServing: the default configuration gives the values firn serve
+// runs with; a listener it would refuse is bad input (*InputError).
+func TestServing(t *testing.T) {
+	c := config.Default()
+	s, err := c.Serving()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Auth == nil || s.TLS != nil || s.Opaque != nil || s.TagOpaque != nil {
+		t.Errorf("Serving() = %+v: want auth, no TLS, no opaque mode", s)
+	}
+	if s.Lease.TTL != c.Registry.LeaseTTL {
+		t.Errorf("lease %+v: want TTL %v", s.Lease, c.Registry.LeaseTTL)
+	}
+	c.HTTP.Listen = "0.0.0.0:8080"
+	var ie *config.InputError
+	if _, err := c.Serving(); !errors.As(err, &ie) {
+		t.Errorf("off loopback: err %v (%T), want an *InputError", err, err)
+	}
+}
