@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http/httptest"
+	"os"
 
 	"github.com/firn-id/firn/client"
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
@@ -191,4 +193,27 @@ func ExampleClient_Info() {
 	// Output:
 	// 0 10000 true
 	// 2027-05-01T11:18:25.796Z 32 7
+}
+
+// WriteLines writes a tag's IDs one a line, two a request here, only
+// whole answers reaching the writer.
+func ExampleClient_WriteLines() {
+	addr, stop := startServer()
+	defer stop()
+	ctx := context.Background()
+
+	c, err := client.New(client.Config{Endpoints: []string{addr}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close(ctx)
+	if err := c.WriteLines(ctx, os.Stdout, "snowflake", "order", 5, 2, idtext.Decimal); err != nil {
+		panic(err)
+	}
+	// Output:
+	// 1
+	// 2
+	// 3
+	// 4
+	// 5
 }

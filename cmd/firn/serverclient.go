@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
-
 	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
@@ -24,7 +21,6 @@ import (
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/server"
 	"github.com/firn-id/firn/snowflake"
-	"github.com/firn-id/firn/wide"
 )
 
 // remote is a running firn serve, asked through the public client over
@@ -145,53 +141,6 @@ func (r *remote) Advance(ctx context.Context, tag string, to int64) (int64, erro
 	return next, r.err(err)
 }
 
-// draw writes n IDs of form f, snowflake IDs of tag when it is not empty,
-// one a line, asking for at most max a request. The client refuses an
-// answer cut short or not of IDs, so only whole answers reach w.
-func (r *remote) draw(ctx context.Context, f idFormat, tag string, n, max int, enc idtext.Encoding, w io.Writer) error {
-	var out []byte
-	for n > 0 {
-		k := min(n, max)
-		var err error
-		out, err = r.fetch(ctx, f, tag, k, enc, out[:0])
-		if err != nil {
-			return r.err(err)
-		}
-		if _, err := w.Write(out); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
-}
-
-// fetch appends k IDs of form f, each and a newline, to b.
-func (r *remote) fetch(ctx context.Context, f idFormat, tag string, k int, enc idtext.Encoding, b []byte) ([]byte, error) {
-	switch f.name {
-	case "uuid":
-		ids := make([]uuid.UUID, k)
-		if _, err := r.c.NextUUIDs(ctx, ids); err != nil {
-			return b, err
-		}
-		return wide.AppendLines(b, ids), nil
-	case "ulid":
-		ids := make([]ulid.ULID, k)
-		if _, err := r.c.NextULIDs(ctx, ids); err != nil {
-			return b, err
-		}
-		return wide.AppendLines(b, ids), nil
-	}
-	fetch := r.c.Fetch
-	if tag != "" {
-		fetch = r.c.Tag(tag).Fetch
-	}
-	ids := make([]int64, k)
-	if _, err := fetch(ctx, ids); err != nil {
-		return b, err
-	}
-	return enc.AppendLines(b, ids), nil
-}
-
 // remoteFlags name a running firn serve explicitly.
 type remoteFlags struct {
 	server, token, ca string
@@ -306,7 +255,7 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque
 		return usagef("firn serve at %s holds node %d; this command asked for node %d", r.base, info.Node, *node)
 	}
 	w := bufio.NewWriter(stdout)
-	if err := r.draw(ctx, f, "", n, max(1, info.MaxBatch), enc, w); err != nil {
+	if err := r.err(r.c.WriteLines(ctx, w, f.name, "", n, info.MaxBatch, enc)); err != nil {
 		return errors.Join(err, w.Flush())
 	}
 	return w.Flush()

@@ -292,7 +292,7 @@ func (t *tagLine) next(ctx context.Context, r *remote, alloc *segment.Allocator,
 			return usagef("-n %d: want 1 to %d", *n, maxNext)
 		}
 		w := bufio.NewWriter(stdout)
-		err := r.draw(ctx, idFormat{name: "snowflake"}, pos[0], *n, r.maxBatch(ctx), enc, w)
+		err := r.err(r.c.WriteLines(ctx, w, "snowflake", pos[0], *n, r.maxBatch(ctx), enc))
 		return errors.Join(tagErr(pos[0], err), w.Flush())
 	}
 	return drawTag(ctx, alloc, pos[0], *n, enc, stdout)
