@@ -113,7 +113,11 @@ func (e Encoding) Parse(s string) (uint64, error) {
 	}
 	id, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, syntax("decimal", s, "want a non-negative decimal number of at most 64 bits")
+		se := syntax("decimal", s, "want a non-negative decimal number of at most 64 bits").(*SyntaxError)
+		if errors.Is(err, strconv.ErrRange) {
+			se.Kind = OutOfRange
+		}
+		return 0, se
 	}
 	return id, nil
 }

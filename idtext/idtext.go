@@ -92,7 +92,7 @@ func ParseBase62(s string) (uint64, error) {
 		}
 		hi, lo := bits.Mul64(id, 62)
 		if hi != 0 || lo+uint64(d) < lo {
-			return 0, syntax("base62", s, "past 2^64-1")
+			return 0, past("base62", s)
 		}
 		id = lo + uint64(d)
 	}
@@ -110,7 +110,7 @@ func ParseBase32(s string) (uint64, error) {
 		if first == 0xff {
 			return 0, syntax("base32", s, fmt.Sprintf("%q is not in Crockford's alphabet", s[0]))
 		}
-		return 0, syntax("base32", s, "past 2^64-1")
+		return 0, past("base32", s)
 	}
 	id := uint64(first)
 	for i := 1; i < len(s); i++ {
@@ -129,7 +129,20 @@ type SyntaxError struct {
 	Encoding string // "base62", "base32", "decimal"
 	Text     string // the input, or a printable prefix of it
 	Why      string // what is wrong with it
+	Kind     SyntaxKind
 }
+
+// SyntaxKind tells a SyntaxError's two kinds apart, so that a caller can
+// word them itself.
+type SyntaxKind int
+
+const (
+	// Malformed is a string of the wrong length or with a character
+	// outside the encoding's alphabet.
+	Malformed SyntaxKind = iota
+	// OutOfRange is a well-formed number past 2^64−1.
+	OutOfRange
+)
 
 func (e *SyntaxError) Error() string { return "idtext: " + e.Reason() }
 
@@ -149,4 +162,11 @@ func syntax(enc, s, reason string) error {
 		s = s[:32] + "…"
 	}
 	return &SyntaxError{Encoding: enc, Text: s, Why: reason}
+}
+
+// past returns the *SyntaxError of a well-formed number past 2^64−1.
+func past(enc, s string) error {
+	err := syntax(enc, s, "past 2^64-1").(*SyntaxError)
+	err.Kind = OutOfRange
+	return err
 }

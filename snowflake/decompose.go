@@ -25,7 +25,7 @@ type Parts struct {
 // set above the layout's width. The layout must be valid.
 func (l Layout) Decompose(id uint64) (Parts, error) {
 	if bits := l.Bits(); bits < 64 && id>>uint(bits) != 0 {
-		return Parts{}, &RangeError{What: "ID", Value: id, Max: 1<<uint(bits) - 1}
+		return Parts{}, &RangeError{What: "ID", Value: id, Max: 1<<uint(bits) - 1, Layout: l.Name, Bits: bits}
 	}
 	p := Parts{ID: id}
 	p.Tick, p.Node, p.Sequence = l.Splitter().Split(id)

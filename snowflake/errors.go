@@ -49,11 +49,16 @@ func (e *LayoutError) Error() string {
 }
 
 // RangeError reports a value that does not fit its bits: a node, a
-// sequence, a tick, or an ID outside its layout.
+// sequence, a tick, or an ID outside its layout. For an ID (What "ID"),
+// Layout and Bits name the layout and its width, so a caller can word
+// the refusal itself.
 type RangeError struct {
 	What  string
 	Value uint64
 	Max   uint64
+
+	Layout string // the layout's Name; set for an ID
+	Bits   int    // the layout's width in bits; set for an ID
 }
 
 func (e *RangeError) Error() string {

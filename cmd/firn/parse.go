@@ -174,42 +174,30 @@ const maxStdinIDs = 1_000_000
 
 // readIDs reads whitespace-separated IDs from r.
 func readIDs(r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
-	sc.Split(bufio.ScanWords)
-	var ids []string
-	for sc.Scan() {
-		if len(ids) == maxStdinIDs {
-			return nil, usagef("standard input holds more than %d IDs: parse them in parts", maxStdinIDs)
-		}
-		ids = append(ids, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
+	ids, err := idtext.ReadIDs(r, maxStdinIDs)
+	switch {
+	case errors.Is(err, idtext.ErrTooMany):
+		return nil, usagef("standard input holds more than %d IDs: parse them in parts", maxStdinIDs)
+	case err != nil:
 		return nil, fmt.Errorf("read standard input: %w", err)
 	}
 	return ids, nil
 }
 
-// parseID reads one ID written in enc.
+// parseID reads one ID written in enc, wording idtext's reasons: a
+// decimal ID is named in full.
 func parseID(enc idtext.Encoding, s string) (uint64, error) {
-	if enc != idtext.Decimal {
-		id, err := enc.Parse(s)
-		var se *idtext.SyntaxError
-		if errors.As(err, &se) {
-			return 0, usagef("%s", se.Reason())
-		}
-		if err != nil {
-			return 0, err
-		}
-		return id, nil
+	id, err := enc.Parse(s)
+	var se *idtext.SyntaxError
+	switch {
+	case !errors.As(err, &se):
+		return id, err
+	case enc != idtext.Decimal:
+		return 0, usagef("%s", se.Reason())
+	case se.Kind == idtext.OutOfRange:
+		return 0, usagef("ID %q is larger than 64 bits", s)
 	}
-	id, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		if errors.Is(err, strconv.ErrRange) {
-			return 0, usagef("ID %q is larger than 64 bits", s)
-		}
-		return 0, usagef("ID %q is not a non-negative decimal number (for base62 or base32, give --encoding)", s)
-	}
-	return id, nil
+	return 0, usagef("ID %q is not a non-negative decimal number (for base62 or base32, give --encoding)", s)
 }
 
 // decodeArg parses one decimal ID and takes it apart; in opaque mode (p
@@ -235,10 +223,10 @@ func decodeID(l snowflake.Layout, p *opaque.Permutation, id uint64) (snowflake.P
 		return snowflake.Parts{}, err
 	}
 	parts, err := l.Decompose(id)
-	if err != nil {
-		return parts, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", id, l.Bits(), l.Name)
+	if re := (*snowflake.RangeError)(nil); errors.As(err, &re) {
+		return parts, usagef("ID %d does not fit the %d-bit %s layout: its top bits are set", re.Value, re.Bits, re.Layout)
 	}
-	return parts, nil
+	return parts, err
 }
 
 func writeText(w *bufio.Writer, p parsed) {
