@@ -281,6 +281,20 @@ func (a *Allocator) CheckTags(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// StartCheckTags runs CheckTags in the background, bounded by d (a store
+// slow to list its tags must not hold up a start: every range is checked
+// on first use anyway), and returns the channel its one result arrives
+// on.
+func (a *Allocator) StartCheckTags(ctx context.Context, d time.Duration) <-chan error {
+	checked := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		checked <- a.CheckTags(ctx)
+	}()
+	return checked
+}
+
 // OpaqueTags reports whether any tag's IDs may be opaque here.
 func (a *Allocator) OpaqueTags() bool { return a.cfg.Opaque != nil }
 

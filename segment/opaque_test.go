@@ -359,3 +359,34 @@ func TestCheckTagsRefusesAnotherPermutation(t *testing.T) {
 		}
 	}
 }
+
+// slowTags is a store that lists its tags only when ctx ends.
+type slowTags struct{ segment.Store }
+
+func (slowTags) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStartCheckTags: the background check brings CheckTags's answer,
+// and a store that does not list its tags within the bound ends it with
+// the deadline's error (its tags are checked on first use instead).
+func TestStartCheckTags(t *testing.T) {
+	s := segmenttest.NewMemStore()
+	k1, k2 := permutation(t, 1, "order", 63), permutation(t, 2, "order", 63)
+	creator := opaqueAllocator(t, s, map[string]segment.Permutation{"order": k1}, 0)
+	if err := creator.CreateTag(t.Context(), "order", 1, 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-creator.StartCheckTags(t.Context(), time.Minute); err != nil {
+		t.Errorf("StartCheckTags of the creating configuration = %v", err)
+	}
+	other := opaqueAllocator(t, s, map[string]segment.Permutation{"order": k2}, 0)
+	if err := <-other.StartCheckTags(t.Context(), time.Minute); !errors.Is(err, segment.ErrPermutation) {
+		t.Errorf("StartCheckTags with another permutation = %v; want ErrPermutation", err)
+	}
+	slow := opaqueAllocator(t, slowTags{s}, nil, 0)
+	if err := <-slow.StartCheckTags(t.Context(), 10*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("StartCheckTags of a slow store = %v; want DeadlineExceeded", err)
+	}
+}

@@ -386,13 +386,7 @@ func segmentsOf(ctx context.Context, o serveOptions, segs segment.Store) (*segme
 	if err != nil {
 		return nil, nil, err
 	}
-	checked := make(chan error, 1)
-	go func() {
-		rctx, cancel := context.WithTimeout(ctx, tagReadBound)
-		defer cancel()
-		checked <- alloc.CheckTags(rctx)
-	}()
-	return alloc, checked, nil
+	return alloc, alloc.StartCheckTags(ctx, tagReadBound), nil
 }
 
 // tagsChecked waits for the check segmentsOf started: a tag that records
