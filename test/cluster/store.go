@@ -41,7 +41,9 @@ var Pending = map[string]string{}
 
 // storeKinds reads the kinds "firn serve --help" lists for --store, as
 // in "--store KIND   local, etcd, postgres or mysql:".
-var storeKinds = regexp.MustCompile(`--store KIND\s+([a-z, ]+):`)
+// storeKind is a line of --store's help naming one kind: "local: the
+// data directory…", one a line under the flag (the store table's Help).
+var storeKind = regexp.MustCompile(`^\s+([a-z]+): `)
 
 // StoreKinds returns the node stores the firn binary bin offers.
 func StoreKinds(bin string) ([]string, error) {
@@ -52,11 +54,24 @@ func StoreKinds(bin string) ([]string, error) {
 	// harness's own FIRN_CHAOS.
 	cmd.Env = environ()
 	out, _ := cmd.CombinedOutput()
-	m := storeKinds.FindSubmatch(out)
-	if m == nil {
+	var kinds []string
+	in := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "  --store KIND"):
+			in = true
+		case in && strings.HasPrefix(line, "  --"):
+			in = false
+		case in:
+			if m := storeKind.FindStringSubmatch(line); m != nil {
+				kinds = append(kinds, m[1])
+			}
+		}
+	}
+	if len(kinds) == 0 {
 		return nil, fmt.Errorf("%s serve --help lists no --store kinds:\n%s", bin, out)
 	}
-	return strings.FieldsFunc(strings.ReplaceAll(string(m[1]), " or ", ","), func(r rune) bool { return r == ',' || r == ' ' }), nil
+	return kinds, nil
 }
 
 // nodeStore is where a cluster's processes keep node leases and HWMs: the
