@@ -15,24 +15,24 @@ const (
 	// FailureOther is an answer firn's API gave (its Code says which
 	// error), or a failure of no kind below.
 	FailureOther Failure = iota
-	// PlainHTTP: the server speaks plain HTTP to an https:// endpoint.
+	// PlainHTTP is a server that speaks plain HTTP to an https:// endpoint.
 	PlainHTTP
-	// HTTPSOnly: the server speaks HTTPS to an http:// endpoint.
+	// HTTPSOnly is a server that speaks HTTPS to an http:// endpoint.
 	HTTPSOnly
-	// NotHTTP: the port answers, but not in HTTP (a gRPC port).
+	// NotHTTP is a port that answers, but not in HTTP (a gRPC port).
 	NotHTTP
-	// TokenNotSendable: the token holds a character a header cannot carry
+	// TokenNotSendable is a token that holds a character a header cannot carry
 	// (a newline, another control character).
 	TokenNotSendable
-	// UntrustedCertificate: the server's certificate is signed by an
+	// UntrustedCertificate is a server certificate signed by an
 	// authority this machine does not trust (Config.TLS's roots).
 	UntrustedCertificate
-	// Refused: nothing listens at the endpoint.
+	// Refused is an endpoint at which nothing listens.
 	Refused
-	// Closed: the connection closed before any answer, as a gRPC port
+	// Closed is a connection closed before any answer, as a gRPC port
 	// may close an HTTP/1.1 connection, or a server that stopped.
 	Closed
-	// NoAnswer: any other failure to get an answer (Code "transport").
+	// NoAnswer is any other failure to get an answer (Code "transport").
 	NoAnswer
 )
 

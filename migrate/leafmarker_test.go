@@ -189,7 +189,7 @@ func TestLeafReservesEveryWorkerGivenOut(t *testing.T) {
 	t.Run("a marker outliving its forever", func(t *testing.T) {
 		l := newLeafZK(t, zks, conn, "reborn")
 		l.worker("10.2.0.1", now)
-		applyLeaf(t, ctx, l, l.tree(ctx), migrate.LeafOptions{})
+		applyLeaf(ctx, t, l, l.tree(ctx), migrate.LeafOptions{})
 		// forever deleted and recreated, the marker kept: Leaf starts
 		// again from worker 0.
 		kids, _, err := conn.Children(l.forever())
@@ -285,7 +285,7 @@ func TestLeafReservesEveryWorkerGivenOut(t *testing.T) {
 	})
 }
 
-func applyLeaf(t *testing.T, ctx context.Context, l *leafZK, tree migrate.LeafTree, o migrate.LeafOptions) (*migrate.LeafPlan, *zkstore.Store) {
+func applyLeaf(ctx context.Context, t *testing.T, l *leafZK, tree migrate.LeafTree, o migrate.LeafOptions) (*migrate.LeafPlan, *zkstore.Store) {
 	t.Helper()
 	p, err := l.check(ctx, o)
 	if err != nil {
@@ -353,7 +353,7 @@ func TestLeafFloorAhead(t *testing.T) {
 				t.Fatalf("skip without a note: %v; want a refusal asking for --note", err)
 			}
 			o := migrate.LeafOptions{SkipTimestamps: []uint64{jumped}, Note: "ops: host 10.0.0.2 clock jumped, TICKET-1"}
-			p, reg := applyLeaf(t, ctx, l, l.tree(ctx), o)
+			p, reg := applyLeaf(ctx, t, l, l.tree(ctx), o)
 			if p.Floor > time.Now().Add(migrate.LeafHeartbeat+migrate.LeafSkewMargin).UnixMilli() {
 				t.Errorf("floor %d is ahead of now plus the margins", p.Floor)
 			}
@@ -371,7 +371,7 @@ func TestLeafFloorAhead(t *testing.T) {
 				t.Fatalf("unreserve of a worker under the floor: %v", err)
 			}
 			// A re-run keeps the pin, and claims start at the floor.
-			applyLeaf(t, ctx, l, l.tree(ctx), o)
+			applyLeaf(ctx, t, l, l.tree(ctx), o)
 			if r, err := reg.Reservation(ctx); err != nil || !r.Holds(jumped) || r.Holds(0) {
 				t.Fatalf("after a re-run: %+v, %v; want %d still reserved and 0 still let out", r, err, jumped)
 			}

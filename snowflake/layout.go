@@ -182,7 +182,7 @@ func (l Layout) Validate() error {
 // fingerprint, and a store would take them for one layout.
 func isFieldName(name string) bool {
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' && r != '-' {
 			return false
 		}
 	}

@@ -14,7 +14,9 @@ var ErrConfig = errors.New("bench: invalid configuration")
 // ErrConfig's words.
 type ConfigError struct{ Reason string }
 
-func (e *ConfigError) Error() string        { return "bench: " + e.Reason }
+func (e *ConfigError) Error() string { return "bench: " + e.Reason }
+
+// Is makes errors.Is(err, ErrConfig) true.
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 
 func configErrorf(format string, args ...any) error {
