@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,18 +91,10 @@ func TestReadyzGivesTheClassNotTheDriversMessage(t *testing.T) {
 			log := &lockedBuffer{}
 			logOutput = log
 			t.Cleanup(func() { logOutput = os.Stderr })
-			addrs := testserver.Addrs(t, 1)
-			base := "http://" + addrs[0]
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() {
-				done <- serve(ctx, []string{"--store", "mysql", "--dsn", tt.dsn(t), "--table", table,
-					"--segment-table", table + "_seg", "--http", addrs[0], "--grpc", "off",
-					"--lease-ttl", "1s", "--dial-timeout", "1s", "--log-format", "json"}, io.Discard)
-			}()
-			t.Cleanup(func() {
-				cancel()
-				<-done
+			dsn := tt.dsn(t)
+			base, done := serveOnFreePort(t, func(addr string) []string {
+				return []string{"--store", "mysql", "--dsn", dsn, "--table", table, "--segment-table", table + "_seg",
+					"--http", addr, "--grpc", "off", "--lease-ttl", "1s", "--dial-timeout", "1s", "--log-format", "json"}
 			})
 			if tt.brk != nil {
 				waitReadiness(t, base, done, func(code int, _ string) bool { return code == 200 })
@@ -135,4 +130,51 @@ func sep(dsn string) string {
 		return "&"
 	}
 	return "?"
+}
+
+// serveOnFreePort runs serve in-process on a free loopback port and
+// returns its base URL and the channel its end arrives on; serve ends with
+// the test. A free port is free only until someone binds it: a test
+// beside this one that took it between the pick and serve's bind makes
+// serve fail with EADDRINUSE, and then another port is picked.
+func serveOnFreePort(t *testing.T, args func(addr string) []string) (string, chan error) {
+	t.Helper()
+	for try := 0; ; try++ {
+		addr := testserver.Addrs(t, 1)[0]
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- serve(ctx, args(addr), io.Discard) }()
+		for bound := false; !bound; {
+			select {
+			case err := <-done:
+				cancel()
+				if !errors.Is(err, syscall.EADDRINUSE) || try == 4 {
+					t.Fatalf("serve on %s returned %v", addr, err)
+				}
+				bound = true
+				addr = ""
+			default:
+				// Someone answers at addr: serve, or whoever took the
+				// port, in which case serve's bind fails at once (it binds
+				// right after reading its settings, before any I/O).
+				if c, err := net.Dial("tcp", addr); err == nil {
+					c.Close()
+					time.Sleep(200 * time.Millisecond)
+					if len(done) == 0 {
+						bound = true
+					}
+				} else {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		}
+		if addr == "" {
+			continue
+		}
+		t.Cleanup(func() {
+			cancel()
+			<-done
+		})
+		return "http://" + addr, done
+	}
 }
