@@ -382,3 +382,47 @@ func TestErrorTextRuleFixture(t *testing.T) {
 		}
 	}
 }
+
+// The shell's bounds: cmd/firn parses, wires and words; logic a library
+// user needs too lives in the packages, so the shell stays small enough
+// to read in a sitting and each command function fits a screen.
+const (
+	shellMaxLines    = 4000
+	shellMaxFuncLine = 80
+)
+
+// TestShellSize holds cmd/firn's non-test code to shellMaxLines lines and
+// each of its functions to shellMaxFuncLine.
+func TestShellSize(t *testing.T) {
+	files, err := filepath.Glob("cmd/firn/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := 0
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += fset.File(file.Pos()).LineCount()
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > shellMaxFuncLine {
+				t.Errorf("%s: %s is %d lines (at most %d): move its logic to the package that owns it", fset.Position(fn.Pos()), fn.Name.Name, n, shellMaxFuncLine)
+			}
+		}
+	}
+	if lines > shellMaxLines {
+		t.Errorf("cmd/firn holds %d non-test lines (at most %d): move logic a library user needs too into its package", lines, shellMaxLines)
+	}
+	if lines < 1000 {
+		t.Errorf("cmd/firn holds %d non-test lines: did the glob miss its files?", lines)
+	}
+}

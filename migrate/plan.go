@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/firn-id/firn/segment"
@@ -57,6 +59,28 @@ func (s System) Format() string { return systems[s].format }
 // IDs it issued.
 type Column struct {
 	Table, Column string
+}
+
+// ParseColumn reads TABLE.COLUMN, as Options.MaxIDFrom names a column.
+func ParseColumn(s string) (Column, error) {
+	table, col, ok := strings.Cut(s, ".")
+	if !ok || table == "" || col == "" {
+		return Column{}, fmt.Errorf("%q: want TABLE.COLUMN", s)
+	}
+	return Column{Table: table, Column: col}, nil
+}
+
+// ParseFloor reads Options.Floor, a positive decimal ID below 2^63;
+// the empty string is 0, no floor given.
+func ParseFloor(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseUint(s, 10, 63)
+	if err != nil || v == 0 {
+		return 0, fmt.Errorf("%q: want a positive ID below 2^63", s)
+	}
+	return v, nil
 }
 
 // Options says what Check reads.

@@ -51,7 +51,7 @@ func (t Tables) withDefaults() (Tables, error) {
 	for _, f := range []struct {
 		name *string
 		def  string
-	}{{&t.Nodes, "firn_nodes"}, {&t.Leaf, "leaf_alloc"}, {&t.Tinyid, "tiny_id_info"}, {&t.TinyidTokens, "tiny_id_token"}, {&t.Set, "firn_segments"}} {
+	}{{&t.Nodes, DefaultNodeTable}, {&t.Leaf, "leaf_alloc"}, {&t.Tinyid, "tiny_id_info"}, {&t.TinyidTokens, "tiny_id_token"}, {&t.Set, "firn_segments"}} {
 		if *f.name == "" {
 			*f.name = f.def
 		}

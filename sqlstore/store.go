@@ -40,11 +40,14 @@ type Store struct {
 	schema schemaOnce
 }
 
+// DefaultNodeTable is the node table of a store whose Options name none.
+const DefaultNodeTable = "firn_nodes"
+
 // New returns a store on db, which the caller opens with a driver for
 // dialect and closes. It does no I/O.
 func New(db *sql.DB, d Dialect, opt Options) (*Store, error) {
 	if opt.Table == "" {
-		opt.Table = "firn_nodes"
+		opt.Table = DefaultNodeTable
 	}
 	if opt.Namespace == "" {
 		opt.Namespace = "default"

@@ -1,6 +1,8 @@
 package wide
 
 import (
+	"errors"
+
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
 
@@ -29,4 +31,24 @@ func DecodeULID(l snowflake.Layout, u ulid.ULID) (snowflake.Parts, error) {
 		return snowflake.Parts{}, err
 	}
 	return p.fromULID((*[16]byte)(&u))
+}
+
+// Slot returns the slot of layout l that id is, when id is a UUIDv7 or a
+// ULID that a generator of l can have made; ok is false for other forms,
+// other UUID versions and IDs l cannot have made. Any generator's UUIDv7
+// reads as some slot of a 1 ms layout: ok says only that l can have made
+// it.
+func (id ID) Slot(l snowflake.Layout) (p snowflake.Parts, ok bool, err error) {
+	switch id.Form {
+	case FormUUID:
+		p, err = DecodeUUID(l, uuid.UUID(id.Bytes))
+	case FormULID:
+		p, err = DecodeULID(l, ulid.ULID(id.Bytes))
+	default:
+		return p, false, nil
+	}
+	if errors.Is(err, ErrNotLayout) || errors.Is(err, ErrNotV7) {
+		return snowflake.Parts{}, false, nil
+	}
+	return p, err == nil, err
 }

@@ -50,19 +50,45 @@ type ID struct {
 // string of no form, or of a form's length but not valid in it, gets an
 // error that wraps ErrUnknownForm and, where one fits, names the form.
 func Parse(s string) (ID, error) {
-	switch n := len(s); {
-	case n == 36 || n == 32 || n == 38 || n == 45:
+	switch formOf(s) {
+	case FormUUID:
 		return parseUUID(s)
-	case n == 26:
+	case FormULID:
 		return parseULID(s)
-	case n == 24 && isHex(s):
+	case FormObjectID:
 		return parseObjectID(s)
-	case n == 27:
+	case FormKSUID:
 		return parseKSUID(s)
-	case n == 20:
+	case FormXID:
 		return parseXID(s)
 	}
 	return ID{}, fmt.Errorf("%q (%d characters): %w", s, len(s), ErrUnknownForm)
+}
+
+// formOf is the form Parse reads s as, by its length (and, for 24
+// characters, its alphabet); the empty Form when none has its length.
+func formOf(s string) Form {
+	switch n := len(s); {
+	case n == 36 || n == 32 || n == 38 || n == 45:
+		return FormUUID
+	case n == 26:
+		return FormULID
+	case n == 24 && isHex(s):
+		return FormObjectID
+	case n == 27:
+		return FormKSUID
+	case n == 20:
+		return FormXID
+	}
+	return ""
+}
+
+// Shaped reports whether s is to be read by Parse rather than as a
+// decimal number: a form Parse reads has its length, and s holds a
+// character that is not a decimal digit. An invalid string of a form's
+// length is Shaped: Parse then says what is wrong in that form.
+func Shaped(s string) bool {
+	return strings.Trim(s, "0123456789") != "" && (formOf(s) != "" || len(s) == 24)
 }
 
 // Forms describes the forms Parse reads, one per line, for help texts.

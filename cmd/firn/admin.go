@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/idtext"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
 )
@@ -147,7 +148,7 @@ func advanceRequest(cfg *config.Config, to, pastID string) (nodeid.AdvanceReques
 		req.HWM = t.UnixMilli()
 		return req, nil
 	}
-	p, err := decodeArg(l, perm, pastID)
+	p, err := decodeText(l, perm, idtext.Decimal, pastID)
 	if err != nil {
 		return req, err
 	}

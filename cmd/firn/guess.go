@@ -21,7 +21,7 @@ func runGuess(args []string, enc idtext.Encoding, asJSON bool, stdout io.Writer)
 	ids := make([]uint64, len(args))
 	wides := make([]*parsed, len(args))
 	for i, s := range args {
-		if isWide(enc, s) {
+		if enc == idtext.Decimal && wide.Shaped(s) {
 			id, err := wide.Parse(s)
 			if err != nil {
 				return usagef("ID %q: %s", s, err)

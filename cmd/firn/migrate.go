@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
@@ -153,7 +151,7 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 	fs.StringVar(&f.from, "from", "", "")
 	fs.StringVar(&f.dialect, "dialect", sqlstore.MySQL.String(), "") // Leaf's, Tinyid's and uid-generator's database
 	fs.StringVar(&f.oldTable, "old-table", "", "")
-	fs.StringVar(&f.tokenTable, "token-table", "tiny_id_token", "")
+	fs.StringVar(&f.tokenTable, "token-table", "", "")
 	fs.StringVar(&f.floor, "floor", "", "")
 	fs.Func("max-id-from", "", func(s string) error { f.maxIDFrom = append(f.maxIDFrom, s); return nil })
 	fs.BoolVar(&f.apply, "apply", false, "")
@@ -181,9 +179,6 @@ func parseMigrate(args []string) (*migrateFlags, error) {
 		return nil, usagef("--nodes %d: want 0 or more", f.nodes)
 	}
 	f.dsn = f.stores.Registry.DSN
-	if f.oldTable == "" {
-		f.oldTable = sys.Table()
-	}
 	if !f.explicit["layout"] && sys.Layout() != "" {
 		f.layout.Preset = sys.Layout()
 	}
@@ -236,19 +231,15 @@ func (f *migrateFlags) options(sys migrate.System) error {
 	f.opt = migrate.Options{From: sys, Dialect: d, OldTable: f.oldTable, TokenTable: f.tokenTable, Layout: l,
 		LayoutErr: config.CheckGenerates(l, time.Now()), NodeTable: f.stores.Registry.Table,
 		RegistryHere: f.stores.Registry.Store == f.dialect && f.stores.Registry.DSN == f.dsn}
-	if f.floor != "" {
-		v, err := strconv.ParseUint(f.floor, 10, 63)
-		if err != nil || v == 0 {
-			return usagef("--floor %q: want a positive ID", f.floor)
-		}
-		f.opt.Floor = v
+	if f.opt.Floor, err = migrate.ParseFloor(f.floor); err != nil {
+		return usagef("--floor %s", err)
 	}
 	for _, tc := range f.maxIDFrom {
-		table, col, ok := strings.Cut(tc, ".")
-		if !ok {
-			return usagef("--max-id-from %q: want TABLE.COLUMN", tc)
+		c, err := migrate.ParseColumn(tc)
+		if err != nil {
+			return usagef("--max-id-from %s", err)
 		}
-		f.opt.MaxIDFrom = append(f.opt.MaxIDFrom, migrate.Column{Table: table, Column: col})
+		f.opt.MaxIDFrom = append(f.opt.MaxIDFrom, c)
 	}
 	return nil
 }
@@ -263,7 +254,7 @@ func (f *migrateFlags) applyOptions() migrate.ApplyOptions {
 	open := func() (nodeid.Store, func() error, error) { return sf.OpenNodes(context.Background()) }
 	registry := sf.Describe()
 	if isDatabase(sf.Registry.Store) {
-		registry += " (table " + cmp.Or(sf.Registry.Table, "firn_nodes") + ")"
+		registry += " (table " + cmp.Or(sf.Registry.Table, sqlstore.DefaultNodeTable) + ")"
 	}
 	return migrate.ApplyOptions{Open: open, Registry: registry, Source: backend.Redact(f.dialect, f.dsn),
 		Space: config.SpaceID(f.opt.Layout, nil), Nodes: f.nodes, Timeout: f.stores.Registry.DialTimeout}

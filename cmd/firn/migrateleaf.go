@@ -61,22 +61,21 @@ func (l *leafFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&l.endpoints, "leaf-endpoints", "", "")
 	fs.StringVar(&l.name, "leaf-name", "", "")
 	fs.StringVar(&l.note, "note", "", "")
-	fs.Func("sample-id", "", func(s string) error {
+	fs.Func("sample-id", "", appendUint(&l.samples, "want a non-negative ID"))
+	fs.Func("leaf-skip-timestamp", "", appendUint(&l.skip, "want a Leaf worker ID, a non-negative number"))
+}
+
+// appendUint is a flag's function that appends each value given, a
+// decimal number, to dst; want says what a value that is not one should be.
+func appendUint(dst *[]uint64, want string) func(string) error {
+	return func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return errors.New("want a non-negative ID")
+			return errors.New(want)
 		}
-		l.samples = append(l.samples, v)
+		*dst = append(*dst, v)
 		return nil
-	})
-	fs.Func("leaf-skip-timestamp", "", func(s string) error {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return errors.New("want a Leaf worker ID, a non-negative number")
-		}
-		l.skip = append(l.skip, v)
-		return nil
-	})
+	}
 }
 
 // checkLeaf refuses --from leaf-zookeeper's flags when incomplete, and a

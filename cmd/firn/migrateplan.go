@@ -32,7 +32,7 @@ func (f *migrateFlags) configSnippet(p *migrate.Plan) (string, error) {
 		c.Registry.DSN = ""
 	}
 	if format := p.From.Format(); format != "" && !p.NoSegments {
-		c.Segments.Format, c.Segments.Table, c.Segments.TokenTable = format, f.oldTable, f.tokenTable
+		c.Segments.Format, c.Segments.Table, c.Segments.TokenTable = format, p.OldTable, p.TokenTable
 		e.Keep = append(e.Keep, "segments.format", "segments.table")
 		if c.Registry.DSN == "" { // the segments stay in the old database
 			c.Segments.Store, c.Segments.DSN = f.dialect, f.dsn

@@ -32,7 +32,8 @@ its key.
 
 A decimal ID is read with the layout. Other systems' IDs are told apart by
 their form and printed in their own parts:
-` + indent(wide.Forms()) + `
+  ` + strings.ReplaceAll(wide.Forms(), "\n", "\n  ") + `
+
 A UUIDv7 or ULID that firn next --format uuid|ulid made also shows its
 firn slot (firn.tick, firn.<node field>, firn.sequence, and firn.id, the
 64-bit ID of the same slot) when layout flags are given and the layout
@@ -200,13 +201,8 @@ func parseID(enc idtext.Encoding, s string) (uint64, error) {
 	return 0, usagef("ID %q is not a non-negative decimal number (for base62 or base32, give --encoding)", s)
 }
 
-// decodeArg parses one decimal ID and takes it apart; in opaque mode (p
-// set) it undoes the permutation first.
-func decodeArg(l snowflake.Layout, p *opaque.Permutation, s string) (snowflake.Parts, error) {
-	return decodeText(l, p, idtext.Decimal, s)
-}
-
-// decodeText is decodeArg for an ID written in enc.
+// decodeText parses one ID written in enc and takes it apart; in opaque
+// mode (p set) it undoes the permutation first.
 func decodeText(l snowflake.Layout, p *opaque.Permutation, enc idtext.Encoding, s string) (snowflake.Parts, error) {
 	id, err := parseID(enc, s)
 	if err != nil {

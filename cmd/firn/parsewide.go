@@ -3,12 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"strings"
-
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/firn-id/firn/api"
 	"github.com/firn-id/firn/idtext"
@@ -28,21 +23,12 @@ type parsed struct {
 	opaque *uint64 // the ID given, when it was revealed with a key
 }
 
-// wideLengths are the lengths of the forms wide.Parse reads.
-var wideLengths = map[int]bool{20: true, 24: true, 26: true, 27: true, 32: true, 36: true, 38: true, 45: true}
-
-// isWide reports whether s, written in enc, is another system's ID by
-// its shape (wide.Parse reads it), not one of a layout.
-func isWide(enc idtext.Encoding, s string) bool {
-	return enc == idtext.Decimal && strings.Trim(s, "0123456789") != "" && wideLengths[len(s)]
-}
-
 // parseArg reads an ID of l — decimal, or in enc, revealed with perm in
 // opaque mode — or another form by its shape. The firn slot of a UUIDv7 or
 // ULID is looked for only with withLayout: any generator's UUIDv7 reads as
 // some slot of a 1 ms layout.
 func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding, withLayout bool, s string) (parsed, error) {
-	if !isWide(enc, s) {
+	if enc != idtext.Decimal || !wide.Shaped(s) {
 		id, err := parseID(enc, s)
 		if err != nil {
 			return parsed{}, err
@@ -62,21 +48,8 @@ func parseArg(l snowflake.Layout, perm *opaque.Permutation, enc idtext.Encoding,
 	if !withLayout {
 		return out, nil
 	}
-	switch id.Form {
-	case wide.FormUUID:
-		out.Parts, err = wide.DecodeUUID(l, uuid.UUID(id.Bytes))
-	case wide.FormULID:
-		out.Parts, err = wide.DecodeULID(l, ulid.ULID(id.Bytes))
-	default:
-		return out, nil
-	}
-	switch {
-	case err == nil:
-		out.firn = true
-	case !errors.Is(err, wide.ErrNotLayout) && !errors.Is(err, wide.ErrNotV7):
-		return out, err
-	}
-	return out, nil
+	out.Parts, out.firn, err = id.Slot(l)
+	return out, err
 }
 
 func writeWideText(w *bufio.Writer, p parsed) {
@@ -107,9 +80,4 @@ func writeWideJSON(w *bufio.Writer, p parsed) {
 		firn = &p.Parts
 	}
 	writeLine(w, api.NewWideDecoded(p.arg, *p.wide, firn))
-}
-
-// indent indents each line of s by two spaces.
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(s, "\n", "\n  ") + "\n"
 }
