@@ -74,3 +74,12 @@ func syncDir(dir string) error {
 // matching os.ErrExist if it does): a temporary file, fsync, a hard link
 // to path, fsync of the directory.
 func createFile(path string, data []byte) error { return publish(path, data, os.Link) }
+
+// UserDirs returns the user's $XDG_STATE_HOME and home directory, the
+// values DefaultDir and DefaultNodeDir take, as every program of firn's
+// reads them: firn's commands and a program embedding package ids share
+// the user's node directory only if they read them alike.
+func UserDirs() (xdgStateHome, home string) {
+	home, _ = os.UserHomeDir()
+	return os.Getenv("XDG_STATE_HOME"), home
+}

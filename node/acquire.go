@@ -44,7 +44,7 @@ func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowf
 			return lease, g, nil
 		}
 		why, wait := h.reason(err)
-		if ctx.Err() != nil || permanent(err) || (!wait && !again && !answered) {
+		if ctx.Err() != nil || Permanent(err) || (!wait && !again && !answered) {
 			return nil, nil, err
 		}
 		answered = answered || (wait && !errors.Is(err, context.DeadlineExceeded))
@@ -126,9 +126,10 @@ func (h *Holder) reason(err error) (string, bool) {
 	return err.Error() + "; retrying", false
 }
 
-// permanent reports whether err says the namespace can never serve this
-// process as configured: waiting would only hide it.
-func permanent(err error) bool {
+// Permanent reports whether err, from an acquisition, says the namespace
+// can never serve this process as configured (another layout recorded,
+// a node outside the pool or reserved): waiting would only hide it.
+func Permanent(err error) bool {
 	return errors.Is(err, nodeid.ErrLayoutMismatch) || errors.Is(err, nodeid.ErrNodeOutOfRange) ||
 		errors.Is(err, nodeid.ErrNodeReserved)
 }

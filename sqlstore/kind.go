@@ -48,7 +48,9 @@ func check(d Dialect, drv Driver, s store.Settings) error {
 	if s.DSN == "" {
 		return store.Fieldf(s.Field("dsn"), "--store %s needs --dsn", s.Store)
 	}
-	if f := s.Segments.Format; f != "leaf" && f != "tinyid" && f != "set" {
+	// An empty format asks for no segment table (an embedded process
+	// takes node IDs alone); open's Segments then opens Leaf's.
+	if f := s.Segments.Format; f != "" && f != "leaf" && f != "tinyid" && f != "set" {
 		return store.Fieldf("segments.format", "--segments %q: want leaf, tinyid or set", f)
 	}
 	if err := s.CheckDialTimeout(); err != nil {
@@ -62,6 +64,9 @@ func check(d Dialect, drv Driver, s store.Settings) error {
 	// database.
 	if _, err := nodeStore(d, nil, s); err != nil {
 		return err
+	}
+	if s.Segments.Format == "" {
+		return nil
 	}
 	_, _, err := segmentStore(d, nil, s.Segments, nil)
 	return err

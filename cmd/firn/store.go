@@ -13,6 +13,7 @@ import (
 
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/localstore"
 	"github.com/firn-id/firn/nodeid"
 )
 
@@ -33,9 +34,9 @@ var storeUses = []string{"registry.store", "registry.data_dir", "registry.endpoi
 // storeOf is the store the settings name, for serve and every other
 // command: the one translation of the configuration's store settings.
 func storeOf(cfg *config.Config) backend.Options {
-	home, _ := os.UserHomeDir()
+	stateHome, home := localstore.UserDirs()
 	return backend.Options{Registry: cfg.Registry, Segments: cfg.Segments, ZooKeeper: cfg.ZooKeeper, ZooKeeperDigest: os.Getenv(config.DigestVar),
-		StateHome: os.Getenv("XDG_STATE_HOME"), Home: home}
+		StateHome: stateHome, Home: home}
 }
 
 // exposer is a node store whose records anyone who reaches it might

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/firn-id/firn/internal/secret"
+	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/opaque"
 	"github.com/firn-id/firn/segment"
@@ -207,7 +208,7 @@ func tagTweak(tweak, tag string) []byte {
 func SpaceID(l snowflake.Layout, p *opaque.Permutation) nodeid.LayoutID {
 	// Bits leaves the permutation out: two permutations, or one and
 	// plain IDs, over one layout's bits collide.
-	id := nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String(), Bits: l.BitsFingerprint()}
+	id := node.LayoutID(l)
 	if p != nil {
 		id.Fingerprint += ";" + p.Fingerprint() // 19 + 1 + 33 characters, within nodeid.MaxFingerprint
 		id.Description += fmt.Sprintf(", opaque IDs (%s; --opaque --opaque-key-file and --opaque-tweak name it)", p.Fingerprint())

@@ -1,0 +1,451 @@
+package ids
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/firn-id/firn/node"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/snowflake"
+	"github.com/firn-id/firn/wide"
+)
+
+// DefaultWait bounds a call's wait for a node when its context has no
+// deadline: above the default TTL, so that a node freed by a killed
+// process's lease running out is taken within one call.
+const DefaultWait = 15 * time.Second
+
+// Options configures a Source. The zero value is the safe default but for
+// Namespace, which Open and OpenDB require.
+type Options struct {
+	// Namespace names the ID space in the store, in the store's own
+	// terms: a name in a SQL store's node table ("orders"), a key prefix
+	// in etcd ("/firn/orders/"), a path in ZooKeeper ("/firn/orders").
+	// Every process of one namespace shares its pool of nodes and must
+	// use one layout. New takes the namespace its store was built with
+	// and uses this one only to name it in messages.
+	Namespace string
+	// Layout is the layout of the IDs; the zero Layout is the "firn"
+	// preset (snowflake.DefaultLayout).
+	Layout snowflake.Layout
+	// TTL is how long the lease outlives its last renewal: how long the
+	// node of a process killed without Close stays taken. Default
+	// nodeid.DefaultTTL (10 s), within nodeid.MinTTL and nodeid.MaxTTL.
+	TTL time.Duration
+	// Wait bounds a call's wait for a node when its context has no
+	// deadline. Default DefaultWait.
+	Wait time.Duration
+	// DialTimeout bounds Open's first connection to the store. Default
+	// store.DefaultDialTimeout (5 s).
+	DialTimeout time.Duration
+	// Log receives what the source logs: waits for a node, a lost lease,
+	// renewals failing. Default slog.Default().
+	Log *slog.Logger
+}
+
+// layout is the layout the options name.
+func (o Options) layout() (snowflake.Layout, error) {
+	l := o.Layout
+	if l.Name == "" && l.TimeBits == 0 {
+		l = snowflake.DefaultLayout()
+	}
+	if err := l.Validate(); err != nil {
+		return l, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := l.ValidateForGenerator(); err != nil {
+		return l, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if since, ok := l.ExhaustedAt(time.Now()); ok {
+		return l, fmt.Errorf("%w: layout %s is exhausted since %s: its time bits ran out", ErrConfig, l.Name, since.Format(time.DateOnly))
+	}
+	return l, nil
+}
+
+// A Source issues IDs from a node it holds. Its methods are safe for
+// concurrent use.
+type Source struct {
+	open opener
+	cfg  node.Config // Store is set once open succeeds
+	wait time.Duration
+	log  *slog.Logger
+
+	cur     atomic.Pointer[held]
+	mu      sync.Mutex
+	holder  *node.Holder  // nil until the store is open
+	changed chan struct{} // closed and replaced when cur or failed changes
+	failed  error         // why the source can never serve, once known
+	why     error         // why the store is not open, or the first acquisition failed
+	// closeStore closes what open opened; nil when the caller owns it.
+	closeStore func() error
+
+	// calls is held for reading by every call: Close takes it for
+	// writing, so the node is released only after calls in flight
+	// return.
+	calls   sync.RWMutex
+	closed  atomic.Bool
+	stopped chan struct{} // closed by Close: waiting calls return
+	stop    context.CancelFunc
+	done    chan struct{} // closed when the background work ends
+	closing sync.Once
+	closeEr error
+}
+
+// held is a generator on the lease it holds.
+type held struct {
+	gen   *snowflake.Generator
+	wide  *wide.Generator
+	lease *nodeid.Lease
+}
+
+// opener opens the node store, and returns what closes it (nil: the
+// caller's to close).
+type opener func(context.Context) (nodeid.Store, func() error, error)
+
+// start checks o and starts, in the background, opening the store and
+// taking a node of it; name names the store in reasons and logs.
+func start(open opener, name string, o Options) (*Source, error) {
+	l, err := o.layout()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case o.TTL != 0 && (o.TTL < nodeid.MinTTL || o.TTL > nodeid.MaxTTL):
+		return nil, fmt.Errorf("%w: TTL %s outside %s..%s", ErrConfig, o.TTL, nodeid.MinTTL, nodeid.MaxTTL)
+	case o.Wait < 0:
+		return nil, fmt.Errorf("%w: wait %s is negative", ErrConfig, o.Wait)
+	}
+	log := cmp.Or(o.Log, slog.Default())
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Source{open: open, wait: cmp.Or(o.Wait, DefaultWait), log: log,
+		cfg: node.Config{
+			Lease:     nodeid.Config{NodeBits: l.NodeBits(), Layout: node.LayoutID(l), TTL: o.TTL},
+			Generator: snowflake.Config{Layout: l},
+			StoreName: name,
+			Log:       log,
+		},
+		changed: make(chan struct{}), stopped: make(chan struct{}), stop: stop, done: make(chan struct{})}
+	go s.run(ctx)
+	return s, nil
+}
+
+// run opens the store, takes the first node, then watches it until
+// Close. A store that does not answer, and an error Acquire returns at
+// once (the store refusing a connection at its first attempt), are tried
+// again with back-off, the reason kept for the calls that wait; an error
+// that can never pass (another layout recorded) fails the source.
+func (s *Source) run(ctx context.Context) {
+	defer close(s.done)
+	b := backoff{pause: 100 * time.Millisecond}
+	h, err := s.openStore(ctx, &b)
+	if err != nil {
+		return
+	}
+	for {
+		g, lease, err := h.Acquire(ctx)
+		if err == nil {
+			s.install(g, lease)
+			break
+		}
+		if ctx.Err() != nil || errors.Is(err, node.ErrClosed) {
+			return
+		}
+		if node.Permanent(err) {
+			s.fail(err)
+			return
+		}
+		if !b.wait(ctx, s, err) {
+			return
+		}
+	}
+	if err := h.Watch(ctx, s.install); err != nil && ctx.Err() == nil {
+		s.fail(err)
+	}
+}
+
+// openStore opens the store, trying again until ctx ends, and makes the
+// holder on it.
+func (s *Source) openStore(ctx context.Context, b *backoff) (*node.Holder, error) {
+	for {
+		nodes, closeStore, err := s.open(ctx)
+		if err == nil {
+			cfg := s.cfg
+			cfg.Store = nodes
+			h, err := node.New(cfg)
+			if err != nil { // the options were checked: a bug
+				s.fail(err)
+				return nil, errors.Join(err, closeIf(closeStore))
+			}
+			s.mu.Lock()
+			s.holder, s.closeStore = h, closeStore
+			s.mu.Unlock()
+			return h, nil
+		}
+		if !b.wait(ctx, s, err) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func closeIf(f func() error) error {
+	if f == nil {
+		return nil
+	}
+	return f()
+}
+
+// backoff spaces the background retries: doubling from pause up to 5 s.
+type backoff struct{ pause time.Duration }
+
+// wait keeps err as the reason calls wait, logs it, and waits for the
+// next try; false when ctx ended first.
+func (b *backoff) wait(ctx context.Context, s *Source, err error) bool {
+	s.log.Warn("ids: no node held: retrying", "why", err, "retry_in", b.pause.String())
+	s.mu.Lock()
+	s.why = err
+	s.mu.Unlock()
+	t := time.NewTimer(b.pause)
+	defer t.Stop()
+	b.pause = min(2*b.pause, 5*time.Second)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// install makes g, on lease, the generator calls issue from.
+func (s *Source) install(g *snowflake.Generator, lease *nodeid.Lease) {
+	h := &held{gen: g, lease: lease}
+	if w, err := wide.New(g); err == nil {
+		h.wide = w
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cur.Store(h)
+	s.why = nil
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// fail records why the source can never serve; calls return it.
+func (s *Source) fail(err error) {
+	s.log.Error("ids: cannot serve", "err", err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed = err
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// state is what a call waits on: the failure, the change channel.
+func (s *Source) state() (error, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed, s.changed
+}
+
+// Ready returns nil while the source holds a node that serves, and
+// otherwise why not: a *NotReadyError, ErrClosed, or the error that
+// keeps it from ever serving. It does no I/O: a readiness probe may
+// call it on every request.
+func (s *Source) Ready() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	failed, _ := s.state()
+	if failed != nil {
+		return &FailedError{Err: failed}
+	}
+	if h := s.cur.Load(); h != nil && h.lease.Err() == nil {
+		return nil
+	}
+	return s.notReady(0, nil)
+}
+
+// Node returns the node the source holds and true, or false while it
+// holds none.
+func (s *Source) Node() (uint64, bool) {
+	if h := s.cur.Load(); h != nil && h.lease.Err() == nil {
+		return h.gen.Node(), true
+	}
+	return 0, false
+}
+
+// Layout is the layout of the source's IDs.
+func (s *Source) Layout() snowflake.Layout { return s.cfg.Generator.Layout }
+
+// notReady says why no node serves, after waiting waited.
+func (s *Source) notReady(waited time.Duration, ctxErr error) error {
+	e := &NotReadyError{Waited: waited, ctxErr: ctxErr}
+	s.mu.Lock()
+	why, h := s.why, s.holder
+	s.mu.Unlock()
+	var hw error
+	if h != nil {
+		hw = h.NotReady()
+	}
+	if hw != nil {
+		e.Reason, e.cause = hw.Error(), errors.Unwrap(hw)
+	} else if c := s.cur.Load(); c != nil && c.lease.Err() == nil {
+		// A node is held, but its generator reached the HWM: the
+		// renewals that move it on have not landed.
+		rerr := c.lease.RenewalError()
+		e.Reason, e.cause = fmt.Sprintf("node %d reached its high-water mark: renewals of its lease failing: %v", c.gen.Node(), rerr), rerr
+	} else if why != nil {
+		e.Reason, e.cause = why.Error(), why
+	} else {
+		e.Reason = "taking a node"
+	}
+	return e
+}
+
+// enter admits a call, or returns ErrClosed; leave ends it.
+func (s *Source) enter() error {
+	s.calls.RLock()
+	if s.closed.Load() {
+		s.calls.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Source) leave() { s.calls.RUnlock() }
+
+// issue runs draw on the generator held, waiting, while none serves, for
+// one to, for ctx or Options.Wait, or for Close. draw reports whether it
+// wrote anything; its error is returned unless it says only that the
+// generator is not serving.
+func (s *Source) issue(ctx context.Context, draw func(*held) (bool, error)) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	start := time.Now()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.wait)
+		defer cancel()
+	}
+	for {
+		failed, changed := s.state()
+		if failed != nil {
+			return &FailedError{Err: failed}
+		}
+		retry := changed
+		if h := s.cur.Load(); h != nil {
+			wrote, err := draw(h)
+			switch {
+			case wrote || err == nil:
+				return nil
+			case !errors.Is(err, snowflake.ErrNotServing):
+				return fmt.Errorf("ids: %w", err)
+			case h.lease.Err() == nil:
+				// The lease holds: its next renewal moves the HWM on.
+				retry = nil
+			}
+		}
+		var tick <-chan time.Time
+		if retry == nil {
+			tick = time.After(time.Millisecond)
+		}
+		select {
+		case <-retry:
+		case <-tick:
+		case <-s.stopped:
+			return ErrClosed
+		case <-ctx.Done():
+			return s.notReady(time.Since(start), ctx.Err())
+		}
+	}
+}
+
+// Next returns a new ID. While no node serves it waits (see the package
+// documentation), then returns a *NotReadyError.
+func (s *Source) Next(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.issue(ctx, func(h *held) (bool, error) {
+		var err error
+		id, err = h.gen.Next(ctx)
+		return false, err
+	})
+	return id, err
+}
+
+// NextN fills dst with new IDs and returns how many it wrote: len(dst),
+// or fewer when the generator stopped part way (its HWM, the end of
+// ctx), with no error if it wrote any. Use them before asking again.
+func (s *Source) NextN(ctx context.Context, dst []int64) (int, error) {
+	var n int
+	err := s.issue(ctx, func(h *held) (bool, error) {
+		var err error
+		n, err = h.gen.NextN(ctx, dst)
+		return n > 0, err
+	})
+	return n, err
+}
+
+// NextUUID returns a new UUIDv7 carrying a slot of the generator (package
+// wide); a layout whose time reaches past UUIDv7's 48-bit milliseconds
+// returns wide.ErrTimeRange.
+func (s *Source) NextUUID(ctx context.Context) (uuid.UUID, error) {
+	var u uuid.UUID
+	err := s.issue(ctx, func(h *held) (bool, error) {
+		if h.wide == nil {
+			return false, wide.ErrTimeRange
+		}
+		var err error
+		u, err = h.wide.NextUUID(ctx)
+		return false, err
+	})
+	return u, err
+}
+
+// NextULID returns a new ULID carrying a slot of the generator, as
+// NextUUID does.
+func (s *Source) NextULID(ctx context.Context) (ulid.ULID, error) {
+	var u ulid.ULID
+	err := s.issue(ctx, func(h *held) (bool, error) {
+		if h.wide == nil {
+			return false, wide.ErrTimeRange
+		}
+		var err error
+		u, err = h.wide.NextULID(ctx)
+		return false, err
+	})
+	return u, err
+}
+
+// Close makes waiting calls return ErrClosed, waits for calls in flight,
+// stops the background work and releases the node, which another process
+// may then take at once (its HWM stays). Then it closes the store Open or
+// OpenDB opened. ctx bounds the release; without a deadline it waits at
+// most one TTL. Close is idempotent.
+func (s *Source) Close(ctx context.Context) error {
+	s.closing.Do(func() {
+		s.closed.Store(true)
+		close(s.stopped)
+		s.calls.Lock() // every call in flight has returned
+		s.calls.Unlock()
+		s.stop()
+		<-s.done // no acquisition, watch or open runs
+		s.mu.Lock()
+		h, closeStore := s.holder, s.closeStore
+		s.mu.Unlock()
+		var err error
+		if h != nil {
+			err = h.Close(ctx)
+		}
+		s.closeEr = errors.Join(err, closeIf(closeStore))
+	})
+	return s.closeEr
+}
