@@ -11,6 +11,8 @@
 //   - node: a node held for a serving process — acquired, watched, replaced
 //     by a new lease when lost, each new generator checked before it
 //     serves, released after the servers stop.
+//   - ids: firn inside an application's process, on the store it already
+//     runs: one call, then Next; the node leased, renewed and retaken.
 //   - segment: segment mode, dense IDs per tag from ranges reserved in a
 //     store; its segmenttest package holds the stores' conformance suite.
 //   - localstore: the single-machine store, a locked data directory.

@@ -437,3 +437,39 @@ func TestShellSize(t *testing.T) {
 		t.Errorf("cmd/firn holds %d non-test lines: did the glob miss its files?", lines)
 	}
 }
+
+// storeClients are the store packages an embedding program imports, each
+// with the import path prefix of the client it links.
+var storeClients = map[string]string{
+	"sqlstore/postgres": "github.com/jackc/pgx/",
+	"sqlstore/mysql":    "github.com/go-sql-driver/mysql",
+	"etcdstore":         "go.etcd.io/etcd/client/",
+	"zkstore":           "github.com/go-zookeeper/zk",
+	"localstore":        "",
+}
+
+// TestEmbeddingLinksOneClient: a program that embeds firn (package ids)
+// on one store links that store's client and no other store's, as a
+// database/sql program links only the drivers it imports.
+func TestEmbeddingLinksOneClient(t *testing.T) {
+	for pkg, own := range storeClients {
+		out, err := exec.Command("go", "list", "-deps", module+"/ids", module+"/"+pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ids %s: %v", pkg, err)
+		}
+		deps := strings.Fields(string(out))
+		if own != "" && !slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, own) }) {
+			t.Errorf("ids with %s does not link %s: is the table right?", pkg, own)
+		}
+		for other, client := range storeClients {
+			if other == pkg || client == "" {
+				continue
+			}
+			for _, d := range deps {
+				if strings.HasPrefix(d, client) {
+					t.Errorf("a program embedding firn on %s links %s, %s's client", pkg, d, other)
+				}
+			}
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	_ "github.com/firn-id/firn/sqlstore/mysql" // the MySQL row: Classify reads its errors
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/firn-id/firn/internal/faultproxy"

@@ -4,8 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/go-sql-driver/mysql"
+	"sync"
 )
 
 // A Class is what an error of the database means to firn (see Classify).
@@ -78,6 +77,33 @@ var mysqlClasses = map[uint16]Class{
 	1049: MissingDatabase,
 }
 
+// ServerError is a MySQL server's error, as Driver.ServerError reads it
+// from its driver's error type: sqlstore imports no driver, so a program
+// on PostgreSQL links no MySQL driver.
+type ServerError struct {
+	Number   uint16
+	SQLState string
+	Message  string
+}
+
+var (
+	readersMu sync.RWMutex
+	readers   []func(error) (ServerError, bool)
+)
+
+// serverError finds a MySQL server's error in err with the readers the
+// registered drivers gave (Kind).
+func serverError(err error) (ServerError, bool) {
+	readersMu.RLock()
+	defer readersMu.RUnlock()
+	for _, read := range readers {
+		if se, ok := read(err); ok {
+			return se, true
+		}
+	}
+	return ServerError{}, false
+}
+
 // sqlStater is the method both PostgreSQL drivers' errors have (pgx's
 // *pgconn.PgError, lib/pq's *pq.Error): sqlstore reads the SQLSTATE
 // through it and imports neither driver.
@@ -88,16 +114,16 @@ type sqlStater interface{ SQLState() string }
 // errors.As, so a wrapped one is classified too. Anything it does not
 // recognise, nil included, is an Outage.
 func Classify(err error) Class {
-	var me *mysql.MySQLError
 	var pe sqlStater
+	me, isMySQL := serverError(err)
 	switch {
 	case err == nil:
 		return Outage
-	case errors.As(err, &me):
+	case isMySQL:
 		if c, ok := mysqlClasses[me.Number]; ok {
 			return c
 		}
-		if me.SQLState[0] == '2' && me.SQLState[1] == '2' {
+		if strings.HasPrefix(me.SQLState, "22") {
 			return Invalid
 		}
 	case errors.As(err, &pe):
@@ -126,14 +152,14 @@ func Classify(err error) Class {
 // outage included. Waiting cures none of these. It is for the errors of
 // connecting only: 42501 on a statement is a missing privilege (Denied).
 func RefusedConnection(err error) (why string, ok bool) {
-	var me *mysql.MySQLError
 	var pe sqlStater
+	me, isMySQL := serverError(err)
 	switch {
-	case errors.As(err, &me) && me.Number == 1049:
+	case isMySQL && me.Number == 1049:
 		return fmt.Sprintf("%s (error %d): create it, or name another database in the DSN", me.Message, me.Number), true
-	case errors.As(err, &me) && string(me.SQLState[:]) == "28000":
+	case isMySQL && me.SQLState == "28000":
 		return fmt.Sprintf("%s (error %d): check the user and password of the DSN", me.Message, me.Number), true
-	case errors.As(err, &me) && me.Number == 1044:
+	case isMySQL && me.Number == 1044:
 		return fmt.Sprintf("%s (error %d): check that the database exists, and GRANT the user access to it", me.Message, me.Number), true
 	case !errors.As(err, &pe):
 		return "", false

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	_ "github.com/firn-id/firn/sqlstore/mysql" // the MySQL row: Classify reads its errors
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/firn-id/firn/sqlstore"

@@ -26,6 +26,10 @@ type Driver struct {
 	Redact func(dsn string) (string, []string, bool)
 	// Answered is the row's store.Kind.Answered.
 	Answered func(error) bool
+	// ServerError, for a driver whose server errors have no SQLState
+	// method (go-sql-driver/mysql's), finds one in err for Classify and
+	// RefusedConnection.
+	ServerError func(err error) (ServerError, bool)
 }
 
 // Kind completes k, a SQL database's row, with this package's rules for
@@ -35,6 +39,11 @@ type Driver struct {
 func Kind(d Dialect, drv Driver, k store.Kind) store.Kind {
 	k.Segments, k.Database, k.Requires = true, true, []string{"dsn"}
 	k.Redact, k.Answered = drv.Redact, drv.Answered
+	if drv.ServerError != nil {
+		readersMu.Lock()
+		readers = append(readers, drv.ServerError)
+		readersMu.Unlock()
+	}
 	k.Check = func(s store.Settings) error { return check(d, drv, s) }
 	k.Open = func(ctx context.Context, s store.Settings) (*store.Conn, error) { return open(ctx, d, drv, s) }
 	k.OpenDB = func(ctx context.Context, s store.Settings) (*sql.DB, error) { return OpenDB(ctx, drv, s) }

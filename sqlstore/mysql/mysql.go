@@ -16,12 +16,21 @@ import (
 )
 
 func init() {
-	store.Register(sqlstore.Kind(sqlstore.MySQL, sqlstore.Driver{Name: "mysql", Endpoint: endpoint, Redact: redact, Answered: answered}, store.Kind{
+	store.Register(sqlstore.Kind(sqlstore.MySQL, sqlstore.Driver{Name: "mysql", Endpoint: endpoint, Redact: redact, Answered: answered, ServerError: serverError}, store.Kind{
 		Name:    "mysql",
 		Title:   "MySQL",
 		Summary: "MySQL or MariaDB, as postgres",
 		Rank:    30,
 	}))
+}
+
+// serverError finds the server's error in err, for sqlstore.Classify.
+func serverError(err error) (sqlstore.ServerError, bool) {
+	var me *driver.MySQLError
+	if !errors.As(err, &me) {
+		return sqlstore.ServerError{}, false
+	}
+	return sqlstore.ServerError{Number: me.Number, SQLState: string(me.SQLState[:]), Message: me.Message}, true
 }
 
 // endpoint reads dsn with the driver's parser and returns the address it

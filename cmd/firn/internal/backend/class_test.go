@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
+
+	_ "github.com/firn-id/firn/sqlstore/mysql" // the MySQL row: Classify reads its errors
 	"github.com/jackc/pgx/v5/pgconn"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
