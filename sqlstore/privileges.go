@@ -122,16 +122,28 @@ func segmentUses(table func(Tables) string, col string) []use {
 	}
 }
 
+// ServingNeeds names what serves from mode m's tables, and so needs the
+// GRANTs of its serving statements, for firn schema: "firn serve needs".
+func ServingNeeds(m Mode) string {
+	if m == ModeNodes {
+		return "firn serve, and a program embedding package ids, need"
+	}
+	return "firn serve needs"
+}
+
+// byNodes are the programs that run mode nodes' statements.
+const byNodes = "firn serve, firn next, a program embedding package ids"
+
 // uses is the one table of what each mode runs: firn schema prints it,
 // and a statement the database refuses is reported with the GRANT of its
 // row.
 var uses = map[Mode][]use{
 	ModeNodes: {
-		{namespacesTable, "INSERT", "INSERT INTO {t} (namespace, fingerprint, layout) … (ignoring a duplicate)", ins, "firn serve, firn next", true},
-		{namespacesTable, "SELECT FOR UPDATE", "SELECT fingerprint, layout FROM {t} WHERE namespace = ? FOR UPDATE", selUpd, "firn serve, firn next", true},
-		{nodesTable, "INSERT", "INSERT INTO {t} (namespace, node) … (ignoring a duplicate)", ins, "firn serve, firn next", true},
-		{nodesTable, "SELECT FOR UPDATE", "SELECT node, owner, lease_expires, hwm FROM {t} WHERE namespace = ? FOR UPDATE", selUpd, "firn serve, firn next", true},
-		{nodesTable, "UPDATE", "UPDATE {t} SET owner = ?, lease_expires = …, hwm = … WHERE namespace = ? AND node = ? AND owner = ?", selUpd, "firn serve, firn next", true},
+		{namespacesTable, "INSERT", "INSERT INTO {t} (namespace, fingerprint, layout) … (ignoring a duplicate)", ins, byNodes, true},
+		{namespacesTable, "SELECT FOR UPDATE", "SELECT fingerprint, layout FROM {t} WHERE namespace = ? FOR UPDATE", selUpd, byNodes, true},
+		{nodesTable, "INSERT", "INSERT INTO {t} (namespace, node) … (ignoring a duplicate)", ins, byNodes, true},
+		{nodesTable, "SELECT FOR UPDATE", "SELECT node, owner, lease_expires, hwm FROM {t} WHERE namespace = ? FOR UPDATE", selUpd, byNodes, true},
+		{nodesTable, "UPDATE", "UPDATE {t} SET owner = ?, lease_expires = …, hwm = … WHERE namespace = ? AND node = ? AND owner = ?", selUpd, byNodes, true},
 		{namespacesTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 		{nodesTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 	},

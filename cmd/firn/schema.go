@@ -23,7 +23,8 @@ of the original system. Each mode touches its own tables only.
 
   --dialect D            postgres or mysql (MariaDB)
   --mode MODE            one mode (default: all of them):
-                         nodes   snowflake node IDs (--store postgres|mysql)
+                         nodes   snowflake node IDs (--store postgres|mysql;
+                                 a program embedding package ids)
                          leaf    segments on Meituan Leaf's table (--segments leaf)
                          tinyid  segments on Didi Tinyid's table and its tokens
                                  (--segments tinyid)
@@ -160,7 +161,7 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 	for _, u := range uses {
 		fmt.Fprintf(b, "--   %s on %s, by %s:\n--       %s\n", strings.Join(u.Privileges, ", "), u.Table, u.By, u.Statement)
 	}
-	fmt.Fprintf(b, "-- what firn serve needs in mode %s:\n%s\n", m, strings.Join(serve, "\n"))
+	fmt.Fprintf(b, "-- what %s in mode %s:\n%s\n", sqlstore.ServingNeeds(m), m, strings.Join(serve, "\n"))
 	if len(admin) > 0 {
 		fmt.Fprintf(b, "-- and what firn tag create adds:\n%s\n", strings.Join(admin, "\n"))
 	}
