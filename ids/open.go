@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -54,6 +55,12 @@ func Open(ctx context.Context, kind, target string, o Options) (*Source, error) 
 	}
 	open := func(ctx context.Context) (nodeid.Store, func() error, error) {
 		c, err := store.Open(ctx, s)
+		var le *localstore.LockedError
+		if errors.As(err, &le) {
+			// The store's own words are firn's commands'.
+			return nil, nil, fmt.Errorf("data directory %s is held by another process or Source (process %s): each holds a directory of its own: %w",
+				le.Dir, cmp.Or(le.PID, "unknown"), localstore.ErrLocked)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -76,7 +83,9 @@ func targetOf(k store.Kind) string {
 // FromDB returns a source on the node table (sqlstore.DefaultNodeTable)
 // of db, a database the application opened with a driver for dialect; the
 // caller closes db after Close. The table is created at first use if
-// missing. A *sql.DB keeps idle connections open between uses: with many
+// missing. Every write of a lease must be durable when the database
+// confirms it: a session that sets PostgreSQL's synchronous_commit to off
+// (which Open refuses in a DSN) can lose a confirmed HWM in a crash. A *sql.DB keeps idle connections open between uses: with many
 // processes on one database, set db.SetMaxIdleConns so that they fit its
 // connection limit (docs/operations.md, "Embedding firn in a service").
 func FromDB(db *sql.DB, dialect sqlstore.Dialect, o Options) (*Source, error) {

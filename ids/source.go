@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,7 @@ type Options struct {
 // layout is the layout the options name.
 func (o Options) layout() (snowflake.Layout, error) {
 	l := o.Layout
-	if l.Name == "" && l.TimeBits == 0 {
+	if reflect.ValueOf(l).IsZero() {
 		l = snowflake.DefaultLayout()
 	}
 	if err := l.Validate(); err != nil {
@@ -93,6 +94,14 @@ type Source struct {
 	calls   sync.RWMutex
 	closed  atomic.Bool
 	stopped chan struct{} // closed by Close: waiting calls return
+	// closeCtx ends when Close begins: a call waiting inside the
+	// generator (for the next tick) returns too.
+	closeCtx context.Context
+	closeNow context.CancelFunc
+	// fast says the first try of Next and NextN may run on the caller's
+	// context: the generator waits at most a tick of 10 ms or less in it,
+	// so Close is not held up.
+	fast    bool
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the background work ends
 	closing sync.Once
@@ -132,7 +141,9 @@ func start(open opener, name string, o Options) (*Source, error) {
 			StoreName: name,
 			Log:       log,
 		},
-		changed: make(chan struct{}), stopped: make(chan struct{}), stop: stop, done: make(chan struct{})}
+		changed: make(chan struct{}), stopped: make(chan struct{}), stop: stop, done: make(chan struct{}),
+		fast: l.Tick <= 10*time.Millisecond}
+	s.closeCtx, s.closeNow = context.WithCancel(context.Background())
 	go s.run(ctx)
 	return s, nil
 }
@@ -166,8 +177,21 @@ func (s *Source) run(ctx context.Context) {
 			return
 		}
 	}
-	if err := h.Watch(ctx, s.install); err != nil && ctx.Err() == nil {
-		s.fail(err)
+	if err := h.Watch(ctx, s.install); err != nil {
+		if ctx.Err() == nil {
+			s.fail(err)
+		}
+		return
+	}
+	// The watch ends on its own only when a re-acquisition after a lost
+	// lease meets an error that can never pass (another layout recorded
+	// meanwhile): the source can then never serve again.
+	select {
+	case <-h.Done():
+		if err := h.Err(); ctx.Err() == nil && !errors.Is(err, node.ErrClosed) {
+			s.fail(err)
+		}
+	case <-ctx.Done():
 	}
 }
 
@@ -208,6 +232,9 @@ type backoff struct{ pause time.Duration }
 // wait keeps err as the reason calls wait, logs it, and waits for the
 // next try; false when ctx ended first.
 func (b *backoff) wait(ctx context.Context, s *Source, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	s.log.Warn("ids: no node held: retrying", "why", err, "retry_in", b.pause.String())
 	s.mu.Lock()
 	s.why = err
@@ -266,16 +293,27 @@ func (s *Source) Ready() error {
 	if failed != nil {
 		return &FailedError{Err: failed}
 	}
-	if h := s.cur.Load(); h != nil && h.lease.Err() == nil {
+	if s.serving(s.cur.Load()) {
 		return nil
 	}
 	return s.notReady(0, nil)
 }
 
+// serving reports whether h's generator can issue now: its lease holds
+// and its HWM reaches past the end of the generator's current tick.
+func (s *Source) serving(h *held) bool {
+	if h == nil || h.lease.Err() != nil {
+		return false
+	}
+	l := h.gen.Layout()
+	end := l.Epoch.Add(h.gen.Now().Sub(l.Epoch).Truncate(l.Tick) + l.Tick)
+	return h.lease.Limit() >= end.UnixMilli()
+}
+
 // Node returns the node the source holds and true, or false while it
 // holds none.
 func (s *Source) Node() (uint64, bool) {
-	if h := s.cur.Load(); h != nil && h.lease.Err() == nil {
+	if h := s.cur.Load(); s.serving(h) {
 		return h.gen.Node(), true
 	}
 	return 0, false
@@ -299,8 +337,10 @@ func (s *Source) notReady(waited time.Duration, ctxErr error) error {
 	} else if c := s.cur.Load(); c != nil && c.lease.Err() == nil {
 		// A node is held, but its generator reached the HWM: the
 		// renewals that move it on have not landed.
-		rerr := c.lease.RenewalError()
-		e.Reason, e.cause = fmt.Sprintf("node %d reached its high-water mark: renewals of its lease failing: %v", c.gen.Node(), rerr), rerr
+		e.Reason = fmt.Sprintf("node %d reached its high-water mark, which its lease's next renewal moves on", c.gen.Node())
+		if rerr := c.lease.RenewalError(); rerr != nil {
+			e.Reason, e.cause = fmt.Sprintf("node %d reached its high-water mark: renewals of its lease failing: %v", c.gen.Node(), rerr), rerr
+		}
 	} else if why != nil {
 		e.Reason, e.cause = why.Error(), why
 	} else {
@@ -321,16 +361,17 @@ func (s *Source) enter() error {
 
 func (s *Source) leave() { s.calls.RUnlock() }
 
-// issue runs draw on the generator held, waiting, while none serves, for
+// await runs draw on the generator held, waiting, while none serves, for
 // one to, for ctx or Options.Wait, or for Close. draw reports whether it
 // wrote anything; its error is returned unless it says only that the
-// generator is not serving.
-func (s *Source) issue(ctx context.Context, draw func(*held) (bool, error)) error {
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.leave()
+// generator is not serving. The caller has entered.
+func (s *Source) await(ctx context.Context, draw func(context.Context, *held) (bool, error)) error {
 	start := time.Now()
+	// Close cuts short a call waiting inside the generator (for the next
+	// tick) as it does one waiting for a node.
+	ctx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	defer context.AfterFunc(s.closeCtx, cancelCall)()
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.wait)
@@ -343,10 +384,12 @@ func (s *Source) issue(ctx context.Context, draw func(*held) (bool, error)) erro
 		}
 		retry := changed
 		if h := s.cur.Load(); h != nil {
-			wrote, err := draw(h)
+			wrote, err := draw(ctx, h)
 			switch {
 			case wrote || err == nil:
 				return nil
+			case s.closed.Load():
+				return ErrClosed
 			case !errors.Is(err, snowflake.ErrNotServing):
 				return fmt.Errorf("ids: %w", err)
 			case h.lease.Err() == nil:
@@ -369,11 +412,35 @@ func (s *Source) issue(ctx context.Context, draw func(*held) (bool, error)) erro
 	}
 }
 
+// served reports whether a first try's err ends the call: nil, or an
+// error other than the generator not serving, which it returns wrapped.
+func served(err error) (bool, error) {
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, snowflake.ErrNotServing):
+		return false, nil
+	}
+	return true, fmt.Errorf("ids: %w", err)
+}
+
 // Next returns a new ID. While no node serves it waits (see the package
 // documentation), then returns a *NotReadyError.
 func (s *Source) Next(ctx context.Context) (int64, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	// The first try costs what the generator's Next costs: no context, no
+	// lock of the source's.
+	if h := s.cur.Load(); h != nil && s.fast {
+		id, err := h.gen.Next(ctx)
+		if done, err := served(err); done {
+			return id, err
+		}
+	}
 	var id int64
-	err := s.issue(ctx, func(h *held) (bool, error) {
+	err := s.await(ctx, func(ctx context.Context, h *held) (bool, error) {
 		var err error
 		id, err = h.gen.Next(ctx)
 		return false, err
@@ -385,8 +452,21 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 // or fewer when the generator stopped part way (its HWM, the end of
 // ctx), with no error if it wrote any. Use them before asking again.
 func (s *Source) NextN(ctx context.Context, dst []int64) (int, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	if h := s.cur.Load(); h != nil && s.fast {
+		n, err := h.gen.NextN(ctx, dst)
+		if done, err := served(err); done || n > 0 {
+			if n > 0 {
+				err = nil
+			}
+			return n, err
+		}
+	}
 	var n int
-	err := s.issue(ctx, func(h *held) (bool, error) {
+	err := s.await(ctx, func(ctx context.Context, h *held) (bool, error) {
 		var err error
 		n, err = h.gen.NextN(ctx, dst)
 		return n > 0, err
@@ -398,8 +478,12 @@ func (s *Source) NextN(ctx context.Context, dst []int64) (int, error) {
 // wide); a layout whose time reaches past UUIDv7's 48-bit milliseconds
 // returns wide.ErrTimeRange.
 func (s *Source) NextUUID(ctx context.Context) (uuid.UUID, error) {
+	if err := s.enter(); err != nil {
+		return uuid.UUID{}, err
+	}
+	defer s.leave()
 	var u uuid.UUID
-	err := s.issue(ctx, func(h *held) (bool, error) {
+	err := s.await(ctx, func(ctx context.Context, h *held) (bool, error) {
 		if h.wide == nil {
 			return false, wide.ErrTimeRange
 		}
@@ -413,8 +497,12 @@ func (s *Source) NextUUID(ctx context.Context) (uuid.UUID, error) {
 // NextULID returns a new ULID carrying a slot of the generator, as
 // NextUUID does.
 func (s *Source) NextULID(ctx context.Context) (ulid.ULID, error) {
+	if err := s.enter(); err != nil {
+		return ulid.ULID{}, err
+	}
+	defer s.leave()
 	var u ulid.ULID
-	err := s.issue(ctx, func(h *held) (bool, error) {
+	err := s.await(ctx, func(ctx context.Context, h *held) (bool, error) {
 		if h.wide == nil {
 			return false, wide.ErrTimeRange
 		}
@@ -434,6 +522,7 @@ func (s *Source) Close(ctx context.Context) error {
 	s.closing.Do(func() {
 		s.closed.Store(true)
 		close(s.stopped)
+		s.closeNow()
 		s.calls.Lock() // every call in flight has returned
 		s.calls.Unlock()
 		s.stop()

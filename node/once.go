@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
@@ -14,10 +15,12 @@ import (
 // to the lease's, StartAhead when lc.StartAhead is, as a Holder does), runs
 // f, and releases the lease. It returns f's error joined with the
 // release's; an error of nodeid.Acquire (nodeid.ErrLayoutMismatch, say)
-// is returned as it is, and f does not run. The lease extends its HWM in
+// is returned as it is, and f does not run. lc.Window is widened for a
+// layout of long ticks (CoverTick). The lease extends its HWM in
 // the background while f runs; a generator that reaches it first says
 // so (Waiting) rather than issue past it.
 func Once(ctx context.Context, store nodeid.Store, lc nodeid.Config, gc snowflake.Config, f func(*snowflake.Generator, *nodeid.Lease) error) (err error) {
+	lc.Window = CoverTick(layoutOf(gc), lc.Window, 25*time.Millisecond)
 	lease, err := nodeid.Acquire(ctx, store, lc)
 	if err != nil {
 		return err

@@ -46,6 +46,9 @@ type Config struct {
 // them.
 const maxNodeBits = 32
 
+// DefaultWindow is Config.Window's default.
+const DefaultWindow = 3 * time.Second
+
 // The bounds and default of Config.TTL.
 const (
 	DefaultTTL = 10 * time.Second
@@ -65,7 +68,7 @@ func (c Config) withDefaults() Config {
 		c.TTL = DefaultTTL
 	}
 	if c.Window == 0 {
-		c.Window = 3 * time.Second
+		c.Window = DefaultWindow
 	}
 	if c.MaxBehind == 0 {
 		c.MaxBehind = max(10*time.Second, 2*c.Window)

@@ -10,3 +10,8 @@ require (
 	github.com/sony/sonyflake/v2 v2.2.0
 	github.com/yitter/idgenerator-go v1.3.3
 )
+
+require (
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/oklog/ulid/v2 v2.1.0 // indirect
+)

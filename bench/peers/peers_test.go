@@ -12,6 +12,8 @@ import (
 	"github.com/sony/sonyflake/v2"
 	"github.com/yitter/idgenerator-go/idgen"
 
+	"github.com/firn-id/firn/ids"
+	_ "github.com/firn-id/firn/localstore" // the "local" store of the ids peer
 	"github.com/firn-id/firn/snowflake"
 )
 
@@ -23,6 +25,27 @@ type generator interface {
 type firnGen struct{ g *snowflake.Generator }
 
 func (f firnGen) next() (int64, error) { return f.g.Next(context.Background()) }
+
+// idsGen is firn embedded as an application embeds it (package ids): a
+// node leased from a store, its HWM kept ahead, calls checked for Close.
+type idsGen struct{ s *ids.Source }
+
+func (f idsGen) next() (int64, error) { return f.s.Next(context.Background()) }
+
+// newIDs opens an ids.Source on a local data directory of its own (a
+// database's renewals do not touch the call path) and waits for its node.
+func newIDs(tb testing.TB, l snowflake.Layout) generator {
+	tb.Setenv("XDG_STATE_HOME", tb.TempDir())
+	s, err := ids.Open(context.Background(), "local", tb.TempDir(), ids.Options{Layout: l})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close(context.Background()) })
+	if _, err := s.Next(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	return idsGen{s}
+}
 
 type sonyGen struct{ s *sonyflake.Sonyflake }
 
@@ -68,6 +91,10 @@ var peers = []peer{
 		return newFirn(tb, l)
 	}},
 	{"firn-wide", 0, func(tb testing.TB) generator { return newFirn(tb, wide()) }},
+	// firn's default layout, 41 time, 10 node and 12 sequence bits: the
+	// widths of "firn" above and of the capped peers.
+	{"firn-ids", 4_096_000, func(tb testing.TB) generator { return newIDs(tb, snowflake.DefaultLayout()) }},
+	{"firn-ids-wide", 0, func(tb testing.TB) generator { return newIDs(tb, wide()) }},
 	{"sonyflake", 4_096_000, func(tb testing.TB) generator {
 		s, err := sonyflake.New(sonyflake.Settings{TimeUnit: time.Millisecond, BitsSequence: 12, BitsMachineID: 10,
 			StartTime: time.UnixMilli(1288834974657), MachineID: func() (int, error) { return 1, nil }})

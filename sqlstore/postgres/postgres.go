@@ -5,6 +5,7 @@ package postgres
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ func endpoint(dsn string) (string, error) {
 		}
 		return "", errors.New(notPostgres + cause)
 	}
+	if err := checkDurable(cfg.RuntimeParams); err != nil {
+		return "", err
+	}
 	hosts := []string{net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))}
 	for _, fb := range cfg.Fallbacks {
 		if h := net.JoinHostPort(fb.Host, strconv.Itoa(int(fb.Port))); h != hosts[len(hosts)-1] {
@@ -54,6 +58,44 @@ func endpoint(dsn string) (string, error) {
 		}
 	}
 	return strings.Join(hosts, ","), nil
+}
+
+// durableCommits are the values of synchronous_commit under which the
+// server confirms a commit only once it is flushed to its own disk.
+var durableCommits = map[string]bool{"on": true, "true": true, "yes": true, "1": true, "local": true, "remote_write": true, "remote_apply": true}
+
+// checkDurable refuses a DSN whose run-time parameters — pgx sends every
+// parameter it does not know to the server as a setting, and options'
+// -c name=value too — set synchronous_commit to a value under which a
+// confirmed HWM or lease write can be lost in a crash of the server: a
+// new owner of the node would then start below IDs already issued.
+func checkDurable(params map[string]string) error {
+	values := []string{}
+	if v, ok := params["synchronous_commit"]; ok {
+		values = append(values, v)
+	}
+	opts := strings.Fields(params["options"])
+	for i, o := range opts {
+		var setting string
+		switch {
+		case o == "-c" && i+1 < len(opts):
+			setting = opts[i+1]
+		case strings.HasPrefix(o, "-c"):
+			setting = o[2:]
+		case strings.HasPrefix(o, "--"):
+			setting = o[2:]
+		}
+		name, value, ok := strings.Cut(setting, "=")
+		if ok && strings.ReplaceAll(strings.ToLower(name), "-", "_") == "synchronous_commit" {
+			values = append(values, value)
+		}
+	}
+	for _, v := range values {
+		if !durableCommits[strings.ToLower(v)] {
+			return fmt.Errorf("synchronous_commit=%s would let the server confirm a write it can lose in a crash, and firn's HWMs and leases must never be lost: remove it from the DSN (or set on, local, remote_write or remote_apply)", v)
+		}
+	}
+	return nil
 }
 
 // redact reads dsn as pgx does (secret.Postgres) and replaces each
