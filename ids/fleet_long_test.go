@@ -2,6 +2,7 @@ package ids_test
 
 import (
 	"database/sql"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func fromDB(embed bool) func(r *rig, dsn string) *ids.Source {
 		if embed {
 			sqlstore.Embed(db)
 		}
-		src, err := ids.FromDB(db, dialect, ids.Options{Namespace: r.namespace, Layout: r.layout, TTL: r.ttl})
+		src, err := ids.FromDB(db, dialect, ids.Options{Namespace: r.namespace, Layout: r.layout, TTL: r.ttl, Log: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			r.t.Fatal(err)
 		}
