@@ -322,7 +322,7 @@ func connectionLimit(t *testing.T, name string) {
 		{"FromDB, sqlstore.Embed", fromDB(true), true},
 	} {
 		t.Run(tc.how, func(t *testing.T) {
-			r := &rig{t: t, name: name, layout: layoutOf(5), ttl: ttl, byLog: map[*slog.Logger]*proc{}, namespace: randomName("fleet_")}
+			r := &rig{t: t, name: name, layout: layoutOf(5), ttl: ttl, byLog: map[*slog.Logger]*proc{}, namespace: fleetName("fleet_")}
 			if name == "postgres" {
 				r.targets, r.target = limitedPostgres(t, limit)
 			} else {

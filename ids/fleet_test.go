@@ -258,7 +258,7 @@ func layoutOf(bits int) snowflake.Layout {
 func newRig(t testing.TB, name string, l snowflake.Layout, ttl time.Duration, members int) *rig {
 	t.Helper()
 	r := &rig{t: t, name: name, layout: l, ttl: ttl, byLog: map[*slog.Logger]*proc{},
-		namespace: randomName("fleet_")}
+		namespace: fleetName("fleet_")}
 	switch name {
 	case "etcd":
 		c := testserver.Etcd(t, members)
@@ -325,8 +325,8 @@ func checkMaxClientCnxns(t testing.TB, addr string) {
 	}
 }
 
-// randomName is prefix and 12 random hex digits.
-func randomName(prefix string) string {
+// fleetName is prefix and 12 random hex digits.
+func fleetName(prefix string) string {
 	return prefix + strconv.FormatInt(time.Now().UnixNano()%1e12, 16) + strconv.Itoa(int(nameSeq.Add(1)))
 }
 
@@ -340,7 +340,7 @@ func limitedPostgres(t testing.TB, limit int) ([]string, func([]string) string) 
 	t.Helper()
 	dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
 	admin := adminDB(t, "pgx", dsn)
-	name := randomName("firn_fleet_")
+	name := fleetName("firn_fleet_")
 	for _, s := range []string{
 		fmt.Sprintf("CREATE ROLE %s LOGIN CONNECTION LIMIT %d", name, limit),
 		fmt.Sprintf("CREATE DATABASE %s OWNER %s CONNECTION LIMIT %d", name, name, limit),
@@ -371,7 +371,7 @@ func limitedMySQL(t testing.TB, limit int) ([]string, func([]string) string) {
 	t.Helper()
 	dsn := testenv.Endpoint(t, "FIRN_TEST_MYSQL")
 	admin := adminDB(t, "mysql", dsn)
-	name := randomName("firn_fleet_")
+	name := fleetName("firn_fleet_")
 	for _, s := range []string{
 		"CREATE DATABASE " + name,
 		fmt.Sprintf("CREATE USER '%s'@'%%' WITH MAX_USER_CONNECTIONS %d", name, limit),
