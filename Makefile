@@ -37,7 +37,7 @@ DIST ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 BUILDINFO := github.com/firn-id/firn/internal/buildinfo
 
-.PHONY: help fmt vet lint test old-go race integration model fuzz bench chaos chaos-short evidence build release ci services proto screenshot
+.PHONY: help fmt vet lint test old-go race integration model fuzz bench fleet chaos chaos-short evidence build release ci services proto screenshot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -121,6 +121,16 @@ bench: ## benchmarks behind docs/performance.md (COUNT runs each, default 6)
 	$(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./snowflake/ ./segment/ ./opaque/ ./idtext/ ./wide/
 	$(GO) test -run '^$$' -bench 'AtomicAdd|Next' -benchmem -count $(COUNT) ./client/
 	@if [ -d bench/peers ]; then cd bench/peers && $(GO) test -run '^$$' -bench . -benchmem -count $(COUNT) ./...; fi
+
+# make fleet: FLEET processes (default 1,000) on each of FLEET_STORES, every
+# one with its own store client, in one test process (ids/fleet_test.go);
+# FLEET_TTL is the lease TTL. The small fleet's tests run in make test.
+FLEET ?= 1000
+FLEET_STORES ?= etcd,postgres,mysql,zookeeper
+FLEET_TTL ?= 10s
+
+fleet: services ## the fleet runs behind docs/performance.md "Fleets": cold start, steady state, rolling restart, exhaustion of FLEET (1000) embedded processes on FLEET_STORES
+	$(GO) test -count=1 -timeout 180m -v -run '^TestFleet$$' ./ids/ -fleet.size $(FLEET) -fleet.stores $(FLEET_STORES) -fleet.ttl $(FLEET_TTL)
 
 proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is committed)
 	GOBIN=$(CURDIR)/bin $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.34.2

@@ -62,7 +62,7 @@ func ExampleFromDB() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	db.SetMaxIdleConns(1) // many processes on one database: docs/operations.md
+	sqlstore.Embed(db) // the pool serves firn alone: no connection kept between renewals
 
 	src, err := ids.FromDB(db, sqlstore.Postgres, ids.Options{Namespace: "invoices"})
 	if err != nil {

@@ -31,7 +31,7 @@ func Open(ctx context.Context, kind, target string, o Options) (*Source, error) 
 			ErrConfig, kind, cmp.Or(store.Names(nil), "none"))
 	}
 	log := cmp.Or(o.Log, slog.Default())
-	s := store.Settings{Store: kind, Namespace: o.Namespace, DialTimeout: cmp.Or(o.DialTimeout, store.DefaultDialTimeout), Log: log}
+	s := store.Settings{Store: kind, Namespace: o.Namespace, DialTimeout: cmp.Or(o.DialTimeout, store.DefaultDialTimeout), Log: log, Embedded: true}
 	switch {
 	case target == "":
 		return nil, fmt.Errorf("%w: no target for store %s: give its %s", ErrConfig, kind, targetOf(k))
@@ -85,9 +85,21 @@ func targetOf(k store.Kind) string {
 // caller closes db after Close. The table is created at first use if
 // missing. Every write of a lease must be durable when the database
 // confirms it: a session that sets PostgreSQL's synchronous_commit to off
-// (which Open refuses in a DSN) can lose a confirmed HWM in a crash. A *sql.DB keeps idle connections open between uses: with many
-// processes on one database, set db.SetMaxIdleConns so that they fit its
-// connection limit (docs/operations.md, "Embedding firn in a service").
+// (which Open refuses in a DSN) can lose a confirmed HWM in a crash.
+//
+// The source uses one connection of db at a time, for one short
+// statement or transaction per renewal (every second by default) and per
+// claim. A *sql.DB keeps idle connections open between uses (two by
+// default), so a fleet of N processes holds N to 2N connections of the
+// database, and one past its limit (PostgreSQL's max_connections: 100 by
+// default) cannot start. A db that serves firn alone: call
+// sqlstore.Embed(db), the rule Open applies (no idle connection, at most
+// two open). A db the application shares with firn: keep N ×
+// db.SetMaxIdleConns(k), plus what the application's own peaks open,
+// within the database's limit, or put a pooler (PgBouncer, ProxySQL) in
+// front of it. A refused connection ("too many connections") is retried
+// within the renewal's deadline; docs/performance.md ("Fleets") has the
+// figures.
 func FromDB(db *sql.DB, dialect sqlstore.Dialect, o Options) (*Source, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: no database", ErrConfig)

@@ -44,6 +44,14 @@ const (
 	// MissingDatabase is the database named in the DSN not existing:
 	// PostgreSQL's 3D000, MySQL's 1049.
 	MissingDatabase
+	// TooManyConnections is the database refusing a new connection for
+	// want of a free one: PostgreSQL's 53300 (max_connections, a
+	// database's or a role's CONNECTION LIMIT), MySQL's 1040
+	// (max_connections), 1203 (max_user_connections) and 1226 (a user's
+	// MAX_USER_CONNECTIONS). Connections come free in milliseconds: the
+	// stores retry it within the caller's deadline (see Embed), and it is
+	// never a lost lease.
+	TooManyConnections
 )
 
 // String names the class.
@@ -63,6 +71,8 @@ func (c Class) String() string {
 		return "unauthenticated"
 	case MissingDatabase:
 		return "missing database"
+	case TooManyConnections:
+		return "too many connections"
 	}
 	return fmt.Sprintf("Class(%d)", int(c))
 }
@@ -75,6 +85,7 @@ var mysqlClasses = map[uint16]Class{
 	1060: DuplicateColumn,
 	1045: Unauthenticated, 1698: Unauthenticated,
 	1049: MissingDatabase,
+	1040: TooManyConnections, 1203: TooManyConnections, 1226: TooManyConnections,
 }
 
 // ServerError is a MySQL server's error, as Driver.ServerError reads it
@@ -138,6 +149,8 @@ func Classify(err error) Class {
 			return Unauthenticated
 		case code == "3D000":
 			return MissingDatabase
+		case code == "53300":
+			return TooManyConnections
 		}
 	}
 	return Outage

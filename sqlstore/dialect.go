@@ -139,6 +139,7 @@ type queries struct {
 	release        string
 	advance        string
 	readNamespace  string
+	liveNodes      string // the held nodes, read without a lock
 	expiryInterval func(string) string
 }
 
@@ -164,12 +165,13 @@ func newQueries(d Dialect, table string) queries {
 	q.readNamespace = "SELECT fingerprint, layout FROM {t}_namespaces WHERE namespace = ?"
 	q.lockNode = "SELECT owner, lease_expires > " + q.now + ", hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
 	q.lockNodes = "SELECT node, " + live + " FROM {t} WHERE namespace = ? ORDER BY node FOR UPDATE"
+	q.liveNodes = "SELECT node FROM {t} WHERE namespace = ? AND owner IS NOT NULL AND lease_expires > " + q.now
 	q.lockHWM = "SELECT hwm FROM {t} WHERE namespace = ? AND node = ? FOR UPDATE"
 	q.take = "UPDATE {t} SET owner = ?, lease_expires = " + q.expiryInterval("?") + " WHERE namespace = ? AND node = ?"
 	q.release = "UPDATE {t} SET owner = NULL, lease_expires = NULL WHERE namespace = ? AND node = ? AND owner = ?"
 	q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ?"
 	for _, s := range []*string{&q.lockNamespace, &q.addNamespace, &q.lockNodes, &q.lockHWM, &q.addNode, &q.take, &q.renew,
-		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readNamespace} {
+		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readNamespace, &q.liveNodes} {
 		*s = rebind(d, strings.ReplaceAll(*s, "{t}", table))
 	}
 	return q

@@ -149,7 +149,10 @@ func open(ctx context.Context, d Dialect, drv Driver, s store.Settings) (*store.
 
 // OpenDB opens and pings the database the settings' DSN names: a
 // malformed DSN is bad input, a database that does not answer within the
-// dial timeout an outage.
+// dial timeout an outage, one refusing connections for want of a free
+// one (TooManyConnections) is asked again within the dial timeout. For an
+// embedded process (Settings.Embedded) the pool keeps no idle connection
+// (Embed).
 func OpenDB(ctx context.Context, drv Driver, s store.Settings) (*sql.DB, error) {
 	if err := s.CheckDialTimeout(); err != nil {
 		return nil, err
@@ -162,6 +165,9 @@ func OpenDB(ctx context.Context, drv Driver, s store.Settings) (*sql.DB, error) 
 	if err != nil {
 		return nil, store.Fieldf(s.Field("dsn"), "--dsn %s: %s", store.Redact(s.Store, s.DSN), secret.Scrub(err.Error()))
 	}
+	if s.Embedded {
+		Embed(db)
+	}
 	if err := ping(ctx, db, s, ep); err != nil {
 		db.Close()
 		return nil, err
@@ -173,7 +179,7 @@ func OpenDB(ctx context.Context, drv Driver, s store.Settings) (*sql.DB, error) 
 func ping(ctx context.Context, db *sql.DB, s store.Settings, endpoint string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.DialTimeout)
 	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
+	if err := retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		if why, ok := RefusedConnection(err); ok {
 			return store.Fieldf(s.Field("dsn"), "%s %s: %s", s.Store, endpoint, secret.Scrub(why))
 		}

@@ -90,7 +90,10 @@ func (s *Store) ttlArg(ttl time.Duration) int64 {
 
 // Claim implements nodeid.Store. Claims of one namespace are serialized by
 // a lock on its namespace row; the node's HWM is read under the lock of
-// the node row the claim takes.
+// the node row the claim takes. A claim that a read without locks shows
+// cannot succeed (every node held, the node asked for held, another
+// layout) is answered from that read (see free), so that the processes
+// waiting for a node of a full pool lock nothing.
 func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Claim, err error) {
 	if err := s.ensureSchema(ctx); err != nil {
 		return c, err
@@ -98,12 +101,20 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 	if err := req.Layout.Check(); err != nil { // MySQL's INSERT IGNORE would cut a long one
 		return c, err
 	}
+	conn, err := s.conn(ctx)
+	if err != nil {
+		return c, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close()
+	if err := s.free(ctx, conn, req); err != nil {
+		return c, err
+	}
 	// The namespace row exists before the transaction locks it: inserting
 	// it inside would take a shared lock that concurrent claims deadlock on.
-	if _, err := s.db.ExecContext(ctx, s.q.addNamespace, s.opt.Namespace, req.Layout.Fingerprint, req.Layout.Description); err != nil {
+	if _, err := conn.ExecContext(ctx, s.q.addNamespace, s.opt.Namespace, req.Layout.Fingerprint, req.Layout.Description); err != nil {
 		return c, fmt.Errorf("add namespace: %w", s.denied(ctx, err, true, "INSERT"))
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return c, fmt.Errorf("begin claim: %w", err)
 	}
@@ -144,6 +155,47 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 		return c, fmt.Errorf("commit claim of node %d: %w", node, err)
 	}
 	return nodeid.Claim{Node: node, Token: token, HWM: hwm, TTL: req.TTL}, nil
+}
+
+// free refuses, from reads that lock nothing, a claim the locked claim
+// would refuse: another layout recorded, or no node pick could take
+// (a *PoolFullError, a *ConflictError). A process waiting for a node
+// of a full pool asks every 75–150 ms; a hundred of them taking the
+// namespace row's lock FOR UPDATE and every node row's would queue the
+// claims that can succeed behind them. Only the locked claim hands out a
+// node: this read may be stale either way, and then only says no to a
+// claim that would have succeeded, which is asked again, or lets through
+// one that the locked claim refuses. A namespace not yet recorded is let
+// through.
+func (s *Store) free(ctx context.Context, conn *sql.Conn, req nodeid.ClaimRequest) error {
+	var fp, desc string
+	err := conn.QueryRowContext(ctx, s.q.readNamespace, s.opt.Namespace).Scan(&fp, &desc)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read namespace: %w", s.denied(ctx, err, true, "SELECT"))
+	case fp != req.Layout.Fingerprint:
+		return &nodeid.LayoutMismatchError{Stored: desc, Want: req.Layout.Description}
+	}
+	rs, err := conn.QueryContext(ctx, s.q.liveNodes, s.opt.Namespace)
+	if err != nil {
+		return fmt.Errorf("read held nodes: %w", s.denied(ctx, err, false, "SELECT"))
+	}
+	defer rs.Close()
+	held := map[uint64]nodeRow{}
+	for rs.Next() {
+		var n uint64
+		if err := rs.Scan(&n); err != nil {
+			return fmt.Errorf("read held nodes: %w", err)
+		}
+		held[n] = nodeRow{live: true}
+	}
+	if err := rs.Err(); err != nil {
+		return fmt.Errorf("read held nodes: %w", err)
+	}
+	_, err = pick(req, held)
+	return err
 }
 
 // lockNamespace locks the namespace row and checks the layout.
@@ -207,9 +259,14 @@ func pick(req nodeid.ClaimRequest, rows map[uint64]nodeRow) (uint64, error) {
 // Renew implements nodeid.Store: one write, fenced by owner and expiry,
 // that raises the HWM (never lowering it) and the lease together.
 func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, error) {
+	conn, err := s.conn(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("renew node %d: connect: %w", c.Node, err)
+	}
+	defer conn.Close()
 	if s.dialect == Postgres {
 		var stored int64
-		err := s.db.QueryRowContext(ctx, s.q.renew, hwm, s.ttlArg(c.TTL), s.opt.Namespace, c.Node, c.Token).Scan(&stored)
+		err := conn.QueryRowContext(ctx, s.q.renew, hwm, s.ttlArg(c.TTL), s.opt.Namespace, c.Node, c.Token).Scan(&stored)
 		if errors.Is(err, sql.ErrNoRows) {
 			return 0, nodeid.ErrLeaseLost
 		}
@@ -218,13 +275,13 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, er
 		}
 		return stored, nil
 	}
-	return s.renewLocked(ctx, c, hwm)
+	return s.renewLocked(ctx, conn, c, hwm)
 }
 
 // renewLocked renews under the node row's lock: MySQL has no RETURNING on
 // UPDATE, and counts only changed rows.
-func (s *Store) renewLocked(ctx context.Context, c nodeid.Claim, hwm int64) (stored int64, err error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+func (s *Store) renewLocked(ctx context.Context, conn *sql.Conn, c nodeid.Claim, hwm int64) (stored int64, err error) {
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return 0, fmt.Errorf("begin renew: %w", err)
 	}
@@ -257,7 +314,12 @@ func (s *Store) renewLocked(ctx context.Context, c nodeid.Claim, hwm int64) (sto
 
 // Release implements nodeid.Store.
 func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
-	if _, err := s.db.ExecContext(ctx, s.q.release, s.opt.Namespace, c.Node, c.Token); err != nil {
+	conn, err := s.conn(ctx)
+	if err != nil {
+		return fmt.Errorf("release node %d: connect: %w", c.Node, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, s.q.release, s.opt.Namespace, c.Node, c.Token); err != nil {
 		return fmt.Errorf("release node %d: %w", c.Node, s.denied(ctx, err, false, "UPDATE"))
 	}
 	return nil

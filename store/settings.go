@@ -35,6 +35,13 @@ type Settings struct {
 	StateHome, Home string
 	// Log receives what a store's background readers report.
 	Log *slog.Logger
+	// Embedded says the store is opened by an application's process, one
+	// of a fleet on one database (package ids), rather than by firn's
+	// own commands. A SQL store then keeps no connection open between
+	// its statements (sqlstore.Embed): a fleet then costs the database
+	// the connections in use at one moment, not one per process, and
+	// starts past the database's connection limit.
+	Embedded bool
 }
 
 // ZooKeeper are the settings of a ZooKeeper session.
