@@ -20,10 +20,15 @@ import (
 // Config sizes a cluster. The zero value is three serving processes and a
 // spare on three usable nodes, a 2 s lease TTL and batches of 1000.
 type Config struct {
-	// Procs is how many firn serve processes run. Default 4: one more
-	// than the usable nodes, so one always waits to take over a freed
-	// node.
+	// Procs is how many firn serve processes run. Default 4 less
+	// Embedded: one more process than the usable nodes, so one always
+	// waits to take over a freed node.
 	Procs int
+	// Embedded is how many processes embed firn through package ids
+	// (cmd/embedded) beside the firn serve ones, on the same namespace,
+	// layout and node pool: either kind takes over the other's nodes.
+	// Default 0.
+	Embedded int
 	// TTL is --lease-ttl. Default 2 s.
 	TTL time.Duration
 	// Batch is the count of each batch request. Default 1000.
@@ -49,13 +54,21 @@ type Config struct {
 	Bins Bins
 }
 
-// Bins are a production build of cmd/firn and one with the clock hook.
-type Bins struct{ Firn, Clock string }
+// Bins are a production build of cmd/firn, one with the clock hook, and
+// the harness's embedding program (cmd/embedded), built with the clock
+// hook's tag (it records its store operations) unless the run uses the
+// production build.
+type Bins struct{ Firn, Clock, Embedded string }
 
-// BuildBins builds both binaries into dir, for several clusters to share.
+// BuildBins builds the binaries into dir, for several clusters to share.
 func BuildBins(t *testing.T, dir string) Bins {
 	t.Helper()
-	return Bins{Firn: build(t, dir, "firn"), Clock: build(t, dir, "firn-clockhook", ClockTag)}
+	var tags []string
+	if !Production() {
+		tags = []string{ClockTag}
+	}
+	return Bins{Firn: build(t, dir, "firn"), Clock: build(t, dir, "firn-clockhook", ClockTag),
+		Embedded: buildPkg(t, ".", "./cmd/embedded", filepath.Join(dir, "embedded"), tags...)}
 }
 
 // SegmentTag is the tag a cluster with Config.Segments serves.
@@ -63,7 +76,7 @@ const SegmentTag = "chaos"
 
 func (c Config) withDefaults() Config {
 	if c.Procs == 0 {
-		c.Procs = 4
+		c.Procs = max(usableNodes+1-c.Embedded, 1)
 	}
 	if c.TTL == 0 {
 		c.TTL = 2 * time.Second
@@ -96,13 +109,17 @@ func Layout() snowflake.Layout {
 
 // Cluster is a running node store and its firn processes.
 type Cluster struct {
-	t        *testing.T
-	cfg      Config
-	Dir      string // the run's artifacts: history.jsonl, one log per process and per server
-	bin      string
-	clockBin string // built with the firn_clockhook tag
-	store    nodeStore
+	t           *testing.T
+	cfg         Config
+	Dir         string // the run's artifacts: history.jsonl, one log per process and per server
+	bin         string
+	clockBin    string // built with the firn_clockhook tag
+	embeddedBin string // cmd/embedded
+	store       nodeStore
+	// Procs are the firn serve processes (f0, f1…), Embedded the
+	// processes that embed firn through package ids (e0…).
 	Procs    []*Proc
+	Embedded []*Proc
 	// SegmentTable is the run's segment table in each database of the
 	// set dbs, which belong to the store set segmentSet.
 	SegmentTable string
@@ -131,7 +148,7 @@ func Start(t *testing.T, cfg Config) *Cluster {
 	if cfg.Bins == (Bins{}) {
 		cfg.Bins = BuildBins(t, dir)
 	}
-	c.bin, c.clockBin = cfg.Bins.Firn, cfg.Bins.Clock
+	c.bin, c.clockBin, c.embeddedBin = cfg.Bins.Firn, cfg.Bins.Clock, cfg.Bins.Embedded
 	c.histFile, err = os.Create(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -143,11 +160,13 @@ func Start(t *testing.T, cfg Config) *Cluster {
 		c.startDB()
 	}
 	for i := range cfg.Procs {
-		p := c.newProc(fmt.Sprintf("f%d", i))
-		c.Procs = append(c.Procs, p)
+		c.Procs = append(c.Procs, c.newProc(fmt.Sprintf("f%d", i), false))
+	}
+	for i := range cfg.Embedded {
+		c.Embedded = append(c.Embedded, c.newProc(fmt.Sprintf("e%d", i), true))
 	}
 	t.Cleanup(c.stopAll)
-	for _, p := range c.Procs {
+	for _, p := range c.all() {
 		if err := p.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +184,7 @@ func (c *Cluster) waitHolders(timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for {
 		held := 0
-		for _, p := range c.Procs {
+		for _, p := range c.all() {
 			if p.Node() >= 0 {
 				held++
 			}
@@ -199,15 +218,20 @@ func Build(t *testing.T, dir, name string, tags ...string) string {
 
 func build(t *testing.T, dir, name string, tags ...string) string {
 	t.Helper()
-	bin := filepath.Join(dir, name)
+	return buildPkg(t, "../..", "./cmd/firn", filepath.Join(dir, name), tags...) // in the root module
+}
+
+// buildPkg builds the package pkg of the module in dir into bin.
+func buildPkg(t *testing.T, dir, pkg, bin string, tags ...string) string {
+	t.Helper()
 	args := []string{"build", "-o", bin}
 	if len(tags) > 0 {
 		args = append(args, "-tags", tags[0])
 	}
-	cmd := exec.Command("go", append(args, "./cmd/firn")...)
-	cmd.Dir = "../.." // the root module
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build firn: %v\n%s", err, out)
+		t.Fatalf("build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }
@@ -225,8 +249,11 @@ func (c *Cluster) keepOrRemove() {
 	}
 }
 
+// all are the processes of both kinds.
+func (c *Cluster) all() []*Proc { return slices.Concat(c.Procs, c.Embedded) }
+
 func (c *Cluster) stopAll() {
-	for _, p := range c.Procs {
+	for _, p := range c.all() {
 		p.Kill()
 	}
 }

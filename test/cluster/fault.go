@@ -59,7 +59,8 @@ type Faults struct {
 // NewFaults returns the fault injector of c under load.
 func NewFaults(c *Cluster, load *Load) *Faults { return &Faults{c: c, load: load} }
 
-// holder returns the first process from start that holds a node.
+// holder returns the first firn serve process from start that holds a
+// node.
 func (f *Faults) holder(start int) *Proc {
 	for i := range f.c.Procs {
 		p := f.c.Procs[(start+i)%len(f.c.Procs)]
@@ -120,8 +121,9 @@ func (f *Faults) recovered(r *Result, start time.Time, free <-chan time.Time, ti
 
 // Kill9 kills the process holding a node with SIGKILL and starts it again
 // at once.
-func (f *Faults) Kill9(i int) Result {
-	p := f.holder(i)
+func (f *Faults) Kill9(i int) Result { return f.kill9(f.holder(i)) }
+
+func (f *Faults) kill9(p *Proc) Result {
 	r, live, _ := f.begin("kill-9", p)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -146,8 +148,9 @@ func (f *Faults) Kill9(i int) Result {
 // Pause stops a process holding a node with SIGSTOP past its lease TTL,
 // then continues it. With afterHWM the stop lands just after the process
 // wrote its HWM, as the node store shows it.
-func (f *Faults) Pause(i int, afterHWM bool) Result {
-	p := f.holder(i)
+func (f *Faults) Pause(i int, afterHWM bool) Result { return f.pause(f.holder(i), afterHWM) }
+
+func (f *Faults) pause(p *Proc, afterHWM bool) Result {
 	name := "sigstop"
 	if afterHWM {
 		name = "sigstop-after-hwm"
@@ -178,8 +181,9 @@ func (f *Faults) Pause(i int, afterHWM bool) Result {
 
 // Partition cuts a process holding a node off from the node store past
 // its lease TTL, then lets it through again.
-func (f *Faults) Partition(i int) Result {
-	p := f.holder(i)
+func (f *Faults) Partition(i int) Result { return f.partition(f.holder(i)) }
+
+func (f *Faults) partition(p *Proc) Result {
 	r, live, _ := f.begin("partition", p)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -209,7 +213,7 @@ func (f *Faults) StoreCrash() Result {
 func (f *Faults) Rolling() Result {
 	r := Result{Fault: "rolling-restart", Target: "all", Node: -1}
 	f.c.Phase(r.Fault)
-	for _, p := range f.c.Procs {
+	for _, p := range f.c.all() {
 		if err := p.Stop(15 * time.Second); err != nil && r.Err == nil {
 			r.Err = err
 		}
@@ -230,7 +234,7 @@ func (f *Faults) Clock(i int, d time.Duration) Result {
 	p := f.holder(i)
 	r, live, _ := f.begin("clock+"+d.String(), p)
 	var spare *Proc
-	for _, q := range f.c.Procs {
+	for _, q := range f.c.all() {
 		if q != p && q.Node() < 0 {
 			spare = q
 		}
@@ -249,4 +253,48 @@ func stop(p *Proc) error {
 		return nil
 	}
 	return p.Stop(15 * time.Second)
+}
+
+// Embedded runs the faults that hit one process — kill -9, SIGSTOP past
+// the lease TTL, a partition from the node store — on each process that
+// embeds firn (Cluster.Embedded), each once the process holds a node
+// (see hand). The node store's crash hits them with the rest.
+func (f *Faults) Embedded() []Result {
+	faults := []func(*Proc) Result{f.kill9, func(p *Proc) Result { return f.pause(p, false) }, f.partition}
+	var out []Result
+	for _, p := range f.c.Embedded {
+		for _, fault := range faults {
+			if err := f.hand(p); err != nil {
+				out = append(out, Result{Fault: "hand-over", Target: p.Name, Node: -1, Err: err})
+				continue
+			}
+			out = append(out, fault(p))
+		}
+	}
+	return out
+}
+
+// hand makes p hold a node that serves. With one process more than the
+// usable nodes, a process waiting for one is the only one waiting: a firn
+// serve process holding a node is stopped (it releases the node, which p
+// takes) and started again (it then waits in p's place).
+func (f *Faults) hand(p *Proc) error {
+	bound := 3*f.c.cfg.TTL + 5*time.Second
+	if p.Node() >= 0 {
+		return p.WaitReady(bound)
+	}
+	q := f.holder(0)
+	if q.Node() < 0 {
+		return fmt.Errorf("%s waits for a node, and no firn serve process holds one to hand over", p.Name)
+	}
+	f.c.Phase("hand-over")
+	err := q.Stop(15 * time.Second)
+	deadline := time.Now().Add(bound)
+	for p.Node() < 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.Node() < 0 {
+		err = errors.Join(err, fmt.Errorf("%s took no node within %s of %s releasing one", p.Name, bound, q.Name))
+	}
+	return errors.Join(err, q.Start(), p.WaitReady(bound))
 }

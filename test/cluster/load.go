@@ -45,17 +45,19 @@ type Load struct {
 func (c *Cluster) StartLoad() *Load {
 	l := &Load{c: c, layout: Layout(), stop: make(chan struct{}), served: map[uint64]time.Time{},
 		lastOK: map[string]time.Time{}, firstOK: map[string]time.Time{}, gaps: map[string]time.Duration{}, segOK: map[string]time.Time{}}
-	for _, p := range c.Procs {
+	for _, p := range c.all() {
 		for i := range c.cfg.Callers {
 			l.wg.Add(1)
 			go l.caller(fmt.Sprintf("%s.c%d", p.Name, i), p, "")
 		}
-		if c.cfg.Segments {
+		if c.cfg.Segments && !p.Embedded {
 			l.wg.Add(1)
 			go l.caller(p.Name+".seg", p, SegmentTag)
 		}
 	}
 	if c.cfg.ClientCallers > 0 {
+		// The firn serve processes: the Go client speaks firn's API,
+		// which an embedding application does not serve.
 		var eps []string
 		for _, p := range c.Procs {
 			eps = append(eps, "http://"+p.front.Addr())

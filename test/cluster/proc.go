@@ -18,16 +18,21 @@ import (
 	"github.com/firn-id/firn/test/cluster/history"
 )
 
-// Proc is one firn serve process, started again as new lives. It reaches
-// the node store through fault proxies of its own, so it can be cut off
-// from the store alone.
+// Proc is one firn serve process, or one that embeds firn through
+// package ids (cmd/embedded), started again as new lives. It reaches the
+// node store through fault proxies of its own, so it can be cut off from
+// the store alone.
 type Proc struct {
-	c       *Cluster
-	Name    string
-	proxies []*faultproxy.Proxy
-	db      []*faultproxy.Proxy // to each segment database of the set
-	front   *front              // the Go client's fixed address of the process
-	log     *os.File
+	c    *Cluster
+	Name string
+	// Embedded: the process embeds firn (cmd/embedded). It serves
+	// snowflake IDs only — no segments, no Go client — on the HTTP
+	// route the load asks firn serve's on.
+	Embedded bool
+	proxies  []*faultproxy.Proxy
+	db       []*faultproxy.Proxy // to each segment database of the set; none when embedded
+	front    *front              // the Go client's fixed address of the process; nil when embedded
+	log      *os.File
 
 	mu     chan struct{} // a one-slot lock, usable with select
 	life   int
@@ -41,13 +46,15 @@ type Proc struct {
 	stopping bool
 }
 
-func (c *Cluster) newProc(name string) *Proc {
-	p := &Proc{c: c, Name: name, mu: make(chan struct{}, 1), node: -1}
+func (c *Cluster) newProc(name string, embedded bool) *Proc {
+	p := &Proc{c: c, Name: name, Embedded: embedded, mu: make(chan struct{}, 1), node: -1}
 	for _, up := range c.store.upstreams() {
 		p.proxies = append(p.proxies, faultproxy.New(c.t, up))
 	}
-	p.db = c.dbProxies()
-	p.front = newFront(c.t, p)
+	if !embedded {
+		p.db = c.dbProxies()
+		p.front = newFront(c.t, p)
+	}
 	f, err := os.Create(filepath.Join(c.Dir, name+".log"))
 	if err != nil {
 		c.t.Fatal(err)
@@ -81,16 +88,10 @@ func (p *Proc) Start() error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"serve"}, p.c.store.flags(p.proxies)...)
-	args = append(args, "--http", addr, "--grpc", "off",
-		"--lease-ttl", p.c.cfg.TTL.String(), "--dial-timeout", "1s",
-		"--max-batch", "100000", "--log-format", "json")
-	args = append(args, layoutFlags...)
-	seg, err := p.c.segmentConfig(p.Name, p.db)
+	args, err := p.args(addr)
 	if err != nil {
 		return err
 	}
-	args = append(args, seg...)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
@@ -100,7 +101,10 @@ func (p *Proc) Start() error {
 	p.life++
 	life := fmt.Sprintf("%s#%d", p.Name, p.life)
 	bin, env := p.c.bin, append(environ(), p.c.lifeEnv(life)...)
-	if !Production() || p.clock != 0 {
+	switch {
+	case p.Embedded:
+		bin = p.c.embeddedBin
+	case !Production() || p.clock != 0:
 		bin = p.c.clockBin
 	}
 	if p.clock != 0 {
@@ -130,6 +134,26 @@ func (p *Proc) Start() error {
 		close(exited)
 	}(p.exited)
 	return nil
+}
+
+// args are a life's arguments: firn serve's, or cmd/embedded's, which
+// takes the same store and layout flags.
+func (p *Proc) args(addr string) ([]string, error) {
+	ttl := p.c.cfg.TTL.String()
+	if p.Embedded {
+		args := append(p.c.store.flags(p.proxies), "--http", addr, "--lease-ttl", ttl, "--dial-timeout", "1s")
+		return append(args, layoutFlags...), nil
+	}
+	args := append([]string{"serve"}, p.c.store.flags(p.proxies)...)
+	args = append(args, "--http", addr, "--grpc", "off",
+		"--lease-ttl", ttl, "--dial-timeout", "1s",
+		"--max-batch", "100000", "--log-format", "json")
+	args = append(args, layoutFlags...)
+	seg, err := p.c.segmentConfig(p.Name, p.db)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, seg...), nil
 }
 
 // logLine is what the harness reads of firn's JSON log.

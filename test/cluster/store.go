@@ -74,6 +74,18 @@ func StoreKinds(bin string) ([]string, error) {
 	return kinds, nil
 }
 
+// EmbeddedKinds returns the store kinds the embedding program bin
+// (cmd/embedded) registers: those it can open with ids.Open.
+func EmbeddedKinds(bin string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "-kinds").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s -kinds: %w", bin, err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
 // nodeStore is where a cluster's processes keep node leases and HWMs: the
 // one place that knows a store's addresses, flags and records.
 type nodeStore interface {

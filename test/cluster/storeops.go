@@ -77,6 +77,14 @@ func (c *Cluster) checkStoreOps(t *testing.T) (string, bool) {
 	if logs == 0 || len(ops) == 0 {
 		t.Fatalf("no store operation recorded in %s: the test build records them", c.Dir)
 	}
+	// A process that embeds firn records through a store kind of its
+	// own (cmd/embedded): one that recorded nothing would pass unseen.
+	for _, p := range c.Embedded {
+		life := p.Name + "#1"
+		if st, err := os.Stat(filepath.Join(c.Dir, storecheck.LogName(life))); err != nil || st.Size() == 0 {
+			t.Errorf("%s recorded no store operation (%v): its test build records them", life, err)
+		}
+	}
 	r := storecheck.Check(ops, storecheck.DefaultTimeout)
 	t.Logf("store operations of %d process lives: %s", logs, r)
 	if !r.OK() {
