@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"syscall"
 	"time"
 )
@@ -33,6 +35,7 @@ type Result struct {
 	// survivors' pause is reported, not held to a goal.
 	Outage bool
 	Err    error
+	phase  string // the fault's phase in the history
 }
 
 func (r Result) String() string {
@@ -76,8 +79,25 @@ func (f *Faults) begin(name string, p *Proc) (Result, map[string]bool, time.Time
 	live := f.load.Mark(300 * time.Millisecond)
 	life, _ := p.Life()
 	delete(live, life)
-	at := f.c.Phase(name)
-	return Result{Fault: name, Target: p.Name, Node: p.Node()}, live, at
+	// A life that has ended (a hand-over just stopped it) is no
+	// survivor: its silence is not a pause.
+	current := map[string]bool{}
+	for _, q := range f.c.all() {
+		name, _ := q.Life()
+		current[name] = true
+	}
+	maps.DeleteFunc(live, func(l string, _ bool) bool { return !current[l] })
+	r := Result{Fault: name, Target: p.Name, Node: p.Node(), phase: phaseOf(name, p)}
+	return r, live, f.c.Phase(r.phase)
+}
+
+// phaseOf names the phase of a fault on p: a fault on an embedding
+// process apart from the same fault on firn serve ("kill-9 e0").
+func phaseOf(fault string, p *Proc) string {
+	if p.Embedded {
+		return fault + " " + p.Name
+	}
+	return fault
 }
 
 // end measures the survivors' longest pause and lets the cluster settle.
@@ -87,7 +107,7 @@ func (f *Faults) end(r *Result, live map[string]bool) {
 			r.Pause, r.PauseLife = g, life
 		}
 	}
-	f.c.Phase(r.Fault + " settle")
+	f.c.Phase(cmp.Or(r.phase, r.Fault) + " settle")
 	time.Sleep(time.Second)
 }
 
@@ -287,7 +307,7 @@ func (f *Faults) hand(p *Proc) error {
 	if q.Node() < 0 {
 		return fmt.Errorf("%s waits for a node, and no firn serve process holds one to hand over", p.Name)
 	}
-	f.c.Phase("hand-over")
+	f.c.Phase(phaseOf("hand-over", p))
 	err := q.Stop(15 * time.Second)
 	deadline := time.Now().Add(bound)
 	for p.Node() < 0 && time.Now().Before(deadline) {
