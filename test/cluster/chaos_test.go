@@ -12,8 +12,9 @@ import (
 )
 
 // plan is one run: how many IDs at least on etcd and on every other
-// store, how many rounds of every fault at least, and whether the
-// availability goals are asserted.
+// store, how many rounds of every fault at least, whether the
+// availability goals are asserted, and the stores whose run has a
+// process that embeds firn (package ids) beside the firn serve ones.
 type plan struct {
 	name       string
 	ids        int64 // on etcd
@@ -23,6 +24,7 @@ type plan struct {
 	etcdBatch  int // the count of each batch request on etcd
 	otherBatch int // and on every other store
 	pace       time.Duration
+	embedded   []string // nil: every store
 }
 
 // plans: FIRN_CHAOS=short (make chaos-short, in CI) checks safety only;
@@ -30,10 +32,13 @@ type plan struct {
 // The short run's batches are sized so that one round of every fault
 // yields about twice the IDs asked on a loaded machine: a second round
 // would double the run, and checking more IDs than needed (under -race)
-// costs time the budget does not have.
+// costs time the budget does not have. For the same reason it runs the
+// embedded process (its three faults add about 15 s a store) on etcd and
+// PostgreSQL only; the long run, on every store.
 var plans = map[string]plan{
-	"short": {name: "short", ids: 2_000_000, otherIDs: 1_000_000, rounds: 1, etcdBatch: 500, otherBatch: 200, pace: 20 * time.Millisecond},
-	"long":  {name: "long", ids: 50_000_000, otherIDs: 20_000_000, rounds: 4, goals: true, etcdBatch: 1000, otherBatch: 1000, pace: 20 * time.Millisecond},
+	"short": {name: "short", ids: 2_000_000, otherIDs: 1_000_000, rounds: 1, etcdBatch: 500, otherBatch: 200, pace: 20 * time.Millisecond,
+		embedded: []string{cluster.StoreEtcd, cluster.StorePostgres}},
+	"long": {name: "long", ids: 50_000_000, otherIDs: 20_000_000, rounds: 4, goals: true, etcdBatch: 1000, otherBatch: 1000, pace: 20 * time.Millisecond},
 }
 
 // batch is the count of each batch request on store.
@@ -42,6 +47,14 @@ func (pl plan) batch(store string) int {
 		return pl.etcdBatch
 	}
 	return pl.otherBatch
+}
+
+// embeds is how many processes embed firn in the run on store.
+func (pl plan) embeds(store string) int {
+	if pl.embedded == nil || slices.Contains(pl.embedded, store) {
+		return 1
+	}
+	return 0
 }
 
 // want is how many IDs the plan asks of store.
@@ -97,13 +110,24 @@ func pending(t *testing.T, bins cluster.Bins) {
 			t.Errorf("firn serve offers --store %s, which the fault run neither covers (cluster.Stores) nor lists as pending", k)
 		}
 	}
+	// The long run embeds firn on every store it covers.
+	embeds, err := cluster.EmbeddedKinds(bins.Embedded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range cluster.Stores {
+		if !slices.Contains(embeds, k) {
+			t.Errorf("the fault run covers --store %s, which the embedding program (cmd/embedded) does not import: it knows %v", k, embeds)
+		}
+	}
 }
 
 // run is one store's run of the plan: every fault kind each round, then
 // the history checked.
 func run(t *testing.T, pl plan, store string, bins cluster.Bins) {
 	began := time.Now()
-	c := cluster.Start(t, cluster.Config{Batch: pl.batch(store), Pace: pl.pace, Segments: true, ClientCallers: 2, Store: store, Bins: bins})
+	c := cluster.Start(t, cluster.Config{Batch: pl.batch(store), Pace: pl.pace, Segments: true, ClientCallers: 2, Store: store, Bins: bins,
+		Embedded: pl.embeds(store)})
 	t.Logf("%s cluster up in %s; artifacts in %s", store, time.Since(began).Round(time.Millisecond), c.Dir)
 	load := c.StartLoad()
 	f := cluster.NewFaults(c, load)
@@ -115,6 +139,7 @@ func run(t *testing.T, pl plan, store string, bins cluster.Bins) {
 			f.Kill9(round), f.Pause(round+1, false), f.Pause(round+2, true),
 			f.Partition(round), f.StoreCrash(), f.Clock(round+1, clockOffset), f.Rolling(),
 			f.DBCut(round), f.DBDown(), f.DBHalfDown())
+		results = append(results, f.Embedded()...)
 		t.Logf("round %d: %d IDs after %s", round, load.IDs(), time.Since(began).Round(time.Millisecond))
 	}
 	load.Stop()
