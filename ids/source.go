@@ -275,10 +275,10 @@ func (s *Source) fail(err error) {
 }
 
 // state is what a call waits on: the failure, the change channel.
-func (s *Source) state() (error, chan struct{}) {
+func (s *Source) state() (chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.failed, s.changed
+	return s.changed, s.failed
 }
 
 // Ready returns nil while the source holds a node that serves, and
@@ -289,7 +289,7 @@ func (s *Source) Ready() error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	failed, _ := s.state()
+	_, failed := s.state()
 	if failed != nil {
 		return &FailedError{Err: failed}
 	}
@@ -351,6 +351,9 @@ func (s *Source) notReady(waited time.Duration, ctxErr error) error {
 
 // enter admits a call, or returns ErrClosed; leave ends it.
 func (s *Source) enter() error {
+	if s.closed.Load() { // never wait for a Close in progress
+		return ErrClosed
+	}
 	s.calls.RLock()
 	if s.closed.Load() {
 		s.calls.RUnlock()
@@ -378,7 +381,7 @@ func (s *Source) await(ctx context.Context, draw func(context.Context, *held) (b
 		defer cancel()
 	}
 	for {
-		failed, changed := s.state()
+		changed, failed := s.state()
 		if failed != nil {
 			return &FailedError{Err: failed}
 		}
@@ -523,8 +526,10 @@ func (s *Source) Close(ctx context.Context) error {
 		s.closed.Store(true)
 		close(s.stopped)
 		s.closeNow()
-		s.calls.Lock() // every call in flight has returned
-		s.calls.Unlock()
+		// Every call in flight has returned once the lock is taken; a
+		// call that comes later sees closed and never takes it.
+		s.calls.Lock()
+		defer s.calls.Unlock()
 		s.stop()
 		<-s.done // no acquisition, watch or open runs
 		s.mu.Lock()

@@ -105,7 +105,7 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (c nodeid.Cl
 	if err != nil {
 		return c, fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // back to the pool, or closed under Embed
 	if err := s.free(ctx, conn, req); err != nil {
 		return c, err
 	}
@@ -263,7 +263,7 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, er
 	if err != nil {
 		return 0, fmt.Errorf("renew node %d: connect: %w", c.Node, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // back to the pool, or closed under Embed
 	if s.dialect == Postgres {
 		var stored int64
 		err := conn.QueryRowContext(ctx, s.q.renew, hwm, s.ttlArg(c.TTL), s.opt.Namespace, c.Node, c.Token).Scan(&stored)
@@ -318,7 +318,7 @@ func (s *Store) Release(ctx context.Context, c nodeid.Claim) error {
 	if err != nil {
 		return fmt.Errorf("release node %d: connect: %w", c.Node, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }() // back to the pool, or closed under Embed
 	if _, err := conn.ExecContext(ctx, s.q.release, s.opt.Namespace, c.Node, c.Token); err != nil {
 		return fmt.Errorf("release node %d: %w", c.Node, s.denied(ctx, err, false, "UPDATE"))
 	}
