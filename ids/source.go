@@ -48,6 +48,11 @@ type Options struct {
 	// DialTimeout bounds Open's first connection to the store. Default
 	// store.DefaultDialTimeout (5 s).
 	DialTimeout time.Duration
+	// Reserved lists node values never taken (as firn serve's
+	// registry.reserved_nodes): those an old system's workers still hold
+	// on a namespace taken over from it (docs/migration.md). Every
+	// process of the namespace must list them.
+	Reserved []uint64
 	// Log receives what the source logs: waits for a node, a lost lease,
 	// renewals failing. Default slog.Default().
 	Log *slog.Logger
@@ -132,11 +137,16 @@ func start(open opener, name string, o Options) (*Source, error) {
 	case o.Wait < 0:
 		return nil, fmt.Errorf("%w: wait %s is negative", ErrConfig, o.Wait)
 	}
+	for _, v := range o.Reserved {
+		if v > l.MaxNode() {
+			return nil, fmt.Errorf("%w: reserved node %d is not a node of layout %s (0..%d)", ErrConfig, v, l.Name, l.MaxNode())
+		}
+	}
 	log := cmp.Or(o.Log, slog.Default())
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Source{open: open, wait: cmp.Or(o.Wait, DefaultWait), log: log,
 		cfg: node.Config{
-			Lease:     nodeid.Config{NodeBits: l.NodeBits(), Layout: node.LayoutID(l), TTL: o.TTL},
+			Lease:     nodeid.Config{NodeBits: l.NodeBits(), Layout: node.LayoutID(l), TTL: o.TTL, Reserved: o.Reserved},
 			Generator: snowflake.Config{Layout: l},
 			StoreName: name,
 			Log:       log,

@@ -317,3 +317,24 @@ func randomName() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// TestReservedNodesNeverTaken: a source never takes a reserved node, and
+// a reserved node outside the layout is refused.
+func TestReservedNodesNeverTaken(t *testing.T) {
+	l := snowflake.DefaultLayout()
+	l.Name, l.Node = "two-nodes", []snowflake.Field{{Name: "node", Bits: 1}}
+	a, b := localPair(t, ids.Options{Layout: l, Reserved: []uint64{0}})
+	held, waiting := holding(t, a, b)
+	if n, ok := held.Node(); !ok || n != 1 {
+		t.Errorf("the source holds node %d (%v), want 1: node 0 is reserved", n, ok)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := waiting.Next(ctx); !errors.Is(err, ids.ErrNotReady) {
+		t.Errorf("with node 1 held and node 0 reserved: %v, want ErrNotReady", err)
+	}
+	_, err := ids.Open(t.Context(), "local", t.TempDir(), ids.Options{Layout: l, Reserved: []uint64{2}})
+	if !errors.Is(err, ids.ErrConfig) {
+		t.Errorf("a reserved node outside the layout: %v, want ErrConfig", err)
+	}
+}
