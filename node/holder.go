@@ -28,8 +28,10 @@ const WatchEvery = 500 * time.Millisecond
 type Config struct {
 	// Store is where nodes are claimed.
 	Store nodeid.Store
-	// Lease configures every acquisition, as for nodeid.Acquire; its
-	// Window is widened for a layout of long ticks (CoverTick).
+	// Lease configures every acquisition, as for nodeid.Acquire; its Tick
+	// and Epoch are set to the generator's layout's, and for a layout of
+	// long ticks its MaxBehind and the generator's MaxStartAhead grow
+	// (fitTicks).
 	Lease nodeid.Config
 	// Generator configures every generator. Node and Reservation are set
 	// to each lease's; StartAhead is set when Lease.StartAhead is. The
@@ -98,7 +100,7 @@ func New(cfg Config) (*Holder, error) {
 	if cfg.Attempt == 0 {
 		cfg.Attempt = DefaultAttempt
 	}
-	cfg.Lease.Window = CoverTick(layoutOf(cfg.Generator), cfg.Lease.Window, nodeid.DefaultWindow)
+	cfg.Lease, cfg.Generator = fitTicks(cfg.Lease, cfg.Generator)
 	if cfg.StoreName == "" {
 		cfg.StoreName = "the node store"
 	}

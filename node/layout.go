@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
@@ -16,20 +17,46 @@ func LayoutID(l snowflake.Layout) nodeid.LayoutID {
 	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String(), Bits: l.BitsFingerprint()}
 }
 
-// CoverTick returns w, a lease window (0: nodeid.DefaultWindow), widened
-// for a layout whose tick is long: the HWM must reach the end of the
-// generator's current tick, up to a tick past the clock, or that tick is
-// never issued, so a window of a tick longer than 10 ms is its default
-// plus the tick, and any window at least the tick plus margin, the time
-// the caller's lease must be renewed within.
-func CoverTick(l snowflake.Layout, w, margin time.Duration) time.Duration {
+// fitTicks fits a lease and a generator to the generator's layout. The
+// lease reserves whole ticks (nodeid.Config.Tick), so the tick the
+// generator stands in is issuable however long it is. For a tick longer
+// than 10 ms, the bounds on how far the clock may be behind the stored
+// HWM at start — the lease's MaxBehind and the generator's MaxStartAhead
+// — grow by two ticks: a lease leaves its HWM up to its window plus a
+// tick ahead, and the generator starts at the next whole tick, so
+// within the default bounds a node of a layout of long ticks could never
+// be taken again.
+func fitTicks(lc nodeid.Config, gc snowflake.Config) (nodeid.Config, snowflake.Config) {
+	l := layoutOf(gc)
+	if l.Tick%time.Millisecond == 0 { // else decode-only: snowflake.New says so
+		lc.Tick, lc.Epoch = l.Tick, l.Epoch
+	}
 	if l.Tick <= 10*time.Millisecond {
-		return w
+		return lc, gc
 	}
+	w := lc.Window
 	if w == 0 {
-		return nodeid.DefaultWindow + l.Tick
+		w = nodeid.DefaultWindow
 	}
-	return max(w, l.Tick+margin)
+	behind := lc.MaxBehind
+	switch {
+	case behind != 0 && behind <= w:
+		return lc, gc // nodeid.Acquire refuses it, naming both
+	case behind == 0:
+		behind = max(10*time.Second, 2*w) // nodeid's default
+	}
+	lc.MaxBehind = addSat(behind, addSat(l.Tick, l.Tick))
+	gc.MaxStartAhead = max(gc.MaxStartAhead, addSat(lc.MaxBehind, l.Tick))
+	return lc, gc
+}
+
+// addSat returns a+b for non-negative durations, saturating at the
+// longest duration rather than overflowing.
+func addSat(a, b time.Duration) time.Duration {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // layoutOf is the layout of a generator's configuration: the zero Layout

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,13 @@ type Config struct {
 	MaxBehind time.Duration
 	// StartAhead lets Acquire succeed however far the clock is behind.
 	StartAhead bool
+	// Tick and Epoch are the generator's layout's. When Tick is set,
+	// every HWM the lease asks for is rounded up to the end of a tick
+	// (Epoch + k·Tick): the tick holding the generator's time is reserved
+	// whole however long it is, and the next acquisition starts at a
+	// tick's start rather than in the tick after. Zero: no rounding.
+	Tick  time.Duration
+	Epoch time.Time
 }
 
 // maxNodeBits bounds the pool: beyond 2^32 node IDs no store could list
@@ -89,6 +97,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: window %s under 10ms", c.Window)
 	case c.MaxBehind <= c.Window:
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
+	case c.Tick < 0 || c.Tick%time.Millisecond != 0:
+		return fmt.Errorf("nodeid: tick %s is not a whole number of milliseconds", c.Tick)
 	case c.Layout.Fingerprint == "":
 		return errors.New("nodeid: no layout fingerprint")
 	}
@@ -157,7 +167,7 @@ func (l *Lease) now() int64 {
 // the window. The limit moves only to what the store confirmed, and not
 // at all once the lease has ended.
 func (l *Lease) extend(ctx context.Context) error {
-	target := l.now() + l.cfg.Window.Milliseconds()
+	target := alignUp(l.now()+l.cfg.Window.Milliseconds(), l.cfg.Epoch.UnixMilli(), l.cfg.Tick.Milliseconds())
 	stored, err := l.store.Renew(ctx, l.claim, target)
 	l.renewals.Add(1)
 	if err != nil {
@@ -172,6 +182,23 @@ func (l *Lease) extend(ctx context.Context) error {
 		l.limit.Store(stored)
 	}
 	return nil
+}
+
+// alignUp rounds ms up to the next epoch + k·tick (tick in ms; 1 or
+// less: no rounding), saturating at the largest millisecond.
+func alignUp(ms, epoch, tick int64) int64 {
+	if tick <= 1 || ms <= epoch {
+		return ms
+	}
+	// ms > epoch, so the difference fits in a uint64 whatever the two.
+	r := int64((uint64(ms) - uint64(epoch)) % uint64(tick))
+	switch {
+	case r == 0:
+		return ms
+	case ms > math.MaxInt64-(tick-r):
+		return math.MaxInt64
+	}
+	return ms + tick - r
 }
 
 // freeze fixes the limit where it is: whatever answer arrives later, the
