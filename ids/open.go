@@ -99,7 +99,10 @@ func targetOf(k store.Kind) string {
 // within the database's limit, or put a pooler (PgBouncer, ProxySQL) in
 // front of it. A refused connection ("too many connections") is retried
 // within the renewal's deadline; docs/performance.md ("Fleets") has the
-// figures.
+// figures. While the application holds every connection of a shared db,
+// renewals wait for one and fail ("all N connections of the pool in
+// use"): issuing stops at the HWM, and a lease not renewed for its TTL
+// is lost and taken again once a connection comes free.
 func FromDB(db *sql.DB, dialect sqlstore.Dialect, o Options) (*Source, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: no database", ErrConfig)

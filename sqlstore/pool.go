@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -50,6 +51,13 @@ func (s *Store) conn(ctx context.Context) (*sql.Conn, error) {
 		c, err = s.db.Conn(ctx)
 		return err
 	})
+	if err != nil && ctx.Err() != nil {
+		// Waited on the pool itself: the application sharing it (FromDB)
+		// holds every connection it allows.
+		if st := s.db.Stats(); st.MaxOpenConnections > 0 && st.InUse >= st.MaxOpenConnections {
+			err = fmt.Errorf("all %d connections of the pool in use, none came free: %w", st.MaxOpenConnections, err)
+		}
+	}
 	return c, err
 }
 
