@@ -42,6 +42,15 @@ type Options struct {
 	// node of a process killed without Close stays taken. Default
 	// nodeid.DefaultTTL (10 s), within nodeid.MinTTL and nodeid.MaxTTL.
 	TTL time.Duration
+	// Window is how far ahead of the clock the lease reserves; the lease
+	// is renewed every third of the shorter of Window and TTL. Default
+	// nodeid.DefaultWindow (3 s): a renewal a second. A longer window
+	// renews less often — a fleet of N processes costs its store
+	// N × 3 / min(Window, TTL) operations a second — and issues longer
+	// through a store outage; a process restarted within it starts up to
+	// a window ahead of the clock, its IDs carrying that later time. At
+	// least 10 ms, at most nodeid.MaxWindow.
+	Window time.Duration
 	// Wait bounds a call's wait for a node when its context has no
 	// deadline. Default DefaultWait.
 	Wait time.Duration
@@ -131,10 +140,11 @@ func start(open opener, name string, o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case o.TTL != 0 && (o.TTL < nodeid.MinTTL || o.TTL > nodeid.MaxTTL):
-		return nil, fmt.Errorf("%w: TTL %s outside %s..%s", ErrConfig, o.TTL, nodeid.MinTTL, nodeid.MaxTTL)
-	case o.Wait < 0:
+	lc := nodeid.Config{NodeBits: l.NodeBits(), Layout: node.LayoutID(l), TTL: o.TTL, Window: o.Window, Reserved: o.Reserved}
+	if err := lc.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if o.Wait < 0 {
 		return nil, fmt.Errorf("%w: wait %s is negative", ErrConfig, o.Wait)
 	}
 	for _, v := range o.Reserved {
@@ -146,7 +156,7 @@ func start(open opener, name string, o Options) (*Source, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Source{open: open, wait: cmp.Or(o.Wait, DefaultWait), log: log,
 		cfg: node.Config{
-			Lease:     nodeid.Config{NodeBits: l.NodeBits(), Layout: node.LayoutID(l), TTL: o.TTL, Reserved: o.Reserved},
+			Lease:     lc,
 			Generator: snowflake.Config{Layout: l},
 			StoreName: name,
 			Log:       log,

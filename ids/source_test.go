@@ -287,6 +287,7 @@ func TestOptionsRefused(t *testing.T) {
 		{"mysql session variable", "mysql", "u:pw@tcp(127.0.0.1:3306)/db?password=hunter2", ids.Options{Namespace: "x"}, "password"},
 		{"etcd prefix", "etcd", "127.0.0.1:2379", ids.Options{Namespace: "orders"}, "key prefix"},
 		{"TTL", "local", dir, ids.Options{TTL: time.Millisecond}, "TTL"},
+		{"window", "local", dir, ids.Options{Window: time.Millisecond}, "window 1ms under 10ms"},
 		{"decode-only layout", "local", dir, ids.Options{Layout: decodeOnly()}, "layout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,20 +19,18 @@ func LayoutID(l snowflake.Layout) nodeid.LayoutID {
 
 // fitTicks fits a lease and a generator to the generator's layout. The
 // lease reserves whole ticks (nodeid.Config.Tick), so the tick the
-// generator stands in is issuable however long it is. For a tick longer
-// than 10 ms, the bounds on how far the clock may be behind the stored
-// HWM at start — the lease's MaxBehind and the generator's MaxStartAhead
-// — grow by two ticks: a lease leaves its HWM up to its window plus a
-// tick ahead, and the generator starts at the next whole tick, so
-// within the default bounds a node of a layout of long ticks could never
-// be taken again.
+// generator stands in is issuable however long it is. A lease leaves its
+// HWM up to its window and a tick ahead of the clock, and the generator
+// starts at the next whole tick past it: the bounds on how far the clock
+// may be behind the stored HWM at start — the lease's MaxBehind and the
+// generator's MaxStartAhead — must admit that, or a node taken again
+// soon after its release could never be served. For a tick longer than
+// 10 ms MaxBehind grows by two ticks; the generator's bound is always at
+// least MaxBehind and a tick.
 func fitTicks(lc nodeid.Config, gc snowflake.Config) (nodeid.Config, snowflake.Config) {
 	l := layoutOf(gc)
 	if l.Tick%time.Millisecond == 0 { // else decode-only: snowflake.New says so
 		lc.Tick, lc.Epoch = l.Tick, l.Epoch
-	}
-	if l.Tick <= 10*time.Millisecond {
-		return lc, gc
 	}
 	w := lc.Window
 	if w == 0 {
@@ -45,8 +43,13 @@ func fitTicks(lc nodeid.Config, gc snowflake.Config) (nodeid.Config, snowflake.C
 	case behind == 0:
 		behind = max(10*time.Second, 2*w) // nodeid's default
 	}
-	lc.MaxBehind = addSat(behind, addSat(l.Tick, l.Tick))
-	gc.MaxStartAhead = max(gc.MaxStartAhead, addSat(lc.MaxBehind, l.Tick))
+	if l.Tick > 10*time.Millisecond {
+		lc.MaxBehind = addSat(behind, addSat(l.Tick, l.Tick))
+		behind = lc.MaxBehind
+	}
+	if ahead := addSat(behind, l.Tick); ahead > max(gc.MaxStartAhead, snowflake.DefaultMaxStartAhead) {
+		gc.MaxStartAhead = ahead
+	}
 	return lc, gc
 }
 

@@ -12,23 +12,18 @@ import (
 // FuzzFitTicks: for every tick and window, fitTicks leaves the bounds
 // on starting ahead at least what a lease leaves behind — its window and
 // two ticks, saturating rather than wrapping — and the generator's bound
-// at least the lease's.
+// at least the lease's and a tick; a MaxBehind nodeid refuses stays
+// refused.
 func FuzzFitTicks(f *testing.F) {
 	f.Add(int64(time.Hour), int64(0), int64(0))
 	f.Add(int64(math.MaxInt64/time.Millisecond)*int64(time.Millisecond), int64(time.Minute), int64(0))
 	f.Add(int64(time.Millisecond), int64(0), int64(0))
 	f.Fuzz(func(t *testing.T, tick, window, behind int64) {
-		if tick <= 0 || window < 0 || behind < 0 {
+		if tick <= 0 || window < 0 || behind < 0 || window > int64(nodeid.MaxWindow) {
 			return
 		}
 		l := snowflake.Layout{Tick: time.Duration(tick), TimeBits: 1, Epoch: time.Unix(0, 0)}
 		lc, gc := fitTicks(nodeid.Config{Window: time.Duration(window), MaxBehind: time.Duration(behind)}, snowflake.Config{Layout: l})
-		if l.Tick <= 10*time.Millisecond {
-			if lc.MaxBehind != time.Duration(behind) || gc.MaxStartAhead != 0 {
-				t.Fatalf("a short tick changed the bounds: %s, %s", lc.MaxBehind, gc.MaxStartAhead)
-			}
-			return
-		}
 		w := max(time.Duration(window), nodeid.DefaultWindow)
 		if window > 0 {
 			w = time.Duration(window)
@@ -39,12 +34,18 @@ func FuzzFitTicks(f *testing.F) {
 			}
 			return
 		}
-		need := addSat(w, addSat(l.Tick, l.Tick))
-		if lc.MaxBehind < need || lc.MaxBehind < 0 {
-			t.Fatalf("tick %s window %s: MaxBehind %s under %s", l.Tick, w, lc.MaxBehind, need)
+		eff := lc.MaxBehind
+		if eff == 0 {
+			eff = max(10*time.Second, 2*w)
 		}
-		if gc.MaxStartAhead < lc.MaxBehind {
-			t.Fatalf("tick %s: generator bound %s under the lease's %s", l.Tick, gc.MaxStartAhead, lc.MaxBehind)
+		if need := addSat(w, addSat(l.Tick, l.Tick)); l.Tick > 10*time.Millisecond && eff < need {
+			t.Fatalf("tick %s window %s: MaxBehind %s under %s", l.Tick, w, eff, need)
+		}
+		if eff <= w {
+			t.Fatalf("tick %s window %s: MaxBehind %s not past the window", l.Tick, w, eff)
+		}
+		if start := max(gc.MaxStartAhead, snowflake.DefaultMaxStartAhead); start < addSat(eff, l.Tick) {
+			t.Fatalf("tick %s: generator bound %s under the lease's %s and a tick", l.Tick, start, eff)
 		}
 		if l.Tick%time.Millisecond == 0 && lc.Tick != l.Tick {
 			t.Fatalf("lease tick %s, layout's %s", lc.Tick, l.Tick)

@@ -28,8 +28,8 @@ type Config struct {
 	// DefaultTTL (10 s); MinTTL (1 s) to MaxTTL (10 min).
 	TTL time.Duration
 	// Window is how far ahead of the generator's time the HWM is kept.
-	// Default 3 s; at least 10 ms, and below MaxBehind (whose default
-	// grows with it). Each acquisition starts past the
+	// Default 3 s; at least 10 ms, at most MaxWindow (10 min), and below
+	// MaxBehind (whose default grows with it). Each acquisition starts past the
 	// last one's reservation, so restarts faster than the window move the
 	// HWM ahead of the clock by up to a window each.
 	Window time.Duration
@@ -54,8 +54,12 @@ type Config struct {
 // them.
 const maxNodeBits = 32
 
-// DefaultWindow is Config.Window's default.
-const DefaultWindow = 3 * time.Second
+// DefaultWindow is Config.Window's default; MaxWindow its bound: IDs of
+// a restarted process carry times up to a window ahead of the clock.
+const (
+	DefaultWindow = 3 * time.Second
+	MaxWindow     = 10 * time.Minute
+)
 
 // The bounds and default of Config.TTL.
 const (
@@ -84,6 +88,11 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Validate reports what Acquire would refuse in c before it asks the
+// store anything: bounds of the TTL, the window and MaxBehind, the node
+// bits, a node outside the pool, a missing layout.
+func (c Config) Validate() error { return c.withDefaults().validate() }
+
 func (c Config) validate() error {
 	pool := uint64(1) << uint(c.NodeBits)
 	switch {
@@ -95,6 +104,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nodeid: TTL %s outside %s to %s", c.TTL, MinTTL, MaxTTL)
 	case c.Window < 10*time.Millisecond:
 		return fmt.Errorf("nodeid: window %s under 10ms", c.Window)
+	case c.Window > MaxWindow:
+		return fmt.Errorf("nodeid: window %s over %s", c.Window, MaxWindow)
 	case c.MaxBehind <= c.Window:
 		return fmt.Errorf("nodeid: max behind %s must exceed the window %s", c.MaxBehind, c.Window)
 	case c.Tick < 0 || c.Tick%time.Millisecond != 0:

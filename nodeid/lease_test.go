@@ -315,6 +315,8 @@ func TestAcquireRejectsConfig(t *testing.T) {
 		{"short TTL", func(c *nodeid.Config) { c.TTL = time.Millisecond }, "TTL 1ms outside 1s to 10m0s"},
 		{"long TTL", func(c *nodeid.Config) { c.TTL = time.Hour }, "TTL 1h0m0s outside 1s to 10m0s"},
 		{"window over bound", func(c *nodeid.Config) { c.Window, c.MaxBehind = 20*time.Second, 10*time.Second }, "must exceed the window"},
+		{"window over MaxWindow", func(c *nodeid.Config) { c.Window = nodeid.MaxWindow + time.Millisecond }, "over 10m0s"},
+		{"tick not whole ms", func(c *nodeid.Config) { c.Tick = 1500 * time.Microsecond }, "whole number of milliseconds"},
 		{"no layout", func(c *nodeid.Config) { c.Layout = nodeid.LayoutID{} }, "no layout fingerprint"},
 		{"newline in fingerprint", func(c *nodeid.Config) { c.Layout.Fingerprint += "\nextra" }, "holds a control character"},
 		{"long fingerprint", func(c *nodeid.Config) { c.Layout.Fingerprint = strings.Repeat("f", nodeid.MaxFingerprint+1) }, "want at most 64"},
@@ -324,6 +326,9 @@ func TestAcquireRejectsConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := config(lay)
 			tt.edit(&cfg)
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate = %v, want an error containing %q", err, tt.want)
+			}
 			_, err := nodeid.Acquire(context.Background(), nodeidtest.NewMemStore(), cfg)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Acquire = %v, want an error containing %q", err, tt.want)
