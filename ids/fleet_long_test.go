@@ -47,14 +47,19 @@ func TestFleet(t *testing.T) {
 	if n == 0 {
 		t.Skip("-fleet.size not set: the fleet runs are make fleet's (the small fleet's tests run in make test)")
 	}
+	fleetRig := func(t *testing.T, name string, nodeBits int) *rig {
+		r := newRig(t, name, layoutOf(nodeBits), *fleetTTL, members(name, true))
+		r.window = *fleetWindow
+		return r
+	}
 	for _, name := range fleetStoreNames() {
 		t.Run(name, func(t *testing.T) {
-			t.Run("cold", func(t *testing.T) { coldStart(t, newRig(t, name, layoutOf(10), *fleetTTL, members(name, true)), n) })
+			t.Run("cold", func(t *testing.T) { coldStart(t, fleetRig(t, name, 10), n) })
 			t.Run("rolling", func(t *testing.T) {
-				roll(t, newRig(t, name, layoutOf(11), *fleetTTL, members(name, true)), n, 4, 2)
+				roll(t, fleetRig(t, name, 11), n, 4, 2)
 			})
 			t.Run("exhaustion", func(t *testing.T) {
-				r := newRig(t, name, layoutOf(10), *fleetTTL, members(name, true))
+				r := fleetRig(t, name, 10)
 				exhaust(t, r, 1024, n*11/10-1024, 10)
 			})
 		})

@@ -47,6 +47,7 @@ var (
 	fleetSize   = flag.Int("fleet.size", 0, "processes of the fleet runs (TestFleet); 0 skips them (make fleet sets 1000)")
 	fleetStores = flag.String("fleet.stores", "etcd,postgres,mysql,zookeeper", "stores of the fleet runs, comma-separated")
 	fleetTTL    = flag.Duration("fleet.ttl", 10*time.Second, "the fleet runs' lease TTL")
+	fleetWindow = flag.Duration("fleet.window", 0, "the fleet runs' lease window (ids.Options.Window; 0: its default)")
 )
 
 // fleetConnLimit is the connection limit of the role (PostgreSQL) or
@@ -77,6 +78,7 @@ type rig struct {
 	namespace string
 	layout    snowflake.Layout
 	ttl       time.Duration
+	window    time.Duration // ids.Options.Window
 	targets   []string // the servers a process dials, host:port
 	target    func([]string) string
 	ports     []int // the servers' ports, for counting connections
@@ -434,7 +436,7 @@ func (r *rig) spawn(n int, killable bool) []*proc {
 		out[i] = p
 		p.start = time.Now()
 		src, err := ids.Open(context.Background(), "fleet-"+r.name, r.target(hosts),
-			ids.Options{Namespace: r.namespace, Layout: r.layout, TTL: r.ttl, Log: p.log})
+			ids.Options{Namespace: r.namespace, Layout: r.layout, TTL: r.ttl, Window: r.window, Log: p.log})
 		if err != nil {
 			r.t.Fatalf("process %d: %v", p.id, err)
 		}
