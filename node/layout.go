@@ -47,7 +47,7 @@ func fitTicks(lc nodeid.Config, gc snowflake.Config) (nodeid.Config, snowflake.C
 		lc.MaxBehind = addSat(behind, addSat(l.Tick, l.Tick))
 		behind = lc.MaxBehind
 	}
-	if ahead := addSat(behind, l.Tick); ahead > max(gc.MaxStartAhead, snowflake.DefaultMaxStartAhead) {
+	if ahead := addSat(behind, l.Tick); gc.MaxStartAhead >= 0 && ahead > max(gc.MaxStartAhead, snowflake.DefaultMaxStartAhead) {
 		gc.MaxStartAhead = ahead
 	}
 	return lc, gc

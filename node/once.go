@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/snowflake"
@@ -18,13 +17,11 @@ import (
 // is returned as it is, and f does not run. The lease reserves whole
 // ticks, as a Holder's does (fitTicks), and extends its HWM in the
 // background while f runs; a generator that reaches it first says so
-// (Waiting) rather than issue past it.
-//
-// Each job starts past the last one's reservation: where that lies more
-// than lc.Window ahead of the clock (jobs in a tight loop, each taking a
-// tick of a layout of long ticks), Once waits, within ctx, until it is a
-// window ahead, so jobs keep pace with the clock rather than run ahead
-// of it until the start is refused.
+// (Waiting) rather than issue past it. Each job starts past the last
+// one's reservation, a whole tick: jobs in a tight loop on a layout of
+// long ticks run ahead of the clock by a tick each, and one that would
+// start more than MaxBehind ahead is refused (*nodeid.BehindHWMError,
+// saying how far) unless lc.StartAhead.
 func Once(ctx context.Context, store nodeid.Store, lc nodeid.Config, gc snowflake.Config, f func(*snowflake.Generator, *nodeid.Lease) error) (err error) {
 	lc, gc = fitTicks(lc, gc)
 	lease, err := nodeid.Acquire(ctx, store, lc)
@@ -32,13 +29,6 @@ func Once(ctx context.Context, store nodeid.Store, lc nodeid.Config, gc snowflak
 		return err
 	}
 	defer func() { err = errors.Join(err, lease.Close(ctx)) }()
-	w := lc.Window
-	if w == 0 {
-		w = nodeid.DefaultWindow
-	}
-	if err := sleep(ctx, time.Until(time.UnixMilli(lease.Start()))-w); err != nil {
-		return err
-	}
 	gc.Node, gc.Reservation = lease.Node(), lease
 	gc.StartAhead = gc.StartAhead || lc.StartAhead
 	g, err := snowflake.New(gc)
@@ -55,20 +45,4 @@ func Once(ctx context.Context, store nodeid.Store, lc nodeid.Config, gc snowflak
 // not waiting: its generator never serves again.
 func Waiting(err error, lease *nodeid.Lease) bool {
 	return errors.Is(err, snowflake.ErrNotServing) && lease.Err() == nil
-}
-
-// sleep waits d (nothing if d is not positive), or until ctx ends, whose
-// error it returns.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
-	}
 }

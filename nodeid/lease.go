@@ -159,7 +159,8 @@ func (l *Lease) reserve(ctx context.Context) error {
 	wall := wallMS()
 	l.confirmedAt = time.Now()
 	l.renewed.Store(l.confirmedAt.UnixNano())
-	if behind := time.Duration(l.start-wall) * time.Millisecond; behind > l.cfg.MaxBehind && !l.cfg.StartAhead {
+	// In milliseconds: a Duration of an HWM centuries ahead would wrap.
+	if behind := l.start - wall; behind > l.cfg.MaxBehind.Milliseconds() && !l.cfg.StartAhead {
 		return &BehindHWMError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
 	}
 	return l.extend(ctx)
