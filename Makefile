@@ -53,7 +53,7 @@ lint: ## golangci-lint v2, pinned in tools/go.mod
 	cd test/cluster && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
 	cd test/browser && $(GO) run -modfile=../../tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --config ../../.golangci.yml ./...
 
-services: ## start PostgreSQL and MariaDB if stopped, install etcd, ZooKeeper, spin and chromium if missing
+services: ## start PostgreSQL and MariaDB if stopped, install etcd, ZooKeeper, spin, chromium and Prometheus if missing
 	@scripts/services.sh
 
 test: services vet ## THE test command: every test of every module, with -race and the real servers

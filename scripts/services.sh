@@ -6,7 +6,10 @@
 # servers (Debian's zookeeper, never zookeeperd, which would start a system
 # server; if missing), Spin for the model checks in model/ (Debian's spin, if
 # missing), and Chromium for the browser test in test/browser (Debian's
-# chromium, if missing). Idempotent; prints one line per service.
+# chromium, if missing), and Prometheus with promtool for the alert tests in
+# docs/ (Debian's prometheus, if missing, installed with a policy-rc.d that
+# keeps its system server from starting). Idempotent; prints one line per
+# service.
 set -uo pipefail
 
 say() { printf 'services: %s\n' "$*"; }
@@ -61,4 +64,17 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 command -v chromium >/dev/null 2>&1 && say "$(chromium --version 2>/dev/null | head -n 1) at $(command -v chromium)" || say "chromium NOT installed"
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -q >/dev/null 2>&1
+    policy=/usr/sbin/policy-rc.d
+    own=false
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own=true
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus >/dev/null 2>&1
+    if $own; then rm -f "$policy"; fi
+  fi
+fi
+command -v promtool >/dev/null 2>&1 && say "prometheus $(prometheus --version 2>/dev/null | head -n 1 | awk '{print $3}') at $(command -v prometheus)" || say "prometheus NOT installed"
 exit 0
