@@ -251,6 +251,7 @@ func layoutOf(bits int) snowflake.Layout {
 	l := snowflake.DefaultLayout()
 	l.Name = fmt.Sprintf("fleet%d", bits)
 	l.Node = []snowflake.Field{{Name: "node", Bits: bits}}
+	l.SequenceBits = min(l.SequenceBits, 63-l.TimeBits-bits) // IDs fit 63 bits
 	return l
 }
 
@@ -534,6 +535,9 @@ func (r *rig) stopAll() {
 			d := 2*r.ttl + 5*time.Second
 			if killed {
 				d = 100 * time.Millisecond
+			}
+			if p.src == nil { // its Open failed
+				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), d)
 			defer cancel()
