@@ -34,10 +34,16 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unkn
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 BIN ?= bin/firn
 DIST ?= dist
+# make image: IMAGE_DIR receives the image, IMAGE_ARCH its architecture;
+# COMMIT_TIME (the commit's, Unix seconds) is every file's time in it, so
+# two builds of one commit give one digest.
+IMAGE_DIR ?= $(DIST)/image
+IMAGE_ARCH ?= amd64
+COMMIT_TIME ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 BUILDINFO := github.com/firn-id/firn/internal/buildinfo
 
-.PHONY: help fmt vet lint test old-go race integration model fuzz bench fleet chaos chaos-short evidence build release ci services proto screenshot
+.PHONY: help fmt vet lint test old-go race integration model fuzz bench fleet chaos chaos-short evidence build release image ci services proto screenshot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -142,7 +148,7 @@ proto: ## regenerate firnpb from firnpb/firn.proto (needs protoc; the output is 
 build: ## build bin/firn (BIN), its version and commit stamped as make release does
 	$(GO) build -ldflags "-X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)" -o $(BIN) ./cmd/firn
 
-release: ## cross-build firn for PLATFORMS into DIST (version stamped, -trimpath) and write DIST/SHA256SUMS
+release: ## cross-build firn for PLATFORMS into DIST (version stamped, -trimpath), with the image's tarball and digest (make image), and write DIST/SHA256SUMS
 	@rm -rf $(DIST) && mkdir -p $(DIST)
 	@for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; out=$(DIST)/firn-$(VERSION)-$$os-$$arch; echo "build $$out"; \
@@ -150,7 +156,20 @@ release: ## cross-build firn for PLATFORMS into DIST (version stamped, -trimpath
 	    -ldflags "-s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)" \
 	    -o $$out ./cmd/firn || exit 1; \
 	done
+	@$(MAKE) --no-print-directory image IMAGE_DIR=$(DIST)/image
+	@cp $(DIST)/image/firn-image.tar $(DIST)/firn-$(VERSION)-image-linux-$(IMAGE_ARCH).tar
+	@cp $(DIST)/image/DIGEST $(DIST)/firn-$(VERSION)-image-linux-$(IMAGE_ARCH).digest
+	@rm -rf $(DIST)/image
 	cd $(DIST) && sha256sum firn-* > SHA256SUMS
+
+image: ## build firn's OCI image without Docker or a registry: IMAGE_DIR/oci (an OCI layout), IMAGE_DIR/firn-image.tar (docker load), IMAGE_DIR/DIGEST
+	@rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -buildvcs=false \
+	  -ldflags "-s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT)" -o $(abspath $(IMAGE_DIR))/firn ./cmd/firn
+	cd deploy && $(GO) run ./cmd/image -binary $(abspath $(IMAGE_DIR))/firn -version $(VERSION) -revision $(COMMIT) \
+	  -created $(COMMIT_TIME) -arch $(IMAGE_ARCH) -out $(abspath $(IMAGE_DIR)) > $(abspath $(IMAGE_DIR))/DIGEST
+	@rm $(IMAGE_DIR)/firn
+	@echo "image $$(cat $(IMAGE_DIR)/DIGEST): $(IMAGE_DIR)/oci, $(IMAGE_DIR)/firn-image.tar (firn:$(VERSION))"
 
 screenshot: ## docs/status-page.png: the status page of a fresh firn serve (own data dir) under a minute of load, in headless Chromium
 	cd test/browser && $(GO) run ./cmd/screenshot -root ../.. -out ../../docs/status-page.png

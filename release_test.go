@@ -15,7 +15,8 @@ import (
 // TestMakeRelease runs `make release` for this machine's platform only (the
 // four release targets are built by `make release` itself) and checks what a
 // user downloading it would: the binary reports the stamped version and
-// commit, and SHA256SUMS verifies.
+// commit, the image's tarball and digest are beside it (make image; the
+// image itself is tested in deploy/cmd/image), and SHA256SUMS verifies.
 func TestMakeRelease(t *testing.T) {
 	for _, tool := range []string{"make", "sha256sum"} {
 		testenv.Tool(t, tool)
@@ -36,8 +37,21 @@ func TestMakeRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(sums), "\n"); n != 1 || !strings.Contains(string(sums), filepath.Base(bin)) {
-		t.Fatalf("SHA256SUMS should list the one binary built, got:\n%s", sums)
+	image := "firn-" + version + "-image-linux-amd64"
+	for _, f := range []string{filepath.Base(bin), image + ".tar", image + ".digest"} {
+		if !strings.Contains(string(sums), "  "+f+"\n") {
+			t.Errorf("SHA256SUMS does not list %s:\n%s", f, sums)
+		}
+	}
+	if n := strings.Count(string(sums), "\n"); n != 3 {
+		t.Errorf("SHA256SUMS lists %d files, want the binary, the image's tarball and its digest:\n%s", n, sums)
+	}
+	digest, err := os.ReadFile(filepath.Join(dist, image+".digest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^sha256:[0-9a-f]{64}\n$`).Match(digest) {
+		t.Errorf("the image's digest file holds %q", digest)
 	}
 	run(t, dist, "sha256sum", "-c", "SHA256SUMS")
 }

@@ -302,6 +302,14 @@ func TestKubernetes(t *testing.T) {
 		t.Fatalf("%d containers, want 1", len(pod.Spec.Containers))
 	}
 	c := pod.Spec.Containers[0]
+	// The image make image builds, as pushed, pinned: never :latest.
+	ref, _, digest := strings.Cut(c.Image, "@sha256:")
+	if repo, tag, _ := strings.Cut(ref[strings.LastIndex(ref, "/")+1:], ":"); repo != "firn" || (!digest && (tag == "" || tag == "latest")) {
+		t.Errorf("image %q: want make image's firn, pinned to a version or a digest", c.Image)
+	}
+	if pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.RunAsUser == nil || *pod.Spec.SecurityContext.RunAsUser != 65532 {
+		t.Errorf("the pod does not run as 65532, the image's user")
+	}
 	probes := []struct {
 		name  string
 		probe *corev1.Probe
