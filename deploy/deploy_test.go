@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -228,7 +229,9 @@ func TestConfigCheckRefuses(t *testing.T) {
 // k8s.io/api type: an unknown field, a duplicate key or a value of the
 // wrong type fails.
 type manifests struct {
-	deployments []appsv1.Deployment
+	deployments  []appsv1.Deployment
+	statefulSets []appsv1.StatefulSet
+	monitors     []serviceMonitor
 	pdbs        []policyv1.PodDisruptionBudget
 	configMaps  []corev1.ConfigMap
 	secrets     []corev1.Secret
@@ -259,6 +262,12 @@ func (m *manifests) add(doc []byte) error {
 		return err
 	}
 	switch head.APIVersion + " " + head.Kind {
+	case "apps/v1 StatefulSet":
+		m.statefulSets = append(m.statefulSets, appsv1.StatefulSet{})
+		return yaml.UnmarshalStrict(doc, &m.statefulSets[len(m.statefulSets)-1])
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		m.monitors = append(m.monitors, serviceMonitor{})
+		return yaml.UnmarshalStrict(doc, &m.monitors[len(m.monitors)-1])
 	case "apps/v1 Deployment":
 		var d appsv1.Deployment
 		m.deployments = append(m.deployments, d)
@@ -286,18 +295,58 @@ func (m *manifests) add(doc []byte) error {
 // manifest writes out, and passing firn config check; a disruption
 // budget and a Service over the Deployment's pods.
 func TestKubernetes(t *testing.T) {
-	m := decodeManifests(t)
-	if len(m.deployments) != 1 || len(m.pdbs) != 1 || len(m.configMaps) != 1 || len(m.services) != 1 {
-		t.Fatalf("%d Deployments, %d PodDisruptionBudgets, %d ConfigMaps, %d Services; want one each",
-			len(m.deployments), len(m.pdbs), len(m.configMaps), len(m.services))
+	checkManifests(t, decodeManifests(t))
+}
+
+// serviceMonitor is the Prometheus Operator's ServiceMonitor, the fields
+// the chart writes: any other fails the strict decoding.
+type serviceMonitor struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       struct {
+		Selector  metav1.LabelSelector `json:"selector"`
+		Endpoints []struct {
+			Port     string `json:"port"`
+			Path     string `json:"path"`
+			Interval string `json:"interval"`
+		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// checkManifests checks that a set of manifests fits together, as
+// TestKubernetes says: one workload (a Deployment, or a StatefulSet of
+// one pod), its ConfigMap, a budget and a Service; a ServiceMonitor, if
+// any, on the Service's pods' http port.
+func checkManifests(t *testing.T, m manifests) {
+	t.Helper()
+	if len(m.deployments)+len(m.statefulSets) != 1 || len(m.pdbs) != 1 || len(m.configMaps) != 1 || len(m.services) != 1 {
+		t.Fatalf("%d Deployments, %d StatefulSets, %d PodDisruptionBudgets, %d ConfigMaps, %d Services; want one workload and one of each other",
+			len(m.deployments), len(m.statefulSets), len(m.pdbs), len(m.configMaps), len(m.services))
 	}
 	for _, s := range m.secrets {
 		if len(s.Data)+len(s.StringData) > 0 {
 			t.Errorf("the Secret %s writes its values in the manifest: create it from files instead", s.Name)
 		}
 	}
-	d, cm := m.deployments[0], m.configMaps[0]
-	pod := d.Spec.Template
+	cm := m.configMaps[0]
+	var pod corev1.PodTemplateSpec
+	var selector *metav1.LabelSelector
+	if len(m.deployments) == 1 {
+		pod, selector = m.deployments[0].Spec.Template, m.deployments[0].Spec.Selector
+	} else {
+		ss := m.statefulSets[0]
+		pod, selector = ss.Spec.Template, ss.Spec.Selector
+		if ss.Spec.Replicas == nil || *ss.Spec.Replicas != 1 {
+			t.Errorf("a StatefulSet of %v pods: the local store's volume is one pod's", ss.Spec.Replicas)
+		}
+	}
+	for _, sm := range m.monitors {
+		if !sameLabels(sm.Spec.Selector.MatchLabels, selector.MatchLabels) || len(sm.Spec.Endpoints) != 1 ||
+			sm.Spec.Endpoints[0].Port != "http" || sm.Spec.Endpoints[0].Path != "/metrics" {
+			t.Errorf("ServiceMonitor %+v: want /metrics on the http port of the workload's pods", sm.Spec)
+		}
+	}
 	if len(pod.Spec.Containers) != 1 {
 		t.Fatalf("%d containers, want 1", len(pod.Spec.Containers))
 	}
@@ -348,6 +397,13 @@ func TestKubernetes(t *testing.T) {
 			t.Errorf("env %s: want it from a Secret", name)
 		}
 	}
+	// A DSN from a Secret: config check reads one of the store's form.
+	for name, dsn := range map[string]string{"FIRN_REGISTRY_DSN": "postgres://firn:secret@db.example:5432/firn?sslmode=verify-full",
+		"FIRN_SEGMENTS_DSN": "postgres://firn:secret@db.example:5432/firn?sslmode=verify-full"} {
+		if _, ok := env[name]; ok {
+			checkEnv = append(checkEnv, name+"="+dsn)
+		}
+	}
 	cfgPath := configArg(t, c.Args)
 	files := mountedFiles(pod.Spec, c)
 	src, ok := files[cfgPath]
@@ -369,8 +425,8 @@ func TestKubernetes(t *testing.T) {
 		}
 	}
 	configCheck(t, withTokenFiles(t, cfg, doc), checkEnv...)
-	want := d.Spec.Selector.MatchLabels
-	if !sameLabels(pod.Labels, want) || !sameLabels(m.pdbs[0].Spec.Selector.MatchLabels, want) || !sameLabels(m.services[0].Spec.Selector, want) {
+	want := selector.MatchLabels
+	if !containsLabels(pod.Labels, want) || !sameLabels(m.pdbs[0].Spec.Selector.MatchLabels, want) || !sameLabels(m.services[0].Spec.Selector, want) {
 		t.Errorf("selectors: pods %v, budget %v, service %v; want all %v", pod.Labels, m.pdbs[0].Spec.Selector.MatchLabels, m.services[0].Spec.Selector, want)
 	}
 	if b := m.pdbs[0].Spec; b.MaxUnavailable == nil && b.MinAvailable == nil {
@@ -430,6 +486,20 @@ func mountedFiles(pod corev1.PodSpec, c corev1.Container) map[string]mountedFile
 	return files
 }
 
+// containsLabels reports whether a holds every label of b, which is not
+// empty.
+func containsLabels(a, b map[string]string) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for k, v := range b {
+		if a[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 func sameLabels(a, b map[string]string) bool {
 	if len(a) != len(b) || len(a) == 0 {
 		return false
@@ -450,4 +520,12 @@ func TestStrictDecodingRefuses(t *testing.T) {
 	if err := m.add([]byte(doc)); err == nil {
 		t.Fatal("a misspelt field decoded without error")
 	}
+}
+
+// podSpecOf is the pod spec of m's one workload.
+func podSpecOf(m manifests) corev1.PodSpec {
+	if len(m.deployments) == 1 {
+		return m.deployments[0].Spec.Template.Spec
+	}
+	return m.statefulSets[0].Spec.Template.Spec
 }
