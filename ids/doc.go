@@ -11,7 +11,7 @@
 //	id, err := src.Next(ctx)
 //
 // Open takes the store by its kind and a DSN, endpoints or a directory;
-// OpenDB takes a *sql.DB the application has; New takes any node store
+// FromDB takes a *sql.DB the application has; New takes any node store
 // (etcdstore.New over the application's etcd client, say). Each returns
 // at once: the node is taken in the background, and calls wait for it.
 //

@@ -26,7 +26,7 @@ import (
 const DefaultWait = 15 * time.Second
 
 // Options configures a Source. The zero value is the safe default but for
-// Namespace, which Open and OpenDB require.
+// Namespace, which Open and FromDB require.
 type Options struct {
 	// Namespace names the ID space in the store, in the store's own
 	// terms: a name in a SQL store's node table ("orders"), a key prefix
@@ -538,8 +538,8 @@ func (s *Source) NextULID(ctx context.Context) (ulid.ULID, error) {
 
 // Close makes waiting calls return ErrClosed, waits for calls in flight,
 // stops the background work and releases the node, which another process
-// may then take at once (its HWM stays). Then it closes the store Open or
-// OpenDB opened. ctx bounds the release; without a deadline it waits at
+// may then take at once (its HWM stays). Then it closes the store Open
+// opened; a *sql.DB given to FromDB stays the caller's. ctx bounds the release; without a deadline it waits at
 // most one TTL. Close is idempotent.
 func (s *Source) Close(ctx context.Context) error {
 	s.closing.Do(func() {

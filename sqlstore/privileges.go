@@ -265,6 +265,17 @@ func grant(privs []string, table, grantee string) string {
 	return "GRANT " + strings.Join(ordered, ", ") + " ON " + table + " TO " + grantee + ";"
 }
 
+// schemaCommand is the firn schema command that prints the DDL and the
+// grants of mode m's tables t for grantee.
+func schemaCommand(d Dialect, m Mode, t Tables, grantee string) string {
+	cmd := "firn schema --dialect " + d.String() + " --mode " + string(m) + " --grantee " + grantee
+	def, _ := Tables{}.WithDefaults()
+	if t.Nodes != "" && t.Nodes != def.Nodes {
+		cmd += " --table " + t.Nodes
+	}
+	return cmd
+}
+
 // refusal turns err into a *PrivilegeError when the database refused a
 // privilege (Classify's Denied) for the statement of mode m with verb on
 // table, and returns it unchanged otherwise.
@@ -290,9 +301,9 @@ func refusal(ctx context.Context, db *sql.DB, d Dialect, m Mode, t Tables, table
 	pe := &PrivilegeError{Statement: stmt, Err: err}
 	switch {
 	case u.Verb == "CREATE TABLE" && d == MySQL:
-		pe.Grant = "GRANT CREATE ON " + where + ".* TO " + grantee + "; or create the table as its owner (firn schema prints its DDL)"
+		pe.Grant = "GRANT CREATE ON " + where + ".* TO " + grantee + "; or create the tables as their owner, in that database: " + schemaCommand(d, m, t, grantee)
 	case u.Verb == "CREATE TABLE":
-		pe.Grant = "GRANT CREATE ON SCHEMA " + where + " TO " + grantee + "; or create the table as its owner (firn schema prints its DDL)"
+		pe.Grant = "GRANT CREATE ON SCHEMA " + where + " TO " + grantee + "; or create the tables as their owner, in that schema: " + schemaCommand(d, m, t, grantee)
 	default:
 		privs := u.Privileges
 		if u.Serve {

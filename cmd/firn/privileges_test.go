@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -246,6 +247,22 @@ func TestMissingPrivilegeIsOneLine(t *testing.T) {
 			}
 			if got := a.tables(t); strings.Join(got, ",") != "leaf_alloc,tiny_id_info,tiny_id_token" {
 				t.Errorf("tables: %v; want Leaf's and Tinyid's alone", got)
+			}
+			if kind != "postgres" { // MySQL's account may create tables
+				return
+			}
+			// The other way PostgreSQL's refusal offers, followed
+			// literally: the firn schema command it prints, run by the
+			// owner, and the account's firn next passes.
+			_, errOut, _ := runCLI("next", "--store", kind, "--dsn", a.dsn)
+			m := regexp.MustCompile(`firn schema --dialect (\S+) --mode (\S+) --grantee (\S+)`).FindStringSubmatch(errOut)
+			if m == nil {
+				t.Fatalf("the refusal names no firn schema command: %s", errOut)
+			}
+			a.run(t, schemaStatements(t, m[1], m[2], m[3], true)...)
+			a.run(t, schemaStatements(t, m[1], m[2], m[3], false)...)
+			if out, errOut, code := runCLI("next", "-n", "2", "--store", kind, "--dsn", a.dsn); code != 0 || len(strings.Fields(out)) != 2 {
+				t.Fatalf("firn next after the firn schema the refusal printed: exit %d, %q, %s", code, out, errOut)
 			}
 		})
 	}
