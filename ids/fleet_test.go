@@ -79,7 +79,7 @@ type rig struct {
 	layout    snowflake.Layout
 	ttl       time.Duration
 	window    time.Duration // ids.Options.Window
-	targets   []string // the servers a process dials, host:port
+	targets   []string      // the servers a process dials, host:port
 	target    func([]string) string
 	ports     []int // the servers' ports, for counting connections
 
