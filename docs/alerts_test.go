@@ -5,13 +5,19 @@ package docs_test
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,3 +187,157 @@ func dropTables(t *testing.T, dsn string, tables ...string) {
 		}
 	}
 }
+
+// TestAlertTestsCatchMutations: alerts_test.yml pins every threshold and
+// every for of alerts.yml. Each mutant of alerts.yml — one number of one
+// expression times 0.5 or 1.5, one for halved or doubled (a for of 0 made
+// 1m) — must fail promtool test rules; a mutant that passes is a rule the
+// tests would not notice changing.
+func TestAlertTestsCatchMutations(t *testing.T) {
+	promtool := testenv.Tool(t, "promtool")
+	rules, err := os.ReadFile("alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests, err := os.ReadFile("alerts_test.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutants := mutate(string(rules))
+	if len(mutants) < 30 {
+		t.Fatalf("%d mutants of alerts.yml: the mutation no longer finds its numbers", len(mutants))
+	}
+	// promtool runs one mutant at a time per core.
+	sem := make(chan struct{}, max(1, runtime.NumCPU()))
+	var wg sync.WaitGroup
+	survivors := make([]string, len(mutants))
+	failed := make([]string, len(mutants))
+	for i, m := range mutants {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dir, err := os.MkdirTemp(t.TempDir(), "mutant")
+			if err != nil {
+				failed[i] = err.Error()
+				return
+			}
+			if err := errors.Join(os.WriteFile(filepath.Join(dir, "alerts_test.yml"), tests, 0o600),
+				os.WriteFile(filepath.Join(dir, "alerts.yml"), []byte(m.text), 0o600)); err != nil {
+				failed[i] = err.Error()
+				return
+			}
+			cmd := exec.Command(promtool, "test", "rules", "alerts_test.yml")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			switch {
+			case err == nil:
+				survivors[i] = m.what
+			case !strings.Contains(string(out), "FAILED"):
+				failed[i] = fmt.Sprintf("promtool on %s: %v\n%s", m.what, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range failed {
+		if f != "" {
+			t.Error(f)
+		}
+	}
+	for _, s := range survivors {
+		if s != "" {
+			t.Errorf("alerts_test.yml passes with %s", s)
+		}
+	}
+	t.Logf("%d mutants of alerts.yml, each failing alerts_test.yml", len(mutants))
+}
+
+type mutant struct{ what, text string }
+
+// mutate returns alerts.yml's mutants: every number of every expression
+// (not inside quotes, not a range's duration) times 0.5 and 1.5, every
+// for halved and doubled.
+func mutate(rules string) []mutant {
+	lines := strings.Split(rules, "\n")
+	number := regexp.MustCompile(`\d+(?:\.\d+)?`)
+	forLine := regexp.MustCompile(`^(\s*for: )(\d+)([smh])$`)
+	var out []mutant
+	with := func(i int, line, what string) {
+		l := slices.Clone(lines)
+		l[i] = line
+		out = append(out, mutant{what: what, text: strings.Join(l, "\n")})
+	}
+	inExpr, alert := false, ""
+	for i, line := range lines {
+		trimmed := strings.TrimSpace(line)
+		if a, ok := strings.CutPrefix(trimmed, "- alert: "); ok {
+			alert = a
+		}
+		if m := forLine.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			for _, v := range []int{n / 2, n * 2} {
+				unit := m[3]
+				if n == 0 {
+					v, unit = 1, "m"
+				}
+				if v != n {
+					with(i, m[1]+strconv.Itoa(v)+unit, fmt.Sprintf("%s's for %s%s made %d%s", alert, m[2], m[3], v, unit))
+				}
+			}
+			continue
+		}
+		switch {
+		case strings.HasPrefix(trimmed, "expr:"):
+			inExpr = true
+		case inExpr && (strings.HasPrefix(trimmed, "for:") || strings.HasPrefix(trimmed, "labels:") || strings.HasPrefix(trimmed, "- alert:")):
+			inExpr = false
+		}
+		if !inExpr {
+			continue
+		}
+		masked := maskQuotedAndRanges(line)
+		for _, loc := range number.FindAllStringIndex(masked, -1) {
+			s, e := loc[0], loc[1]
+			if s > 0 && (masked[s-1] == '_' || isLetter(masked[s-1])) || e < len(masked) && isLetter(masked[e]) {
+				continue // part of a name, or a duration
+			}
+			v, _ := strconv.ParseFloat(line[s:e], 64)
+			if v == 0 {
+				continue
+			}
+			for _, f := range []float64{0.5, 1.5} {
+				nv := strconv.FormatFloat(v*f, 'g', -1, 64)
+				with(i, line[:s]+nv+line[e:], fmt.Sprintf("%s's %s made %s", alert, line[s:e], nv))
+			}
+		}
+	}
+	return out
+}
+
+// maskQuotedAndRanges replaces what is inside quotes and brackets with
+// spaces, so that a label's value and a range's duration are not mutated.
+func maskQuotedAndRanges(line string) string {
+	b := []byte(line)
+	var quote byte
+	depth := 0
+	for i, c := range b {
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				b[i] = ' '
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth > 0:
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
