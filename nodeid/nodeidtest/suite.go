@@ -175,6 +175,32 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) nodeid.Store, opt O
 				}
 			}
 		}},
+		{name: "48 goroutines race for a pool of 64: each takes its own node", run: func(t *testing.T, s nodeid.Store) {
+			var mu sync.Mutex
+			got := map[uint64]int{}
+			var wg sync.WaitGroup
+			for range 48 {
+				wg.Go(func() {
+					c, err := s.Claim(ctx(t), anyNode(64, long))
+					mu.Lock()
+					defer mu.Unlock()
+					if err != nil {
+						t.Errorf("claim with nodes free: %v", err)
+						return
+					}
+					got[c.Node]++
+				})
+			}
+			wg.Wait()
+			for n, k := range got {
+				if k != 1 || n >= 64 {
+					t.Fatalf("node %d claimed %d times (pool 64)", n, k)
+				}
+			}
+			if len(got) != 48 {
+				t.Fatalf("%d nodes taken by 48 claims", len(got))
+			}
+		}},
 		{name: "an expired lease is taken over past its HWM", expiry: true, run: func(t *testing.T, s nodeid.Store) {
 			old := mustClaim(t, s, oneNode(1, 4, opt.TTL))
 			if _, err := s.Renew(ctx(t), old, 4000); err != nil {
