@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -118,12 +117,8 @@ func compareLayout(val []byte, want nodeid.LayoutID) error {
 	return nil
 }
 
-// randomTries is how many random free nodes a claim tries after losing a
-// race for the lowest one.
-const randomTries = 4
-
-// take claims req.Node, or the lowest free node — another free node when
-// a claimer that listed at the same time took it first — on lease.
+// take claims req.Node, or the lowest free node (in nodeid.ClaimOrder),
+// on lease.
 func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv3.LeaseID) (nodeid.Claim, error) {
 	if !req.AnyNode {
 		c, ok, err := s.tryNode(ctx, req.Node, lease, req)
@@ -136,31 +131,14 @@ func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv
 	if err != nil {
 		return nodeid.Claim{}, err
 	}
-	for n := uint64(0); n < req.Pool; n++ {
-		if held[n] || slices.Contains(req.Reserved, n) {
-			continue
-		}
+	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && !slices.Contains(req.Reserved, n) })
+	for n, more := order.Next(); more; n, more = order.Next() {
 		c, ok, err := s.tryNode(ctx, n, lease, req)
 		if err != nil || ok {
 			return c, err
 		}
 		held[n] = true // taken since the listing
-		// Claimers that listed together (a fleet starting, a surge of
-		// new pods) race for the same lowest nodes, each lost race a
-		// write of etcd's: after one, try a few free nodes at random
-		// before the next in order. The transaction alone decides who
-		// takes a node, wherever the try comes from.
-		for range randomTries {
-			r := rand.Uint64N(req.Pool)
-			if held[r] || slices.Contains(req.Reserved, r) {
-				continue
-			}
-			c, ok, err := s.tryNode(ctx, r, lease, req)
-			if err != nil || ok {
-				return c, err
-			}
-			held[r] = true
-		}
+		order.Lost()
 	}
 	count := 0
 	for n := range held {

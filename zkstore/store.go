@@ -338,10 +338,8 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 		return nil, err
 	}
 	var corrupt error
-	for n := uint64(0); n < req.Pool; n++ {
-		if held[n] || slices.Contains(req.Reserved, n) {
-			continue
-		}
+	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && !slices.Contains(req.Reserved, n) })
+	for n, more := order.Next(); more; n, more = order.Next() {
 		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
 		if errors.Is(err, nodeid.ErrNodeReserved) {
 			continue // reserved in the store since the listing
@@ -358,6 +356,7 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 			return c, err
 		}
 		held[n] = true // taken since the listing
+		order.Lost()
 	}
 	count := 0
 	for n := range held {

@@ -1,0 +1,53 @@
+package nodeid
+
+import "math/rand/v2"
+
+// RandomTries is how many free nodes, picked at random, a ClaimOrder
+// yields after a try lost to another claimer, before the next in order.
+const RandomTries = 4
+
+// ClaimOrder is the order in which a store's any-node claim tries the
+// nodes of its pool: the lowest free node first, then the next in order;
+// but after a try lost to another claimer — the node was taken since the
+// listing — RandomTries free nodes at random come first. Claimers that
+// listed together (a fleet starting, a surge of new processes) would
+// otherwise each lose one try per node taken before theirs: a write of
+// the store's each, n² of them for n claimers. The store's own
+// conditional write alone decides who takes a node, whatever the order.
+type ClaimOrder struct {
+	pool   uint64
+	free   func(uint64) bool
+	next   uint64
+	tried  map[uint64]bool
+	random int
+}
+
+// NewClaimOrder returns the order of the nodes of pool that free says
+// are free as listed (not held, not reserved).
+func NewClaimOrder(pool uint64, free func(uint64) bool) *ClaimOrder {
+	return &ClaimOrder{pool: pool, free: free, tried: map[uint64]bool{}}
+}
+
+// Next returns the next node to try, or false when every free node has
+// been tried. It never returns a node twice.
+func (o *ClaimOrder) Next() (uint64, bool) {
+	for o.random > 0 && o.pool > 0 {
+		o.random--
+		if r := rand.Uint64N(o.pool); !o.tried[r] && o.free(r) {
+			o.tried[r] = true
+			return r, true
+		}
+	}
+	for ; o.next < o.pool; o.next++ {
+		if n := o.next; !o.tried[n] && o.free(n) {
+			o.next++
+			o.tried[n] = true
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// Lost records that the last node tried was taken by another claimer
+// since the listing.
+func (o *ClaimOrder) Lost() { o.random = RandomTries }
