@@ -539,8 +539,10 @@ func (s *Source) NextULID(ctx context.Context) (ulid.ULID, error) {
 // Close makes waiting calls return ErrClosed, waits for calls in flight,
 // stops the background work and releases the node, which another process
 // may then take at once (its HWM stays). Then it closes the store Open
-// opened; a *sql.DB given to FromDB stays the caller's. ctx bounds the release; without a deadline it waits at
-// most one TTL. Close is idempotent.
+// opened; a *sql.DB given to FromDB stays the caller's. ctx bounds
+// Close, which without a deadline waits at most about one TTL; when ctx
+// ends first, Close returns its error and the release goes on in the
+// background. Close is idempotent.
 func (s *Source) Close(ctx context.Context) error {
 	s.closing.Do(func() {
 		s.closed.Store(true)
@@ -551,15 +553,29 @@ func (s *Source) Close(ctx context.Context) error {
 		s.calls.Lock()
 		defer s.calls.Unlock()
 		s.stop()
-		<-s.done // no acquisition, watch or open runs
-		s.mu.Lock()
-		h, closeStore := s.holder, s.closeStore
-		s.mu.Unlock()
-		var err error
-		if h != nil {
-			err = h.Close(ctx)
+		finish := func(ctx context.Context) error {
+			s.mu.Lock()
+			h, closeStore := s.holder, s.closeStore
+			s.mu.Unlock()
+			var err error
+			if h != nil {
+				err = h.Close(ctx)
+			}
+			return errors.Join(err, closeIf(closeStore))
 		}
-		s.closeEr = errors.Join(err, closeIf(closeStore))
+		select {
+		case <-s.done: // no acquisition, watch or open runs
+			s.closeEr = finish(ctx)
+		case <-ctx.Done():
+			// An acquisition that was stopped may still be releasing a
+			// claim on a store that does not answer: it ends on its own,
+			// within a third of the TTL, and the rest follows it.
+			go func() {
+				<-s.done
+				_ = finish(context.WithoutCancel(ctx))
+			}()
+			s.closeEr = fmt.Errorf("ids: close: %w: a release to the store still in flight ends on its own", context.Cause(ctx))
+		}
 	})
 	return s.closeEr
 }

@@ -266,12 +266,18 @@ func (l *Lease) run(lastOK time.Time) {
 // errStopped ends a renewal that Close interrupted.
 var errStopped = errors.New("nodeid: lease closing")
 
-// renewOnce extends the lease with a deadline of every, and stops waiting
-// for the answer at lostAt, when the claim may have expired: the lease is
-// then declared lost and frozen, so an answer that comes later cannot
-// raise its limit.
+// minRenewDeadline is the shortest deadline a renewal gets: a lease of a
+// window of a few milliseconds renews that often, and a store that
+// answers in more than a third of it (a remote database, an fsync) would
+// otherwise never confirm one.
+const minRenewDeadline = 100 * time.Millisecond
+
+// renewOnce extends the lease with a deadline of every (at least
+// minRenewDeadline), and stops waiting for the answer at lostAt, when the
+// claim may have expired: the lease is then declared lost and frozen, so
+// an answer that comes later cannot raise its limit.
 func (l *Lease) renewOnce(every time.Duration, lostAt time.Time) error {
-	ctx, cancel := context.WithTimeout(l.stopCtx, every)
+	ctx, cancel := context.WithTimeout(l.stopCtx, max(every, minRenewDeadline))
 	answer := make(chan error, 1)
 	l.wg.Add(1)
 	go func() {
