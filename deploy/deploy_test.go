@@ -232,10 +232,10 @@ type manifests struct {
 	deployments  []appsv1.Deployment
 	statefulSets []appsv1.StatefulSet
 	monitors     []serviceMonitor
-	pdbs        []policyv1.PodDisruptionBudget
-	configMaps  []corev1.ConfigMap
-	secrets     []corev1.Secret
-	services    []corev1.Service
+	pdbs         []policyv1.PodDisruptionBudget
+	configMaps   []corev1.ConfigMap
+	secrets      []corev1.Secret
+	services     []corev1.Service
 }
 
 func decodeManifests(t *testing.T) manifests {
