@@ -27,7 +27,7 @@ func onceConfig(store nodeid.Store, l snowflake.Layout) (nodeid.Config, snowflak
 
 // runOnce runs node.Once within d and reports whether f ran and what
 // Once returned.
-func runOnce(t *testing.T, d time.Duration, store nodeid.Store, lc nodeid.Config, gc snowflake.Config) (bool, error, time.Duration) {
+func runOnce(t *testing.T, d time.Duration, store nodeid.Store, lc nodeid.Config, gc snowflake.Config) (bool, time.Duration, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
@@ -38,7 +38,7 @@ func runOnce(t *testing.T, d time.Duration, store nodeid.Store, lc nodeid.Config
 		_, err := g.Next(ctx)
 		return err
 	})
-	return ran, err, time.Since(start)
+	return ran, time.Since(start), err
 }
 
 // TestOnceStartsAheadWhenAsked: with StartAhead (firn next --start-ahead,
@@ -49,7 +49,7 @@ func TestOnceStartsAheadWhenAsked(t *testing.T) {
 	lc, gc := onceConfig(store, layout)
 	lc.StartAhead = true
 	store.SetHWM(0, time.Now().Add(time.Hour).UnixMilli())
-	ran, err, took := runOnce(t, 2*time.Second, store, lc, gc)
+	ran, took, err := runOnce(t, 2*time.Second, store, lc, gc)
 	if !ran || err != nil {
 		t.Fatalf("StartAhead with the HWM 1h ahead: f ran=%v after %s, err=%v; want it to run at once at the HWM", ran, took.Round(time.Millisecond), err)
 	}
@@ -62,7 +62,7 @@ func TestOnceStartsAtOnceWithinBound(t *testing.T) {
 	store := nodeidtest.NewMemStore()
 	lc, gc := onceConfig(store, layout)
 	store.SetHWM(0, time.Now().Add(8*time.Second).UnixMilli())
-	ran, err, took := runOnce(t, 2*time.Second, store, lc, gc)
+	ran, took, err := runOnce(t, 2*time.Second, store, lc, gc)
 	if !ran || err != nil {
 		t.Fatalf("HWM 8s ahead, within MaxBehind (10s): f ran=%v after %s, err=%v; want it to start at the HWM at once", ran, took.Round(time.Millisecond), err)
 	}
@@ -76,7 +76,7 @@ func TestOnceRefusesANodeCenturiesAhead(t *testing.T) {
 	store := nodeidtest.NewMemStore()
 	lc, gc := onceConfig(store, layout)
 	store.SetHWM(0, time.Now().AddDate(300, 0, 0).UnixMilli())
-	ran, err, took := runOnce(t, 2*time.Second, store, lc, gc)
+	ran, took, err := runOnce(t, 2*time.Second, store, lc, gc)
 	if ran {
 		t.Fatalf("f ran on a node 300 years ahead")
 	}
@@ -100,7 +100,7 @@ func TestOnceWritesLittle(t *testing.T) {
 	lc, gc := onceConfig(store, l)
 	for i := range 2 {
 		before := store.Writes()
-		ran, err, took := runOnce(t, 10*time.Second, store, lc, gc)
+		ran, took, err := runOnce(t, 10*time.Second, store, lc, gc)
 		if !ran || err != nil {
 			t.Fatalf("job %d: ran=%v err=%v", i, ran, err)
 		}
