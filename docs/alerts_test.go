@@ -1,5 +1,3 @@
-// Package docs_test checks what docs/ ships that a program reads: the
-// Prometheus alerts.
 package docs_test
 
 import (

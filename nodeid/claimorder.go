@@ -2,24 +2,31 @@ package nodeid
 
 import "math/rand/v2"
 
-// RandomTries is how many free nodes, picked at random, a ClaimOrder
-// yields after a try lost to another claimer, before the next in order.
-const RandomTries = 4
+// InOrderLosses is how many tries lost to other claimers a ClaimOrder
+// takes in order; after each one more, RandomTries free nodes picked at
+// random come before the next in order.
+const (
+	InOrderLosses = 4
+	RandomTries   = 4
+)
 
 // ClaimOrder is the order in which a store's any-node claim tries the
-// nodes of its pool: the lowest free node first, then the next in order;
-// but after a try lost to another claimer — the node was taken since the
-// listing — RandomTries free nodes at random come first. Claimers that
-// listed together (a fleet starting, a surge of new processes) would
-// otherwise each lose one try per node taken before theirs: a write of
-// the store's each, n² of them for n claimers. The store's own
-// conditional write alone decides who takes a node, whatever the order.
+// nodes of its pool: the lowest free node first, then the next in order,
+// so that a few processes started together take nodes 0, 1, 2…; but once
+// InOrderLosses tries were lost to other claimers — the node taken since
+// the listing — RandomTries free nodes at random come before the next in
+// order. Claimers that listed together (a fleet starting, a surge of new
+// processes) would otherwise each lose one try per node taken before
+// theirs: a write of the store's each, n² of them for n claimers. The
+// store's own conditional write alone decides who takes a node, whatever
+// the order.
 type ClaimOrder struct {
 	pool   uint64
 	free   func(uint64) bool
 	next   uint64
 	tried  map[uint64]bool
 	random int
+	losses int
 }
 
 // NewClaimOrder returns the order of the nodes of pool that free says
@@ -50,4 +57,8 @@ func (o *ClaimOrder) Next() (uint64, bool) {
 
 // Lost records that the last node tried was taken by another claimer
 // since the listing.
-func (o *ClaimOrder) Lost() { o.random = RandomTries }
+func (o *ClaimOrder) Lost() {
+	if o.losses++; o.losses >= InOrderLosses {
+		o.random = RandomTries
+	}
+}
