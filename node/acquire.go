@@ -20,6 +20,10 @@ const logEvery = 10 * time.Second
 // this long.
 const nodePoll = 150 * time.Millisecond
 
+// fullKept is how long a waiter's reason keeps saying no node was free
+// after a later try failed otherwise.
+const fullKept = 5 * time.Second
+
 // acquire takes a node and a checked generator on it. While the store does
 // not answer, no node is free, the node asked for is held, or every free
 // node is ahead of the clock, it waits, not ready (NotReady says why), and
@@ -37,6 +41,11 @@ const nodePoll = 150 * time.Millisecond
 func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowflake.Generator, error) {
 	b := newBackoff(cmp.Or(h.cfg.Lease.TTL, nodeid.DefaultTTL))
 	answered := false
+	// full is the reason of the last try the store answered with no node
+	// free, and when: a waiter's next try refused for a moment (a
+	// database at its connection limit) does not hide that reason.
+	var full string
+	var fullAt time.Time
 	for {
 		lease, g, err := h.once(ctx)
 		if err == nil {
@@ -48,6 +57,12 @@ func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowf
 			return nil, nil, err
 		}
 		answered = answered || (wait && !errors.Is(err, context.DeadlineExceeded))
+		switch {
+		case freeSoon(err):
+			full, fullAt = why, time.Now()
+		case full != "" && time.Since(fullAt) < fullKept:
+			why = full + "; the last try: " + why
+		}
 		h.waiting(why, err)
 		d := b.next()
 		if freeSoon(err) {
