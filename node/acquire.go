@@ -20,9 +20,6 @@ const logEvery = 10 * time.Second
 // this long.
 const nodePoll = 150 * time.Millisecond
 
-// fullKept is how long a waiter's reason keeps saying no node was free
-// after a later try failed otherwise.
-const fullKept = 5 * time.Second
 
 // acquire takes a node and a checked generator on it. While the store does
 // not answer, no node is free, the node asked for is held, or every free
@@ -44,8 +41,10 @@ func (h *Holder) acquire(ctx context.Context, again bool) (*nodeid.Lease, *snowf
 	// full is the reason of the last try the store answered with no node
 	// free, and when: a waiter's next try refused for a moment (a
 	// database at its connection limit) does not hide that reason.
+	// It is kept for a lease TTL, then the refusal is the reason alone.
 	var full string
 	var fullAt time.Time
+	fullKept := cmp.Or(h.cfg.Lease.TTL, nodeid.DefaultTTL)
 	for {
 		lease, g, err := h.once(ctx)
 		if err == nil {

@@ -28,7 +28,7 @@ func (s *refusingStore) Claim(ctx context.Context, req nodeid.ClaimRequest) (nod
 }
 
 // TestFullPoolReasonOutlivesARefusedTry: a waiter whose pool is full
-// keeps saying so when its next try is refused for a moment (a database
+// keeps saying so, for a lease TTL, when its next tries are refused (a database
 // at its connection limit), naming that try too; the refusal alone,
 // long after, is the reason by itself.
 func TestFullPoolReasonOutlivesARefusedTry(t *testing.T) {
