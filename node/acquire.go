@@ -20,7 +20,6 @@ const logEvery = 10 * time.Second
 // this long.
 const nodePoll = 150 * time.Millisecond
 
-
 // acquire takes a node and a checked generator on it. While the store does
 // not answer, no node is free, the node asked for is held, or every free
 // node is ahead of the clock, it waits, not ready (NotReady says why), and
