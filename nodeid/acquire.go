@@ -57,6 +57,10 @@ func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 	}
 }
 
+// cleanupRelease bounds the release of a claim an acquisition could not
+// serve from.
+const cleanupRelease = 2 * time.Second
+
 // acquireOnce claims one node and makes its first extension; a node it
 // cannot serve from is released before it returns.
 func acquireOnce(ctx context.Context, store Store, cfg Config, req ClaimRequest) (*Lease, error) {
@@ -68,8 +72,11 @@ func acquireOnce(ctx context.Context, store Store, cfg Config, req ClaimRequest)
 		done: make(chan struct{}), stop: make(chan struct{})}
 	l.stopCtx, l.cancelStop = context.WithCancel(context.Background())
 	if err := l.reserve(ctx); err != nil {
-		// A fresh context: the caller's may be what failed.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.TTL/3)
+		// A fresh context: the caller's may be what failed (or a Close
+		// that waits for this). A store that answers releases at once;
+		// one that does not is left after cleanupRelease, and the claim
+		// expires by itself.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(cfg.TTL/3, cleanupRelease))
 		defer cancel()
 		if rerr := store.Release(rctx, claim); rerr != nil {
 			return nil, errors.Join(err, rerr)
