@@ -2,38 +2,12 @@ package ids_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/firn-id/firn/ids"
-	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/nodeid/nodeidtest"
 )
-
-// hungStore answers claims, then stops answering: every Renew and
-// Release blocks until its context ends (a database whose row is locked
-// by a stuck transaction, an etcd cluster that lost its leader).
-type hungStore struct {
-	*nodeidtest.MemStore
-	hung atomic.Bool
-}
-
-func (s *hungStore) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, error) {
-	if s.hung.Load() {
-		<-ctx.Done()
-		return 0, ctx.Err()
-	}
-	return s.MemStore.Renew(ctx, c, hwm)
-}
-
-func (s *hungStore) Release(ctx context.Context, c nodeid.Claim) error {
-	if s.hung.Load() {
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	return s.MemStore.Release(ctx, c)
-}
 
 // TestCloseKeepsItsDeadline: Close with a 1 s deadline, while the first
 // acquisition waits on a store that stopped answering after the claim,
@@ -41,8 +15,7 @@ func (s *hungStore) Release(ctx context.Context, c nodeid.Claim) error {
 // than wait out the release of the claim (a third of the TTL: 20 s here).
 func TestCloseKeepsItsDeadline(t *testing.T) {
 	log, _ := quiet()
-	store := &hungStore{MemStore: nodeidtest.NewMemStore()}
-	store.hung.Store(true)
+	store := nodeidtest.NewHungStore()
 	src, err := ids.New(store, ids.Options{TTL: time.Minute, Log: log})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package nodeid_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,38 +9,13 @@ import (
 	"github.com/firn-id/firn/nodeid/nodeidtest"
 )
 
-// hungStore answers claims, then neither renewals nor releases while
-// hung is set: each waits for its context (a row locked by a stuck
-// transaction, an etcd cluster without a leader).
-type hungStore struct {
-	*nodeidtest.MemStore
-	hung atomic.Bool
-}
-
-func (s *hungStore) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, error) {
-	if s.hung.Load() {
-		<-ctx.Done()
-		return 0, ctx.Err()
-	}
-	return s.MemStore.Renew(ctx, c, hwm)
-}
-
-func (s *hungStore) Release(ctx context.Context, c nodeid.Claim) error {
-	if s.hung.Load() {
-		<-ctx.Done()
-		return ctx.Err()
-	}
-	return s.MemStore.Release(ctx, c)
-}
-
 // TestAcquireEndedDuringAHungStore: an acquisition whose context ends
 // (a Close) while its first extension waits on a store that took the
 // claim and answers nothing more returns within the few seconds the
 // release of that claim is given, not a third of a one-minute TTL; the
 // claim expires by itself.
 func TestAcquireEndedDuringAHungStore(t *testing.T) {
-	store := &hungStore{MemStore: nodeidtest.NewMemStore()}
-	store.hung.Store(true)
+	store := nodeidtest.NewHungStore()
 	cfg := config(bubbleLayout())
 	cfg.TTL = time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
