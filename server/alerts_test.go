@@ -1,18 +1,12 @@
 package server_test
 
 import (
-	"context"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/firn-id/firn/segment"
-	"github.com/firn-id/firn/segment/segmenttest"
-	"github.com/firn-id/firn/server"
-	"github.com/firn-id/firn/snowflake"
 )
 
 // TestAlertsUseExportedMetrics: every metric docs/alerts.yml's rules
@@ -35,20 +29,9 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	g, err := snowflake.New(snowflake.Config{Layout: snowflake.DefaultLayout(), Node: 7, Reservation: snowflake.Unreserved()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := segmenttest.NewMemStore()
-	if err := s.CreateTag(context.Background(), "order", 1, 100, ""); err != nil {
-		t.Fatal(err)
-	}
-	a, err := segment.NewAllocator(s, segment.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close(context.Background()) })
-	h := handlerOf(t, &server.Config{Snowflake: g, Lease: fakeLease{7}, Segments: a, SegmentStore: s, MaxBatch: 1000})
+	cfg := newConfig(t, nil)
+	cfg.Lease = fakeLease{7} // for the lease's metrics
+	h := handlerOf(t, cfg)
 	get(h, "GET", "/v1/snowflake/batch?count=7")
 	get(h, "GET", "/v1/segments/order/next")
 	get(h, "GET", "/v1/snowflake/batch?count=0") // a failure, for firn_request_failures_total

@@ -22,6 +22,13 @@ import (
 
 func newHandler(t testing.TB, ready func() error) http.Handler {
 	t.Helper()
+	return handlerOf(t, newConfig(t, ready))
+}
+
+// newConfig is newHandler's service: a snowflake generator on node 7 and
+// the tag "order" of a memory segment store.
+func newConfig(t testing.TB, ready func() error) *server.Config {
+	t.Helper()
 	g, err := snowflake.New(snowflake.Config{Layout: snowflake.DefaultLayout(), Node: 7, Reservation: snowflake.Unreserved()})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +42,7 @@ func newHandler(t testing.TB, ready func() error) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	return handlerOf(t, &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Ready: ready, MaxBatch: 1000})
+	return &server.Config{Snowflake: g, Segments: a, SegmentStore: s, Ready: ready, MaxBatch: 1000}
 }
 
 func get(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
