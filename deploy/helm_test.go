@@ -33,6 +33,19 @@ func valuesFiles(t *testing.T) []string {
 	return append([]string{""}, files...)
 }
 
+// valuesOf is the values of file, or none for "".
+func valuesOf(t *testing.T, file string) map[string]any {
+	t.Helper()
+	if file == "" {
+		return map[string]any{}
+	}
+	v, err := chartutil.ReadValuesFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // render renders the chart as helm template does, with the values of
 // file ("" for none) and then set, for the release firn in namespace
 // default: the values are checked against values.schema.json first.
@@ -42,15 +55,7 @@ func render(t *testing.T, file string, set map[string]any) (map[string]string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals := map[string]any{}
-	if file != "" {
-		v, err := chartutil.ReadValuesFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals = v
-	}
-	vals = chartutil.CoalesceTables(set, vals)
+	vals := chartutil.CoalesceTables(set, valuesOf(t, file))
 	rv, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: "firn", Namespace: "default", IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
@@ -62,15 +67,7 @@ func render(t *testing.T, file string, set map[string]any) (map[string]string, e
 // defaults and with each documented values file.
 func TestHelmLint(t *testing.T) {
 	for _, f := range valuesFiles(t) {
-		vals := map[string]any{}
-		if f != "" {
-			v, err := chartutil.ReadValuesFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vals = v
-		}
-		l := lint.All(chartDir, vals, "default", false)
+		l := lint.All(chartDir, valuesOf(t, f), "default", false)
 		for _, m := range l.Messages {
 			if m.Severity >= support.WarningSev {
 				t.Errorf("helm lint (values %q): %s", f, m)
