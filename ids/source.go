@@ -568,8 +568,8 @@ func (s *Source) Close(ctx context.Context) error {
 			s.closeEr = finish(ctx)
 		case <-ctx.Done():
 			// An acquisition that was stopped may still be releasing a
-			// claim on a store that does not answer: it ends on its own,
-			// within a third of the TTL, and the rest follows it.
+			// claim on a store that does not answer: it ends on its own
+			// within seconds, and the rest follows it.
 			go func() {
 				<-s.done
 				_ = finish(context.WithoutCancel(ctx))

@@ -32,17 +32,11 @@ func fitTicks(lc nodeid.Config, gc snowflake.Config) (nodeid.Config, snowflake.C
 	if l.Tick%time.Millisecond == 0 { // else decode-only: snowflake.New says so
 		lc.Tick, lc.Epoch = l.Tick, l.Epoch
 	}
-	w := lc.Window
-	if w == 0 {
-		w = nodeid.DefaultWindow
-	}
-	behind := lc.MaxBehind
-	switch {
-	case behind != 0 && behind <= w:
+	d := lc.WithDefaults()
+	if d.MaxBehind <= d.Window {
 		return lc, gc // nodeid.Acquire refuses it, naming both
-	case behind == 0:
-		behind = max(10*time.Second, 2*w) // nodeid's default
 	}
+	behind := d.MaxBehind
 	if l.Tick > 10*time.Millisecond {
 		lc.MaxBehind = addSat(behind, addSat(l.Tick, l.Tick))
 		behind = lc.MaxBehind

@@ -21,7 +21,7 @@ var wallMS = func() int64 { return time.Now().UnixMilli() }
 // node is ahead, Acquire returns an *AheadError naming them. A requested
 // node that is ahead gives a *BehindHWMError, unless Config.StartAhead.
 func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}

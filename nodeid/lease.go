@@ -75,7 +75,9 @@ const (
 	MaxDescription = 512
 )
 
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field that has a default set to
+// it: the TTL, the window, and MaxBehind (which follows the window).
+func (c Config) WithDefaults() Config {
 	if c.TTL == 0 {
 		c.TTL = DefaultTTL
 	}
@@ -91,7 +93,7 @@ func (c Config) withDefaults() Config {
 // Validate reports what Acquire would refuse in c before it asks the
 // store anything: bounds of the TTL, the window and MaxBehind, the node
 // bits, a node outside the pool, a missing layout.
-func (c Config) Validate() error { return c.withDefaults().validate() }
+func (c Config) Validate() error { return c.WithDefaults().validate() }
 
 func (c Config) validate() error {
 	pool := uint64(1) << uint(c.NodeBits)
