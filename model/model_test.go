@@ -38,6 +38,11 @@ var checks = []check{
 	{name: "segments: no ID handed out twice", model: "segment.pml"},
 	{name: "segments: a residue class taken from configuration order", model: "segment.pml", defines: []string{"MUT_CONFIG_ORDER"}, mutant: true},
 	{name: "segments: a range read and written in two steps", model: "segment.pml", defines: []string{"MUT_NONATOMIC"}, mutant: true},
+	{name: "sites: no tick issued twice", model: "site.pml"},
+	{name: "sites: a claim outside the site's value served", model: "site.pml", defines: []string{"MUT_OUTSIDE"}, mutant: true},
+	{name: "sites: a renewal that does not see the release marker", model: "site.pml", defines: []string{"MUT_NO_MARKER_CHECK"}, mutant: true},
+	{name: "sites: the floor read before the marker is confirmed", model: "site.pml", defines: []string{"MUT_FLOOR_BEFORE_MARKER"}, mutant: true},
+	{name: "sites: a claimant that does not start at the floor", model: "site.pml", defines: []string{"MUT_NO_FLOOR"}, mutant: true},
 }
 
 // perRun bounds each step of one check; the largest takes about 30 s on
