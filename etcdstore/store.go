@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -62,31 +62,46 @@ func leaseOf(c nodeid.Claim) clientv3.LeaseID {
 // that lease and the HWM read in the same transaction, so no write of a
 // previous owner can land between them.
 func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
-	if err := s.checkLayout(ctx, req.Layout); err != nil {
-		return nodeid.Claim{}, err
-	}
 	ttl := int64((req.TTL + 999_999_999) / 1_000_000_000)
-	grant, err := s.cli.Grant(ctx, max(ttl, 1))
-	if err != nil {
-		return nodeid.Claim{}, fmt.Errorf("grant lease: %w", err)
+	var grant *clientv3.LeaseGrantResponse
+	for try := 0; ; try++ {
+		rev, err := s.checkLayout(ctx, req.Layout)
+		if err != nil {
+			return nodeid.Claim{}, err
+		}
+		if grant == nil {
+			if grant, err = s.cli.Grant(ctx, max(ttl, 1)); err != nil {
+				return nodeid.Claim{}, fmt.Errorf("grant lease: %w", err)
+			}
+		}
+		c, err := s.take(ctx, req, grant.ID, rev)
+		if errors.Is(err, errRecordMoved) && try < 3 {
+			continue // the record changed since it was checked: check it again
+		}
+		if err != nil {
+			// The lease holds nothing; revoke it rather than wait for its TTL.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(req.TTL, time.Second))
+			_, _ = s.cli.Revoke(rctx, grant.ID)
+			cancel()
+			return nodeid.Claim{}, err
+		}
+		// The claim lives as long as etcd granted, which may be longer than
+		// asked: a holder that cannot release it waits that long.
+		c.TTL = max(req.TTL, time.Duration(grant.TTL)*time.Second)
+		return c, nil
 	}
-	c, err := s.take(ctx, req, grant.ID)
-	if err != nil {
-		// The lease holds nothing; revoke it rather than wait for its TTL.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(req.TTL, time.Second))
-		_, _ = s.cli.Revoke(rctx, grant.ID)
-		cancel()
-		return nodeid.Claim{}, err
-	}
-	// The claim lives as long as etcd granted, which may be longer than
-	// asked: a holder that cannot release it waits that long.
-	c.TTL = max(req.TTL, time.Duration(grant.TTL)*time.Second)
-	return c, nil
 }
 
-func (s *Store) checkLayout(ctx context.Context, want nodeid.LayoutID) error {
+// errRecordMoved: the layout key changed between a claim's check of it
+// and the transaction that takes a node.
+var errRecordMoved = errors.New("etcdstore: the namespace's record changed during the claim")
+
+// checkLayout records want on the namespace's first use, refuses another
+// layout, and returns the layout key's revision: every claim and renewal
+// compares it in its transaction, so a Rerecord ends them.
+func (s *Store) checkLayout(ctx context.Context, want nodeid.LayoutID) (int64, error) {
 	if err := want.Check(); err != nil {
-		return err
+		return 0, err
 	}
 	val := want.Fingerprint + "\n" + want.Description
 	resp, err := s.cli.Txn(ctx).
@@ -95,16 +110,16 @@ func (s *Store) checkLayout(ctx context.Context, want nodeid.LayoutID) error {
 		Else(clientv3.OpGet(s.layoutKey())).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("check layout: %w", err)
+		return 0, fmt.Errorf("check layout: %w", err)
 	}
 	if resp.Succeeded {
-		return nil
+		return resp.Header.Revision, nil
 	}
 	kvs := resp.Responses[0].GetResponseRange().Kvs
 	if len(kvs) == 0 {
-		return errors.New("check layout: layout key vanished")
+		return 0, errors.New("check layout: layout key vanished")
 	}
-	return compareLayout(kvs[0].Value, want)
+	return kvs[0].ModRevision, compareLayout(kvs[0].Value, want)
 }
 
 // compareLayout refuses want unless it is the layout the layout key's
@@ -119,9 +134,9 @@ func compareLayout(val []byte, want nodeid.LayoutID) error {
 
 // take claims req.Node, or the lowest free node (in nodeid.ClaimOrder),
 // on lease.
-func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv3.LeaseID) (nodeid.Claim, error) {
+func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv3.LeaseID, rev int64) (nodeid.Claim, error) {
 	if !req.AnyNode {
-		c, ok, err := s.tryNode(ctx, req.Node, lease, req)
+		c, ok, err := s.tryNode(ctx, req.Node, lease, req, rev)
 		if err == nil && !ok {
 			err = &nodeid.ConflictError{Node: req.Node}
 		}
@@ -131,9 +146,9 @@ func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv
 	if err != nil {
 		return nodeid.Claim{}, err
 	}
-	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && !slices.Contains(req.Reserved, n) })
+	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) })
 	for n, more := order.Next(); more; n, more = order.Next() {
-		c, ok, err := s.tryNode(ctx, n, lease, req)
+		c, ok, err := s.tryNode(ctx, n, lease, req, rev)
 		if err != nil || ok {
 			return c, err
 		}
@@ -142,31 +157,48 @@ func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv
 	}
 	count := 0
 	for n := range held {
-		if n < req.Pool && !slices.Contains(req.Reserved, n) {
+		if req.Free(n) {
 			count++
 		}
 	}
-	return nodeid.Claim{}, &nodeid.PoolFullError{Pool: req.Pool, Held: count, Reserved: len(req.Reserved)}
+	return nodeid.Claim{}, &nodeid.PoolFullError{Pool: req.Size(), Held: count, Reserved: len(req.Reserved)}
 }
 
-// tryNode takes node n if its key is absent, reading its HWM in the same
-// transaction.
-func (s *Store) tryNode(ctx context.Context, n uint64, lease clientv3.LeaseID, req nodeid.ClaimRequest) (nodeid.Claim, bool, error) {
+// tryNode takes node n if its key is absent and the namespace's record is
+// still at revision rev, reading its HWM in the same transaction.
+func (s *Store) tryNode(ctx context.Context, n uint64, lease clientv3.LeaseID, req nodeid.ClaimRequest, rev int64) (nodeid.Claim, bool, error) {
 	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.nodeKey(n)), "=", 0)).
+		If(clientv3.Compare(clientv3.CreateRevision(s.nodeKey(n)), "=", 0), s.recordAt(rev)).
 		Then(clientv3.OpPut(s.nodeKey(n), token(lease), clientv3.WithLease(lease)), clientv3.OpGet(s.hwmKey(n))).
+		Else(clientv3.OpGet(s.layoutKey())).
 		Commit()
 	if err != nil {
 		return nodeid.Claim{}, false, fmt.Errorf("claim node %d: %w", n, err)
 	}
 	if !resp.Succeeded {
+		if s.moved(resp.Responses[0], rev) {
+			return nodeid.Claim{}, false, errRecordMoved
+		}
 		return nodeid.Claim{}, false, nil
 	}
 	hwm, _, err := parseHWM(resp.Responses[1].GetResponseRange().Kvs, n)
 	if err != nil {
 		return nodeid.Claim{}, false, err
 	}
-	return nodeid.Claim{Node: n, Token: token(lease), HWM: hwm, TTL: req.TTL}, true, nil
+	return nodeid.Claim{Node: n, Token: token(lease), HWM: hwm, TTL: req.TTL, Fence: rev}, true, nil
+}
+
+// recordAt compares the layout key's revision with rev: the record a
+// claim was taken under is still the namespace's.
+func (s *Store) recordAt(rev int64) clientv3.Cmp {
+	return clientv3.Compare(clientv3.ModRevision(s.layoutKey()), "=", rev)
+}
+
+// moved reports whether a response to a Get of the layout key shows it at
+// another revision than rev.
+func (s *Store) moved(r *etcdserverpb.ResponseOp, rev int64) bool {
+	kvs := r.GetResponseRange().Kvs
+	return len(kvs) == 0 || kvs[0].ModRevision != rev
 }
 
 func (s *Store) heldNodes(ctx context.Context) (map[uint64]bool, error) {
@@ -216,9 +248,12 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, er
 			return 0, err
 		}
 		owned := clientv3.Compare(clientv3.LeaseValue(s.nodeKey(c.Node)), "=", lease)
+		// The namespace's record is as the claim found it: a Rerecord
+		// (a site's release) ends every lease in this same compare.
+		record := s.recordAt(c.Fence)
 		if stored >= hwm {
 			// Nothing to raise; still confirm the node is ours.
-			own, err := s.cli.Txn(ctx).If(owned).Commit()
+			own, err := s.cli.Txn(ctx).If(owned, record).Commit()
 			if err != nil {
 				return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
 			}
@@ -228,9 +263,9 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, er
 			return stored, nil
 		}
 		tx, err := s.cli.Txn(ctx).
-			If(owned, clientv3.Compare(clientv3.ModRevision(s.hwmKey(c.Node)), "=", rev)).
+			If(owned, record, clientv3.Compare(clientv3.ModRevision(s.hwmKey(c.Node)), "=", rev)).
 			Then(clientv3.OpPut(s.hwmKey(c.Node), strconv.FormatInt(hwm, 10))).
-			Else(clientv3.OpGet(s.nodeKey(c.Node))).
+			Else(clientv3.OpGet(s.nodeKey(c.Node)), clientv3.OpGet(s.layoutKey())).
 			Commit()
 		if err != nil {
 			return 0, fmt.Errorf("renew node %d: %w", c.Node, err)
@@ -238,7 +273,7 @@ func (s *Store) Renew(ctx context.Context, c nodeid.Claim, hwm int64) (int64, er
 		if tx.Succeeded {
 			return hwm, nil
 		}
-		if kvs := tx.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != lease {
+		if kvs := tx.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || clientv3.LeaseID(kvs[0].Lease) != lease || s.moved(tx.Responses[1], c.Fence) {
 			return 0, nodeid.ErrLeaseLost
 		}
 		// The HWM moved (an advance) since it was read: read it again.

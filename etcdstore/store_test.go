@@ -30,6 +30,12 @@ func TestConformance(t *testing.T) {
 		nodeidtest.Options{TTL: time.Second})
 }
 
+func TestRecorderConformance(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	cli := c.Client()
+	nodeidtest.RunRecorderTests(t, func(*testing.T) nodeid.Recorder { return etcdstore.New(cli, prefix()) })
+}
+
 // TestLayoutFingerprintWhole: the layout key keeps fingerprint and
 // description in one value, split at the first newline, so a fingerprint
 // holding one is refused: recorded, it would let a later claim with only

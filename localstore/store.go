@@ -183,7 +183,7 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 		return req.Node, s.lockNode(req.Node)
 	}
 	held := 0
-	for node := uint64(0); node < req.Pool; node++ {
+	for node := req.First; node < req.Pool; node++ {
 		if slices.Contains(req.Reserved, node) {
 			continue
 		}
@@ -202,7 +202,7 @@ func (s *Store) pick(req nodeid.ClaimRequest) (uint64, error) {
 		held++
 	}
 	return 0, fmt.Errorf("%w: every other node's lock in %s is held by a process of this user: stop one, or ask a running "+
-		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}, s.nodeRoot)
+		"firn serve for IDs, or give several servers a shared registry (etcd, SQL, ZooKeeper)", &nodeid.PoolFullError{Pool: req.Size(), Held: held, Reserved: len(req.Reserved)}, s.nodeRoot)
 }
 
 // checkLayout records the layout on first use and refuses another in

@@ -26,6 +26,16 @@ func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 		return nil, err
 	}
 	req := ClaimRequest{Pool: 1 << uint(cfg.NodeBits), Reserved: cfg.Reserved, Layout: cfg.Layout, TTL: cfg.TTL}
+	var floor int64
+	if !cfg.Site.IsZero() {
+		f, err := checkSite(ctx, store, cfg.Layout, cfg.Site)
+		if err != nil {
+			return nil, err
+		}
+		floor = f
+		req.Layout = SiteLayout(cfg.Layout, cfg.Site)
+		req.First, req.Pool = cfg.Site.First, cfg.Site.First+cfg.Site.Count
+	}
 	if cfg.Node != nil {
 		req.Node = *cfg.Node
 	} else {
@@ -33,7 +43,7 @@ func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 	}
 	var ahead []*BehindHWMError
 	for {
-		l, err := acquireOnce(ctx, store, cfg, req)
+		l, err := acquireOnce(ctx, store, cfg, req, floor)
 		// Only a bare *BehindHWMError says the node was released: one
 		// joined with a failed release is returned as it is.
 		cb, behind := err.(*BehindHWMError)
@@ -46,7 +56,7 @@ func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 		case len(ahead) > 0 && errors.Is(err, ErrPoolFull):
 			var pf *PoolFullError
 			errors.As(err, &pf)
-			return nil, &AheadError{Nodes: ahead, Held: pf.Held, Pool: req.Pool}
+			return nil, &AheadError{Nodes: ahead, Held: pf.Held, Pool: req.Size()}
 		case req.AnyNode && behind:
 			// The node is released: set it aside and take the next.
 			ahead = append(ahead, cb)
@@ -63,11 +73,14 @@ const cleanupRelease = 2 * time.Second
 
 // acquireOnce claims one node and makes its first extension; a node it
 // cannot serve from is released before it returns.
-func acquireOnce(ctx context.Context, store Store, cfg Config, req ClaimRequest) (*Lease, error) {
+func acquireOnce(ctx context.Context, store Store, cfg Config, req ClaimRequest, floor int64) (*Lease, error) {
 	claim, err := store.Claim(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("claim node: %w", err)
 	}
+	// A site's record carries the floor of the value's previous site:
+	// every node starts past it.
+	claim.HWM = max(claim.HWM, floor)
 	l := &Lease{store: store, cfg: cfg, claim: claim, start: claim.HWM,
 		done: make(chan struct{}), stop: make(chan struct{})}
 	l.stopCtx, l.cancelStop = context.WithCancel(context.Background())

@@ -77,7 +77,7 @@ type LayoutMismatchError struct {
 }
 
 func (e *LayoutMismatchError) Error() string {
-	return fmt.Sprintf("nodeid: namespace holds layout %q, this node is configured with %q: use the stored layout or another namespace", e.Stored, e.Want)
+	return fmt.Sprintf("nodeid: namespace holds layout %q, this node is configured with %q: use the stored layout or another namespace", describe(e.Stored), e.Want)
 }
 
 // Is makes errors.Is(err, ErrLayoutMismatch) true.
@@ -141,11 +141,12 @@ func quoteList(names []string) string {
 // NodeRangeError reports a node that the namespace's layout cannot hold.
 type NodeRangeError struct {
 	Node, Pool uint64 // Pool: the number of node values, 0..Pool-1
+	First      uint64 // a site's first node: its nodes are First..Pool-1
 	Layout     string // the layout's description
 }
 
 func (e *NodeRangeError) Error() string {
-	return fmt.Sprintf("nodeid: node %d is outside the namespace's layout %q: its nodes are 0..%d", e.Node, e.Layout, e.Pool-1)
+	return fmt.Sprintf("nodeid: node %d is outside the namespace's layout %q: its nodes are %d..%d", e.Node, e.Layout, e.First, e.Pool-1)
 }
 
 // Is makes errors.Is(err, ErrNodeOutOfRange) true.

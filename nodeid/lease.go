@@ -48,6 +48,13 @@ type Config struct {
 	// tick's start rather than in the tick after. Zero: no rounding.
 	Tick  time.Duration
 	Epoch time.Time
+	// Site confines the lease to one site's nodes (docs/operations.md,
+	// "Several sites"): Acquire claims only them, presents the
+	// registry SiteLayout(Layout, Site), and first reads the
+	// namespace's site record, refusing with a *SiteError unless it is
+	// this site's, live and on the registry the site claimed. The zero
+	// value: no site.
+	Site Site
 }
 
 // maxNodeBits bounds the pool: beyond 2^32 node IDs no store could list
@@ -100,8 +107,12 @@ func (c Config) validate() error {
 	switch {
 	case c.NodeBits < 0 || c.NodeBits > maxNodeBits:
 		return fmt.Errorf("nodeid: node bits %d outside 0..%d", c.NodeBits, maxNodeBits)
+	case !c.Site.IsZero() && (c.Site.Count == 0 || c.Site.First >= pool || c.Site.Count > pool-c.Site.First):
+		return fmt.Errorf("nodeid: %s: nodes %d and %d after it are outside the pool of %d", c.Site, c.Site.First, c.Site.Count, pool)
 	case c.Node != nil && *c.Node >= pool:
 		return &NodeRangeError{Node: *c.Node, Pool: pool, Layout: c.Layout.Description}
+	case c.Node != nil && !c.Site.IsZero() && !c.Site.Holds(*c.Node):
+		return &NodeRangeError{Node: *c.Node, Pool: c.Site.First + c.Site.Count, First: c.Site.First, Layout: SiteLayout(c.Layout, c.Site).Description}
 	case c.TTL < MinTTL || c.TTL > MaxTTL:
 		return fmt.Errorf("nodeid: TTL %s outside %s to %s", c.TTL, MinTTL, MaxTTL)
 	case c.Window < 10*time.Millisecond:

@@ -3,6 +3,7 @@ package nodeid
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -58,14 +59,17 @@ type AdvanceRequest struct {
 	// Pool is the number of node values of Layout (1 << node bits): a
 	// node at or past it is refused. Zero skips the check.
 	Pool uint64
+	// First is the lowest node a site may advance (Site.First): a
+	// node below it is refused.
+	First uint64
 }
 
 // CheckNode returns a *NodeRangeError if the node is outside Pool. Stores
 // call it once Layout matched the recorded layout, so the range is the
 // namespace's.
 func (r AdvanceRequest) CheckNode() error {
-	if r.Pool > 0 && r.Node >= r.Pool {
-		return &NodeRangeError{Node: r.Node, Pool: r.Pool, Layout: r.Layout.Description}
+	if r.Pool > 0 && (r.Node >= r.Pool || r.Node < r.First) {
+		return &NodeRangeError{Node: r.Node, Pool: r.Pool, First: r.First, Layout: r.Layout.Description}
 	}
 	return nil
 }
@@ -75,8 +79,10 @@ type ClaimRequest struct {
 	// Node is the node to claim, unless AnyNode is set.
 	Node    uint64
 	AnyNode bool
-	// Pool is the number of node values: 1 << node bits.
-	Pool uint64
+	// Pool is the number of node values: 1 << node bits. AnyNode
+	// claims take a node from First to Pool−1 (a site's nodes).
+	Pool  uint64
+	First uint64
 	// Reserved lists nodes never handed out to AnyNode claims.
 	Reserved []uint64
 	// Layout identifies the namespace's ID layout: a fingerprint, and a
@@ -131,4 +137,18 @@ type Claim struct {
 	// TTL is how long the claim lives without a Renew, as the store
 	// granted it: at least the request's TTL.
 	TTL time.Duration
+	// Fence is the version of the namespace's record the claim was
+	// taken under, for a store whose renewals compare it (etcd's layout
+	// key's revision): a Rerecord ends the claim. Callers pass it back
+	// unchanged.
+	Fence int64
 }
+
+// Free reports whether an AnyNode claim may take node n: within First to
+// Pool−1 and not reserved.
+func (r ClaimRequest) Free(n uint64) bool {
+	return n >= r.First && n < r.Pool && !slices.Contains(r.Reserved, n)
+}
+
+// Size is the number of nodes an AnyNode claim chooses among.
+func (r ClaimRequest) Size() uint64 { return r.Pool - min(r.First, r.Pool) }

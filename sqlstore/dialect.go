@@ -140,6 +140,9 @@ type queries struct {
 	advance        string
 	readNamespace  string
 	liveNodes      string // the held nodes, read without a lock
+	setRecord      string
+	endLeases      string // every lease of the namespace, in Rerecord
+	hwms           string
 	expiryInterval func(string) string
 }
 
@@ -170,8 +173,11 @@ func newQueries(d Dialect, table string) queries {
 	q.take = "UPDATE {t} SET owner = ?, lease_expires = " + q.expiryInterval("?") + " WHERE namespace = ? AND node = ?"
 	q.release = "UPDATE {t} SET owner = NULL, lease_expires = NULL WHERE namespace = ? AND node = ? AND owner = ?"
 	q.advance = "UPDATE {t} SET hwm = GREATEST(hwm, ?) WHERE namespace = ? AND node = ?"
+	q.setRecord = "UPDATE {t}_namespaces SET fingerprint = ?, layout = ? WHERE namespace = ?"
+	q.endLeases = "UPDATE {t} SET owner = NULL, lease_expires = NULL WHERE namespace = ?"
+	q.hwms = "SELECT node, hwm FROM {t} WHERE namespace = ?"
 	for _, s := range []*string{&q.lockNamespace, &q.addNamespace, &q.lockNodes, &q.lockHWM, &q.addNode, &q.take, &q.renew,
-		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readNamespace, &q.liveNodes} {
+		&q.lockNode, &q.setHWM, &q.release, &q.advance, &q.readNamespace, &q.liveNodes, &q.setRecord, &q.endLeases, &q.hwms} {
 		*s = rebind(d, strings.ReplaceAll(*s, "{t}", table))
 	}
 	return q

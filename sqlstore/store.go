@@ -244,16 +244,16 @@ func pick(req nodeid.ClaimRequest, rows map[uint64]nodeRow) (uint64, error) {
 	}
 	held := 0
 	for n, r := range rows {
-		if r.live && n < req.Pool && !slices.Contains(req.Reserved, n) {
+		if r.live && req.Free(n) {
 			held++
 		}
 	}
-	for n := uint64(0); n < req.Pool; n++ {
+	for n := req.First; n < req.Pool; n++ {
 		if !rows[n].live && !slices.Contains(req.Reserved, n) {
 			return n, nil
 		}
 	}
-	return 0, &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}
+	return 0, &nodeid.PoolFullError{Pool: req.Size(), Held: held, Reserved: len(req.Reserved)}
 }
 
 // Renew implements nodeid.Store: one write, fenced by owner and expiry,

@@ -78,6 +78,13 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestRecorderConformance(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		nodeidtest.RunRecorderTests(t, func(t *testing.T) nodeid.Recorder { return newStore(t, b, db) })
+	})
+}
+
 func TestNamespacesAreApart(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend, dsn string) {
 		db := openDB(t, b, dsn)

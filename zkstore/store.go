@@ -338,7 +338,7 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 		return nil, err
 	}
 	var corrupt error
-	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && !slices.Contains(req.Reserved, n) })
+	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) })
 	for n, more := order.Next(); more; n, more = order.Next() {
 		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
 		if errors.Is(err, nodeid.ErrNodeReserved) {
@@ -360,11 +360,11 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 	}
 	count := 0
 	for n := range held {
-		if n < req.Pool && !slices.Contains(req.Reserved, n) {
+		if req.Free(n) {
 			count++
 		}
 	}
-	full := &nodeid.PoolFullError{Pool: req.Pool, Held: count, Reserved: len(req.Reserved)}
+	full := &nodeid.PoolFullError{Pool: req.Size(), Held: count, Reserved: len(req.Reserved)}
 	if corrupt != nil {
 		return nil, fmt.Errorf("%w; %w", full, corrupt)
 	}

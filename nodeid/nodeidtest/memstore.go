@@ -23,9 +23,73 @@ type MemStore struct {
 	cut    map[string]error
 	writes int
 	resv   nodeid.Reservation
+	native string
 }
 
-var _ nodeid.Reserver = (*MemStore)(nil)
+var (
+	_ nodeid.Reserver = (*MemStore)(nil)
+	_ nodeid.Recorder = (*MemStore)(nil)
+)
+
+// SetIdentity sets what Identity returns, as a store restored elsewhere
+// would have another.
+func (s *MemStore) SetIdentity(native string) {
+	s.mu.Lock()
+	s.native = native
+	s.mu.Unlock()
+}
+
+// Identity implements nodeid.Recorder.
+func (s *MemStore) Identity(context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.native, s.fail
+}
+
+// Record implements nodeid.Recorder.
+func (s *MemStore) Record(context.Context) (nodeid.LayoutID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil || s.layout == nil {
+		return nodeid.LayoutID{}, s.fail
+	}
+	return *s.layout, nil
+}
+
+// Rerecord implements nodeid.Recorder: it ends every lease.
+func (s *MemStore) Rerecord(_ context.Context, old, new nodeid.LayoutID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	var stored nodeid.LayoutID
+	if s.layout != nil {
+		stored = *s.layout
+	}
+	if stored.Fingerprint != old.Fingerprint || stored.Description != old.Description {
+		return &nodeid.RecordChangedError{Stored: stored}
+	}
+	if err := new.Check(); err != nil {
+		return err
+	}
+	s.layout = &new
+	for _, n := range s.nodes {
+		n.token = ""
+	}
+	return nil
+}
+
+// HWMs implements nodeid.Recorder.
+func (s *MemStore) HWMs(context.Context) (map[uint64]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[uint64]int64{}
+	for n, v := range s.nodes {
+		out[n] = v.hwm
+	}
+	return out, s.fail
+}
 
 type memNode struct {
 	token   string
@@ -174,13 +238,16 @@ func (s *MemStore) Unreserve(_ context.Context, node uint64, note string) (nodei
 
 func (s *MemStore) pick(req nodeid.ClaimRequest) (uint64, error) {
 	if !req.AnyNode {
+		if req.Node < req.First || req.Node >= req.Pool && req.Pool > 0 {
+			return 0, &nodeid.NodeRangeError{Node: req.Node, Pool: req.Pool, First: req.First, Layout: req.Layout.Description}
+		}
 		if s.live(s.nodes[req.Node]) {
 			return 0, &nodeid.ConflictError{Node: req.Node}
 		}
 		return req.Node, nil
 	}
 	held := 0
-	for node := uint64(0); node < req.Pool; node++ {
+	for node := req.First; node < req.Pool; node++ {
 		switch {
 		case slices.Contains(req.Reserved, node):
 		case s.live(s.nodes[node]):
@@ -189,7 +256,7 @@ func (s *MemStore) pick(req nodeid.ClaimRequest) (uint64, error) {
 			return node, nil
 		}
 	}
-	return 0, &nodeid.PoolFullError{Pool: req.Pool, Held: held, Reserved: len(req.Reserved)}
+	return 0, &nodeid.PoolFullError{Pool: req.Size(), Held: held, Reserved: len(req.Reserved)}
 }
 
 // Renew implements nodeid.Store.

@@ -14,3 +14,7 @@ func TestMemStore(t *testing.T) {
 func TestMemStoreReserver(t *testing.T) {
 	nodeidtest.RunReserverTests(t, func(*testing.T) nodeid.Reserver { return nodeidtest.NewMemStore() })
 }
+
+func TestMemStoreRecorder(t *testing.T) {
+	nodeidtest.RunRecorderTests(t, func(*testing.T) nodeid.Recorder { return nodeidtest.NewMemStore() })
+}

@@ -1,0 +1,246 @@
+package site
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/firn-id/firn/nodeid"
+)
+
+// Registry is a site's registry: the namespace its processes claim nodes
+// in, and where it is, for messages (never a secret).
+type Registry struct {
+	Store nodeid.Recorder
+	Where string
+}
+
+// Result says what Claim found and did.
+type Result struct {
+	Record nodeid.SiteRecord
+	// Already: the value was the site's on this registry; nothing
+	// changed.
+	Already bool
+	// History lists the floors recorded in the ledger for the values
+	// the registry's nodes held before it was a site's.
+	History map[uint64]int64
+}
+
+// value is the site value of s: the index of its node range.
+func (l *Ledger) value(s nodeid.Site) (uint64, error) {
+	if s.Count != l.rec.Count || s.First%s.Count != 0 {
+		return 0, refuse("%s leases %d nodes from %d; ledger %s's sites lease %d each", s, s.Count, s.First, l.name, l.rec.Count)
+	}
+	return s.First / s.Count, nil
+}
+
+// ClaimSite claims site's value for site in the ledger and records the
+// site in its registry. The ledger's claim is written first: a value held
+// by another site is refused, naming it, before the registry is touched.
+// A registry whose namespace holds history (nodes used before it was a
+// site's) has its old record replaced first — which ends every lease in
+// it — and then the highest HWM of each other value's nodes is recorded in
+// the ledger as that value's floor; a value another site holds now is
+// refused, since its nodes were used twice already.
+func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, layout nodeid.LayoutID) (Result, error) {
+	v, err := l.value(site)
+	if err != nil {
+		return Result{}, err
+	}
+	native, err := reg.Store.Identity(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	old, err := reg.Store.Record(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	oldRec, oldIsSite, err := nodeid.ParseSiteRecord(old)
+	if err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	switch {
+	case old.Fingerprint == "":
+	case oldIsSite && oldRec.Site.Name != site.Name:
+		return Result{}, refuse("registry %s belongs to %s: a registry serves one site", reg.Where, oldRec.Site)
+	case oldIsSite && oldRec.Layout.Fingerprint != layout.Fingerprint, !oldIsSite && old.Fingerprint != layout.Fingerprint:
+		return Result{}, &nodeid.LayoutMismatchError{Stored: old.Description, Want: layout.Description}
+	}
+	if old.Fingerprint != "" && !oldIsSite {
+		// Hold every value the history touches before the old record's
+		// leases end: its HWMs may still rise until then, and no other
+		// site may take such a value with a floor read too early.
+		pre, err := l.history(ctx, reg, site)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := l.recordHistory(ctx, reg, site, pre, reg.Where); err != nil {
+			return Result{}, err
+		}
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case c.Recording != "":
+		return Result{}, refuse("value %d is held while registry %s records its history: finish `firn site claim` there first", v, c.Recording)
+	case c.Site != "" && c.Site != site.Name && !c.Released:
+		return Result{}, refuse("value %d (%s) is held by site %q, on registry %s: choose another value, or release it there first (firn site release)", v, site.Fields, c.Site, c.Where)
+	case c.Site == site.Name && !c.Released && c.Registry != "":
+		same := oldIsSite && oldRec.Registry == c.Registry || !oldIsSite && native != "" && native == c.Native
+		if !same {
+			return Result{}, refuse("value %d is site %q's on another registry (%s, identity %q; this one %s, identity %q): a registry copied or restored elsewhere serves only after the old one is released (docs/operations.md, \"Several sites\")", v, site.Name, c.Where, c.Native, reg.Where, native)
+		}
+	default:
+		// Free, or released: the site takes it with the floor above
+		// every HWM of the site before.
+		nc := Claim{Value: v, Site: site.Name, Registry: randomID("r-"), Native: native, Where: reg.Where, Floor: c.Floor}
+		if err := l.write(ctx, cst, cid, nc); err != nil {
+			return Result{}, err
+		}
+		c = nc
+	}
+	rec := nodeid.SiteRecord{Site: site, Layout: layout, Registry: c.Registry, Native: native, Ledger: l.rec.ID, Floor: c.Floor}
+	already := oldIsSite && oldRec == rec
+	if !already {
+		id, err := rec.LayoutID()
+		if err != nil {
+			return Result{}, err
+		}
+		if err := reg.Store.Rerecord(ctx, old, id); err != nil {
+			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+		}
+	}
+	// The old record's leases ended with it, and a site record lets no
+	// node outside the site be claimed: the HWMs read now are final.
+	// Record them as floors, every time (a claim cut short finishes on
+	// its next run).
+	history, err := l.history(ctx, reg, site)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := l.recordHistory(ctx, reg, site, history, ""); err != nil {
+		return Result{}, err
+	}
+	return Result{Record: rec, Already: already && len(history) == 0, History: history}, nil
+}
+
+// history reads the highest HWM of each other site value's nodes in the
+// registry, refusing a value another site holds.
+func (l *Ledger) history(ctx context.Context, reg Registry, site nodeid.Site) (map[uint64]int64, error) {
+	hwms, err := reg.Store.HWMs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	out := map[uint64]int64{}
+	for n, h := range hwms {
+		if h > 0 && !site.Holds(n) {
+			out[n/l.rec.Count] = max(out[n/l.rec.Count], h)
+		}
+	}
+	for _, w := range sortedKeys(out) {
+		c, _, _, err := l.Claim(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		if c.Site != "" && !c.Released && c.Site != site.Name || c.Recording != "" && c.Recording != reg.Where {
+			return nil, refuse("registry %s issued on nodes of value %d before it was a site's, and site %q holds that value now (registry %s): their IDs may already collide; keep this registry out of sites, or stop and release %q first", reg.Where, w, c.Site, c.Where, c.Site)
+		}
+	}
+	return out, nil
+}
+
+// recordHistory raises each value's floor in the ledger to the registry's
+// highest HWM on it, marking the value as held while recording is set
+// (the registry's old leases may still raise them), and clearing the mark
+// when it is "".
+func (l *Ledger) recordHistory(ctx context.Context, reg Registry, site nodeid.Site, floors map[uint64]int64, recording string) error {
+	for _, w := range sortedKeys(floors) {
+		c, cid, cst, err := l.Claim(ctx, w)
+		if err != nil {
+			return err
+		}
+		if c.Floor >= floors[w] && c.Recording == recording {
+			continue
+		}
+		if c.Site != "" && !c.Released && c.Site != site.Name {
+			return refuse("value %d: site %q claimed it meanwhile", w, c.Site)
+		}
+		c.Floor, c.Recording = max(c.Floor, floors[w]), recording
+		if err := l.write(ctx, cst, cid, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReleaseSite gives site's value up: it writes the released marker in the
+// registry (which ends every lease there: no HWM rises after it), then
+// reads the site's highest HWM and records it in the ledger as the
+// value's floor. Live processes of the site stop at their next renewal.
+// It returns the floor.
+func (l *Ledger) ReleaseSite(ctx context.Context, reg Registry, site nodeid.Site, layout nodeid.LayoutID) (int64, error) {
+	v, err := l.value(site)
+	if err != nil {
+		return 0, err
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	if err != nil {
+		return 0, err
+	}
+	if c.Site != site.Name {
+		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
+	}
+	if c.Released {
+		return c.Floor, nil
+	}
+	old, err := reg.Store.Record(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	rec, ok, err := nodeid.ParseSiteRecord(old)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
+	case !ok || rec.Site != site || rec.Registry != c.Registry:
+		return 0, refuse("registry %s does not hold site %q's claim of value %d (the ledger names registry %s at %s)", reg.Where, site.Name, v, c.Registry, c.Where)
+	}
+	if !rec.Released {
+		rel := rec
+		rel.Released = true
+		id, err := rel.LayoutID()
+		if err != nil {
+			return 0, err
+		}
+		if err := reg.Store.Rerecord(ctx, old, id); err != nil {
+			return 0, fmt.Errorf("registry %s: write the released marker: %w", reg.Where, err)
+		}
+	}
+	// Only after the marker is confirmed: no claim or renewal raises an
+	// HWM of the site any more.
+	hwms, err := reg.Store.HWMs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	floor := c.Floor
+	for n, h := range hwms {
+		if site.Holds(n) {
+			floor = max(floor, h)
+		}
+	}
+	c.Released, c.Floor = true, floor
+	if err := l.write(ctx, cst, cid, c); err != nil {
+		return 0, err
+	}
+	return floor, nil
+}
+
+func sortedKeys(m map[uint64]int64) []uint64 {
+	keys := make([]uint64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,169 @@
+package site
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/firn-id/firn/nodeid"
+)
+
+// Opener opens one namespace of the ledger's store. A ledger is a
+// namespace of its own ("<ledger>/ledger") and one per site value
+// ("<ledger>/value/<v>"), each holding one record.
+type Opener func(namespace string) (nodeid.Recorder, error)
+
+// Ledger records which site holds each site value: permanent claims,
+// written by Claim and Release and never read on the path that issues
+// IDs.
+type Ledger struct {
+	open Opener
+	name string
+	rec  LedgerRecord
+}
+
+// LedgerRecord is the ledger's own record, written once when it is
+// created: its identity, and the one layout and site width it serves.
+type LedgerRecord struct {
+	// ID is a random ID written once; every site record names it.
+	ID string `json:"id"`
+	// Layout is the layout's (and opaque key's) fingerprint: a claim
+	// under another is refused.
+	Layout string `json:"layout"`
+	// Count is the number of nodes of one site value: every site fixes
+	// the same leading node fields.
+	Count uint64 `json:"count"`
+}
+
+// Claim is the ledger's record of one site value.
+type Claim struct {
+	Value uint64 `json:"value"`
+	// Site is the site holding the value; "" when none does (a value
+	// another registry's history used before sites, or one released).
+	Site string `json:"site,omitempty"`
+	// Registry and Native identify the registry the site claimed
+	// (nodeid.SiteRecord).
+	Registry string `json:"registry,omitempty"`
+	Native   string `json:"native,omitempty"`
+	// Where is the registry's endpoint and namespace, for messages.
+	Where string `json:"where,omitempty"`
+	// Released: the site gave the value up; Floor is then above every
+	// HWM it wrote.
+	Released bool  `json:"released,omitempty"`
+	Floor    int64 `json:"floor,omitempty"`
+	// Recording names the registry whose history (HWMs from before it
+	// was a site's) is being recorded as Floor: no site claims the value
+	// until that registry's claim has finished.
+	Recording string `json:"recording,omitempty"`
+}
+
+const (
+	ledgerPrefix = "firn-ledger "
+	claimPrefix  = "firn-value "
+)
+
+// ErrRefused is matched by every refusal of this package.
+var ErrRefused = errors.New("site: refused")
+
+// RefusedError is a claim or release the ledger or registry refuses.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string        { return "site: " + e.Reason }
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+func refuse(format string, a ...any) error { return &RefusedError{Reason: fmt.Sprintf(format, a...)} }
+
+// OpenLedger opens the ledger called name, creating it for layout and
+// count on first use, and refuses another layout or site width.
+func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.LayoutID, count uint64) (*Ledger, error) {
+	l := &Ledger{open: open, name: name}
+	st, err := open(name + "/ledger")
+	if err != nil {
+		return nil, err
+	}
+	id, err := st.Record(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read ledger %s: %w", name, err)
+	}
+	if id.Fingerprint == "" {
+		rec := LedgerRecord{ID: randomID("l-"), Layout: layout.Fingerprint, Count: count}
+		if err := st.Rerecord(ctx, nodeid.LayoutID{}, encode(ledgerPrefix, rec)); err != nil {
+			return nil, fmt.Errorf("create ledger %s: %w", name, err)
+		}
+		if id, err = st.Record(ctx); err != nil {
+			return nil, fmt.Errorf("read ledger %s: %w", name, err)
+		}
+	}
+	if err := decode(id, ledgerPrefix, &l.rec); err != nil {
+		return nil, fmt.Errorf("ledger %s: %w", name, err)
+	}
+	switch {
+	case l.rec.Layout != layout.Fingerprint:
+		return nil, refuse("ledger %s serves layout %s, this configuration's is %s (%s): one layout per ledger", name, l.rec.Layout, layout.Fingerprint, layout.Description)
+	case l.rec.Count != count:
+		return nil, refuse("ledger %s's sites lease %d nodes each, this configuration's %d: every site fixes the same leading node fields", name, l.rec.Count, count)
+	}
+	return l, nil
+}
+
+// ID returns the ledger's identity.
+func (l *Ledger) ID() string { return l.rec.ID }
+
+// Claim returns the ledger's record of value (zero Claim: none) and the
+// store it is in.
+func (l *Ledger) Claim(ctx context.Context, value uint64) (Claim, nodeid.LayoutID, nodeid.Recorder, error) {
+	st, err := l.open(l.name + "/value/" + strconv.FormatUint(value, 10))
+	if err != nil {
+		return Claim{}, nodeid.LayoutID{}, nil, err
+	}
+	id, err := st.Record(ctx)
+	if err != nil {
+		return Claim{}, id, nil, fmt.Errorf("read the ledger's claim of value %d: %w", value, err)
+	}
+	c := Claim{Value: value}
+	if id.Fingerprint != "" {
+		if err := decode(id, claimPrefix, &c); err != nil {
+			return Claim{}, id, nil, fmt.Errorf("ledger %s, value %d: %w", l.name, value, err)
+		}
+	}
+	return c, id, st, nil
+}
+
+// write replaces the ledger's claim old (as read, with its record id)
+// by c.
+func (l *Ledger) write(ctx context.Context, st nodeid.Recorder, old nodeid.LayoutID, c Claim) error {
+	if err := st.Rerecord(ctx, old, encode(claimPrefix, c)); err != nil {
+		return fmt.Errorf("write the ledger's claim of value %d: %w", c.Value, err)
+	}
+	return nil
+}
+
+// encode makes a record of v: its JSON behind prefix, fingerprinted.
+func encode(prefix string, v any) nodeid.LayoutID {
+	b, _ := json.Marshal(v)
+	sum := sha256.Sum256(b)
+	return nodeid.LayoutID{Fingerprint: "rec1:" + hex.EncodeToString(sum[:8]), Description: prefix + string(b)}
+}
+
+func decode(id nodeid.LayoutID, prefix string, v any) error {
+	s, ok := strings.CutPrefix(id.Description, prefix)
+	if !ok {
+		return refuse("the namespace holds %q, not a %srecord: name a namespace of its own for the ledger", id.Description, prefix)
+	}
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return fmt.Errorf("corrupt record %q: %w", s, err)
+	}
+	return nil
+}
+
+func randomID(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
