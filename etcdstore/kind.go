@@ -23,6 +23,7 @@ var kind = store.Kind{
 	Summary:          "node IDs on etcd leases, a key prefix per namespace",
 	Rank:             10,
 	Segments:         true,
+	Sites:            true,
 	Requires:         []string{"endpoints"},
 	DefaultNamespace: DefaultPrefix,
 	Check:            check,

@@ -146,7 +146,7 @@ func (s *Store) take(ctx context.Context, req nodeid.ClaimRequest, lease clientv
 	if err != nil {
 		return nodeid.Claim{}, err
 	}
-	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) })
+	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) }).From(req.First)
 	for n, more := order.Next(); more; n, more = order.Next() {
 		c, ok, err := s.tryNode(ctx, n, lease, req, rev)
 		if err != nil || ok {

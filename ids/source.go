@@ -65,6 +65,26 @@ type Options struct {
 	// Log receives what the source logs: waits for a node, a lost lease,
 	// renewals failing. Default slog.Default().
 	Log *slog.Logger
+	// Site is the site the process belongs to, as firn serve's site
+	// setting (docs/operations.md, "Several sites"): the namespace must
+	// hold the site's record (firn site claim), and the source takes only
+	// the site's nodes. The zero value: no site.
+	Site Site
+}
+
+// Site names a site and the leading node fields it fixes, most
+// significant first (datacenter=3).
+type Site struct {
+	Name   string
+	Fields []snowflake.FieldValue
+}
+
+// nodes reads the site into the nodes it fixes in layout l.
+func (s Site) nodes(l snowflake.Layout) (nodeid.Site, error) {
+	if s.Name == "" && len(s.Fields) == 0 {
+		return nodeid.Site{}, nil
+	}
+	return node.Site(l, s.Name, s.Fields)
 }
 
 // layout is the layout the options name.
@@ -141,6 +161,9 @@ func start(open opener, name string, o Options) (*Source, error) {
 		return nil, err
 	}
 	lc := nodeid.Config{NodeBits: l.NodeBits(), Layout: node.LayoutID(l), TTL: o.TTL, Window: o.Window, Reserved: o.Reserved}
+	if lc.Site, err = o.Site.nodes(l); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if err := lc.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -141,10 +141,11 @@ func (h *Holder) reason(err error) (string, bool) {
 
 // Permanent reports whether err, from an acquisition, says the namespace
 // can never serve this process as configured (another layout recorded,
-// a node outside the pool or reserved): waiting would only hide it.
+// a node outside the pool or reserved, a site the namespace does not
+// hold or has released): waiting would only hide it.
 func Permanent(err error) bool {
 	return errors.Is(err, nodeid.ErrLayoutMismatch) || errors.Is(err, nodeid.ErrNodeOutOfRange) ||
-		errors.Is(err, nodeid.ErrNodeReserved)
+		errors.Is(err, nodeid.ErrNodeReserved) || errors.Is(err, nodeid.ErrSite)
 }
 
 // freeSoon reports whether err is a node held by another (the pool full,

@@ -2,6 +2,8 @@ package node
 
 import (
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
@@ -15,6 +17,25 @@ import (
 // is one ID space to all of them.
 func LayoutID(l snowflake.Layout) nodeid.LayoutID {
 	return nodeid.LayoutID{Fingerprint: l.Fingerprint(), Description: l.String(), Bits: l.BitsFingerprint()}
+}
+
+// Site is the site name whose leading node fields of layout l are fixed:
+// the node range it leases from (snowflake.Layout.SiteNodes), refused
+// with the field's width when a value does not fit. Every entry point —
+// firn's configuration, package ids — reads a site here.
+func Site(l snowflake.Layout, name string, fixed []snowflake.FieldValue) (nodeid.Site, error) {
+	if err := nodeid.CheckSiteName(name); err != nil {
+		return nodeid.Site{}, err
+	}
+	first, count, err := l.SiteNodes(fixed)
+	if err != nil {
+		return nodeid.Site{}, err
+	}
+	fields := make([]string, len(fixed))
+	for i, f := range fixed {
+		fields[i] = f.Name + "=" + strconv.FormatUint(f.Value, 10)
+	}
+	return nodeid.Site{Name: name, Fields: strings.Join(fields, ","), First: first, Count: count}, nil
 }
 
 // fitTicks fits a lease and a generator to the generator's layout. The

@@ -21,6 +21,7 @@ const (
 // store's own conditional write alone decides who takes a node, whatever
 // the order.
 type ClaimOrder struct {
+	first  uint64
 	pool   uint64
 	free   func(uint64) bool
 	next   uint64
@@ -35,12 +36,19 @@ func NewClaimOrder(pool uint64, free func(uint64) bool) *ClaimOrder {
 	return &ClaimOrder{pool: pool, free: free, tried: map[uint64]bool{}}
 }
 
+// From makes the order start at node first: a site's nodes are first to
+// pool−1, and none below first is ever tried, nor scanned.
+func (o *ClaimOrder) From(first uint64) *ClaimOrder {
+	o.first, o.next = first, max(o.next, first)
+	return o
+}
+
 // Next returns the next node to try, or false when every free node has
 // been tried. It never returns a node twice.
 func (o *ClaimOrder) Next() (uint64, bool) {
-	for o.random > 0 && o.pool > 0 {
+	for o.random > 0 && o.pool > o.first {
 		o.random--
-		if r := rand.Uint64N(o.pool); !o.tried[r] && o.free(r) {
+		if r := o.first + rand.Uint64N(o.pool-o.first); !o.tried[r] && o.free(r) {
 			o.tried[r] = true
 			return r, true
 		}

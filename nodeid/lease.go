@@ -107,6 +107,8 @@ func (c Config) validate() error {
 	switch {
 	case c.NodeBits < 0 || c.NodeBits > maxNodeBits:
 		return fmt.Errorf("nodeid: node bits %d outside 0..%d", c.NodeBits, maxNodeBits)
+	case !c.Site.IsZero() && CheckSiteName(c.Site.Name) != nil:
+		return CheckSiteName(c.Site.Name)
 	case !c.Site.IsZero() && (c.Site.Count == 0 || c.Site.First >= pool || c.Site.Count > pool-c.Site.First):
 		return fmt.Errorf("nodeid: %s: nodes %d and %d after it are outside the pool of %d", c.Site, c.Site.First, c.Site.Count, pool)
 	case c.Node != nil && *c.Node >= pool:

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,29 @@ type Site struct {
 	// First and Count are the site's nodes, First to First+Count−1. The
 	// fixed fields lead the node part, so a site's nodes are contiguous.
 	First, Count uint64
+}
+
+var siteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// CheckSiteName refuses a site name that is not letters, digits, '.',
+// '_' and '-', at most 63, starting with a letter or digit: the one rule
+// for every entry point (configuration, package ids).
+func CheckSiteName(name string) error {
+	if !siteName.MatchString(name) {
+		return &SiteNameError{Name: name}
+	}
+	return nil
+}
+
+// SiteNameError is a site name CheckSiteName refuses.
+type SiteNameError struct{ Name string }
+
+func (e *SiteNameError) Error() string { return "nodeid: " + e.Reason() }
+
+// Reason is the message without the package's name, for a caller that
+// names the setting itself.
+func (e *SiteNameError) Reason() string {
+	return fmt.Sprintf("site name %q: want letters, digits, '.', '_' and '-', at most 63, starting with a letter or digit", e.Name)
 }
 
 // IsZero reports whether s is no site.
@@ -76,6 +100,8 @@ type SiteRecord struct {
 	Floor int64 `json:"floor,omitempty"`
 	// Released: the value was released; no claim or renewal succeeds.
 	Released bool `json:"released,omitempty"`
+	// Pending: `firn site claim` has not finished; no claim succeeds.
+	Pending bool `json:"pending,omitempty"`
 }
 
 // recordPrefix opens the description of a site record.
@@ -91,8 +117,11 @@ func (r SiteRecord) LayoutID() (LayoutID, error) {
 		return LayoutID{}, err
 	}
 	id := LayoutID{Fingerprint: SiteLayout(r.Layout, r.Site).Fingerprint, Description: recordPrefix + string(b), Bits: r.Layout.Bits}
-	if r.Released {
+	switch {
+	case r.Released:
 		id.Fingerprint = siteFingerprint("r1:", r.Layout.Fingerprint, r.Site)
+	case r.Pending:
+		id.Fingerprint = siteFingerprint("p1:", r.Layout.Fingerprint, r.Site)
 	}
 	if err := id.Check(); err != nil {
 		return LayoutID{}, fmt.Errorf("nodeid: site record of %d bytes: %w", len(id.Description), err)
@@ -189,17 +218,24 @@ func (e *SiteError) Error() string {
 func (e *SiteError) Is(target error) bool { return target == ErrSite }
 
 // checkSite reads the namespace's site record and refuses a claim for
-// site under layout unless the record is the site's, not released, and
-// on the registry the site claimed. It returns the record's floor.
-func checkSite(ctx context.Context, store Store, layout LayoutID, site Site) (int64, error) {
+// site under layout unless the record is the site's, finished, not
+// released, and on the registry the site claimed. It returns the record,
+// which the claim must still find after it (sameRecord), and its floor.
+func checkSite(ctx context.Context, store Store, layout LayoutID, site Site) (LayoutID, int64, error) {
 	rs, ok := store.(Recorder)
 	if !ok {
-		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("a %T cannot be a site registry: it keeps no site record", store)}
+		return LayoutID{}, 0, &SiteError{Want: site, Reason: fmt.Sprintf("a %T cannot be a site registry: it keeps no site record", store)}
 	}
 	id, err := rs.Record(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("read site record: %w", err)
+		return id, 0, fmt.Errorf("read site record: %w", err)
 	}
+	floor, err := siteFloor(ctx, rs, id, layout, site)
+	return id, floor, err
+}
+
+// siteFloor checks the record id for checkSite.
+func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site) (int64, error) {
 	rec, isSite, err := ParseSiteRecord(id)
 	switch {
 	case err != nil:
@@ -214,6 +250,8 @@ func checkSite(ctx context.Context, store Store, layout LayoutID, site Site) (in
 		return 0, &LayoutMismatchError{Stored: id.Description, Want: layout.Description}
 	case rec.Released:
 		return 0, &SiteError{Want: site, Reason: "the site released its value: its nodes serve no more (another site may hold the value now)"}
+	case rec.Pending:
+		return 0, &SiteError{Want: site, Reason: "`firn site claim` has not finished on this registry: run it again"}
 	}
 	native, err := rs.Identity(ctx)
 	if err != nil {
@@ -223,4 +261,23 @@ func checkSite(ctx context.Context, store Store, layout LayoutID, site Site) (in
 		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("the registry is not the one the site claimed (its identity is %q, the claim's %q): a copy restored elsewhere serves only after `firn site claim --replace-registry` (docs/operations.md, \"Several sites\")", native, rec.Native)}
 	}
 	return rec.Floor, nil
+}
+
+// errRecordChanged: the namespace's record changed between the site
+// check and the claim; the claim was released and is tried again.
+var errRecordChanged = errors.New("nodeid: the site record changed during the claim; trying again")
+
+// sameRecord refuses a claim taken after the site record checked as
+// want was replaced: the floor read with it may be another record's. A
+// record's registry ID is new at every claim of the value, so a record
+// equal to want was not replaced in between.
+func sameRecord(ctx context.Context, store Store, want LayoutID) error {
+	id, err := store.(Recorder).Record(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read site record: %w", err)
+	case id.Fingerprint != want.Fingerprint || id.Description != want.Description:
+		return errRecordChanged
+	}
+	return nil
 }

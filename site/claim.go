@@ -28,20 +28,26 @@ type Result struct {
 
 // value is the site value of s: the index of its node range.
 func (l *Ledger) value(s nodeid.Site) (uint64, error) {
-	if s.Count != l.rec.Count || s.First%s.Count != 0 {
+	if s.Count == 0 || s.Count != l.rec.Count || s.First%s.Count != 0 {
 		return 0, refuse("%s leases %d nodes from %d; ledger %s's sites lease %d each", s, s.Count, s.First, l.name, l.rec.Count)
 	}
 	return s.First / s.Count, nil
 }
 
 // ClaimSite claims site's value for site in the ledger and records the
-// site in its registry. The ledger's claim is written first: a value held
-// by another site is refused, naming it, before the registry is touched.
-// A registry whose namespace holds history (nodes used before it was a
-// site's) has its old record replaced first — which ends every lease in
-// it — and then the highest HWM of each other value's nodes is recorded in
-// the ledger as that value's floor; a value another site holds now is
-// refused, since its nodes were used twice already.
+// site in its registry, in three writes a re-run finishes wherever an
+// earlier run stopped: a pending site record in the registry (which ends
+// every lease there, and refuses every claim until the third write) with
+// a registry ID new to this claim; the ledger's claim naming that ID
+// (refused, naming the holder, when another site holds the value); the
+// registry's record made live. A registry whose namespace holds history
+// (nodes used before it was a site's) has the highest HWM of each other
+// value's nodes recorded in the ledger as that value's floor; a value
+// another site holds now is refused, since its nodes were used twice
+// already. A registry is the site's only if its record names the
+// ledger's registry ID and the store's identity is the one recorded: a
+// copy restored elsewhere, or another namespace of the same server, is
+// refused.
 func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, layout nodeid.LayoutID) (Result, error) {
 	v, err := l.value(site)
 	if err != nil {
@@ -63,67 +69,77 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	case old.Fingerprint == "":
 	case oldIsSite && oldRec.Site.Name != site.Name:
 		return Result{}, refuse("registry %s belongs to %s: a registry serves one site", reg.Where, oldRec.Site)
+	case oldIsSite && oldRec.Site != site:
+		return Result{}, refuse("registry %s records %s, not %s: a site keeps its value; release it and claim the other value on a registry of its own", reg.Where, oldRec.Site, site)
 	case oldIsSite && oldRec.Layout.Fingerprint != layout.Fingerprint, !oldIsSite && old.Fingerprint != layout.Fingerprint:
 		return Result{}, &nodeid.LayoutMismatchError{Stored: old.Description, Want: layout.Description}
-	}
-	if old.Fingerprint != "" && !oldIsSite {
-		// Hold every value the history touches before the old record's
-		// leases end: its HWMs may still rise until then, and no other
-		// site may take such a value with a floor read too early.
-		pre, err := l.history(ctx, reg, site)
-		if err != nil {
-			return Result{}, err
-		}
-		if err := l.recordHistory(ctx, reg, site, pre, reg.Where); err != nil {
-			return Result{}, err
-		}
 	}
 	c, cid, cst, err := l.Claim(ctx, v)
 	if err != nil {
 		return Result{}, err
 	}
+	ours := oldIsSite && c.Site == site.Name && !c.Released && c.Registry == oldRec.Registry
 	switch {
-	case c.Recording != "":
-		return Result{}, refuse("value %d is held while registry %s records its history: finish `firn site claim` there first", v, c.Recording)
+	case ours && oldRec.Native != native:
+		return Result{}, refuse("registry %s is a copy of the one %s claimed (identity %q, claimed on %q): firn cannot tell whether the original still serves; release the value from the original (or see docs/operations.md, \"Several sites\")", reg.Where, site, native, oldRec.Native)
+	case ours && oldRec.Released:
+		return Result{}, refuse("a release of %s is under way on registry %s: run firn site release again to finish it", site, reg.Where)
+	case ours:
+		return l.finish(ctx, reg, site, old, oldRec)
 	case c.Site != "" && c.Site != site.Name && !c.Released:
 		return Result{}, refuse("value %d (%s) is held by site %q, on registry %s: choose another value, or release it there first (firn site release)", v, site.Fields, c.Site, c.Where)
-	case c.Site == site.Name && !c.Released && c.Registry != "":
-		same := oldIsSite && oldRec.Registry == c.Registry || !oldIsSite && native != "" && native == c.Native
-		if !same {
-			return Result{}, refuse("value %d is site %q's on another registry (%s, identity %q; this one %s, identity %q): a registry copied or restored elsewhere serves only after the old one is released (docs/operations.md, \"Several sites\")", v, site.Name, c.Where, c.Native, reg.Where, native)
-		}
-	default:
-		// Free, or released: the site takes it with the floor above
-		// every HWM of the site before.
-		nc := Claim{Value: v, Site: site.Name, Registry: randomID("r-"), Native: native, Where: reg.Where, Floor: c.Floor}
-		if err := l.write(ctx, cst, cid, nc); err != nil {
-			return Result{}, err
-		}
-		c = nc
+	case c.Site == site.Name && !c.Released:
+		return Result{}, refuse("value %d is site %q's on another registry (%s, identity %q); this one is %s (identity %q): a site has one registry; release the value there first (docs/operations.md, \"Several sites\")", v, site.Name, c.Where, c.Native, reg.Where, native)
 	}
-	rec := nodeid.SiteRecord{Site: site, Layout: layout, Registry: c.Registry, Native: native, Ledger: l.rec.ID, Floor: c.Floor}
-	already := oldIsSite && oldRec == rec
-	if !already {
-		id, err := rec.LayoutID()
-		if err != nil {
-			return Result{}, err
-		}
-		if err := reg.Store.Rerecord(ctx, old, id); err != nil {
+	// Free, or released: the site takes it with the floor above every
+	// HWM of the site before, under a registry ID of its own.
+	id := randomID("r-")
+	if oldIsSite && oldRec.Pending {
+		id = oldRec.Registry // a claim cut short before the ledger's write
+	}
+	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true}
+	pid, err := pending.LayoutID()
+	if err != nil {
+		return Result{}, err
+	}
+	if old != pid {
+		if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
 			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
 		}
 	}
-	// The old record's leases ended with it, and a site record lets no
-	// node outside the site be claimed: the HWMs read now are final.
-	// Record them as floors, every time (a claim cut short finishes on
+	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor}
+	if err := l.write(ctx, cst, cid, nc); err != nil {
+		return Result{}, err
+	}
+	return l.finish(ctx, reg, site, pid, pending)
+}
+
+// finish records the registry's history as floors and makes its site
+// record live.
+func (l *Ledger) finish(ctx context.Context, reg Registry, site nodeid.Site, old nodeid.LayoutID, rec nodeid.SiteRecord) (Result, error) {
+	// The pending record ended every lease of the registry's past and
+	// lets no node outside the site be claimed: the HWMs read now are
+	// final. Record them, every time (a claim cut short finishes on
 	// its next run).
 	history, err := l.history(ctx, reg, site)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := l.recordHistory(ctx, reg, site, history, ""); err != nil {
+	if err := l.recordHistory(ctx, site, history); err != nil {
 		return Result{}, err
 	}
-	return Result{Record: rec, Already: already && len(history) == 0, History: history}, nil
+	if !rec.Pending {
+		return Result{Record: rec, Already: len(history) == 0, History: history}, nil
+	}
+	rec.Pending = false
+	id, err := rec.LayoutID()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := reg.Store.Rerecord(ctx, old, id); err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	return Result{Record: rec, History: history}, nil
 }
 
 // history reads the highest HWM of each other site value's nodes in the
@@ -144,30 +160,28 @@ func (l *Ledger) history(ctx context.Context, reg Registry, site nodeid.Site) (m
 		if err != nil {
 			return nil, err
 		}
-		if c.Site != "" && !c.Released && c.Site != site.Name || c.Recording != "" && c.Recording != reg.Where {
+		if c.Site != "" && !c.Released {
 			return nil, refuse("registry %s issued on nodes of value %d before it was a site's, and site %q holds that value now (registry %s): their IDs may already collide; keep this registry out of sites, or stop and release %q first", reg.Where, w, c.Site, c.Where, c.Site)
 		}
 	}
 	return out, nil
 }
 
-// recordHistory raises each value's floor in the ledger to the registry's
-// highest HWM on it, marking the value as held while recording is set
-// (the registry's old leases may still raise them), and clearing the mark
-// when it is "".
-func (l *Ledger) recordHistory(ctx context.Context, reg Registry, site nodeid.Site, floors map[uint64]int64, recording string) error {
+// recordHistory raises each value's floor in the ledger to the
+// registry's highest HWM on it.
+func (l *Ledger) recordHistory(ctx context.Context, site nodeid.Site, floors map[uint64]int64) error {
 	for _, w := range sortedKeys(floors) {
 		c, cid, cst, err := l.Claim(ctx, w)
 		if err != nil {
 			return err
 		}
-		if c.Floor >= floors[w] && c.Recording == recording {
+		if c.Floor >= floors[w] {
 			continue
 		}
-		if c.Site != "" && !c.Released && c.Site != site.Name {
+		if c.Site != "" && !c.Released {
 			return refuse("value %d: site %q claimed it meanwhile", w, c.Site)
 		}
-		c.Floor, c.Recording = max(c.Floor, floors[w]), recording
+		c.Floor = floors[w]
 		if err := l.write(ctx, cst, cid, c); err != nil {
 			return err
 		}
@@ -205,6 +219,13 @@ func (l *Ledger) ReleaseSite(ctx context.Context, reg Registry, site nodeid.Site
 		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
 	case !ok || rec.Site != site || rec.Registry != c.Registry:
 		return 0, refuse("registry %s does not hold site %q's claim of value %d (the ledger names registry %s at %s)", reg.Where, site.Name, v, c.Registry, c.Where)
+	}
+	native, err := reg.Store.Identity(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	if native != rec.Native || native != c.Native {
+		return 0, refuse("registry %s is a copy of the one %s claimed (identity %q, claimed on %q): a release must reach the registry the site's processes renew on", reg.Where, site, native, rec.Native)
 	}
 	if !rec.Released {
 		rel := rec

@@ -57,10 +57,6 @@ type Claim struct {
 	// HWM it wrote.
 	Released bool  `json:"released,omitempty"`
 	Floor    int64 `json:"floor,omitempty"`
-	// Recording names the registry whose history (HWMs from before it
-	// was a site's) is being recorded as Floor: no site claims the value
-	// until that registry's claim has finished.
-	Recording string `json:"recording,omitempty"`
 }
 
 const (
@@ -82,6 +78,9 @@ func refuse(format string, a ...any) error { return &RefusedError{Reason: fmt.Sp
 // OpenLedger opens the ledger called name, creating it for layout and
 // count on first use, and refuses another layout or site width.
 func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.LayoutID, count uint64) (*Ledger, error) {
+	if count == 0 {
+		return nil, refuse("a site leases at least one node")
+	}
 	l := &Ledger{open: open, name: name}
 	st, err := open(name + "/ledger")
 	if err != nil {

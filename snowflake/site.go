@@ -56,6 +56,10 @@ type SiteFieldsError struct {
 	Reason string
 }
 
-func (e *SiteFieldsError) Error() string {
-	return fmt.Sprintf("snowflake: layout %s (node fields %s): %s", e.Layout, e.Fields, e.Reason)
+func (e *SiteFieldsError) Error() string { return "snowflake: " + e.Why() }
+
+// Why is the message without the package's name, for a caller that names
+// the setting itself.
+func (e *SiteFieldsError) Why() string {
+	return fmt.Sprintf("layout %s (node fields %s): %s", e.Layout, e.Fields, e.Reason)
 }

@@ -33,6 +33,10 @@ type Kind struct {
 	// Reserves says its node store keeps a reservation of its own
 	// (nodeid.Reserver), which a takeover records its reserved nodes in.
 	Reserves bool
+	// Sites says its node store keeps a namespace record firn can read
+	// and replace (nodeid.Recorder): it can be a site's registry, and a
+	// ledger of site values.
+	Sites bool
 	// Segments says the store holds segment counters beside node IDs.
 	// One that holds none leaves segment mode off unless a database of
 	// their own is named.

@@ -338,7 +338,7 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 		return nil, err
 	}
 	var corrupt error
-	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) })
+	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) }).From(req.First)
 	for n, more := order.Next(); more; n, more = order.Next() {
 		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
 		if errors.Is(err, nodeid.ErrNodeReserved) {

@@ -139,7 +139,14 @@ func advanceRequest(cfg *config.Config, to, pastID string) (nodeid.AdvanceReques
 	if err != nil {
 		return req, err
 	}
-	req.Layout, req.Pool = config.SpaceID(l, perm), l.MaxNode()+1
+	site, err := cfg.Site.Nodes(l)
+	if err != nil {
+		return req, err
+	}
+	req.Layout, req.Pool = config.SiteSpace(l, perm, site), l.MaxNode()+1
+	if !site.IsZero() {
+		req.First, req.Pool = site.First, site.First+site.Count
+	}
 	if to != "" {
 		t, err := config.ParseEpoch(to)
 		if err != nil {

@@ -47,6 +47,7 @@ func commands() []command {
 		{"tag", "segment mode: create, list and draw from tags", tagUsage, runTag},
 		{"schema", "print the SQL tables and the GRANTs each mode needs", schemaUsage, runSchema},
 		{"bench", "load a firn (or Leaf, Tinyid) server and check what it returns", benchUsage, runBench},
+		{"site", "provision a site: claim or release a value of the leading node fields", siteUsage, runSite},
 		{"admin", "administer a store: advance a node's HWM after a restore, let a reserved node out", adminUsage, runAdmin},
 		{"migrate", "check a Leaf, Tinyid or uid-generator database and print the plan to switch", migrateUsage, runMigrate},
 		{"version", "print the version, commit and Go version of this binary", versionUsage, runVersion},

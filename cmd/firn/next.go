@@ -120,7 +120,7 @@ func parseNext(args []string) (*nextLine, error) {
 	if x.gc, err = cfg.Generator(x.l); err != nil {
 		return nil, err
 	}
-	if x.lc, err = r.Lease(x.l, x.perm); err != nil {
+	if x.lc, err = r.Lease(x.l, x.perm, x.cfg.Site); err != nil {
 		return nil, err
 	}
 	x.lc.Window = nextWindow(x.l, x.n)

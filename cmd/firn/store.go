@@ -29,7 +29,7 @@ var storeFlagsUsage = "Store flags (where node IDs and their HWMs live):\n" + co
 // storeUses are the settings that choose a store, which every command
 // that opens one takes (config.Register); the flags of storeFlagsUsage.
 var storeUses = []string{"registry.store", "registry.data_dir", "registry.endpoints", "registry.dsn", "registry.namespace",
-	"registry.table", "registry.dial_timeout", "segments.format", "segments.table", "segments.set", "segments.store", "segments.dsn", "zookeeper"}
+	"registry.table", "registry.dial_timeout", "segments.format", "segments.table", "segments.set", "segments.store", "segments.dsn", "zookeeper", "site"}
 
 // storeOf is the store the settings name, for serve and every other
 // command: the one translation of the configuration's store settings.

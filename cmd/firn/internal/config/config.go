@@ -35,6 +35,8 @@ type Config struct {
 	GRPC      GRPC      `yaml:"grpc"`
 	Layout    Layout    `yaml:"layout"`
 	Registry  Registry  `yaml:"registry"`
+	Site      Site      `yaml:"site"`
+	Ledger    Ledger    `yaml:"ledger"`
 	Segments  Segments  `yaml:"segments"`
 	ZooKeeper ZooKeeper `yaml:"zookeeper"`
 	Snowflake Snowflake `yaml:"snowflake"`

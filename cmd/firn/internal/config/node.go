@@ -107,9 +107,12 @@ func parseNode(l snowflake.Layout, s string) (uint64, error) {
 // registry.reserved_nodes and registry.start_ahead. The TTL and the
 // window are the caller's: they differ between a server and a one-shot
 // command.
-func (r Registry) Lease(l snowflake.Layout, perm *opaque.Permutation) (nodeid.Config, error) {
+func (r Registry) Lease(l snowflake.Layout, perm *opaque.Permutation, site Site) (nodeid.Config, error) {
 	c := nodeid.Config{NodeBits: l.NodeBits(), Layout: SpaceID(l, perm), StartAhead: r.StartAhead}
 	var err error
+	if c.Site, err = site.Nodes(l); err != nil {
+		return c, err
+	}
 	if c.Reserved, err = r.Reserved(l); err != nil {
 		return c, err
 	}

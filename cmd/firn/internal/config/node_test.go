@@ -75,12 +75,12 @@ func ptr(v uint64) *uint64 { return &v }
 // refused as Reserved refuses it.
 func TestLease(t *testing.T) {
 	l := snowflake.DefaultLayout()
-	c, err := config.Registry{Node: "5", ReservedNodes: []uint64{0}, StartAhead: true}.Lease(l, nil)
+	c, err := config.Registry{Node: "5", ReservedNodes: []uint64{0}, StartAhead: true}.Lease(l, nil, config.Site{})
 	if err != nil || c.NodeBits != l.NodeBits() || c.Layout != config.SpaceID(l, nil) || c.Node == nil || *c.Node != 5 ||
 		len(c.Reserved) != 1 || !c.StartAhead || c.TTL != 0 {
 		t.Fatalf("Lease: %+v, %v", c, err)
 	}
-	if _, err := (config.Registry{ReservedNodes: []uint64{l.MaxNode() + 1}}).Lease(l, nil); err == nil {
+	if _, err := (config.Registry{ReservedNodes: []uint64{l.MaxNode() + 1}}).Lease(l, nil, config.Site{}); err == nil {
 		t.Fatal("Lease with a reserved node outside the layout: no error")
 	}
 }

@@ -28,6 +28,11 @@ func (c *Config) redacted(hide func(kind, value string) string) Config {
 		r.Registry.Endpoints[i] = hide("endpoint", e)
 	}
 	r.Segments.DSN = hide(r.Segments.Store, r.Segments.DSN)
+	r.Ledger.DSN = hide(r.Ledger.Store, r.Ledger.DSN)
+	r.Ledger.Endpoints = slices.Clone(r.Ledger.Endpoints)
+	for i, e := range r.Ledger.Endpoints {
+		r.Ledger.Endpoints[i] = hide("endpoint", e)
+	}
 	r.Segments.Stores = slices.Clone(r.Segments.Stores)
 	for i, st := range r.Segments.Stores {
 		r.Segments.Stores[i].DSN = hide(st.Store, st.DSN)

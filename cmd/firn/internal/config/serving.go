@@ -66,7 +66,7 @@ func (c *Config) Serving() (s Serving, err error) {
 	if s.Gen, err = c.Generator(s.Layout); err != nil {
 		return s, err
 	}
-	s.Lease, err = c.Registry.Lease(s.Layout, s.Opaque)
+	s.Lease, err = c.Registry.Lease(s.Layout, s.Opaque, c.Site)
 	s.Lease.TTL = c.Registry.LeaseTTL
 	return s, err
 }

@@ -1,0 +1,90 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/site"
+	"github.com/firn-id/firn/store"
+)
+
+// siteKinds names the stores that can be a site's registry or a ledger.
+func siteKinds() string { return store.Names(func(k store.Kind) bool { return k.Sites }) }
+
+// SiteRegistry opens the registry's node store as a site's registry,
+// refusing a store kind that keeps no namespace record firn can replace.
+func (o Options) SiteRegistry(ctx context.Context) (site.Registry, func() error, error) {
+	if k, ok := o.Kind(); ok && !k.Sites {
+		return site.Registry{}, nil, configf("registry.store", "%s cannot be a site's registry: it keeps no site record; use --store %s", o.Describe(), siteKinds())
+	}
+	st, closeStore, err := o.OpenNodes(ctx)
+	if err != nil {
+		return site.Registry{}, nil, err
+	}
+	rec, ok := st.(nodeid.Recorder)
+	if !ok { // the store table says otherwise
+		return site.Registry{}, nil, errors.Join(fmt.Errorf("%s keeps no site record", o.Describe()), closeStore())
+	}
+	return site.Registry{Store: rec, Where: o.Describe()}, closeStore, nil
+}
+
+// OpenLedger opens the ledger g names, for layout and sites of count
+// nodes each; the function it returns closes every connection it made.
+func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, count uint64) (*site.Ledger, func() error, error) {
+	s := g.Settings()
+	switch k, ok := store.Lookup(s.Store); {
+	case s.Store == "":
+		return nil, nil, configf("ledger.store", "name the ledger's store: %s (firn site keeps its claims there)", siteKinds())
+	case ok && !k.Sites:
+		return nil, nil, configf("ledger.store", "%s cannot hold a ledger: want a store that keeps what it confirmed and a record firn can replace: %s", k.Title, siteKinds())
+	}
+	if err := store.Check(s); err != nil {
+		return nil, nil, err
+	}
+	var (
+		mu     sync.Mutex
+		closes []func() error
+		opened = map[string]nodeid.Recorder{}
+	)
+	open := func(ns string) (nodeid.Recorder, error) {
+		mu.Lock()
+		rec, ok := opened[ns]
+		mu.Unlock()
+		if ok {
+			return rec, nil
+		}
+		ls := s
+		ls.Namespace = ns
+		c, err := store.Open(ctx, ls)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		closes = append(closes, c.Close)
+		rec, ok = c.Nodes.(nodeid.Recorder)
+		if !ok {
+			return nil, fmt.Errorf("ledger: %s keeps no record", store.Describe(ls))
+		}
+		opened[ns] = rec
+		return rec, nil
+	}
+	closeAll := func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		var errs []error
+		for _, c := range closes {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}
+	l, err := site.OpenLedger(ctx, open, s.Namespace, layout, count)
+	if err != nil {
+		return nil, nil, errors.Join(err, closeAll())
+	}
+	return l, closeAll, nil
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/firn-id/firn/cmd/firn/internal/backend"
+	"github.com/firn-id/firn/cmd/firn/internal/config"
+)
+
+var siteUsage = `usage: firn site claim   --site NAME --site-fields F=V [layout, store and ledger flags]
+       firn site release --site NAME --site-fields F=V [layout, store and ledger flags]
+
+Provisions a site (docs/operations.md, "Several sites"): a fixed value of
+the leading node fields, the rest leased from the site's own registry.
+claim writes the value's claim in the ledger — refused, naming the
+holder, when another site holds it — then the site record in the
+registry's namespace, which from then on refuses every command without
+this site setting. A namespace used before sites keeps its history: the
+highest HWM of every other value's nodes becomes that value's floor in
+the ledger. release writes the released marker in the registry (every
+process of the site stops at its next renewal), then records the site's
+highest HWM as the value's floor: the next site to claim it starts above.
+Both take the ledger's provisioning credentials; processes of the site
+never read the ledger.
+
+` + configFlagUsage + "Site and ledger flags:\n" + config.Usage("site", "ledger") + "\n" + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
+
+// siteUses are the settings firn site takes.
+var siteUses = append([]string{"layout", "ledger"}, append(storeUses, opaqueUses...)...)
+
+// runSite is firn site.
+func runSite(args []string, stdout io.Writer) (err error) {
+	if len(args) == 0 || (args[0] != "claim" && args[0] != "release") {
+		return usagef("want a subcommand: firn site claim or firn site release, with --site NAME --site-fields F=V")
+	}
+	cfg, err := loadFor(args[1:], siteUses...)
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("site", flag.ContinueOnError)
+	bindConfig(fs, cfg, siteUses...)
+	rest, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return extraArg("site", rest[0])
+	}
+	l, err := cfg.Layout.Snowflake()
+	if err != nil {
+		return err
+	}
+	perm, err := cfg.Opaque.Permutation(l)
+	if err != nil {
+		return err
+	}
+	s, err := cfg.Site.Nodes(l)
+	if err != nil {
+		return err
+	}
+	if s.IsZero() {
+		return usagef("name the site: --site NAME --site-fields F=V (such as --site eu-west --site-fields datacenter=3)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	space := config.SpaceID(l, perm)
+	ledger, closeLedger, err := backend.OpenLedger(ctx, cfg.Ledger, space, s.Count)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeLedger()) }()
+	reg, closeReg, err := storeOf(cfg).SiteRegistry(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeReg()) }()
+	if args[0] == "release" {
+		floor, err := ledger.ReleaseSite(ctx, reg, s, space)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s released in ledger %s: %s serves no more; floor %s (%d): the next site to claim %s starts above it\n",
+			s, ledger.ID(), reg.Where, time.UnixMilli(floor).UTC().Format(timeFormat), floor, s.Fields)
+		return err
+	}
+	res, err := ledger.ClaimSite(ctx, reg, s, space)
+	if err != nil {
+		return err
+	}
+	verb := "claimed"
+	if res.Already {
+		verb = "already claimed"
+	}
+	_, err = fmt.Fprintf(stdout, "%s %s in ledger %s: nodes %d to %d of %s, registry %s (identity %q)\n",
+		s, verb, ledger.ID(), s.First, s.First+s.Count-1, reg.Where, res.Record.Registry, res.Record.Native)
+	for v, f := range res.History {
+		fmt.Fprintf(stdout, "value %d: the registry's nodes on it reached %s (%d): its floor in the ledger\n", v, time.UnixMilli(f).UTC().Format(timeFormat), f)
+	}
+	return err
+}
