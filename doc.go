@@ -20,6 +20,8 @@
 //     Tinyid's tables).
 //   - etcdstore: node IDs and segments in etcd.
 //   - zkstore: node IDs on ZooKeeper (no segments).
+//   - site: sites, each with a registry of its own: the ledger of site
+//     values, and the claims and releases that provision them.
 //   - migrate: the plan of a switch from Leaf, Tinyid or uid-generator,
 //     read from their databases, and the recording of its floor.
 //   - wide: UUIDv7 and ULID from a generator's slots, and the decoder of

@@ -101,8 +101,12 @@ func runAdvance(args []string, stdout io.Writer) (err error) {
 	}
 	stored, err := store.Advance(context.Background(), req)
 	var lm *nodeid.LayoutMismatchError
+	mismatch := errors.As(err, &lm)
+	_, site, _ := nodeid.ParseSiteRecord(nodeid.LayoutID{Description: layoutStored(lm)})
 	switch {
-	case errors.As(err, &lm):
+	case mismatch && site:
+		return usagef("%s (%s)", err, sf.Describe())
+	case mismatch:
 		return usagef("the layout flags describe %q, but the namespace records layout %q: pass its layout flags, %s (%s)",
 			lm.Want, lm.Stored, layoutFlagsFor(lm.Stored), sf.Describe())
 	case errors.Is(err, nodeid.ErrUnknownNamespace), errors.Is(err, nodeid.ErrNodeOutOfRange):
@@ -171,4 +175,13 @@ func layoutFlagsFor(desc string) string {
 		return "e.g. --layout " + name
 	}
 	return "the --epoch, --tick, --time-bits, --node-bits, --sequence-bits and --order it describes"
+}
+
+// layoutStored is the layout a mismatch says the namespace records; ""
+// for none.
+func layoutStored(lm *nodeid.LayoutMismatchError) string {
+	if lm == nil {
+		return ""
+	}
+	return lm.Stored
 }

@@ -17,6 +17,7 @@ var helpUses = map[string][]string{
 	"tag":     append(tagUses("list"), tagUses("reveal")...),
 	"parse":   parseUses,
 	"layout":  {"layout"},
+	"site":    siteUses,
 	"migrate": append([]string{"layout"}, without(migrateRegistryUses, "registry.dsn")...),
 }
 

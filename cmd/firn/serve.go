@@ -82,7 +82,7 @@ docs/migration.md lists how failures differ.
 // only.
 var serveOwnUses = []string{"http", "grpc", "registry.node", "registry.accept_collision_risk", "registry.reserved_nodes",
 	"registry.start_ahead", "registry.lease_ttl", "snowflake", "segments.local", "segments.token_table",
-	"segments.check_tokens", "segments.javascript_safe", "opaque", "log"}
+	"segments.check_tokens", "segments.javascript_safe", "opaque", "log", "ledger"}
 
 func runServe(args []string, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -28,7 +28,7 @@ highest HWM as the value's floor: the next site to claim it starts above.
 Both take the ledger's provisioning credentials; processes of the site
 never read the ledger.
 
-` + configFlagUsage + "Site and ledger flags:\n" + config.Usage("site", "ledger") + "\n" + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
+` + configFlagUsage + "Ledger flags:\n" + config.Usage("ledger") + "\n" + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 // siteUses are the settings firn site takes.
 var siteUses = append([]string{"layout", "ledger"}, append(storeUses, opaqueUses...)...)

@@ -87,5 +87,5 @@ func (g Ledger) Settings() store.Settings {
 	if ns == "" {
 		ns = "firn-ledger"
 	}
-	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table}
+	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table, DialTimeout: DefaultDialTimeout}
 }

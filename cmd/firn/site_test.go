@@ -1,0 +1,76 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/firn-id/firn/internal/testenv"
+	"github.com/firn-id/firn/internal/testserver"
+	"github.com/firn-id/firn/snowflake"
+)
+
+// TestSiteCommands: firn site claim and release from the command line,
+// with a site registry on etcd, another on PostgreSQL, and the ledger on
+// PostgreSQL; every command on a site's namespace takes the site's
+// setting, and a value has one site.
+func TestSiteCommands(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	table := "firn_nodes_site_" + suffix()
+	t.Cleanup(func() { dropTables(t, "postgres", dsn, table) })
+	lay := []string{"--node-bits", "5,5", "--node-names", "datacenter,worker"}
+	ledger := []string{"--ledger-store", "postgres", "--ledger-dsn", dsn, "--ledger-table", table, "--ledger-namespace", "ledger-" + suffix()}
+	eu := append([]string{"--store", "etcd", "--endpoints", strings.Join(c.Endpoints(), ","), "--namespace", "/eu-" + suffix() + "/"}, lay...)
+	us := append([]string{"--store", "postgres", "--dsn", dsn, "--table", table, "--namespace", "us"}, lay...)
+	euSite := []string{"--site", "eu", "--site-fields", "datacenter=1"}
+	cmd := func(args ...[]string) []string {
+		var out []string
+		for _, a := range args {
+			out = append(out, a...)
+		}
+		return out
+	}
+
+	out, errOut, code := runCLI(cmd([]string{"site", "claim"}, euSite, eu, ledger)...)
+	if code != 0 || !strings.Contains(out, `site "eu" (datacenter=1) claimed`) {
+		t.Fatalf("site claim eu: exit %d, %q, %q", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"next"}, eu)...); code == 0 || !strings.Contains(errOut, `belongs to site "eu"`) {
+		t.Fatalf("next without the site: exit %d, %q; want refused naming eu", code, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"admin", "advance", "--node", "40", "--to", "2026-11-22T14:05:00Z"}, eu)...); code == 0 || !strings.Contains(errOut, `belongs to site "eu"`) {
+		t.Fatalf("admin advance without the site: exit %d, %q; want refused naming eu", code, errOut)
+	}
+	out, errOut, code = runCLI(cmd([]string{"next"}, euSite, eu)...)
+	if code != 0 {
+		t.Fatalf("next in site eu: exit %d, %q", code, errOut)
+	}
+	l, _ := snowflake.Preset("firn")
+	l.Node = []snowflake.Field{{Name: "datacenter", Bits: 5}, {Name: "worker", Bits: 5}}
+	id, _ := strconv.ParseUint(strings.TrimSpace(out), 10, 64)
+	if p, err := l.Decompose(id); err != nil || p.Fields[0].Value != 1 {
+		t.Fatalf("next in site eu printed %q: %+v, %v; want datacenter 1", out, p, err)
+	}
+
+	_, errOut, code = runCLI(cmd([]string{"site", "claim", "--site", "us", "--site-fields", "datacenter=1"}, us, ledger)...)
+	if code == 0 || !strings.Contains(errOut, `held by site "eu"`) {
+		t.Fatalf("site claim of eu's value by us: exit %d, %q; want refused naming eu", code, errOut)
+	}
+	if out, errOut, code = runCLI(cmd([]string{"site", "claim", "--site", "us", "--site-fields", "datacenter=2"}, us, ledger)...); code != 0 {
+		t.Fatalf("site claim us: exit %d, %q, %q", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"next", "--site", "us", "--site-fields", "datacenter=2"}, us)...); code != 0 {
+		t.Fatalf("next in site us: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"site", "claim", "--site", "eu", "--site-fields", "datacenter=40"}, eu, ledger)...); code != 2 || !strings.Contains(errOut, "5 bits (0..31)") {
+		t.Fatalf("a value past the field's width: exit %d, %q; want exit 2 naming the width", code, errOut)
+	}
+
+	if out, errOut, code = runCLI(cmd([]string{"site", "release"}, euSite, eu, ledger)...); code != 0 || !strings.Contains(out, "released") {
+		t.Fatalf("site release eu: exit %d, %q, %q", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"next"}, euSite, eu)...); code == 0 || !strings.Contains(errOut, "released") {
+		t.Fatalf("next in a released site: exit %d, %q; want refused", code, errOut)
+	}
+}
