@@ -107,6 +107,10 @@ func (c Config) validate() error {
 	switch {
 	case c.NodeBits < 0 || c.NodeBits > maxNodeBits:
 		return fmt.Errorf("nodeid: node bits %d outside 0..%d", c.NodeBits, maxNodeBits)
+	case !c.Site.IsZero() && c.StartAhead:
+		return fmt.Errorf("nodeid: %s: start ahead is refused in a site: a release of the site that cannot reach it covers no more than %s past the clock", c.Site, SiteMaxBehind)
+	case !c.Site.IsZero() && c.MaxBehind > SiteMaxBehind:
+		return fmt.Errorf("nodeid: %s: max behind %s over %s, the most a site allows", c.Site, c.MaxBehind, SiteMaxBehind)
 	case !c.Site.IsZero() && CheckSiteName(c.Site.Name) != nil:
 		return CheckSiteName(c.Site.Name)
 	case !c.Site.IsZero() && (c.Site.Count == 0 || c.Site.First >= pool || c.Site.Count > pool-c.Site.First):

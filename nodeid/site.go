@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Site confines a namespace to one site's nodes: the node values whose
@@ -278,6 +279,44 @@ func sameRecord(ctx context.Context, store Store, want LayoutID) error {
 		return fmt.Errorf("read site record: %w", err)
 	case id.Fingerprint != want.Fingerprint || id.Description != want.Description:
 		return errRecordChanged
+	}
+	return nil
+}
+
+// SiteMaxBehind bounds Config.MaxBehind in a site, and an advance of a
+// site's node past the clock: with StartAhead refused there, no process
+// of a site issues further ahead of its clock than SiteMaxBehind and a
+// window, which a release of a site that cannot be reached relies on
+// (DestroyedFloor).
+const SiteMaxBehind = 10 * time.Minute
+
+// DestroyedMargin is the margin DestroyedFloor adds for the skew between
+// the ledger's clock and the site's.
+const DestroyedMargin = time.Minute
+
+// DestroyedFloor is the floor recorded for a site released without
+// reaching it (--site-destroyed), from the ledger store's clock now: past
+// every ID a process of the site that stopped by now can have issued —
+// the longest lease (MaxTTL), window (MaxWindow) and MaxBehind
+// (SiteMaxBehind) a site allows, and DestroyedMargin. It holds only if
+// no process of the site runs any more: a site cut off from the ledger
+// keeps renewing against its own registry.
+func DestroyedFloor(now time.Time) int64 {
+	return now.Add(MaxTTL + MaxWindow + SiteMaxBehind + DestroyedMargin).UnixMilli()
+}
+
+// Clock is a store that reads its own clock, for DestroyedFloor.
+type Clock interface {
+	Now(ctx context.Context) (time.Time, error)
+}
+
+// CheckSiteAdvance refuses an advance of a site's node to an HWM further
+// than SiteMaxBehind past now: a release of the site that cannot reach
+// it would not cover it.
+func CheckSiteAdvance(hwm int64, now time.Time) error {
+	if limit := now.Add(SiteMaxBehind).UnixMilli(); hwm > limit {
+		return fmt.Errorf("nodeid: an HWM %s ahead of the clock in a site: at most %s (nodeid.SiteMaxBehind), which a release of an unreachable site covers",
+			time.Duration(hwm-now.UnixMilli())*time.Millisecond, SiteMaxBehind)
 	}
 	return nil
 }

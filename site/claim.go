@@ -265,3 +265,38 @@ func sortedKeys(m map[uint64]int64) []uint64 {
 	slices.Sort(keys)
 	return keys
 }
+
+// ReleaseDestroyed gives site's value up without reaching its registry:
+// the operator's promise that no process of the site runs, or ever will
+// (--site-destroyed). A site cut off from the ledger keeps renewing
+// against its own registry, so the promise is the operator's alone. The
+// floor is nodeid.DestroyedFloor of the ledger store's own clock; a
+// ledger store without one (etcd) is refused.
+func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64, error) {
+	v, err := l.value(site)
+	if err != nil {
+		return 0, err
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	switch {
+	case err != nil:
+		return 0, err
+	case c.Site != site.Name:
+		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
+	case c.Released:
+		return c.Floor, nil
+	}
+	clock, ok := cst.(nodeid.Clock)
+	if !ok {
+		return 0, refuse("ledger %s's store has no clock of its own to bound what a destroyed site issued: release the site with its registry reachable, or keep the ledger in PostgreSQL or MySQL", l.name)
+	}
+	now, err := clock.Now(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("ledger %s: %w", l.name, err)
+	}
+	c.Released, c.Floor = true, max(c.Floor, nodeid.DestroyedFloor(now))
+	if err := l.write(ctx, cst, cid, c); err != nil {
+		return 0, err
+	}
+	return c.Floor, nil
+}

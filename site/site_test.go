@@ -213,4 +213,9 @@ func TestTwoSites(t *testing.T) {
 		at := p.Time.UnixMilli()
 		t.Fatalf("the third site's ID %d at %d, below the floor %d", id, at, floor)
 	}
+
+	// An etcd ledger has no clock to bound what a destroyed site issued.
+	if _, err := ledger.ReleaseDestroyed(ctx, b); !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "no clock") {
+		t.Fatalf("release of us on an etcd ledger without its registry: %v; want refused", err)
+	}
 }

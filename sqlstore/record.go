@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/firn-id/firn/nodeid"
 )
@@ -126,4 +127,19 @@ func (s *Store) Identity(ctx context.Context) (string, error) {
 		}
 		return "mysql:" + id.String, nil
 	}
+}
+
+var _ nodeid.Clock = (*Store)(nil)
+
+// Now implements nodeid.Clock: the database's clock.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var ms int64
+	q := "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+	if s.dialect == MySQL {
+		q = "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)" // NOW and UNIX_TIMESTAMP read one session time zone
+	}
+	if err := s.db.QueryRowContext(ctx, q).Scan(&ms); err != nil {
+		return time.Time{}, fmt.Errorf("read the database's clock: %w", err)
+	}
+	return time.UnixMilli(ms), nil
 }

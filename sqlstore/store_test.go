@@ -85,6 +85,21 @@ func TestRecorderConformance(t *testing.T) {
 	})
 }
 
+// TestClock: the database's clock, which a release of an unreachable
+// site's floor is computed from, reads the time.
+func TestClock(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		st := newStore(t, b, openDB(t, b, dsn))
+		now, err := st.Now(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(now); d > 5*time.Second || d < -5*time.Second {
+			t.Fatalf("the database's clock reads %s, %s from this machine's", now, d)
+		}
+	})
+}
+
 func TestNamespacesAreApart(t *testing.T) {
 	forEach(t, func(t *testing.T, b backend, dsn string) {
 		db := openDB(t, b, dsn)

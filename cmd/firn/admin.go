@@ -88,6 +88,11 @@ func runAdvance(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	if cfg.Site.Name != "" {
+		if err := nodeid.CheckSiteAdvance(req.HWM, time.Now()); err != nil {
+			return usagef("%s", err)
+		}
+	}
 	req.Node = node
 	sf := storeOf(cfg)
 	sf.MustExist = true // advancing a directory it would create protects nothing

@@ -13,7 +13,7 @@ import (
 )
 
 var siteUsage = `usage: firn site claim   --site NAME --site-fields F=V [layout, store and ledger flags]
-       firn site release --site NAME --site-fields F=V [layout, store and ledger flags]
+       firn site release --site NAME --site-fields F=V [--site-destroyed] [layout, store and ledger flags]
 
 Provisions a site (docs/operations.md, "Several sites"): a fixed value of
 the leading node fields, the rest leased from the site's own registry.
@@ -27,6 +27,13 @@ process of the site stops at its next renewal), then records the site's
 highest HWM as the value's floor: the next site to claim it starts above.
 Both take the ledger's provisioning credentials; processes of the site
 never read the ledger.
+
+  --site-destroyed        release without reaching the site's registry: your
+                          promise that no process of the site runs or will (a
+                          site cut off from the ledger keeps renewing against
+                          its own registry); the floor is the ledger's clock
+                          plus the longest lease, window and max behind a site
+                          allows and a minute (a SQL ledger only)
 
 ` + configFlagUsage + "Ledger flags:\n" + config.Usage("ledger") + "\n" + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
@@ -44,6 +51,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	}
 	fs := flag.NewFlagSet("site", flag.ContinueOnError)
 	bindConfig(fs, cfg, siteUses...)
+	destroyed := fs.Bool("site-destroyed", false, "")
 	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -74,6 +82,10 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeLedger()) }()
+	if *destroyed && args[0] == "release" {
+		floor, err := ledger.ReleaseDestroyed(ctx, s)
+		return released(stdout, err, s.String(), ledger.ID(), "its registry was not reached (--site-destroyed)", floor)
+	}
 	reg, closeReg, err := storeOf(cfg).SiteRegistry(ctx)
 	if err != nil {
 		return err
@@ -81,12 +93,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	defer func() { err = errors.Join(err, closeReg()) }()
 	if args[0] == "release" {
 		floor, err := ledger.ReleaseSite(ctx, reg, s, space)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%s released in ledger %s: %s serves no more; floor %s (%d): the next site to claim %s starts above it\n",
-			s, ledger.ID(), reg.Where, time.UnixMilli(floor).UTC().Format(timeFormat), floor, s.Fields)
-		return err
+		return released(stdout, err, s.String(), ledger.ID(), reg.Where+" serves no more", floor)
 	}
 	res, err := ledger.ClaimSite(ctx, reg, s, space)
 	if err != nil {
@@ -101,5 +108,15 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	for v, f := range res.History {
 		fmt.Fprintf(stdout, "value %d: the registry's nodes on it reached %s (%d): its floor in the ledger\n", v, time.UnixMilli(f).UTC().Format(timeFormat), f)
 	}
+	return err
+}
+
+// released reports a release.
+func released(stdout io.Writer, err error, site, ledger, how string, floor int64) error {
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s released in ledger %s: %s; floor %s (%d): the next site to claim its value starts above it\n",
+		site, ledger, how, time.UnixMilli(floor).UTC().Format(timeFormat), floor)
 	return err
 }

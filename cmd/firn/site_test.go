@@ -1,9 +1,11 @@
 package main
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/internal/testserver"
@@ -67,10 +69,38 @@ func TestSiteCommands(t *testing.T) {
 		t.Fatalf("a value past the field's width: exit %d, %q; want exit 2 naming the width", code, errOut)
 	}
 
+	usSite := []string{"--site", "us", "--site-fields", "datacenter=2"}
+	far := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	if _, errOut, code = runCLI(cmd([]string{"admin", "advance", "--node", "70", "--to", far}, usSite, us)...); code != 2 || !strings.Contains(errOut, "ahead of the clock in a site") {
+		t.Fatalf("admin advance an hour ahead in a site: exit %d, %q; want refused", code, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"next", "--start-ahead"}, usSite, us)...); code == 0 || !strings.Contains(errOut, "start ahead is refused in a site") {
+		t.Fatalf("next --start-ahead in a site: exit %d, %q; want refused", code, errOut)
+	}
+	out, errOut, code = runCLI(cmd([]string{"site", "release", "--site-destroyed"}, usSite, us, ledger)...)
+	if code != 0 || !strings.Contains(out, "--site-destroyed") {
+		t.Fatalf("site release --site-destroyed: exit %d, %q, %q", code, out, errOut)
+	}
+	if floor := floorOf(t, out); floor < time.Now().Add(30*time.Minute).UnixMilli() {
+		t.Fatalf("the floor of a destroyed site is %d, less than 30 minutes ahead: %q", floor, out)
+	}
 	if out, errOut, code = runCLI(cmd([]string{"site", "release"}, euSite, eu, ledger)...); code != 0 || !strings.Contains(out, "released") {
 		t.Fatalf("site release eu: exit %d, %q, %q", code, out, errOut)
 	}
 	if _, errOut, code = runCLI(cmd([]string{"next"}, euSite, eu)...); code == 0 || !strings.Contains(errOut, "released") {
 		t.Fatalf("next in a released site: exit %d, %q; want refused", code, errOut)
 	}
+}
+
+var floorLine = regexp.MustCompile(`floor \S+ \((\d+)\)`)
+
+// floorOf reads the floor, in Unix milliseconds, a release printed.
+func floorOf(t *testing.T, out string) int64 {
+	t.Helper()
+	m := floorLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no floor in %q", out)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
 }

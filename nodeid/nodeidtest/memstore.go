@@ -31,6 +31,9 @@ var (
 	_ nodeid.Recorder = (*MemStore)(nil)
 )
 
+// Now implements nodeid.Clock.
+func (s *MemStore) Now(context.Context) (time.Time, error) { return time.Now(), nil }
+
 // SetIdentity sets what Identity returns, as a store restored elsewhere
 // would have another.
 func (s *MemStore) SetIdentity(native string) {
