@@ -80,6 +80,7 @@ type Holder struct {
 
 	stopped context.Context // ended by Close
 	stop    context.CancelFunc
+	revoked atomic.Pointer[error] // set by Revoke: no node is taken again
 	done    chan struct{} // closed when the holder ends
 	errMu   sync.Mutex
 	err     error
@@ -263,12 +264,36 @@ func (h *Holder) noteRenewals(lease *nodeid.Lease, before error) error {
 	return err
 }
 
+// Revoke ends the holder's service for good, with err as the reason
+// NotReady gives: the lease is closed (its generator stops at its
+// confirmed HWM, its claim is released) and no node is taken again. For a
+// site whose claim in the ledger now names another site or registry
+// (site.Watch). The watch ends with err.
+func (h *Holder) Revoke(err error) {
+	if !h.revoked.CompareAndSwap(nil, &err) {
+		return
+	}
+	h.log.Error("stopped issuing for good", "err", err)
+	h.waiting(err.Error()+": stopped issuing", err)
+	if l := h.current(); l != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), cleanupRelease)
+		defer cancel()
+		_ = l.Close(ctx) // frozen at once; a release that fails is waited out by the store
+	}
+}
+
+// cleanupRelease bounds Revoke's release of the lease.
+const cleanupRelease = 2 * time.Second
+
 // replaceLost retires a lost lease and installs a new one. The old
 // generator stops at its frozen HWM and readiness fails meanwhile. The
 // lost claim is released (or waited out), never revived; then a node is
 // taken again with a new claim (perhaps another node), and its generator,
 // checked, replaces the old one. It returns an error only when ctx ends.
 func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace func(*snowflake.Generator, *nodeid.Lease)) error {
+	if err := h.revoked.Load(); err != nil {
+		return *err
+	}
 	h.log.Error("lease lost: acquiring a node again", "node", lost.Node(), "lease", lost.Token(), "err", lost.Err())
 	h.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lost.Node(), lost.Token(), lost.Err()), lost.Err())
 	if err := lost.Retire(ctx); err != nil && ctx.Err() == nil {
@@ -286,6 +311,12 @@ func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace fu
 	h.mu.Unlock()
 	if closed {
 		return ErrClosed // the servers stopped: nothing to hand it to
+	}
+	if err := h.revoked.Load(); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), cleanupRelease)
+		defer cancel()
+		_ = next.Close(cctx)
+		return *err
 	}
 	replace(g, next)
 	h.log.Info("serving again", "node", next.Node(), "lease", next.Token())

@@ -76,8 +76,9 @@ func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 func refuse(format string, a ...any) error { return &RefusedError{Reason: fmt.Sprintf(format, a...)} }
 
 // OpenLedger opens the ledger called name, creating it for layout and
-// count on first use, and refuses another layout or site width.
-func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.LayoutID, count uint64) (*Ledger, error) {
+// count on first use when create is set, and refuses another layout or
+// site width.
+func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.LayoutID, count uint64, create bool) (*Ledger, error) {
 	if count == 0 {
 		return nil, refuse("a site leases at least one node")
 	}
@@ -89,6 +90,9 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 	id, err := st.Record(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read ledger %s: %w", name, err)
+	}
+	if id.Fingerprint == "" && !create {
+		return nil, refuse("ledger %s does not exist: firn site claim creates it", name)
 	}
 	if id.Fingerprint == "" {
 		rec := LedgerRecord{ID: randomID("l-"), Layout: layout.Fingerprint, Count: count}

@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
+	"github.com/firn-id/firn/node"
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/site"
 )
 
 var siteUsage = `usage: firn site claim   --site NAME --site-fields F=V [layout, store and ledger flags]
@@ -77,7 +81,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	space := config.SpaceID(l, perm)
-	ledger, closeLedger, err := backend.OpenLedger(ctx, cfg.Ledger, space, s.Count)
+	ledger, closeLedger, err := backend.OpenLedger(ctx, cfg.Ledger, space, s.Count, args[0] == "claim")
 	if err != nil {
 		return err
 	}
@@ -119,4 +123,35 @@ func released(stdout io.Writer, err error, site, ledger, how string, floor int64
 	_, err = fmt.Fprintf(stdout, "%s released in ledger %s: %s; floor %s (%d): the next site to claim its value starts above it\n",
 		site, ledger, how, time.UnixMilli(floor).UTC().Format(timeFormat), floor)
 	return err
+}
+
+// watchSite re-reads the site's claim from the ledger (read access is
+// enough) in the background while serve runs, and stops issuing for good
+// when it names another site or registry, or was released. Without a
+// ledger setting it says so once.
+func watchSite(ctx context.Context, o serveOptions, nodes nodeid.Store, h *node.Holder, log *slog.Logger) {
+	s, reg := o.Lease.Site, site.Registry{Where: o.stores.Describe()}
+	reg.Store, _ = nodes.(nodeid.Recorder)
+	switch {
+	case s.IsZero() || reg.Store == nil:
+		return
+	case o.cfg.Ledger.Store == "":
+		log.Warn("no ledger setting: the site's claim is not re-read while serving (give the ledger's read access)", "site", s.Name)
+		return
+	}
+	for wait := time.Duration(0); ; wait = site.DefaultWatchEvery {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		l, closeLedger, err := backend.OpenLedger(ctx, o.cfg.Ledger, o.Lease.Layout, s.Count, false)
+		if err != nil {
+			log.Warn("the ledger was not opened; serving on", "site", s.Name, "err", err)
+			continue
+		}
+		defer closeLedger()
+		l.Watch(ctx, reg, s, 0, h.Revoke, log)
+		return
+	}
 }

@@ -33,8 +33,9 @@ func (o Options) SiteRegistry(ctx context.Context) (site.Registry, func() error,
 }
 
 // OpenLedger opens the ledger g names, for layout and sites of count
-// nodes each; the function it returns closes every connection it made.
-func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, count uint64) (*site.Ledger, func() error, error) {
+// nodes each, creating it when create is set; the function it returns
+// closes every connection it made.
+func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, count uint64, create bool) (*site.Ledger, func() error, error) {
 	s := g.Settings()
 	switch k, ok := store.Lookup(s.Store); {
 	case s.Store == "":
@@ -82,7 +83,7 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, co
 		}
 		return errors.Join(errs...)
 	}
-	l, err := site.OpenLedger(ctx, open, s.Namespace, layout, count)
+	l, err := site.OpenLedger(ctx, open, s.Namespace, layout, count, create)
 	if err != nil {
 		return nil, nil, errors.Join(err, closeAll())
 	}
