@@ -83,7 +83,7 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 		return nil, refuse("a site leases at least one node")
 	}
 	l := &Ledger{open: open, name: name}
-	st, err := open(name + "/ledger")
+	st, err := open(l.namespace("ledger"))
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +115,22 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 	return l, nil
 }
 
+// namespace is the ledger's namespace below its name: "<name>/<sub>",
+// ending in a slash when the name does (an etcd key prefix).
+func (l *Ledger) namespace(sub string) string {
+	if strings.HasSuffix(l.name, "/") {
+		return l.name + sub + "/"
+	}
+	return l.name + "/" + sub
+}
+
 // ID returns the ledger's identity.
 func (l *Ledger) ID() string { return l.rec.ID }
 
 // Claim returns the ledger's record of value (zero Claim: none) and the
 // store it is in.
 func (l *Ledger) Claim(ctx context.Context, value uint64) (Claim, nodeid.LayoutID, nodeid.Recorder, error) {
-	st, err := l.open(l.name + "/value/" + strconv.FormatUint(value, 10))
+	st, err := l.open(l.namespace("value/" + strconv.FormatUint(value, 10)))
 	if err != nil {
 		return Claim{}, nodeid.LayoutID{}, nil, err
 	}
