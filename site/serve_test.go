@@ -2,6 +2,7 @@ package site_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -10,29 +11,60 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/firn-id/firn/client"
 	"github.com/firn-id/firn/internal/faultproxy"
 	"github.com/firn-id/firn/internal/idtest"
+	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/internal/testserver"
 )
 
-// TestTwoSitesServe: two sites, each with its own etcd registry and two
-// firn serve, and a ledger on a third etcd that each site reaches through
-// a proxy. Clients load both sites; the ledger is cut off from both sites
-// during the run, and a server of each site is killed and restarted
-// while it is: the sites serve on, and no ID is issued twice.
+// TestTwoSitesServe: two sites, each with its own registry and two firn
+// serve, and a ledger that each site reaches through a proxy of its own:
+// three etcd clusters, then a PostgreSQL ledger and one site's registry
+// on PostgreSQL. Clients load both sites; the ledger is cut off from both
+// sites during the run, and a server of each site is killed and
+// restarted while it is: the sites serve on, each ID carries its site's
+// value, and no ID is issued twice.
 func TestTwoSitesServe(t *testing.T) {
-	bin := testserver.Binary(t)
-	ledger, eu, us := testserver.Etcd(t, 1), testserver.Etcd(t, 1), testserver.Etcd(t, 1)
-	toLedger := map[string]*faultproxy.Proxy{
-		"eu": faultproxy.New(t, strings.TrimPrefix(ledger.Endpoints()[0], "http://")),
-		"us": faultproxy.New(t, strings.TrimPrefix(ledger.Endpoints()[0], "http://")),
+	for _, pg := range []bool{false, true} {
+		name := "etcd"
+		if pg {
+			name = "postgres"
+		}
+		t.Run(name, func(t *testing.T) { twoSitesServe(t, pg) })
 	}
-	regs := map[string]*testserver.EtcdCluster{"eu": eu, "us": us}
+}
+
+func twoSitesServe(t *testing.T, pg bool) {
+	bin := testserver.Binary(t)
+	eu, us := testserver.Etcd(t, 1), testserver.Etcd(t, 1)
+	ledgerAt := "127.0.0.1:5432"
+	if !pg {
+		ledgerAt = strings.TrimPrefix(testserver.Etcd(t, 1).Endpoints()[0], "http://")
+	}
+	toLedger := map[string]*faultproxy.Proxy{"eu": faultproxy.New(t, ledgerAt), "us": faultproxy.New(t, ledgerAt)}
+	regArgs := map[string][]string{
+		"eu": {"--store", "etcd", "--endpoints", strings.Join(eu.Endpoints(), ","), "--namespace", "/ids/"},
+		"us": {"--store", "etcd", "--endpoints", strings.Join(us.Endpoints(), ","), "--namespace", "/ids/"},
+	}
+	ledgerArgs := func(site string) []string {
+		return []string{"--ledger-store", "etcd", "--ledger-endpoints", "http://" + toLedger[site].Addr(), "--ledger-namespace", "/ledger/"}
+	}
+	if pg {
+		dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+		table := "firn_nodes_sites_" + strings.TrimPrefix(prefix(), "/site-test/")[:12]
+		t.Cleanup(func() { dropTables(t, dsn, table) })
+		regArgs["eu"] = []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--namespace", "eu"}
+		ledgerArgs = func(site string) []string {
+			return []string{"--ledger-store", "postgres", "--ledger-dsn", "postgres://postgres@" + toLedger[site].Addr() + "/test?sslmode=disable",
+				"--ledger-table", table, "--ledger-namespace", "ledger"}
+		}
+	}
 	args := func(name, dc string) []string {
-		return []string{"--site", name, "--site-fields", "datacenter=" + dc, "--node-bits", "5,5", "--node-names", "datacenter,worker",
-			"--store", "etcd", "--endpoints", strings.Join(regs[name].Endpoints(), ","), "--namespace", "/ids/",
-			"--ledger-store", "etcd", "--ledger-endpoints", "http://" + toLedger[name].Addr(), "--ledger-namespace", "/ledger/"}
+		return append(append([]string{"--site", name, "--site-fields", "datacenter=" + dc, "--node-bits", "5,5", "--node-names", "datacenter,worker"},
+			regArgs[name]...), ledgerArgs(name)...)
 	}
 	dcs := map[string]string{"eu": "1", "us": "2"}
 	for name, dc := range dcs {
@@ -125,4 +157,19 @@ func httpGet(url string) (int, error) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// dropTables drops a node table and its namespace table.
+func dropTables(t *testing.T, dsn, table string) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer db.Close()
+	for _, tb := range []string{table, table + "_namespaces"} {
+		if _, err := db.Exec("DROP TABLE IF EXISTS " + tb); err != nil {
+			t.Error(err)
+		}
+	}
 }
