@@ -398,7 +398,7 @@ func TestErrorTextRuleFixture(t *testing.T) {
 // user needs too lives in the packages, so the shell stays small enough
 // to read in a sitting and each command function fits a screen.
 const (
-	shellMaxLines    = 4150 // 4,000 before firn site, a command of its own
+	shellMaxLines    = 4200 // 4,000 before firn site, a command of its own
 	shellMaxFuncLine = 80
 )
 

@@ -103,6 +103,10 @@ type SiteRecord struct {
 	Released bool `json:"released,omitempty"`
 	// Pending: `firn site claim` has not finished; no claim succeeds.
 	Pending bool `json:"pending,omitempty"`
+	// Moved lists the site's values this registry served before it was
+	// promoted to this one (`firn site promote`): the ledger keeps them
+	// the site's until they are released.
+	Moved map[uint64]bool `json:"moved,omitempty"`
 }
 
 // recordPrefix opens the description of a site record.

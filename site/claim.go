@@ -85,7 +85,7 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	case ours && oldRec.Released:
 		return Result{}, refuse("a release of %s is under way on registry %s: run firn site release again to finish it", site, reg.Where)
 	case ours:
-		return l.finish(ctx, reg, site, old, oldRec)
+		return l.finish(ctx, reg, site, old, oldRec, oldRec.Moved)
 	case c.Site != "" && c.Site != site.Name && !c.Released:
 		return Result{}, refuse("value %d (%s) is held by site %q, on registry %s: choose another value, or release it there first (firn site release)", v, site.Fields, c.Site, c.Where)
 	case c.Site == site.Name && !c.Released:
@@ -111,17 +111,17 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if err := l.write(ctx, cst, cid, nc); err != nil {
 		return Result{}, err
 	}
-	return l.finish(ctx, reg, site, pid, pending)
+	return l.finish(ctx, reg, site, pid, pending, nil)
 }
 
 // finish records the registry's history as floors and makes its site
 // record live.
-func (l *Ledger) finish(ctx context.Context, reg Registry, site nodeid.Site, old nodeid.LayoutID, rec nodeid.SiteRecord) (Result, error) {
+func (l *Ledger) finish(ctx context.Context, reg Registry, site nodeid.Site, old nodeid.LayoutID, rec nodeid.SiteRecord, own map[uint64]bool) (Result, error) {
 	// The pending record ended every lease of the registry's past and
 	// lets no node outside the site be claimed: the HWMs read now are
 	// final. Record them, every time (a claim cut short finishes on
 	// its next run).
-	history, err := l.history(ctx, reg, site)
+	history, err := l.history(ctx, reg, site, own)
 	if err != nil {
 		return Result{}, err
 	}
@@ -143,15 +143,17 @@ func (l *Ledger) finish(ctx context.Context, reg Registry, site nodeid.Site, old
 }
 
 // history reads the highest HWM of each other site value's nodes in the
-// registry, refusing a value another site holds.
-func (l *Ledger) history(ctx context.Context, reg Registry, site nodeid.Site) (map[uint64]int64, error) {
+// registry, refusing a value another site holds. own are values the
+// registry served as the site's before (a promotion's old value): their
+// floor is recorded when they are released.
+func (l *Ledger) history(ctx context.Context, reg Registry, site nodeid.Site, own map[uint64]bool) (map[uint64]int64, error) {
 	hwms, err := reg.Store.HWMs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("registry %s: %w", reg.Where, err)
 	}
 	out := map[uint64]int64{}
 	for n, h := range hwms {
-		if h > 0 && !site.Holds(n) {
+		if h > 0 && !site.Holds(n) && !own[n/l.rec.Count] {
 			out[n/l.rec.Count] = max(out[n/l.rec.Count], h)
 		}
 	}
@@ -299,4 +301,82 @@ func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64,
 		return 0, err
 	}
 	return c.Floor, nil
+}
+
+// Standby claims site's value in the ledger ahead of time, on no registry:
+// the value the site moves to when its registry moves to a copy that
+// cannot be told from the original (a promoted replica), with Promote.
+func (l *Ledger) Standby(ctx context.Context, site nodeid.Site) error {
+	v, err := l.value(site)
+	if err != nil {
+		return err
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	switch {
+	case err != nil:
+		return err
+	case c.Site == site.Name && c.Standby:
+		return nil
+	case c.Site != "" && !c.Released:
+		return refuse("value %d (%s) is held by site %q, on registry %s", v, site.Fields, c.Site, c.Where)
+	}
+	return l.write(ctx, cst, cid, Claim{Value: v, Site: site.Name, Standby: true, Floor: c.Floor})
+}
+
+// Promote moves the site whose record reg holds onto its standby value:
+// the registry — a promoted replica, say, which carries the original's
+// identity — takes a new registry ID under the standby value, in the
+// writes ClaimSite makes, ending every lease taken under the old value.
+// Processes started against it with the old value's setting are refused;
+// the old value stays the site's in the ledger, since the original may
+// still issue on it, until it is released (firn site release, with
+// --site-destroyed when the original cannot be reached).
+func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site, layout nodeid.LayoutID) (Result, error) {
+	v, err := l.value(standby)
+	if err != nil {
+		return Result{}, err
+	}
+	old, err := reg.Store.Record(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	oldRec, isSite, err := nodeid.ParseSiteRecord(old)
+	switch {
+	case err != nil:
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	case isSite && oldRec.Site == standby:
+		return l.ClaimSite(ctx, reg, standby, layout) // a promotion cut short, or done
+	case !isSite || oldRec.Site.Name != standby.Name || oldRec.Released:
+		return Result{}, refuse("registry %s holds no live record of site %q to promote", reg.Where, standby.Name)
+	case oldRec.Layout.Fingerprint != layout.Fingerprint:
+		return Result{}, &nodeid.LayoutMismatchError{Stored: old.Description, Want: layout.Description}
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	if err != nil {
+		return Result{}, err
+	}
+	if c.Site != standby.Name || !c.Standby {
+		return Result{}, refuse("value %d is not site %q's standby in the ledger (holder %q): firn site claim --standby claims it ahead of time", v, standby.Name, c.Site)
+	}
+	native, err := reg.Store.Identity(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	moved := map[uint64]bool{oldRec.Site.First / l.rec.Count: true}
+	for w := range oldRec.Moved {
+		moved[w] = true
+	}
+	pending := nodeid.SiteRecord{Site: standby, Layout: layout, Registry: randomID("r-"), Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved}
+	pid, err := pending.LayoutID()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
+		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	nc := Claim{Value: v, Site: standby.Name, Registry: pending.Registry, Native: native, Where: reg.Where, Floor: c.Floor}
+	if err := l.write(ctx, cst, cid, nc); err != nil {
+		return Result{}, err
+	}
+	return l.finish(ctx, reg, standby, pid, pending, moved)
 }

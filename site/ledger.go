@@ -57,6 +57,9 @@ type Claim struct {
 	// HWM it wrote.
 	Released bool  `json:"released,omitempty"`
 	Floor    int64 `json:"floor,omitempty"`
+	// Standby: claimed ahead of time for the site's move to another
+	// registry (Promote), on no registry yet.
+	Standby bool `json:"standby,omitempty"`
 }
 
 const (

@@ -219,3 +219,69 @@ func TestTwoSites(t *testing.T) {
 		t.Fatalf("release of us on an etcd ledger without its registry: %v; want refused", err)
 	}
 }
+
+// TestPromote: a site's registry copied so that it carries the original's
+// identity (as a promoted replica does: here another prefix of the same
+// etcd cluster) cannot be told from the original. The site moves onto a
+// value claimed ahead of time: a process started against the copy with
+// the old value is refused, one with the standby value serves on it, and
+// the old value stays the site's in the ledger until it is released.
+func TestPromote(t *testing.T) {
+	ctx := context.Background()
+	ledgerCluster, eu := testserver.Etcd(t, 1), testserver.Etcd(t, 1)
+	old, standby := siteOf(t, "eu", 1), siteOf(t, "eu", 3)
+	ledger := ledgerOn(t, ledgerCluster.Client(), old.Count)
+	space := node.LayoutID(layout)
+	orig := site.Registry{Store: etcdstore.New(eu.Client(), "/firn/ids/"), Where: "etcd eu /firn/ids/"}
+	if _, err := ledger.ClaimSite(ctx, orig, old, space); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := source(t, orig.Store, "eu", 1); err != nil {
+		t.Fatal(err)
+	}
+	// The replica: the original's record and HWMs, the same identity.
+	replica := site.Registry{Store: etcdstore.New(eu.Client(), "/firn/replica/"), Where: "etcd eu /firn/replica/"}
+	rec, _ := orig.Store.Record(ctx)
+	if err := replica.Store.Rerecord(ctx, nodeid.LayoutID{}, rec); err != nil {
+		t.Fatal(err)
+	}
+	hwms, _ := orig.Store.HWMs(ctx)
+	for n, h := range hwms {
+		if _, err := replica.Store.Advance(ctx, nodeid.AdvanceRequest{Node: n, HWM: h}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ledger.Promote(ctx, replica, standby, space); !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "standby") {
+		t.Fatalf("promote onto a value not claimed as a standby: %v; want refused", err)
+	}
+	if err := ledger.Standby(ctx, standby); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.ClaimSite(ctx, regOf(t, ledgerCluster), siteOf(t, "us", 3), space); !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), `held by site "eu"`) {
+		t.Fatalf("another site's claim of eu's standby: %v; want refused naming eu", err)
+	}
+	if _, err := ledger.Promote(ctx, replica, standby, space); err != nil {
+		t.Fatalf("promote: %v", err)
+	}
+	if _, err := source(t, replica.Store, "eu", 1); err == nil || !strings.Contains(err.Error(), "belongs to") {
+		t.Fatalf("a process with the old value on the promoted replica: %v; want refused", err)
+	}
+	src, err := source(t, replica.Store, "eu", 3)
+	if err != nil {
+		t.Fatalf("a process with the standby value on the promoted replica: %v", err)
+	}
+	id, _ := src.Next(ctx)
+	if p, _ := layout.Decompose(uint64(id)); p.Node>>3 != 3 {
+		t.Fatalf("the promoted site issued on node %d; want datacenter 3", p.Node)
+	}
+	if c, _, _, _ := ledger.Claim(ctx, 1); c.Site != "eu" || c.Released {
+		t.Fatalf("the old value in the ledger after the promotion: %+v; want still eu's until released", c)
+	}
+}
+
+// regOf is a registry of its own on cluster c.
+func regOf(t *testing.T, c *testserver.EtcdCluster) site.Registry {
+	t.Helper()
+	p := prefix()
+	return site.Registry{Store: etcdstore.New(c.Client(), p), Where: "etcd " + p}
+}

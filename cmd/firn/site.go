@@ -16,8 +16,9 @@ import (
 	"github.com/firn-id/firn/site"
 )
 
-var siteUsage = `usage: firn site claim   --site NAME --site-fields F=V [layout, store and ledger flags]
+var siteUsage = `usage: firn site claim   --site NAME --site-fields F=V [--standby] [layout, store and ledger flags]
        firn site release --site NAME --site-fields F=V [--site-destroyed] [layout, store and ledger flags]
+       firn site promote --site NAME --site-fields F=V [layout, store and ledger flags]
 
 Provisions a site (docs/operations.md, "Several sites"): a fixed value of
 the leading node fields, the rest leased from the site's own registry.
@@ -32,6 +33,12 @@ highest HWM as the value's floor: the next site to claim it starts above.
 Both take the ledger's provisioning credentials; processes of the site
 never read the ledger.
 
+  --standby               claim: claim the value ahead of time for the site's
+                          move, on no registry yet
+  promote                 move the site whose record the registry holds (a
+                          promoted replica of its registry, say) onto its
+                          standby value: processes with the old value are
+                          refused there; release the old value afterwards
   --site-destroyed        release without reaching the site's registry: your
                           promise that no process of the site runs or will (a
                           site cut off from the ledger keeps renewing against
@@ -46,8 +53,8 @@ var siteUses = append([]string{"layout", "ledger"}, append(storeUses, opaqueUses
 
 // runSite is firn site.
 func runSite(args []string, stdout io.Writer) (err error) {
-	if len(args) == 0 || (args[0] != "claim" && args[0] != "release") {
-		return usagef("want a subcommand: firn site claim or firn site release, with --site NAME --site-fields F=V")
+	if len(args) == 0 || (args[0] != "claim" && args[0] != "release" && args[0] != "promote") {
+		return usagef("want a subcommand: firn site claim, release or promote, with --site NAME --site-fields F=V")
 	}
 	cfg, err := loadFor(args[1:], siteUses...)
 	if err != nil {
@@ -55,7 +62,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	}
 	fs := flag.NewFlagSet("site", flag.ContinueOnError)
 	bindConfig(fs, cfg, siteUses...)
-	destroyed := fs.Bool("site-destroyed", false, "")
+	destroyed, standby := fs.Bool("site-destroyed", false, ""), fs.Bool("standby", false, "")
 	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -86,9 +93,16 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeLedger()) }()
-	if *destroyed && args[0] == "release" {
+	switch {
+	case *destroyed && args[0] == "release":
 		floor, err := ledger.ReleaseDestroyed(ctx, s)
 		return released(stdout, err, s.String(), ledger.ID(), "its registry was not reached (--site-destroyed)", floor)
+	case *standby && args[0] == "claim":
+		if err := ledger.Standby(ctx, s); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "%s claimed as a standby in ledger %s, on no registry: firn site promote moves the site onto it\n", s, ledger.ID())
+		return err
 	}
 	reg, closeReg, err := storeOf(cfg).SiteRegistry(ctx)
 	if err != nil {
@@ -99,7 +113,11 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		floor, err := ledger.ReleaseSite(ctx, reg, s, space)
 		return released(stdout, err, s.String(), ledger.ID(), reg.Where+" serves no more", floor)
 	}
-	res, err := ledger.ClaimSite(ctx, reg, s, space)
+	claim := ledger.ClaimSite
+	if args[0] == "promote" {
+		claim = ledger.Promote
+	}
+	res, err := claim(ctx, reg, s, space)
 	if err != nil {
 		return err
 	}
@@ -125,33 +143,12 @@ func released(stdout io.Writer, err error, site, ledger, how string, floor int64
 	return err
 }
 
-// watchSite re-reads the site's claim from the ledger (read access is
-// enough) in the background while serve runs, and stops issuing for good
-// when it names another site or registry, or was released. Without a
-// ledger setting it says so once.
+// watchSite re-reads the site's claim from the ledger while serve runs
+// (backend.WatchSite), stopping the holder for good when it must.
 func watchSite(ctx context.Context, o serveOptions, nodes nodeid.Store, h *node.Holder, log *slog.Logger) {
-	s, reg := o.Lease.Site, site.Registry{Where: o.stores.Describe()}
-	reg.Store, _ = nodes.(nodeid.Recorder)
-	switch {
-	case s.IsZero() || reg.Store == nil:
-		return
-	case o.cfg.Ledger.Store == "":
-		log.Warn("no ledger setting: the site's claim is not re-read while serving (give the ledger's read access)", "site", s.Name)
-		return
-	}
-	for wait := time.Duration(0); ; wait = site.DefaultWatchEvery {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		l, closeLedger, err := backend.OpenLedger(ctx, o.cfg.Ledger, o.Lease.Layout, s.Count, false)
-		if err != nil {
-			log.Warn("the ledger was not opened; serving on", "site", s.Name, "err", err)
-			continue
-		}
-		defer closeLedger()
-		l.Watch(ctx, reg, s, 0, h.Revoke, log)
-		return
+	reg := site.Registry{Where: o.stores.Describe()}
+	if rec, ok := nodes.(nodeid.Recorder); ok && !o.Lease.Site.IsZero() {
+		reg.Store = rec
+		backend.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, reg, h.Revoke, log)
 	}
 }

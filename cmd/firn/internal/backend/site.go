@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/nodeid"
@@ -88,4 +90,31 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, co
 		return nil, nil, errors.Join(err, closeAll())
 	}
 	return l, closeAll, nil
+}
+
+// WatchSite re-reads s's claim from the ledger g names (read access is
+// enough) until ctx ends, off the path that issues IDs, and calls revoke
+// when it names another site or registry, or was released
+// (site.Ledger.Watch). Without a ledger setting it says so once; a ledger
+// that cannot be opened is tried again every site.DefaultWatchEvery.
+func WatchSite(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, s nodeid.Site, reg site.Registry, revoke func(error), log *slog.Logger) {
+	if g.Store == "" {
+		log.Warn("no ledger setting: the site's claim is not re-read while serving (give the ledger's read access)", "site", s.Name)
+		return
+	}
+	for wait := time.Duration(0); ; wait = site.DefaultWatchEvery {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		l, closeLedger, err := OpenLedger(ctx, g, layout, s.Count, false)
+		if err != nil {
+			log.Warn("the ledger was not opened; serving on", "site", s.Name, "err", err)
+			continue
+		}
+		defer func() { _ = closeLedger() }()
+		l.Watch(ctx, reg, s, 0, revoke, log)
+		return
+	}
 }
