@@ -14,15 +14,17 @@ import (
 	"github.com/firn-id/firn/nodeid"
 )
 
-// claim is a node held by one acquisition: its session, and the version
-// of owner/N its claim wrote, which fences every extension.
+// claim is a node held by one acquisition: its session, the version of
+// owner/N its claim wrote and the layout znode's version its claim
+// checked, which fence every extension.
 type claim struct {
 	*session
-	node  uint64
-	token string
-	owner int32 // owner/N's version as this claim set it
-	hwm   int64 // the HWM when the node was taken
-	ttl   time.Duration
+	node   uint64
+	token  string
+	owner  int32 // owner/N's version as this claim set it
+	layout int32 // the layout znode's version as this claim checked it
+	hwm    int64 // the HWM when the node was taken
+	ttl    time.Duration
 
 	mu         sync.Mutex
 	stored     int64 // hwm/N as last read or written
@@ -32,8 +34,8 @@ type claim struct {
 	timer      *time.Timer
 }
 
-func (s *Store) newClaim(sess *session, n uint64, token string, owner int32, hwm int64, hwmVersion int32, ttl time.Duration, sent time.Time) *claim {
-	return &claim{session: sess, node: n, token: token, owner: owner, hwm: hwm, ttl: ttl,
+func (s *Store) newClaim(sess *session, n uint64, token string, owner int32, hwm int64, hwmVersion, layout int32, ttl time.Duration, sent time.Time) *claim {
+	return &claim{session: sess, node: n, token: token, owner: owner, layout: layout, hwm: hwm, ttl: ttl,
 		stored: hwm, hwmVersion: hwmVersion, expiry: sent.Add(ttl)}
 }
 
@@ -169,7 +171,10 @@ func (s *Store) lookup(nc nodeid.Claim) *claim {
 }
 
 // Renew implements nodeid.Store: one Multi on the claim's session checks
-// owner/N's version and held/N and sets hwm/N, never lowering it.
+// owner/N's version, held/N and the layout znode's version (the record
+// the claim was taken under: a Rerecord ends the claim) and sets hwm/N,
+// never lowering it. The versions are the ones this Store keeps for the
+// claim's token; c.Fence is the layout's, for callers to see.
 func (s *Store) Renew(ctx context.Context, nc nodeid.Claim, hwm int64) (int64, error) {
 	c := s.lookup(nc)
 	if c == nil {
@@ -202,13 +207,17 @@ func (s *Store) Renew(ctx context.Context, nc nodeid.Claim, hwm int64) (int64, e
 }
 
 // extend raises hwm/N to at least hwm in one Multi fenced by owner/N's
-// version (the owner this claim made) and held/N. A Multi that fails, or
+// version (the owner this claim made), held/N and the layout znode's
+// version (the record this claim was taken under). A Multi that fails, or
 // whose answer is lost, is decided by a read after a Sync, never assumed.
 func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) {
 	op := fmt.Sprintf("renew node %d", c.node)
 	fence := []any{
 		&zk.CheckVersionRequest{Path: s.ownerPath(c.node), Version: c.owner},
 		&zk.CheckVersionRequest{Path: s.heldPath(c.node), Version: 0},
+		// A Rerecord sets the layout znode in one write: no extension
+		// that reaches the leader after it lands, whenever it was sent.
+		&zk.CheckVersionRequest{Path: s.layoutPath(), Version: c.layout},
 	}
 	// The HWM and its version as last seen: only this claim writes hwm/N
 	// while it holds the node, so they are usually right, and a stale
@@ -236,7 +245,8 @@ func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) 
 		case !owned && (definite(err) || st.hwm < hwm):
 			// The Multi failed whole, or did not land: the HWM never
 			// goes down, and with the claim gone it cannot land later
-			// (owner/N's version or the expired session fences it).
+			// (owner/N's version, the layout znode's, or the expired
+			// session fences it).
 			return 0, nodeid.ErrLeaseLost
 		case !owned:
 			// The claim is gone and the HWM at the target: by this
@@ -257,8 +267,8 @@ func (s *Store) extend(ctx context.Context, c *claim, hwm int64) (int64, error) 
 	return 0, s.fail(op, fmt.Errorf("the HWM changed under %d attempts", maxRounds))
 }
 
-// owned reads, after a Sync, whether c still holds its node, and the
-// node's znodes.
+// owned reads, after a Sync, whether c still holds its node under the
+// record it was taken under, and the node's znodes.
 func (s *Store) owned(ctx context.Context, c *claim) (bool, nodeState, error) {
 	if err := syncPath(ctx, c.conn, s.prefix); err != nil {
 		return false, nodeState{}, err
@@ -267,8 +277,13 @@ func (s *Store) owned(ctx context.Context, c *claim) (bool, nodeState, error) {
 	if err != nil {
 		return false, st, err
 	}
+	_, layout, err := get(ctx, c.conn, s.layoutPath())
+	if err != nil {
+		return false, st, err
+	}
 	ok := c.conn.SessionID() == c.id && st.held != nil && st.held.EphemeralOwner == c.id &&
-		st.owner != nil && st.owner.Version == c.owner && string(st.ownerData) == c.token
+		st.owner != nil && st.owner.Version == c.owner && string(st.ownerData) == c.token &&
+		layout != nil && layout.Version == c.layout
 	return ok, st, nil
 }
 

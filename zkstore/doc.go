@@ -9,20 +9,25 @@
 //	          claim.
 //	held/N    ephemeral, of the holding claim's own session; its token.
 //
-// and layout, the namespace's layout: its fingerprint, quoted, a newline
-// and its description; and reserved, the namespace's reservation
-// (nodeid.Reserver) as JSON: nodes no claim takes, and a floor under
-// every claim's HWM.
+// and layout, the namespace's record (nodeid.Recorder): the layout its
+// first claim recorded, or a site's or a ledger's record that Rerecord
+// wrote, as the fingerprint, quoted, a newline and the description; and
+// reserved, the namespace's reservation (nodeid.Reserver) as JSON: nodes
+// no claim takes, and a floor under every claim's HWM.
 //
-// A claim is one Multi: create held/N, set owner/N at the version the
+// A claim is one Multi: check layout at the version whose record the
+// claimant compared, create held/N, set owner/N at the version the
 // claimant read, and check hwm/N at the version whose value becomes the
 // claim's HWM, and check reserved at the version whose reservation the
 // claim obeyed. An extension is one Multi: check owner/N's version (the
-// current owner), check held/N, and set hwm/N. A compare-and-set on the
-// HWM's own version alone would let a paused former owner, reconnected on
-// a new session after a takeover but before the new owner's first write,
-// raise the HWM under the new owner; the owner check refuses it. Reads a
-// decision rests on follow a Sync.
+// current owner), check held/N, check layout at the claim's version, and
+// set hwm/N. A compare-and-set on the HWM's own version alone would let
+// a paused former owner, reconnected on a new session after a takeover
+// but before the new owner's first write, raise the HWM under the new
+// owner; the owner check refuses it. Rerecord sets layout, so no claim or
+// extension taken under the record it replaced lands after it: one write
+// ends every lease of the namespace (a site's release). Reads a decision
+// rests on follow a Sync.
 //
 // A ZooKeeper session is not a lease: the client pings on its own, so an
 // ephemeral node lives as long as the connection. The lease is firn's:

@@ -15,7 +15,7 @@ var (
 	// connection, a deadline) and a re-read could not tell whether it
 	// landed. Nothing is assumed from it: a claim whose write may have
 	// landed is abandoned by closing its session, an extension is not
-	// confirmed.
+	// confirmed, and a Rerecord's record is to be read again (Record).
 	ErrOutcomeUnknown = errors.New("zkstore: outcome of a write unknown")
 
 	// ErrLateWrite is returned by Store.Renew when its extension landed

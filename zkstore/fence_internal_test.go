@@ -88,10 +88,11 @@ func TestStaleOwnerAfterTakeover(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(sess.conn.Close)
-			if err := old.prepare(ctx, sess.conn, layout); err != nil {
+			version, err := old.prepare(ctx, sess.conn, layout)
+			if err != nil {
 				t.Fatal(err)
 			}
-			paused, held, err := old.tryNode(ctx, sess, 0, "paused-owner", time.Second)
+			paused, held, err := old.tryNode(ctx, sess, 0, "paused-owner", time.Second, version)
 			if err != nil || held {
 				t.Fatalf("claim: held %v, %v", held, err)
 			}

@@ -23,6 +23,7 @@ var kind = store.Kind{
 	Summary:          "node IDs on ZooKeeper sessions, a path per namespace; no segments",
 	Rank:             40,
 	Reserves:         true,
+	Sites:            true,
 	Requires:         []string{"endpoints"},
 	DefaultNamespace: DefaultNamespace,
 	Check:            check,

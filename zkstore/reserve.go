@@ -109,7 +109,7 @@ func (s *Store) rewrite(ctx context.Context, op string, layout nodeid.LayoutID, 
 	defer sess.close()
 	conn := sess.conn
 	if layout.Fingerprint != "" {
-		if err := s.prepare(ctx, conn, layout); err != nil {
+		if _, err := s.prepare(ctx, conn, layout); err != nil {
 			return nodeid.Reservation{}, err
 		}
 	}

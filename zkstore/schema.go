@@ -46,7 +46,8 @@ func (s *Store) znodes() []Znode {
 		Znode{s.ownerDir(), "persistent", own, "the owner records"},
 		Znode{s.hwmDir(), "persistent", own, "the HWMs"},
 		Znode{s.heldDir(), "persistent", own, "the held nodes"},
-		Znode{s.layoutPath(), "persistent", own, "the namespace's layout: its fingerprint, quoted, a newline and its description; never rewritten"},
+		Znode{s.layoutPath(), "persistent", own, "the namespace's record, its layout (or a site's or a ledger's record): the fingerprint, quoted, a newline and the description; " +
+			"every claim and renewal checks its version, so rewriting it (firn site claim and release) ends every lease"},
 		Znode{s.reservedPath(), "persistent", own, "the namespace's reservation, JSON: nodes no claim takes and a floor under every claim's HWM " +
 			"(firn migrate check --from leaf-zookeeper --apply; firn admin unreserve lets a node out)"},
 		Znode{s.ownerDir() + "/N", "persistent", own, "node N's owner token; every claim sets it, so its version names the current owner"},

@@ -30,10 +30,11 @@ func TestReplacedSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sess.conn.Close)
-	if err := old.prepare(ctx, sess.conn, layout); err != nil {
+	version, err := old.prepare(ctx, sess.conn, layout)
+	if err != nil {
 		t.Fatal(err)
 	}
-	paused, held, err := old.tryNode(ctx, sess, 0, "paused-owner", time.Second)
+	paused, held, err := old.tryNode(ctx, sess, 0, "paused-owner", time.Second, version)
 	if err != nil || held {
 		t.Fatalf("claim: held %v, %v", held, err)
 	}
@@ -86,10 +87,11 @@ func TestEnsembleStaleOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sess.conn.Close)
-	if err := old.prepare(ctx, sess.conn, layout); err != nil {
+	version, err := old.prepare(ctx, sess.conn, layout)
+	if err != nil {
 		t.Fatal(err)
 	}
-	paused, held, err := old.tryNode(ctx, sess, 0, "paused-owner", time.Second)
+	paused, held, err := old.tryNode(ctx, sess, 0, "paused-owner", time.Second, version)
 	if err != nil || held {
 		t.Fatalf("claim: held %v, %v", held, err)
 	}

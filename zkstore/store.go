@@ -27,8 +27,8 @@ type Config struct {
 	// as "/firn/orders" ("firn/orders" and "/firn/orders/" are the same
 	// namespace). Required; not the root, not under /zookeeper, and
 	// clean: no empty, "." or ".." element, no control character, and no
-	// element named owner, hwm, held or layout (the namespace's own
-	// znodes).
+	// element named owner, hwm, held, layout or reserved (the namespace's
+	// own znodes).
 	Namespace string
 	// DialTimeout bounds each connection attempt to a server. Default
 	// 5 s.
@@ -247,12 +247,41 @@ func (s *Store) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Clai
 		s.lose(c)
 		return nodeid.Claim{}, nodeid.ErrClosed
 	}
-	return nodeid.Claim{Node: c.node, Token: c.token, HWM: c.hwm, TTL: req.TTL}, nil
+	return nodeid.Claim{Node: c.node, Token: c.token, HWM: c.hwm, TTL: req.TTL, Fence: int64(c.layout)}, nil
 }
 
 // prepare creates the namespace's persistent znodes and checks its layout,
-// recording it on first use.
-func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID) error {
+// recording it on first use. It returns the layout znode's version as
+// read: a claim checks it in its Multi, and so does every extension of
+// the claim, so a Rerecord, which sets the znode, ends them all.
+func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID) (int32, error) {
+	if err := s.makeZnodes(ctx, conn); err != nil {
+		return 0, err
+	}
+	val := layoutValue(want)
+	_, err := do(ctx, func() (string, error) { return conn.Create(s.layoutPath(), val, 0, s.acl) })
+	if err == nil {
+		return 0, nil
+	}
+	// Another claim recorded a layout, or this create's answer was lost:
+	// the layout is whatever the namespace holds, read after a Sync (the
+	// member this session talks to may not have the create yet).
+	if err := syncPath(ctx, conn, s.prefix); err != nil {
+		return 0, s.fail("check layout", err)
+	}
+	got, st, err := get(ctx, conn, s.layoutPath())
+	if err != nil {
+		return 0, s.fail("check layout", err)
+	}
+	if st == nil {
+		return 0, s.fail("check layout", errors.New("layout znode vanished"))
+	}
+	return st.Version, compareLayout(got, want)
+}
+
+// makeZnodes creates the namespace's persistent znodes but the layout,
+// and the ancestors above it, where missing.
+func (s *Store) makeZnodes(ctx context.Context, conn *zk.Conn) error {
 	paths := s.ancestors()
 	above := len(paths)
 	paths = append(paths, s.prefix, s.ownerDir(), s.hwmDir(), s.heldDir(), s.reservedPath())
@@ -266,25 +295,7 @@ func (s *Store) prepare(ctx context.Context, conn *zk.Conn, want nodeid.LayoutID
 			return s.fail("create "+p, err)
 		}
 	}
-	val := layoutValue(want)
-	_, err := do(ctx, func() (string, error) { return conn.Create(s.layoutPath(), val, 0, s.acl) })
-	if err == nil {
-		return nil
-	}
-	// Another claim recorded a layout, or this create's answer was lost:
-	// the layout is whatever the namespace holds, read after a Sync (the
-	// member this session talks to may not have the create yet).
-	if err := syncPath(ctx, conn, s.prefix); err != nil {
-		return s.fail("check layout", err)
-	}
-	got, _, err := get(ctx, conn, s.layoutPath())
-	if err != nil {
-		return s.fail("check layout", err)
-	}
-	if got == nil {
-		return s.fail("check layout", errors.New("layout znode vanished"))
-	}
-	return compareLayout(got, want)
+	return nil
 }
 
 // layoutValue is the layout znode's value: the fingerprint quoted, a
@@ -299,28 +310,63 @@ func layoutValue(l nodeid.LayoutID) []byte {
 // that is not a quoted fingerprint and a description is refused too: the
 // namespace's layout cannot be known from it.
 func compareLayout(val []byte, want nodeid.LayoutID) error {
-	quoted, desc, ok := strings.Cut(string(val), "\n")
-	fp, err := strconv.Unquote(quoted)
-	if !ok || err != nil {
-		return fmt.Errorf("zkstore: layout znode holds %q: %w", val, ErrCorrupt)
+	got, err := parseLayout(val)
+	if err != nil {
+		return err
 	}
-	if fp != want.Fingerprint {
-		return &nodeid.LayoutMismatchError{Stored: desc, Want: want.Description}
+	if got.Fingerprint != want.Fingerprint {
+		return &nodeid.LayoutMismatchError{Stored: got.Description, Want: want.Description}
 	}
 	return nil
 }
 
-// take claims req.Node, or the lowest free node, in sess.
-func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest) (*claim, error) {
-	if err := s.prepare(ctx, sess.conn, req.Layout); err != nil {
-		return nil, err
+// parseLayout reads the layout znode's value (layoutValue).
+func parseLayout(val []byte) (nodeid.LayoutID, error) {
+	quoted, desc, ok := strings.Cut(string(val), "\n")
+	fp, err := strconv.Unquote(quoted)
+	if !ok || err != nil {
+		return nodeid.LayoutID{}, fmt.Errorf("zkstore: layout znode holds %q: %w", val, ErrCorrupt)
 	}
+	return nodeid.LayoutID{Fingerprint: fp, Description: desc}, nil
+}
+
+// take claims req.Node, or the lowest free node, in sess. A claim whose
+// Multi found the namespace's record replaced since prepare read it
+// (a Rerecord) checks the record again: the new one may be another
+// layout's, or a released site's.
+func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest) (*claim, error) {
 	token, err := newToken()
 	if err != nil {
 		return nil, err
 	}
+	for try := 1; ; try++ {
+		layout, err := s.prepare(ctx, sess.conn, req.Layout)
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.takeUnder(ctx, sess, req, token, layout)
+		if errors.Is(err, errRecordMoved) && try < recordTries {
+			continue
+		}
+		if errors.Is(err, errRecordMoved) {
+			return nil, s.fail("claim", fmt.Errorf("%w, %d times", err, recordTries))
+		}
+		return c, err
+	}
+}
+
+// recordTries bounds the claims one Claim makes while Rerecords keep
+// replacing the namespace's record.
+const recordTries = 3
+
+// errRecordMoved: the layout znode changed between a claim's read of it
+// and the Multi that takes a node, which wrote nothing.
+var errRecordMoved = errors.New("zkstore: the namespace's record changed during the claim")
+
+// takeUnder is take under the layout znode at version layout.
+func (s *Store) takeUnder(ctx context.Context, sess *session, req nodeid.ClaimRequest, token string, layout int32) (*claim, error) {
 	if !req.AnyNode {
-		c, held, err := s.tryNode(ctx, sess, req.Node, token, req.TTL)
+		c, held, err := s.tryNode(ctx, sess, req.Node, token, req.TTL, layout)
 		if err == nil && held {
 			err = &nodeid.ConflictError{Node: req.Node}
 		}
@@ -340,7 +386,7 @@ func (s *Store) take(ctx context.Context, sess *session, req nodeid.ClaimRequest
 	var corrupt error
 	order := nodeid.NewClaimOrder(req.Pool, func(n uint64) bool { return !held[n] && req.Free(n) }).From(req.First)
 	for n, more := order.Next(); more; n, more = order.Next() {
-		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL)
+		c, busy, err := s.tryNode(ctx, sess, n, token, req.TTL, layout)
 		if errors.Is(err, nodeid.ErrNodeReserved) {
 			continue // reserved in the store since the listing
 		}
@@ -400,7 +446,9 @@ const maxRounds = 20
 // sets owner/N at the version read and checks hwm/N at the version read,
 // so the HWM returned is the one stored when the node was taken: no
 // extension of a previous owner lands between the read and the takeover.
-func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token string, ttl time.Duration) (*claim, bool, error) {
+// It also checks the layout znode at version layout, the record the
+// caller compared: one replaced since gives errRecordMoved.
+func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token string, ttl time.Duration, layout int32) (*claim, bool, error) {
 	conn := sess.conn
 	for range maxRounds {
 		if err := syncPath(ctx, conn, s.prefix); err != nil {
@@ -421,7 +469,12 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 			return nil, false, err
 		}
 		acl := s.acl
-		ops := []any{&zk.CreateRequest{Path: s.heldPath(n), Data: []byte(token), Acl: acl, Flags: zk.FlagEphemeral}}
+		// First, so that a refusal names it (ZooKeeper reports the first
+		// op that fails): the layout compared before is still the
+		// namespace's record. A Rerecord sets the znode, so a claim
+		// taken under the record it replaced cannot land after it.
+		ops := []any{&zk.CheckVersionRequest{Path: s.layoutPath(), Version: layout},
+			&zk.CreateRequest{Path: s.heldPath(n), Data: []byte(token), Acl: acl, Flags: zk.FlagEphemeral}}
 		if st.owner == nil {
 			ops = append(ops, &zk.CreateRequest{Path: s.ownerPath(n), Data: []byte(token), Acl: acl})
 		} else {
@@ -432,9 +485,6 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		} else {
 			ops = append(ops, &zk.CheckVersionRequest{Path: s.hwmPath(n), Version: st.hwmStat.Version})
 		}
-		// The layout znode is never rewritten: checking it proves the
-		// layout compared before is still the namespace's.
-		ops = append(ops, &zk.CheckVersionRequest{Path: s.layoutPath(), Version: 0})
 		// And the reservation read is still the namespace's: a node
 		// reserved, or a floor raised, since then refuses the claim.
 		ops = append(ops, &zk.CheckVersionRequest{Path: s.reservedPath(), Version: resvVersion})
@@ -443,7 +493,7 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 		// is the larger.
 		hwm := max(st.hwm, resv.Floor)
 		sent := time.Now()
-		_, err = s.multi(ctx, conn, ops...)
+		res, err := s.multi(ctx, conn, ops...)
 		switch {
 		case err == nil:
 			owner, hwmVersion := int32(0), int32(0)
@@ -453,11 +503,15 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 			if st.hwmStat != nil {
 				hwmVersion = st.hwmStat.Version
 			}
-			return s.newClaim(sess, n, token, owner, hwm, hwmVersion, ttl, sent), false, nil
+			return s.newClaim(sess, n, token, owner, hwm, hwmVersion, layout, ttl, sent), false, nil
+		case definite(err) && len(res) > 0 && definite(res[0].Error):
+			// The record moved: reading the node again would not help,
+			// the record must be compared again.
+			return nil, false, errRecordMoved
 		case definite(err):
 			continue // something moved since the read: read again
 		}
-		c, err := s.reclaim(ctx, sess, n, token, ttl, sent, err)
+		c, err := s.reclaim(ctx, sess, n, token, ttl, layout, sent, err)
 		return c, false, err
 	}
 	return nil, false, s.fail(fmt.Sprintf("claim node %d", n), fmt.Errorf("the node's znodes changed under %d attempts", maxRounds))
@@ -467,7 +521,7 @@ func (s *Store) tryNode(ctx context.Context, sess *session, n uint64, token stri
 // after a Sync: it landed if held/N is this session's and owner/N holds
 // the token. Otherwise the caller closes the session, so a Multi still
 // in flight cannot leave a holder behind.
-func (s *Store) reclaim(ctx context.Context, sess *session, n uint64, token string, ttl time.Duration, sent time.Time, cause error) (*claim, error) {
+func (s *Store) reclaim(ctx context.Context, sess *session, n uint64, token string, ttl time.Duration, layout int32, sent time.Time, cause error) (*claim, error) {
 	op := fmt.Sprintf("claim node %d", n)
 	if err := syncPath(ctx, sess.conn, s.prefix); err != nil {
 		return nil, s.fail(op, fmt.Errorf("%w: %w; then: %w", ErrOutcomeUnknown, cause, err))
@@ -482,12 +536,14 @@ func (s *Store) reclaim(ctx context.Context, sess *session, n uint64, token stri
 	}
 	// Landed. Nobody but this claim writes hwm/N while held/N exists
 	// (Advance checks it), so what is stored is what the Multi checked;
-	// so was the reservation, whose floor only rises.
+	// so was the reservation, whose floor only rises. The Multi checked
+	// the layout znode at version layout too: the claim's fence, even if
+	// a Rerecord has moved it since (its extensions then fail).
 	resv, _, err := s.readReservation(ctx, sess.conn)
 	if err != nil {
 		return nil, s.fail(op, fmt.Errorf("%w: %w; then: %w", ErrOutcomeUnknown, cause, err))
 	}
-	return s.newClaim(sess, n, token, st.owner.Version, max(st.hwm, resv.Floor), st.hwmStat.Version, ttl, sent), nil
+	return s.newClaim(sess, n, token, st.owner.Version, max(st.hwm, resv.Floor), st.hwmStat.Version, layout, ttl, sent), nil
 }
 
 // nodeState is what one read of node n's znodes found; nil stats are

@@ -45,6 +45,13 @@ func TestConformance(t *testing.T) {
 		nodeidtest.Options{TTL: time.Second})
 }
 
+// TestRecorderConformance: the namespace record sites and ledgers rest
+// on, whose replacement ends every lease of the namespace.
+func TestRecorderConformance(t *testing.T) {
+	zk := testserver.ZooKeeper(t)
+	nodeidtest.RunRecorderTests(t, func(t *testing.T) nodeid.Recorder { return newStore(t, zk.Servers(), namespace()) })
+}
+
 var lay = snowflake.DefaultLayout()
 
 var layoutID = nodeid.LayoutID{Fingerprint: lay.Fingerprint(), Description: lay.String()}
