@@ -27,17 +27,21 @@ const (
 	ModeTinyid Mode = "tinyid"
 	// ModeSet serves segments from firn's own firn_segments (--segments set).
 	ModeSet Mode = "set"
+	// ModeLedger keeps the ledger of site values in a node table's
+	// namespace table (--ledger-store postgres|mysql): firn site writes
+	// it, firn serve of a site reads it.
+	ModeLedger Mode = "ledger"
 )
 
 // Modes lists the modes in the order firn schema prints them.
-var Modes = []Mode{ModeNodes, ModeLeaf, ModeTinyid, ModeSet}
+var Modes = []Mode{ModeNodes, ModeLeaf, ModeTinyid, ModeSet, ModeLedger}
 
 // ParseMode parses the name of a mode.
 func ParseMode(s string) (Mode, error) {
 	if m := Mode(s); slices.Contains(Modes, m) {
 		return m, nil
 	}
-	return "", fmt.Errorf("sqlstore: unknown mode %q (want nodes, leaf, tinyid or set)", s)
+	return "", fmt.Errorf("sqlstore: unknown mode %q (want nodes, leaf, tinyid, set or ledger)", s)
 }
 
 // Tables names the tables of the modes. An empty name is the default:
@@ -125,10 +129,25 @@ func segmentUses(table func(Tables) string, col string) []use {
 // ServingNeeds names what serves from mode m's tables, and so needs the
 // GRANTs of its serving statements, for firn schema: "firn serve needs".
 func ServingNeeds(m Mode) string {
-	if m == ModeNodes {
+	switch m {
+	case ModeNodes:
 		return "firn serve, and a program embedding package ids, need"
+	case ModeLedger:
+		return "firn serve of a site (reading its claim) needs"
 	}
 	return "firn serve needs"
+}
+
+// AdminAdds names what runs mode m's administrative statements, for firn
+// schema: "firn tag create adds".
+func AdminAdds(m Mode) string {
+	switch m {
+	case ModeNodes:
+		return "firn site adds on a site's registry"
+	case ModeLedger:
+		return "firn site adds (the provisioning account)"
+	}
+	return "firn tag create adds"
 }
 
 // byNodes are the programs that run mode nodes' statements.
@@ -144,6 +163,16 @@ var uses = map[Mode][]use{
 		{nodesTable, "INSERT", "INSERT INTO {t} (namespace, node) … (ignoring a duplicate)", ins, byNodes, true},
 		{nodesTable, "SELECT FOR UPDATE", "SELECT node, owner, lease_expires, hwm FROM {t} WHERE namespace = ? FOR UPDATE", selUpd, byNodes, true},
 		{nodesTable, "UPDATE", "UPDATE {t} SET owner = ?, lease_expires = …, hwm = … WHERE namespace = ? AND node = ? AND owner = ?", selUpd, byNodes, true},
+		{namespacesTable, "UPDATE", "UPDATE {t} SET fingerprint = ?, layout = ? WHERE namespace = ? (a site's record)", selUpd, "firn site", false},
+		{namespacesTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
+		{nodesTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
+	},
+	ModeLedger: {
+		{namespacesTable, "SELECT", "SELECT fingerprint, layout FROM {t} WHERE namespace = ?", sel, "firn serve of a site", true},
+		{namespacesTable, "INSERT", "INSERT INTO {t} (namespace, fingerprint, layout) … (ignoring a duplicate)", ins, "firn site", false},
+		{namespacesTable, "SELECT FOR UPDATE", "SELECT fingerprint, layout FROM {t} WHERE namespace = ? FOR UPDATE", selUpd, "firn site", false},
+		{namespacesTable, "UPDATE", "UPDATE {t} SET fingerprint = ?, layout = ? WHERE namespace = ?", selUpd, "firn site", false},
+		{nodesTable, "UPDATE", "UPDATE {t} SET owner = NULL, lease_expires = NULL WHERE namespace = ?", selUpd, "firn site", false},
 		{namespacesTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 		{nodesTable, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 	},
@@ -161,7 +190,7 @@ var uses = map[Mode][]use{
 // probeColumns name a column of each mode's tables (of the namespace
 // table: true), for the probes of CheckPrivileges.
 var probeColumns = map[Mode]map[bool]string{
-	ModeNodes: {false: "hwm", true: "layout"}, ModeLeaf: {false: "max_id"},
+	ModeNodes: {false: "hwm", true: "layout"}, ModeLedger: {false: "hwm", true: "layout"}, ModeLeaf: {false: "max_id"},
 	ModeTinyid: {false: "max_id"}, ModeSet: {false: "max_id"},
 }
 
@@ -177,7 +206,7 @@ var insertColumns = map[bool]string{false: "namespace, node", true: "namespace, 
 // or a set's (SetSchema).
 func ModeSchema(d Dialect, m Mode, t Tables) (string, error) {
 	switch m {
-	case ModeNodes:
+	case ModeNodes, ModeLedger:
 		return Schema(d, t.Nodes)
 	case ModeLeaf:
 		return SegmentSchema(d, t.Leaf)
@@ -202,7 +231,7 @@ func Statements(m Mode, t Tables) ([]Use, error) {
 		name := r.table(t)
 		out[i] = Use{Table: name, Verb: r.verb, Statement: strings.ReplaceAll(r.stmt, "{t}", name),
 			Privileges: r.privs, By: r.by, Serve: r.serve, column: probeColumns[m][name == namespacesTable(t)]}
-		if m == ModeNodes && r.verb == "INSERT" {
+		if (m == ModeNodes || m == ModeLedger) && r.verb == "INSERT" {
 			out[i].insert = insertColumns[name == namespacesTable(t)]
 		}
 	}

@@ -29,6 +29,9 @@ of the original system. Each mode touches its own tables only.
                          tinyid  segments on Didi Tinyid's table and its tokens
                                  (--segments tinyid)
                          set     segments on firn's own table (--segments set)
+                         ledger  the ledger of site values (--ledger-store
+                                 postgres|mysql): firn site's GRANTs, and the
+                                 read access a site's firn serve needs
   --grantee USER         the account the GRANTs name, as the database spells
                          it (default firn; on MySQL 'firn'@'%')
   --table NAME           the node table (default firn_nodes); its namespace
@@ -56,6 +59,7 @@ var modeTitles = map[sqlstore.Mode]string{
 	sqlstore.ModeLeaf:   "segments, Meituan Leaf's table (--segments leaf)",
 	sqlstore.ModeTinyid: "segments, Didi Tinyid's table and its tokens (--segments tinyid)",
 	sqlstore.ModeSet:    "segments, firn's own table (--segments set)",
+	sqlstore.ModeLedger: "the ledger of site values (--ledger-store postgres|mysql): firn site writes it, a site's firn serve reads it",
 }
 
 // schemaUses are the settings firn schema takes: the node table and
@@ -163,7 +167,7 @@ func writeMode(b *strings.Builder, d sqlstore.Dialect, m sqlstore.Mode, t sqlsto
 	}
 	fmt.Fprintf(b, "-- what %s in mode %s:\n%s\n", sqlstore.ServingNeeds(m), m, strings.Join(serve, "\n"))
 	if len(admin) > 0 {
-		fmt.Fprintf(b, "-- and what firn tag create adds:\n%s\n", strings.Join(admin, "\n"))
+		fmt.Fprintf(b, "-- and what %s:\n%s\n", sqlstore.AdminAdds(m), strings.Join(admin, "\n"))
 	}
 	if d == sqlstore.Postgres {
 		b.WriteString("-- (and USAGE on the tables' schema, which every role holds on public)\n")
