@@ -24,6 +24,7 @@ var kind = store.Kind{
 	Rank:             10,
 	Segments:         true,
 	Sites:            true,
+	Ledgers:          true,
 	Requires:         []string{"endpoints"},
 	DefaultNamespace: DefaultPrefix,
 	Check:            check,

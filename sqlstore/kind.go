@@ -37,7 +37,7 @@ type Driver struct {
 // Settings.Segments over the same connection, and a dial within the
 // settings' timeout.
 func Kind(d Dialect, drv Driver, k store.Kind) store.Kind {
-	k.Segments, k.Database, k.Sites, k.Requires = true, true, true, []string{"dsn"}
+	k.Segments, k.Database, k.Sites, k.Ledgers, k.Requires = true, true, true, true, []string{"dsn"}
 	k.Redact, k.Answered = drv.Redact, drv.Answered
 	if drv.ServerError != nil {
 		readersMu.Lock()

@@ -37,6 +37,10 @@ type Kind struct {
 	// and replace (nodeid.Recorder): it can be a site's registry, and a
 	// ledger of site values.
 	Sites bool
+	// Ledgers says it can hold the ledger of site values: it keeps what
+	// it confirmed, and takes no credentials the ledger section cannot
+	// give (ZooKeeper's digest).
+	Ledgers bool
 	// Segments says the store holds segment counters beside node IDs.
 	// One that holds none leaves segment mode off unless a database of
 	// their own is named.

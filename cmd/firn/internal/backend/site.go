@@ -41,9 +41,10 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, co
 	s := g.Settings()
 	switch k, ok := store.Lookup(s.Store); {
 	case s.Store == "":
-		return nil, nil, configf("ledger.store", "name the ledger's store: %s (firn site keeps its claims there)", siteKinds())
-	case ok && !k.Sites:
-		return nil, nil, configf("ledger.store", "%s cannot hold a ledger: want a store that keeps what it confirmed and a record firn can replace: %s", k.Title, siteKinds())
+		return nil, nil, configf("ledger.store", "name the ledger's store: %s (firn site keeps its claims there)", store.Names(func(k store.Kind) bool { return k.Ledgers }))
+	case ok && !k.Ledgers:
+		return nil, nil, configf("ledger.store", "%s cannot hold a ledger: want a store that keeps what it confirmed and a record firn can replace: %s",
+			k.Title, store.Names(func(k store.Kind) bool { return k.Ledgers }))
 	}
 	if err := store.Check(s); err != nil {
 		return nil, nil, err
