@@ -61,7 +61,7 @@ func TestSiteTwoPrefixesOneEtcd(t *testing.T) {
 	cli := c.Client()
 	ctx := context.Background()
 	open := func(ns string) (nodeid.Recorder, error) { return etcdstore.New(cli, ns), nil }
-	l, err := site.OpenLedger(ctx, open, prefix()+"ledger", nodeidtest.Layout, 4, true)
+	l, err := site.OpenLedger(ctx, open, prefix()+"ledger", nodeidtest.Layout, site.Spec{Count: 4}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSiteStaleFloorOnEtcd(t *testing.T) {
 	cli := c.Client()
 	ctx := context.Background()
 	open := func(ns string) (nodeid.Recorder, error) { return etcdstore.New(cli, ns), nil }
-	l, err := site.OpenLedger(ctx, open, prefix()+"ledger", nodeidtest.Layout, 4, true)
+	l, err := site.OpenLedger(ctx, open, prefix()+"ledger", nodeidtest.Layout, site.Spec{Count: 4}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func Site(l snowflake.Layout, name string, fixed []snowflake.FieldValue) (nodeid
 	for i, f := range fixed {
 		fields[i] = f.Name + "=" + strconv.FormatUint(f.Value, 10)
 	}
-	return nodeid.Site{Name: name, Fields: strings.Join(fields, ","), First: first, Count: count}, nil
+	return nodeid.Site{Name: name, Fields: strings.Join(fields, ","), First: first, Count: count, Values: l.MaxNode()/count + 1}, nil
 }
 
 // fitTicks fits a lease and a generator to the generator's layout. The

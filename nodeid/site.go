@@ -26,6 +26,9 @@ type Site struct {
 	// First and Count are the site's nodes, First to First+Count−1. The
 	// fixed fields lead the node part, so a site's nodes are contiguous.
 	First, Count uint64
+	// Values is the number of site values of the layout: its node
+	// values over Count.
+	Values uint64 `json:",omitempty"`
 }
 
 var siteName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
@@ -103,6 +106,10 @@ type SiteRecord struct {
 	Released bool `json:"released,omitempty"`
 	// Pending: `firn site claim` has not finished; no claim succeeds.
 	Pending bool `json:"pending,omitempty"`
+	// Stores is the number of segment stores of every site, as the
+	// ledger fixes it: the site's segments issue residue classes of
+	// delta Site.Values × Stores (segment.Residues).
+	Stores int64 `json:"stores,omitempty"`
 	// Moved lists the site's values this registry served before it was
 	// promoted to this one (`firn site promote`): the ledger keeps them
 	// the site's until they are released.

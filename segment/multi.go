@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -60,6 +61,10 @@ type Collider interface {
 // come from one store, and may step back on a failover.
 type Multi struct {
 	stores []Store
+	// delta and first are the set's residue classes: store i issues
+	// remainder first+i modulo delta (NewMulti: delta the number of
+	// stores, first 0; NewSiteMulti: a site's classes).
+	delta, first int64
 
 	mu      sync.Mutex
 	classes map[string]map[int]int64 // tag -> store -> remainder, as seen
@@ -72,21 +77,57 @@ func NewMulti(stores ...Store) (*Multi, error) {
 	if len(stores) < 2 {
 		return nil, fmt.Errorf("segment: a set needs at least two stores, got %d", len(stores))
 	}
-	return &Multi{stores: stores, classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
+	return &Multi{stores: stores, delta: int64(len(stores)), classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
+}
+
+// Residues are one site's residue classes when several sites serve one
+// tag, each from stores of its own (docs/segments.md, "Several sites"):
+// with V site values and S stores per site, Delta is V·S and store i of
+// the site of value v issues remainder v·S + i. S is fixed when the
+// sites' ledger is created, so adding a site never changes a delta, and
+// no two sites share a class: the ledger gives each value one site.
+type Residues struct {
+	Values, Stores, Value int64
+}
+
+// Classes returns the delta and the first remainder of r's classes, or
+// an error for a value or count out of range.
+func (r Residues) Classes() (delta, first int64, err error) {
+	if r.Values < 1 || r.Stores < 1 || r.Value < 0 || r.Value >= r.Values || r.Values > math.MaxInt64/r.Stores {
+		return 0, 0, fmt.Errorf("segment: residues of site value %d of %d, %d stores each: out of range", r.Value, r.Values, r.Stores)
+	}
+	return r.Values * r.Stores, r.Value * r.Stores, nil
+}
+
+// NewSiteMulti returns a store over one site's stores, r.Stores of them
+// (one or more): store i issues remainder first+i of delta (r.Classes).
+// Every row is checked against it on every range, as NewMulti's are: a
+// tag created before sites, whose rows record another delta, is refused.
+func NewSiteMulti(r Residues, stores ...Store) (*Multi, error) {
+	delta, first, err := r.Classes()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(stores)) != r.Stores {
+		return nil, fmt.Errorf("segment: the sites' ledger fixes %d segment stores per site, %d are configured", r.Stores, len(stores))
+	}
+	return &Multi{stores: stores, delta: delta, first: first, classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
 }
 
 // fits records store i's class for tag, or says why it does not fit.
 func (m *Multi) fits(tag string, i int, delta, remainder int64) error {
-	n := int64(len(m.stores))
 	switch {
-	case delta != n:
+	case delta != m.delta && m.first == 0 && m.delta == int64(len(m.stores)):
 		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
-			Reason: fmt.Sprintf("has delta %d, but the set has %d stores: classes would be missing or shared", delta, n)}
+			Reason: fmt.Sprintf("has delta %d, but the set has %d stores: classes would be missing or shared", delta, m.delta)}
+	case delta != m.delta:
+		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
+			Reason: fmt.Sprintf("has delta %d, but the sites' classes have delta %d: a tag created before sites, or under another ledger, is not served under sites", delta, m.delta)}
 	case remainder < 0 || remainder >= delta:
 		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder, Reason: "has a remainder outside 0..delta-1"}
-	case remainder != int64(i):
+	case remainder != m.first+int64(i):
 		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
-			Reason: fmt.Sprintf("has remainder %d, but its position in the set gives it %d: list the stores in the order their rows were created, the same in every process", remainder, i)}
+			Reason: fmt.Sprintf("has remainder %d, but its position in the set gives it %d: list the stores in the order their rows were created, the same in every process", remainder, m.first+int64(i))}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -243,7 +284,7 @@ func (m *Multi) create(ctx context.Context, tag string, first, step int64, descr
 	if err := m.checkStep(step); err != nil {
 		return err
 	}
-	n := int64(len(m.stores))
+	n := m.delta
 	missing := make([]bool, len(m.stores))
 	anyMissing := false
 	start := first // past every counter a store of the set already has
@@ -263,9 +304,9 @@ func (m *Multi) create(ctx context.Context, tag string, first, step int64, descr
 			missing[i], anyMissing = true, true
 		case err != nil:
 			return fmt.Errorf("store %d: %w (a tag is created on every store of the set or on none)", i, err)
-		case info.Delta != n || info.Remainder != int64(i):
+		case info.Delta != n || info.Remainder != m.first+int64(i):
 			return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
-				Reason: fmt.Sprintf("has the tag already, outside the class its position gives it (delta %d, remainder %d)", n, i)}
+				Reason: fmt.Sprintf("has the tag already, outside the class its position gives it (delta %d, remainder %d)", n, m.first+int64(i))}
 		case info.Opaque != permutation:
 			return fmt.Errorf("store %d: %w", i, &PermutationError{Tag: tag, Recorded: info.Opaque, Want: permutation})
 		default:
@@ -281,9 +322,9 @@ func (m *Multi) create(ctx context.Context, tag string, first, step int64, descr
 		}
 		var err error
 		if permutation != "" {
-			err = s.(OpaqueCreator).CreateTagOpaque(ctx, tag, start, step, n, int64(i), description, permutation)
+			err = s.(OpaqueCreator).CreateTagOpaque(ctx, tag, start, step, n, m.first+int64(i), description, permutation)
 		} else {
-			err = s.(ResidueCreator).CreateTagResidue(ctx, tag, start, step, n, int64(i), description)
+			err = s.(ResidueCreator).CreateTagResidue(ctx, tag, start, step, n, m.first+int64(i), description)
 		}
 		if err != nil {
 			return fmt.Errorf("store %d: %w", i, err)
@@ -322,8 +363,8 @@ func share(ctx context.Context, left int) (context.Context, context.CancelFunc) 
 // checkStep refuses a step below the number of stores: a range of each
 // store holds one ID of its class per delta, so a shorter one is empty.
 func (m *Multi) checkStep(step int64) error {
-	if n := int64(len(m.stores)); step < n {
-		return Errorf(ErrInvalid, ": step %d is below the %d stores of the set (each range must hold an ID of its store's class)", step, n)
+	if n := m.delta; step < n {
+		return Errorf(ErrInvalid, ": step %d is below the delta %d of the set's classes (each range must hold an ID of its store's class)", step, n)
 	}
 	return nil
 }

@@ -67,6 +67,8 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	}
 	switch {
 	case old.Fingerprint == "":
+	case oldIsSite && oldRec.Ledger != l.rec.ID:
+		return Result{}, refuse("registry %s is claimed in another ledger (%s, not %s): a registry's site is claimed in one ledger; name that one", reg.Where, oldRec.Ledger, l.rec.ID)
 	case oldIsSite && oldRec.Site.Name != site.Name:
 		return Result{}, refuse("registry %s belongs to %s: a registry serves one site", reg.Where, oldRec.Site)
 	case oldIsSite && oldRec.Site != site:
@@ -97,8 +99,15 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if oldIsSite && oldRec.Pending {
 		id = oldRec.Registry // a claim cut short before the ledger's write
 	}
-	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true}
-	pid, err := pending.LayoutID()
+	if old.Fingerprint != "" && !oldIsSite {
+		// Refuse history that collides before anything is written; the
+		// check is made again once the old leases have ended.
+		if _, err := l.history(ctx, reg, site, nil); err != nil {
+			return Result{}, err
+		}
+	}
+	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Stores: max(l.rec.Stores, 1)}
+	pid, err := fits(pending)
 	if err != nil {
 		return Result{}, err
 	}
@@ -107,11 +116,44 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
 		}
 	}
-	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor}
+	// What the site's own nodes issued before the claim (a registry with
+	// history, whose processes may have started ahead): a release that
+	// cannot reach the site must cover it too.
+	issued, err := l.ownHWM(ctx, reg, site)
+	if err != nil {
+		return Result{}, err
+	}
+	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued}
 	if err := l.write(ctx, cst, cid, nc); err != nil {
 		return Result{}, err
 	}
 	return l.finish(ctx, reg, site, pid, pending, nil)
+}
+
+// fits returns the record's layout ID, refusing a record whose released
+// form a store could not hold: a site claimed must be releasable.
+func fits(rec nodeid.SiteRecord) (nodeid.LayoutID, error) {
+	rel := rec
+	rel.Pending, rel.Released = false, true
+	if _, err := rel.LayoutID(); err != nil {
+		return nodeid.LayoutID{}, err
+	}
+	return rec.LayoutID()
+}
+
+// ownHWM is the highest HWM of site's own nodes in the registry.
+func (l *Ledger) ownHWM(ctx context.Context, reg Registry, site nodeid.Site) (int64, error) {
+	hwms, err := reg.Store.HWMs(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
+	}
+	var top int64
+	for n, h := range hwms {
+		if site.Holds(n) {
+			top = max(top, h)
+		}
+	}
+	return top, nil
 }
 
 // finish records the registry's history as floors and makes its site
@@ -296,7 +338,7 @@ func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("ledger %s: %w", l.name, err)
 	}
-	c.Released, c.Floor = true, max(c.Floor, nodeid.DestroyedFloor(now))
+	c.Released, c.Floor = true, max(c.Floor, c.Issued, nodeid.DestroyedFloor(now))
 	if err := l.write(ctx, cst, cid, c); err != nil {
 		return 0, err
 	}
@@ -366,8 +408,8 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 	for w := range oldRec.Moved {
 		moved[w] = true
 	}
-	pending := nodeid.SiteRecord{Site: standby, Layout: layout, Registry: randomID("r-"), Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved}
-	pid, err := pending.LayoutID()
+	pending := nodeid.SiteRecord{Site: standby, Layout: layout, Registry: randomID("r-"), Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1)}
+	pid, err := fits(pending)
 	if err != nil {
 		return Result{}, err
 	}

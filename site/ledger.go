@@ -39,6 +39,17 @@ type LedgerRecord struct {
 	// Count is the number of nodes of one site value: every site fixes
 	// the same leading node fields.
 	Count uint64 `json:"count"`
+	// Stores is the number of segment stores of every site: a tag served
+	// by several sites has delta values × Stores (segment.Residues).
+	Stores int64 `json:"stores,omitempty"`
+}
+
+// Spec is what a ledger is created for, and checked against after: the
+// nodes of one site value, and the segment stores per site (1 for a
+// site that serves segments from one database, or none).
+type Spec struct {
+	Count  uint64
+	Stores int64
 }
 
 // Claim is the ledger's record of one site value.
@@ -57,6 +68,10 @@ type Claim struct {
 	// HWM it wrote.
 	Released bool  `json:"released,omitempty"`
 	Floor    int64 `json:"floor,omitempty"`
+	// Issued is the highest HWM of the site's own nodes when it claimed
+	// the value (a registry used before sites): a release that cannot
+	// reach the site records a floor past it too.
+	Issued int64 `json:"issued,omitempty"`
 	// Standby: claimed ahead of time for the site's move to another
 	// registry (Promote), on no registry yet.
 	Standby bool `json:"standby,omitempty"`
@@ -81,10 +96,12 @@ func refuse(format string, a ...any) error { return &RefusedError{Reason: fmt.Sp
 // OpenLedger opens the ledger called name, creating it for layout and
 // count on first use when create is set, and refuses another layout or
 // site width.
-func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.LayoutID, count uint64, create bool) (*Ledger, error) {
+func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.LayoutID, spec Spec, create bool) (*Ledger, error) {
+	count := spec.Count
 	if count == 0 {
 		return nil, refuse("a site leases at least one node")
 	}
+	spec.Stores = max(spec.Stores, 1)
 	l := &Ledger{open: open, name: name}
 	st, err := open(l.namespace("ledger"))
 	if err != nil {
@@ -95,10 +112,10 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 		return nil, fmt.Errorf("read ledger %s: %w", name, err)
 	}
 	if id.Fingerprint == "" && !create {
-		return nil, refuse("ledger %s does not exist: firn site claim creates it", name)
+		return nil, refuse("ledger %s does not exist: check the ledger settings (a second ledger would give every value out again); the first firn site claim of all creates it with --create-ledger", name)
 	}
 	if id.Fingerprint == "" {
-		rec := LedgerRecord{ID: randomID("l-"), Layout: layout.Fingerprint, Count: count}
+		rec := LedgerRecord{ID: randomID("l-"), Layout: layout.Fingerprint, Count: count, Stores: spec.Stores}
 		if err := st.Rerecord(ctx, nodeid.LayoutID{}, encode(ledgerPrefix, rec)); err != nil {
 			return nil, fmt.Errorf("create ledger %s: %w", name, err)
 		}
@@ -114,6 +131,8 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 		return nil, refuse("ledger %s serves layout %s, this configuration's is %s (%s): one layout per ledger", name, l.rec.Layout, layout.Fingerprint, layout.Description)
 	case l.rec.Count != count:
 		return nil, refuse("ledger %s's sites lease %d nodes each, this configuration's %d: every site fixes the same leading node fields", name, l.rec.Count, count)
+	case max(l.rec.Stores, 1) != spec.Stores:
+		return nil, refuse("ledger %s's sites serve segments from %d stores each, this configuration from %d (segments.stores): the number is fixed when the ledger is created, so that no delta changes", name, max(l.rec.Stores, 1), spec.Stores)
 	}
 	return l, nil
 }

@@ -67,8 +67,12 @@ func twoSitesServe(t *testing.T, pg bool) {
 			regArgs[name]...), ledgerArgs(name)...)
 	}
 	dcs := map[string]string{"eu": "1", "us": "2"}
-	for name, dc := range dcs {
-		out, err := exec.Command(bin, append([]string{"site", "claim"}, args(name, dc)...)...).CombinedOutput()
+	for _, name := range []string{"eu", "us"} {
+		claim := []string{"site", "claim"}
+		if name == "eu" {
+			claim = append(claim, "--create-ledger")
+		}
+		out, err := exec.Command(bin, append(claim, args(name, dcs[name])...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("firn site claim %s: %v: %s", name, err, out)
 		}

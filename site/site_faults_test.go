@@ -40,7 +40,7 @@ func siteLedger(t *testing.T) *site.Ledger {
 		}
 		return stores[ns], nil
 	}
-	l, err := site.OpenLedger(context.Background(), open, "ledger", siteLayout, 4, true)
+	l, err := site.OpenLedger(context.Background(), open, "ledger", siteLayout, site.Spec{Count: 4}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func mustRecord(t *testing.T, s nodeid.Recorder) nodeid.LayoutID {
 func TestSiteZeroCountRefused(t *testing.T) {
 	ctx := context.Background()
 	open := func(string) (nodeid.Recorder, error) { return nodeidtest.NewMemStore(), nil }
-	l, err := site.OpenLedger(ctx, open, "zero", siteLayout, 0, true)
+	l, err := site.OpenLedger(ctx, open, "zero", siteLayout, site.Spec{Count: 0}, true)
 	if err != nil {
 		t.Logf("OpenLedger with count 0 refused: %v", err)
 		return

@@ -50,7 +50,7 @@ func ledgerOn(t *testing.T, cli *clientv3.Client, count uint64) *site.Ledger {
 	t.Helper()
 	ns := prefix()
 	open := func(name string) (nodeid.Recorder, error) { return etcdstore.New(cli, name), nil }
-	l, err := site.OpenLedger(context.Background(), open, ns, node.LayoutID(layout), count, true)
+	l, err := site.OpenLedger(context.Background(), open, ns, node.LayoutID(layout), site.Spec{Count: count}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

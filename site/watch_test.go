@@ -32,7 +32,7 @@ func TestWatchStopsARevokedSite(t *testing.T) {
 	}
 	s := siteOf(t, "eu", 1)
 	space := node.LayoutID(layout)
-	ledger, err := site.OpenLedger(ctx, open, "ledger", space, s.Count, true)
+	ledger, err := site.OpenLedger(ctx, open, "ledger", space, site.Spec{Count: s.Count}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,7 +136,7 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	var ms int64
 	q := "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
 	if s.dialect == MySQL {
-		q = "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)" // NOW and UNIX_TIMESTAMP read one session time zone
+		q = "SELECT CAST(UNIX_TIMESTAMP() AS SIGNED) * 1000" // seconds since the epoch, whatever the session's time zone (a local time is ambiguous in a DST fall-back hour)
 	}
 	if err := s.db.QueryRowContext(ctx, q).Scan(&ms); err != nil {
 		return time.Time{}, fmt.Errorf("read the database's clock: %w", err)

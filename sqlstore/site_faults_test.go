@@ -45,7 +45,7 @@ func siteSQLLedger(t *testing.T, db *sql.DB, d sqlstore.Dialect) *site.Ledger {
 	open := func(ns string) (nodeid.Recorder, error) {
 		return sqlstore.New(db, d, sqlstore.Options{Table: table, Namespace: ns})
 	}
-	l, err := site.OpenLedger(context.Background(), open, "ledger", nodeidtest.Layout, 4, true)
+	l, err := site.OpenLedger(context.Background(), open, "ledger", nodeidtest.Layout, site.Spec{Count: 4}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

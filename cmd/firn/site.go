@@ -30,9 +30,11 @@ highest HWM of every other value's nodes becomes that value's floor in
 the ledger. release writes the released marker in the registry (every
 process of the site stops at its next renewal), then records the site's
 highest HWM as the value's floor: the next site to claim it starts above.
-Both take the ledger's provisioning credentials; processes of the site
-never read the ledger.
+Both take the ledger's provisioning credentials; a site's firn serve
+given the ledger settings re-reads its claim in the background.
 
+  --create-ledger         claim: create the ledger, the first claim of all only
+                          (a second ledger would give every value out again)
   --standby               claim: claim the value ahead of time for the site's
                           move, on no registry yet
   promote                 move the site whose record the registry holds (a
@@ -63,6 +65,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet("site", flag.ContinueOnError)
 	bindConfig(fs, cfg, siteUses...)
 	destroyed, standby := fs.Bool("site-destroyed", false, ""), fs.Bool("standby", false, "")
+	create := fs.Bool("create-ledger", false, "")
 	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -88,7 +91,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	space := config.SpaceID(l, perm)
-	ledger, closeLedger, err := backend.OpenLedger(ctx, cfg.Ledger, space, s.Count, args[0] == "claim")
+	ledger, closeLedger, err := backend.OpenLedger(ctx, cfg.Ledger, space, site.Spec{Count: s.Count, Stores: cfg.Segments.SiteStores()}, *create && args[0] == "claim")
 	if err != nil {
 		return err
 	}
@@ -149,6 +152,6 @@ func watchSite(ctx context.Context, o serveOptions, nodes nodeid.Store, h *node.
 	reg := site.Registry{Where: o.stores.Describe()}
 	if rec, ok := nodes.(nodeid.Recorder); ok && !o.Lease.Site.IsZero() {
 		reg.Store = rec
-		backend.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, reg, h.Revoke, log)
+		backend.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, o.cfg.Segments.SiteStores(), reg, h.Revoke, log)
 	}
 }

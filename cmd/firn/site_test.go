@@ -34,7 +34,10 @@ func TestSiteCommands(t *testing.T) {
 		return out
 	}
 
-	out, errOut, code := runCLI(cmd([]string{"site", "claim"}, euSite, eu, ledger)...)
+	if _, errOut, code := runCLI(cmd([]string{"site", "claim"}, euSite, eu, ledger)...); code == 0 || !strings.Contains(errOut, "--create-ledger") {
+		t.Fatalf("site claim on a ledger that does not exist: exit %d, %q; want refused", code, errOut)
+	}
+	out, errOut, code := runCLI(cmd([]string{"site", "claim", "--create-ledger"}, euSite, eu, ledger)...)
 	if code != 0 || !strings.Contains(out, `site "eu" (datacenter=1) claimed`) {
 		t.Fatalf("site claim eu: exit %d, %q, %q", code, out, errOut)
 	}

@@ -37,7 +37,7 @@ func (o Options) SiteRegistry(ctx context.Context) (site.Registry, func() error,
 // OpenLedger opens the ledger g names, for layout and sites of count
 // nodes each, creating it when create is set; the function it returns
 // closes every connection it made.
-func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, count uint64, create bool) (*site.Ledger, func() error, error) {
+func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, spec site.Spec, create bool) (*site.Ledger, func() error, error) {
 	s := g.Settings()
 	switch k, ok := store.Lookup(s.Store); {
 	case s.Store == "":
@@ -86,7 +86,7 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, co
 		}
 		return errors.Join(errs...)
 	}
-	l, err := site.OpenLedger(ctx, open, s.Namespace, layout, count, create)
+	l, err := site.OpenLedger(ctx, open, s.Namespace, layout, spec, create)
 	if err != nil {
 		return nil, nil, errors.Join(err, closeAll())
 	}
@@ -98,7 +98,7 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, co
 // when it names another site or registry, or was released
 // (site.Ledger.Watch). Without a ledger setting it says so once; a ledger
 // that cannot be opened is tried again every site.DefaultWatchEvery.
-func WatchSite(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, s nodeid.Site, reg site.Registry, revoke func(error), log *slog.Logger) {
+func WatchSite(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, s nodeid.Site, stores int64, reg site.Registry, revoke func(error), log *slog.Logger) {
 	if g.Store == "" {
 		log.Warn("no ledger setting: the site's claim is not re-read while serving (give the ledger's read access)", "site", s.Name)
 		return
@@ -109,7 +109,7 @@ func WatchSite(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, s n
 			return
 		case <-time.After(wait):
 		}
-		l, closeLedger, err := OpenLedger(ctx, g, layout, s.Count, false)
+		l, closeLedger, err := OpenLedger(ctx, g, layout, site.Spec{Count: s.Count, Stores: stores}, false)
 		if err != nil {
 			log.Warn("the ledger was not opened; serving on", "site", s.Name, "err", err)
 			continue

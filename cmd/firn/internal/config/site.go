@@ -89,3 +89,7 @@ func (g Ledger) Settings() store.Settings {
 	}
 	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table, DialTimeout: DefaultDialTimeout}
 }
+
+// SiteStores is the number of segment stores a site serves tags from:
+// those of segments.stores, or one.
+func (s Segments) SiteStores() int64 { return int64(max(len(s.Stores), 1)) }
