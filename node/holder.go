@@ -81,7 +81,7 @@ type Holder struct {
 	stopped context.Context // ended by Close
 	stop    context.CancelFunc
 	revoked atomic.Pointer[error] // set by Revoke: no node is taken again
-	done    chan struct{} // closed when the holder ends
+	done    chan struct{}         // closed when the holder ends
 	errMu   sync.Mutex
 	err     error
 	wg      sync.WaitGroup
