@@ -88,7 +88,9 @@ var ErrRefused = errors.New("site: refused")
 // RefusedError is a claim or release the ledger or registry refuses.
 type RefusedError struct{ Reason string }
 
-func (e *RefusedError) Error() string        { return "site: " + e.Reason }
+func (e *RefusedError) Error() string { return "site: " + e.Reason }
+
+// Is makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
 func refuse(format string, a ...any) error { return &RefusedError{Reason: fmt.Sprintf(format, a...)} }

@@ -9,36 +9,12 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
-	"github.com/firn-id/firn/nodeid/nodeidtest"
 	"github.com/firn-id/firn/site"
 )
-
-// hookedLedger opens a ledger whose namespaces are MemStores behind a
-// siteHook each; hook returns the hook of one namespace ("ledger/value/0").
-func hookedLedger(t *testing.T) (*site.Ledger, func(ns string) *siteHook) {
-	t.Helper()
-	var mu sync.Mutex
-	stores := map[string]*siteHook{}
-	get := func(ns string) *siteHook {
-		mu.Lock()
-		defer mu.Unlock()
-		if stores[ns] == nil {
-			stores[ns] = &siteHook{Recorder: nodeidtest.NewMemStore()}
-		}
-		return stores[ns]
-	}
-	open := func(ns string) (nodeid.Recorder, error) { return get(ns), nil }
-	l, err := site.OpenLedger(context.Background(), open, "ledger", siteLayout, site.Spec{Count: 4}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l, get
-}
 
 // paddedLayout returns siteLayout with its description padded so that
 // the pending site record ClaimSite writes for s in l is exactly
