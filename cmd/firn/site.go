@@ -124,12 +124,17 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	return claimed(stdout, s, ledger.ID(), reg.Where, res)
+}
+
+// claimed reports a claim or a promotion.
+func claimed(stdout io.Writer, s nodeid.Site, ledger, where string, res site.Result) error {
 	verb := "claimed"
 	if res.Already {
 		verb = "already claimed"
 	}
-	_, err = fmt.Fprintf(stdout, "%s %s in ledger %s: nodes %d to %d of %s, registry %s (identity %q)\n",
-		s, verb, ledger.ID(), s.First, s.First+s.Count-1, reg.Where, res.Record.Registry, res.Record.Native)
+	_, err := fmt.Fprintf(stdout, "%s %s in ledger %s: nodes %d to %d of %s, registry %s (identity %q)\n",
+		s, verb, ledger, s.First, s.First+s.Count-1, where, res.Record.Registry, res.Record.Native)
 	for v, f := range res.History {
 		fmt.Fprintf(stdout, "value %d: the registry's nodes on it reached %s (%d): its floor in the ledger\n", v, time.UnixMilli(f).UTC().Format(timeFormat), f)
 	}
