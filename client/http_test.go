@@ -70,10 +70,10 @@ func TestNewRefusesABadConfig(t *testing.T) {
 		{name: "URL port too large", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:70000"}, HTTP: true}, wantErr: `port "70000"`},
 		{name: "URL negative port", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:-1"}, HTTP: true}, wantErr: "want a base URL"},
 		{name: "URL empty port", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:"}, HTTP: true}, wantErr: "an empty port"},
-		{name: "URL query", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:8080?x=1"}, HTTP: true}, wantErr: "a query"},
-		{name: "URL empty query", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:8080?"}, HTTP: true}, wantErr: "a query"},
-		{name: "URL fragment", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:8080#x"}, HTTP: true}, wantErr: "a fragment"},
-		{name: "URL scheme", cfg: client.Config{Endpoints: []string{"ftp://127.0.0.1:8080"}, HTTP: true}, wantErr: `scheme "ftp"`},
+		{name: "URL query", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:1?x=1"}, HTTP: true}, wantErr: "a query"},
+		{name: "URL empty query", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:1?"}, HTTP: true}, wantErr: "a query"},
+		{name: "URL fragment", cfg: client.Config{Endpoints: []string{"http://127.0.0.1:1#x"}, HTTP: true}, wantErr: "a fragment"},
+		{name: "URL scheme", cfg: client.Config{Endpoints: []string{"ftp://127.0.0.1:1"}, HTTP: true}, wantErr: `scheme "ftp"`},
 		{name: "URL no host", cfg: client.Config{Endpoints: []string{"http:///v1"}, HTTP: true}, wantErr: "no host"},
 		{name: "URL twice", cfg: client.Config{Endpoints: []string{"http://a:1", "http://a:1/"}, HTTP: true}, wantErr: "listed twice"},
 		{name: "URL credentials, not printed", cfg: client.Config{Endpoints: []string{"http://u:s3cret@a:1"}, HTTP: true}, wantErr: `endpoint "http://u:REDACTED@a:1": credentials in the URL`},
@@ -99,15 +99,17 @@ func TestNewRefusesABadConfig(t *testing.T) {
 	}
 }
 
-// TestNewTakesGoodEndpoints: the spellings of a server that work.
+// TestNewTakesGoodEndpoints: the spellings of a server that work. The
+// ports are ones no server listens on (never the quick start's 8080 and
+// 9090, where a user's firn serve may run).
 func TestNewTakesGoodEndpoints(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		eps  []string
 		http bool
 	}{
-		{name: "host:port", eps: []string{"127.0.0.1:9090", "localhost:9091", "[::1]:9092", "firn-0.firn.svc:65535"}},
-		{name: "base URLs", eps: []string{"http://127.0.0.1:8080", "https://firn.example/", "http://[::1]:8080"}, http: true},
+		{name: "host:port", eps: []string{"127.0.0.1:1", "localhost:2", "[::1]:3", "firn-0.firn.svc:65535"}},
+		{name: "base URLs", eps: []string{"http://127.0.0.1:1", "https://firn.example/", "http://[::1]:1"}, http: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := client.New(client.Config{Endpoints: tc.eps, HTTP: tc.http})
