@@ -3,6 +3,8 @@ package etcdstore_test
 // Fault sequences against sites on etcd.
 
 import (
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"context"
 	"testing"
 	"time"
@@ -57,14 +59,8 @@ func TestSiteHighFirstNode(t *testing.T) {
 // second for the value the ledger gives the first: both lease node 4 of
 // site eu from independent HWMs.
 func TestSiteTwoPrefixesOneEtcd(t *testing.T) {
-	c := testserver.Etcd(t, 1)
-	cli := c.Client()
+	cli, l := siteLedgerOnEtcd(t)
 	ctx := context.Background()
-	open := func(ns string) (nodeid.Recorder, error) { return etcdstore.New(cli, ns), nil }
-	l, err := site.OpenLedger(ctx, open, prefix()+"ledger", nodeidtest.Layout, site.Spec{Count: 4}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	eu := nodeid.Site{Name: "eu", Fields: "datacenter=1", First: 4, Count: 4}
 	r1, r2 := etcdstore.New(cli, prefix()), etcdstore.New(cli, prefix())
 	if _, err := l.ClaimSite(ctx, site.Registry{Store: r1, Where: "etcd/r1"}, eu, nodeidtest.Layout); err != nil {
@@ -115,14 +111,8 @@ func (p *sitePause) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.
 // and claimed back here (floor = what it issued there) claims under the
 // new record with the old floor.
 func TestSiteStaleFloorOnEtcd(t *testing.T) {
-	c := testserver.Etcd(t, 1)
-	cli := c.Client()
+	cli, l := siteLedgerOnEtcd(t)
 	ctx := context.Background()
-	open := func(ns string) (nodeid.Recorder, error) { return etcdstore.New(cli, ns), nil }
-	l, err := site.OpenLedger(ctx, open, prefix()+"ledger", nodeidtest.Layout, site.Spec{Count: 4}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	eu := nodeid.Site{Name: "eu", Fields: "datacenter=1", First: 4, Count: 4}
 	r1 := &sitePause{Store: etcdstore.New(cli, prefix())}
 	r2 := etcdstore.New(cli, prefix()) // another registry (same cluster here only for the test; identity is not involved)
@@ -165,4 +155,17 @@ func TestSiteStaleFloorOnEtcd(t *testing.T) {
 		t.Errorf("DUPLICATE: eu on r2 issued on node %d up to %d; the paused process on r1 took node %d starting at %d",
 			stale.Node(), f2, stale.Node(), stale.Start())
 	}
+}
+
+// siteLedgerOnEtcd starts an etcd member and opens a ledger of sites of
+// four nodes under a prefix of its own there.
+func siteLedgerOnEtcd(t *testing.T) (*clientv3.Client, *site.Ledger) {
+	t.Helper()
+	cli := testserver.Etcd(t, 1).Client()
+	open := func(ns string) (nodeid.Recorder, error) { return etcdstore.New(cli, ns), nil }
+	l, err := site.OpenLedger(context.Background(), open, prefix()+"ledger", nodeidtest.Layout, site.Spec{Count: 4}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli, l
 }
