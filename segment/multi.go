@@ -36,6 +36,23 @@ type ResidueCreator interface {
 	CreateTagResidue(ctx context.Context, tag string, first, step, delta, remainder int64, description string) error
 }
 
+// ErrReclassed is matched by the error of a Reclass whose row is no
+// longer the one it read: another process reserved or changed it
+// meanwhile; read it again and retry.
+var ErrReclassed = &kind{"the tag's row changed since it was read"}
+
+// Reclasser is a store that can move a tag's row into another residue
+// class in place, as sites need when a tag that one site served before
+// sites is served under the sites' classes (docs/segments.md, "Several
+// sites"). Reclass sets the row's delta, remainder and next ID (next is
+// of the class: next ≡ remainder mod delta, and at least from.Next) in
+// one write that succeeds only while the row still holds from's delta,
+// remainder and next ID; otherwise it writes nothing and returns an
+// error matching ErrReclassed (ErrUnknownTag for a row that is gone).
+type Reclasser interface {
+	Reclass(ctx context.Context, tag string, from TagInfo, delta, remainder, next int64) error
+}
+
 // Collider is a store whose table may take two different tags for one
 // row (MySQL's case- and trailing-space-insensitive collations: "Order"
 // is "order" there). Collides names the row a new tag would collide
