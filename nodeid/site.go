@@ -114,6 +114,14 @@ type SiteRecord struct {
 	// promoted to this one (`firn site promote`): the ledger keeps them
 	// the site's until they are released.
 	Moved map[uint64]bool `json:"moved,omitempty"`
+	// Segments is the site's segment floor: above every ID a segment
+	// store issued before it was a site's, in any site. Every tag the
+	// site creates, and every row it took into its classes, starts at or
+	// above it (segment.Residues.Floor).
+	Segments int64 `json:"segments,omitempty"`
+	// NoSegments: another site held the value before, so its segment
+	// classes may hold that site's IDs; the site serves no segments.
+	NoSegments bool `json:"no_segments,omitempty"`
 }
 
 // recordPrefix opens the description of a site record.
@@ -246,6 +254,21 @@ func checkSite(ctx context.Context, store Store, layout LayoutID, site Site) (La
 	return id, floor, err
 }
 
+// CheckSite reads store's site record and refuses it as a claim of a
+// node for site under layout would be refused (no record, another
+// site's, released, pending, or a copy of the registry the site
+// claimed); it returns the record. A site's segment stores take their
+// residue classes from it. The zero layout is not compared: a process
+// that issues no snowflake IDs (firn tag) presents none.
+func CheckSite(ctx context.Context, store Store, layout LayoutID, site Site) (SiteRecord, error) {
+	id, _, err := checkSite(ctx, store, layout, site)
+	if err != nil {
+		return SiteRecord{}, err
+	}
+	rec, _, err := ParseSiteRecord(id)
+	return rec, err
+}
+
 // siteFloor checks the record id for checkSite.
 func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site) (int64, error) {
 	rec, isSite, err := ParseSiteRecord(id)
@@ -258,7 +281,7 @@ func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site)
 		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("the namespace records layout %q and no site: `firn site claim` records the site (it keeps the namespace's history as floors in the ledger)", id.Description)}
 	case rec.Site != site:
 		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("the namespace belongs to %s: use that site's setting, or another namespace", rec.Site)}
-	case rec.Layout.Fingerprint != layout.Fingerprint:
+	case rec.Layout.Fingerprint != layout.Fingerprint && layout.Fingerprint != "":
 		return 0, &LayoutMismatchError{Stored: id.Description, Want: layout.Description}
 	case rec.Released:
 		return 0, &SiteError{Want: site, Reason: "the site released its value: its nodes serve no more (another site may hold the value now)"}

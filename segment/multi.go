@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 )
@@ -82,6 +81,8 @@ type Multi struct {
 	// remainder first+i modulo delta (NewMulti: delta the number of
 	// stores, first 0; NewSiteMulti: a site's classes).
 	delta, first int64
+	// floor: every tag created starts at or above it (Residues.Floor).
+	floor int64
 
 	mu      sync.Mutex
 	classes map[string]map[int]int64 // tag -> store -> remainder, as seen
@@ -95,40 +96,6 @@ func NewMulti(stores ...Store) (*Multi, error) {
 		return nil, fmt.Errorf("segment: a set needs at least two stores, got %d", len(stores))
 	}
 	return &Multi{stores: stores, delta: int64(len(stores)), classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
-}
-
-// Residues are one site's residue classes when several sites serve one
-// tag, each from stores of its own (docs/segments.md, "Several sites"):
-// with V site values and S stores per site, Delta is V·S and store i of
-// the site of value v issues remainder v·S + i. S is fixed when the
-// sites' ledger is created, so adding a site never changes a delta, and
-// no two sites share a class: the ledger gives each value one site.
-type Residues struct {
-	Values, Stores, Value int64
-}
-
-// Classes returns the delta and the first remainder of r's classes, or
-// an error for a value or count out of range.
-func (r Residues) Classes() (delta, first int64, err error) {
-	if r.Values < 1 || r.Stores < 1 || r.Value < 0 || r.Value >= r.Values || r.Values > math.MaxInt64/r.Stores {
-		return 0, 0, fmt.Errorf("segment: residues of site value %d of %d, %d stores each: out of range", r.Value, r.Values, r.Stores)
-	}
-	return r.Values * r.Stores, r.Value * r.Stores, nil
-}
-
-// NewSiteMulti returns a store over one site's stores, r.Stores of them
-// (one or more): store i issues remainder first+i of delta (r.Classes).
-// Every row is checked against it on every range, as NewMulti's are: a
-// tag created before sites, whose rows record another delta, is refused.
-func NewSiteMulti(r Residues, stores ...Store) (*Multi, error) {
-	delta, first, err := r.Classes()
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(stores)) != r.Stores {
-		return nil, fmt.Errorf("segment: the sites' ledger fixes %d segment stores per site, %d are configured", r.Stores, len(stores))
-	}
-	return &Multi{stores: stores, delta: delta, first: first, classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
 }
 
 // fits records store i's class for tag, or says why it does not fit.
@@ -304,7 +271,7 @@ func (m *Multi) create(ctx context.Context, tag string, first, step int64, descr
 	n := m.delta
 	missing := make([]bool, len(m.stores))
 	anyMissing := false
-	start := first // past every counter a store of the set already has
+	start := max(first, m.floor) // past every counter a store of the set already has
 	for i, s := range m.stores {
 		if _, ok := s.(ResidueCreator); !ok {
 			return fmt.Errorf("segment: store %d (%T) records no residue class: several stores need Tinyid's table or firn's own", i, s)

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/segment"
 )
 
 // Registry is a site's registry: the namespace its processes claim nodes
@@ -13,6 +14,10 @@ import (
 type Registry struct {
 	Store nodeid.Recorder
 	Where string
+	// Segments are the site's segment stores, in the order of the
+	// configuration (nil: the site serves no segments), which a claim
+	// takes into the site's residue classes (segments.go).
+	Segments []segment.Store
 }
 
 // Result says what Claim found and did.
@@ -106,7 +111,8 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, err
 		}
 	}
-	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Stores: max(l.rec.Stores, 1)}
+	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Stores: max(l.rec.Stores, 1),
+		NoSegments: c.spent()}
 	pid, err := fits(pending)
 	if err != nil {
 		return Result{}, err
@@ -123,7 +129,7 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if err != nil {
 		return Result{}, err
 	}
-	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued}
+	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued, Spent: c.spent()}
 	if err := l.write(ctx, cst, cid, nc); err != nil {
 		return Result{}, err
 	}
@@ -168,6 +174,9 @@ func (l *Ledger) finish(ctx context.Context, reg Registry, site nodeid.Site, old
 		return Result{}, err
 	}
 	if err := l.recordHistory(ctx, site, history); err != nil {
+		return Result{}, err
+	}
+	if err := l.segments(ctx, reg, site, &rec); err != nil {
 		return Result{}, err
 	}
 	if !rec.Pending {
@@ -362,7 +371,7 @@ func (l *Ledger) Standby(ctx context.Context, site nodeid.Site) error {
 	case c.Site != "" && !c.Released:
 		return refuse("value %d (%s) is held by site %q, on registry %s", v, site.Fields, c.Site, c.Where)
 	}
-	return l.write(ctx, cst, cid, Claim{Value: v, Site: site.Name, Standby: true, Floor: c.Floor})
+	return l.write(ctx, cst, cid, Claim{Value: v, Site: site.Name, Standby: true, Floor: c.Floor, Spent: c.spent()})
 }
 
 // Promote moves the site whose record reg holds onto its standby value:
@@ -408,7 +417,8 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 	for w := range oldRec.Moved {
 		moved[w] = true
 	}
-	pending := nodeid.SiteRecord{Site: standby, Layout: layout, Registry: randomID("r-"), Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1)}
+	pending := nodeid.SiteRecord{Site: standby, Layout: layout, Registry: randomID("r-"), Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1),
+		Segments: oldRec.Segments, NoSegments: c.spent()}
 	pid, err := fits(pending)
 	if err != nil {
 		return Result{}, err
@@ -416,7 +426,7 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 	if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
 		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
 	}
-	nc := Claim{Value: v, Site: standby.Name, Registry: pending.Registry, Native: native, Where: reg.Where, Floor: c.Floor}
+	nc := Claim{Value: v, Site: standby.Name, Registry: pending.Registry, Native: native, Where: reg.Where, Floor: c.Floor, Spent: c.spent()}
 	if err := l.write(ctx, cst, cid, nc); err != nil {
 		return Result{}, err
 	}

@@ -42,6 +42,14 @@ type LedgerRecord struct {
 	// Stores is the number of segment stores of every site: a tag served
 	// by several sites has delta values × Stores (segment.Residues).
 	Stores int64 `json:"stores,omitempty"`
+	// Segments is above every ID a segment store issued before it was a
+	// site's, as the claims so far found them: every site's segment IDs
+	// start at or above the floor its claim read here.
+	Segments int64 `json:"segments,omitempty"`
+	// SegmentsFrom is the floor the first claim read: no site's segment
+	// IDs start below it, so a store whose IDs before sites reach it is
+	// refused (they may be another site's IDs already).
+	SegmentsFrom *int64 `json:"segments_from,omitempty"`
 }
 
 // Spec is what a ledger is created for, and checked against after: the
@@ -75,7 +83,14 @@ type Claim struct {
 	// Standby: claimed ahead of time for the site's move to another
 	// registry (Promote), on no registry yet.
 	Standby bool `json:"standby,omitempty"`
+	// Spent: a site held the value before (it was released), so its
+	// segment classes may hold that site's IDs: no later holder serves
+	// segments on it (nodeid.SiteRecord.NoSegments).
+	Spent bool `json:"spent,omitempty"`
 }
+
+// spent reports whether a site held the value before.
+func (c Claim) spent() bool { return c.Spent || c.Released }
 
 const (
 	ledgerPrefix = "firn-ledger "

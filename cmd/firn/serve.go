@@ -150,6 +150,9 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
+	if stores.Off != "" { // the site record says so
+		o.segmentsOff = stores.Off
+	}
 	defer func() { err = errors.Join(err, stores.Close()) }()
 	tokens, err := startTinyidTokens(ctx, stores.Tokens, o.cfg.Segments, log)
 	if err != nil {

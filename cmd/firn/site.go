@@ -51,7 +51,7 @@ given the ledger settings re-reads its claim in the background.
 ` + configFlagUsage + "Ledger flags:\n" + config.Usage("ledger") + "\n" + storeFlagsUsage + "\n" + opaqueFlagsUsage + "\n" + layoutHelp()
 
 // siteUses are the settings firn site takes.
-var siteUses = append([]string{"layout", "ledger"}, append(storeUses, opaqueUses...)...)
+var siteUses = append([]string{"layout", "ledger", "segments.stores"}, append(storeUses, opaqueUses...)...)
 
 // runSite is firn site.
 func runSite(args []string, stdout io.Writer) (err error) {
@@ -107,7 +107,9 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		_, err := fmt.Fprintf(stdout, "%s claimed as a standby in ledger %s, on no registry: firn site promote moves the site onto it\n", s, ledger.ID())
 		return err
 	}
-	reg, closeReg, err := storeOf(cfg).SiteRegistry(ctx)
+	sf := storeOf(cfg)
+	sf.Site = s
+	reg, closeReg, err := sf.SiteRegistry(ctx, args[0] != "release")
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,9 @@ var tagArgs = map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "n
 func tagUses(sub string) []string {
 	var uses []string
 	if sub != "reveal" {
-		uses = append(uses, storeUses...)
+		// The layout places a site's value (site.fields), which gives
+		// its segment classes.
+		uses = append(uses, append([]string{"layout"}, storeUses...)...)
 	}
 	if sub == "create" || sub == "next" || sub == "reveal" {
 		uses = append(uses, tagOpaqueUses...)
@@ -172,6 +174,9 @@ func runTag(args []string, stdout io.Writer) (err error) {
 		return revealTag(pos[0], pos[1], enc, perms, stdout)
 	}
 	sf := storeOf(cfg)
+	if sf.Site, err = cfg.SiteNodes(); err != nil {
+		return usagef("%s", err)
+	}
 	rf := &tf.rf
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

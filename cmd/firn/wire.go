@@ -58,6 +58,7 @@ func serveOptionsOf(cfg *config.Config) (o serveOptions, err error) {
 	if o.Serving, err = cfg.Serving(); err != nil {
 		return o, err
 	}
+	o.stores.Site, o.stores.Space = o.Lease.Site, o.Lease.Layout
 	if o.segmentsOff = cfg.LocalSegmentsOff(); o.segmentsOff == "" {
 		o.segmentsOff = o.stores.SegmentsOff()
 	}

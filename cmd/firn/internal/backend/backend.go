@@ -10,6 +10,7 @@
 package backend
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -66,6 +67,11 @@ type Options struct {
 	StateHome, Home string
 	// Log receives the token reader's failed refreshes.
 	Log *slog.Logger
+	// Site is the process's site (the zero Site: none), and Space the ID
+	// space it presents to its registry: a site's segment stores issue
+	// the residue classes its registry's site record gives them.
+	Site  nodeid.Site
+	Space nodeid.LayoutID
 }
 
 // Settings are the registry's settings as the store table reads them.
@@ -129,7 +135,10 @@ type Stores struct {
 	// and the segment table is Tinyid's; nil otherwise. The caller
 	// starts and closes it.
 	Tokens *sqlstore.TinyidTokens
-	close  func() error
+	// Off is why a site serves no segments though they are configured
+	// (its site record says so); "" otherwise.
+	Off   string
+	close func() error
 }
 
 // Close closes every connection Open made.
@@ -144,6 +153,9 @@ func (s *Stores) Close() error { return s.close() }
 // same rules first.
 func (o Options) Check() error {
 	if err := store.Check(o.Settings()); err != nil {
+		return err
+	}
+	if err := o.checkSiteSegments(); err != nil {
 		return err
 	}
 	switch {
@@ -168,6 +180,16 @@ func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, err
 // OpenSegments returns the segment store and a function that closes it:
 // the database of its own of Segments.Store, or the registry's.
 func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error, error) {
+	if !o.Site.IsZero() { // the site record gives the segments' classes
+		st, err := o.Open(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if st.Segments == nil {
+			return nil, nil, errors.Join(configf("segments.store", "%s", cmp.Or(st.Off, o.SegmentsOff())), st.Close())
+		}
+		return st.Segments, st.Close, nil
+	}
 	var t tokens
 	if o.Segments.Store != "" {
 		return o.ownSegments(ctx, &t)
@@ -190,6 +212,9 @@ func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error,
 // segment store over the same connection, the database of its own of
 // Segments.Store, or the set of Segments.Stores.
 func (o Options) Open(ctx context.Context) (*Stores, error) {
+	if err := o.checkSiteSegments(); err != nil {
+		return nil, err
+	}
 	t := tokens{want: o.Tokens}
 	s := o.Settings()
 	s.Segments.Tokens = t.want
@@ -197,26 +222,48 @@ func (o Options) Open(ctx context.Context) (*Stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(o.Segments.Stores) > 0 || o.Segments.Store != "" {
-		open := o.openSet
-		if o.Segments.Store != "" {
-			open = o.ownSegments
-		}
-		segs, closeSegs, err := open(ctx, &t)
-		if err != nil {
-			return nil, errors.Join(err, c.Close())
-		}
-		return &Stores{Nodes: c.Nodes, Segments: segs, Tokens: t.reader, close: closeAll(c.Close, closeSegs)}, nil
-	}
-	if c.Segments == nil { // SegmentsOff says why
+	if o.SegmentsOff() != "" { // SegmentsOff says why
 		return &Stores{Nodes: c.Nodes, close: c.Close}, nil
 	}
-	segs, err := c.Segments()
+	list, closeSegs, err := o.segmentStores(ctx, c, &t)
 	if err != nil {
 		return nil, errors.Join(err, c.Close())
 	}
+	st := &Stores{Nodes: c.Nodes, Tokens: t.reader, close: closeAll(c.Close, closeSegs)}
+	switch {
+	case !o.Site.IsZero():
+		st.Segments, st.Off, err = o.siteSegments(ctx, c.Nodes, list)
+	case len(list) > 1:
+		st.Segments, err = segment.NewMulti(list...)
+	default:
+		st.Segments = list[0]
+	}
+	if err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	return st, nil
+}
+
+// segmentStores opens the segment stores of the configuration, in its
+// order: the set of Segments.Stores, the database of its own of
+// Segments.Store, or the registry's over c.
+func (o Options) segmentStores(ctx context.Context, c *store.Conn, t *tokens) ([]segment.Store, func() error, error) {
+	switch {
+	case len(o.Segments.Stores) > 0:
+		return o.openSet(ctx, t)
+	case o.Segments.Store != "":
+		s, closer, err := o.ownSegments(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []segment.Store{s}, closer, nil
+	}
+	segs, err := c.Segments()
+	if err != nil {
+		return nil, nil, err
+	}
 	t.take(c)
-	return &Stores{Nodes: c.Nodes, Segments: segs, Tokens: t.reader, close: c.Close}, nil
+	return []segment.Store{segs}, nil, nil
 }
 
 // tokens is Tinyid's token reader, asked for (want) and taken from the

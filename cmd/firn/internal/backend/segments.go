@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/store"
 )
@@ -18,7 +19,55 @@ func (o Options) SegmentsOff() string {
 	if k, ok := o.Kind(); ok && !k.Segments && o.Segments.Store == "" && len(o.Segments.Stores) == 0 {
 		return fmt.Sprintf("segments are off: %s", o.noSegments())
 	}
+	own := o.Segments.Store != "" || len(o.Segments.Stores) > 0
+	if k, ok := o.Kind(); !o.Site.IsZero() && (!residueFormat(o.Segments.Format) || !own && !(ok && k.Database)) {
+		return fmt.Sprintf("segments are off: %s", siteFormat(o.Segments.Format))
+	}
 	return ""
+}
+
+// checkSiteSegments refuses a site's own segment database or set whose
+// rows record no residue class: segments named for the site that it
+// could not serve.
+func (o Options) checkSiteSegments() error {
+	if !o.Site.IsZero() && (o.Segments.Store != "" || len(o.Segments.Stores) > 0) && !residueFormat(o.Segments.Format) {
+		return configf("segments.format", "%s", siteFormat(o.Segments.Format))
+	}
+	return nil
+}
+
+// residueFormat reports whether format's rows record their residue
+// class, as a set of stores and sites need.
+func residueFormat(format string) bool { return format == "tinyid" || format == "set" }
+
+// siteFormat says why a site serves no segments of format.
+func siteFormat(format string) string {
+	return fmt.Sprintf("a site's segment rows must record their residue class, so that no two sites issue one ID: --segments tinyid or set (with a database: --segment-store, or segments.stores), not %q", format)
+}
+
+// siteSegments returns the site's segment stores, list, as one store
+// issuing the site's residue classes from the site record in nodes
+// (segment.NewSiteMulti), or why the site serves none: its value was
+// another site's before (nodeid.SiteRecord.NoSegments).
+func (o Options) siteSegments(ctx context.Context, nodes nodeid.Store, list []segment.Store) (segment.Store, string, error) {
+	rctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
+	defer cancel()
+	rec, err := nodeid.CheckSite(rctx, nodes, o.Space, o.Site)
+	switch {
+	case errors.Is(err, nodeid.ErrSite), errors.Is(err, nodeid.ErrLayoutMismatch):
+		return nil, "", err
+	case err != nil: // an outage, which a server waits out
+		return nil, "", &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
+	}
+	if rec.NoSegments {
+		return nil, fmt.Sprintf("segments are off: %s's value was another site's before, and its segment classes may hold that site's IDs: serve segments from a site on a value never held", o.Site), nil
+	}
+	r := segment.Residues{Values: int64(o.Site.Values), Stores: max(rec.Stores, 1), Value: int64(o.Site.First / o.Site.Count), Floor: rec.Segments}
+	m, err := segment.NewSiteMulti(r, list...)
+	if err != nil {
+		return nil, "", configf("segments.stores", "%s", err)
+	}
+	return m, "", nil
 }
 
 // noSegments says why the registry's store serves no segments, and
@@ -105,7 +154,7 @@ func (o Options) checkSet() error {
 
 // openSet opens the set of segment stores of the configuration
 // (segments.stores), store i issuing remainder i.
-func (o Options) openSet(ctx context.Context, t *tokens) (segment.Store, func() error, error) {
+func (o Options) openSet(ctx context.Context, t *tokens) ([]segment.Store, func() error, error) {
 	if err := o.checkSet(); err != nil {
 		return nil, nil, err
 	}
@@ -126,11 +175,7 @@ func (o Options) openSet(ctx context.Context, t *tokens) (segment.Store, func() 
 		stores = append(stores, s)
 		closers = append(closers, closer)
 	}
-	m, err := segment.NewMulti(stores...)
-	if err != nil {
-		return nil, nil, errors.Join(err, closeAll())
-	}
-	return m, closeAll, nil
+	return stores, closeAll, nil
 }
 
 // OpenDB opens and pings a database of kind (a store the table reads as

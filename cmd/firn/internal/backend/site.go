@@ -18,20 +18,36 @@ import (
 func siteKinds() string { return store.Names(func(k store.Kind) bool { return k.Sites }) }
 
 // SiteRegistry opens the registry's node store as a site's registry,
-// refusing a store kind that keeps no namespace record firn can replace.
-func (o Options) SiteRegistry(ctx context.Context) (site.Registry, func() error, error) {
+// refusing a store kind that keeps no namespace record firn can replace;
+// with segments, and segments on under the site's rules (SegmentsOff),
+// the site's segment stores too, in the configuration's order, which a
+// claim takes into the site's residue classes.
+func (o Options) SiteRegistry(ctx context.Context, segments bool) (site.Registry, func() error, error) {
 	if k, ok := o.Kind(); ok && !k.Sites {
 		return site.Registry{}, nil, configf("registry.store", "%s cannot be a site's registry: it keeps no site record; use --store %s", o.Describe(), siteKinds())
 	}
-	st, closeStore, err := o.OpenNodes(ctx)
+	if err := o.checkSiteSegments(); err != nil {
+		return site.Registry{}, nil, err
+	}
+	c, err := store.Open(ctx, o.Settings())
 	if err != nil {
 		return site.Registry{}, nil, err
 	}
-	rec, ok := st.(nodeid.Recorder)
+	rec, ok := c.Nodes.(nodeid.Recorder)
 	if !ok { // the store table says otherwise
-		return site.Registry{}, nil, errors.Join(fmt.Errorf("%s keeps no site record", o.Describe()), closeStore())
+		return site.Registry{}, nil, errors.Join(fmt.Errorf("%s keeps no site record", o.Describe()), c.Close())
 	}
-	return site.Registry{Store: rec, Where: o.Describe()}, closeStore, nil
+	reg := site.Registry{Store: rec, Where: o.Describe()}
+	if !segments || o.SegmentsOff() != "" {
+		return reg, c.Close, nil
+	}
+	var t tokens
+	list, closeSegs, err := o.segmentStores(ctx, c, &t)
+	if err != nil {
+		return site.Registry{}, nil, errors.Join(err, c.Close())
+	}
+	reg.Segments = list
+	return reg, closeAll(c.Close, closeSegs), nil
 }
 
 // OpenLedger opens the ledger g names, for layout and sites of count

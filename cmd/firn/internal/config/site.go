@@ -74,6 +74,19 @@ func firstField(l snowflake.Layout) string {
 	return l.Node[0].Name
 }
 
+// SiteNodes is the process's site in the configured layout (Site.Nodes):
+// the zero nodeid.Site when no site is set.
+func (c *Config) SiteNodes() (nodeid.Site, error) {
+	if c.Site == (Site{}) {
+		return nodeid.Site{}, nil
+	}
+	l, err := c.Layout.Snowflake()
+	if err != nil {
+		return nodeid.Site{}, err
+	}
+	return c.Site.Nodes(l)
+}
+
 // SiteSpace is the ID space a process of site s presents to its
 // registry: SpaceID's, bound to the site (nodeid.SiteLayout).
 func SiteSpace(l snowflake.Layout, perm *opaque.Permutation, s nodeid.Site) nodeid.LayoutID {

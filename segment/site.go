@@ -1,0 +1,113 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Residues are one site's residue classes when several sites serve one
+// tag, each from stores of its own (docs/segments.md, "Several sites"):
+// with V site values and S stores per site, the delta is V·S and store i
+// of the site of value v issues remainder v·S + i. S is fixed when the
+// sites' ledger is created, so adding a site never changes a delta, and
+// no two sites share a class: the ledger gives each value one site.
+type Residues struct {
+	Values, Stores, Value int64
+	// Floor is above every ID a store issued before it was a site's:
+	// every tag the site creates, and every row it takes into its
+	// classes (Adopt), starts at or above it.
+	Floor int64
+}
+
+// Classes returns the delta and the first remainder of r's classes, or
+// an error for a value, count or delta out of range.
+func (r Residues) Classes() (delta, first int64, err error) {
+	if r.Values < 1 || r.Stores < 1 || r.Value < 0 || r.Value >= r.Values || r.Values > math.MaxInt64/r.Stores ||
+		r.Floor < 0 || r.Floor > MaxEnd {
+		return 0, 0, fmt.Errorf("segment: residues of site value %d of %d, %d stores each, floor %d: out of range", r.Value, r.Values, r.Stores, r.Floor)
+	}
+	delta, first = r.Values*r.Stores, r.Value*r.Stores
+	if err := CheckResidue(delta, first+r.Stores-1); err != nil {
+		return 0, 0, fmt.Errorf("segment: %d site values of %d stores each: %w", r.Values, r.Stores, err)
+	}
+	return delta, first, nil
+}
+
+// NewSiteMulti returns a store over one site's stores, r.Stores of them
+// (one or more): store i issues remainder first+i of delta (r.Classes).
+// Every row is checked against it on every range, as NewMulti's are: a
+// tag created before sites, whose rows record another delta, is refused
+// until Adopt takes it into the site's classes.
+func NewSiteMulti(r Residues, stores ...Store) (*Multi, error) {
+	delta, first, err := r.Classes()
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(stores)) != r.Stores {
+		return nil, fmt.Errorf("segment: the sites' ledger fixes %d segment stores per site, %d are configured", r.Stores, len(stores))
+	}
+	return &Multi{stores: stores, delta: delta, first: first, floor: r.Floor, classes: map[string]map[int]int64{}, sets: map[string]string{}}, nil
+}
+
+// Row is one store's row of a tag.
+type Row struct {
+	Store int
+	Info  TagInfo
+}
+
+// Outside lists every row of m's stores outside the site's classes, and
+// the highest Next among them: above every ID those rows issued. Every
+// store must answer. A row of another site value's classes is refused,
+// since a segment store serves one site, unless moved(value) says the
+// site held that value before (a promotion).
+func (m *Multi) Outside(ctx context.Context, moved func(value int64) bool) (rows []Row, top int64, err error) {
+	s := int64(len(m.stores))
+	for i, st := range m.stores {
+		tags, err := st.Tags(ctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store %d: %w", i, err)
+		}
+		for _, t := range tags {
+			switch {
+			case t.Delta == m.delta && t.Remainder == m.first+int64(i):
+				continue
+			case t.Delta == m.delta && t.Remainder >= 0 && t.Remainder < m.delta && !moved(t.Remainder/s):
+				return nil, 0, &ResidueError{Tag: t.Tag, Store: i, Delta: t.Delta, Remainder: t.Remainder,
+					Reason: fmt.Sprintf("is in site value %d's classes: a segment store serves one site", t.Remainder/s)}
+			}
+			rows = append(rows, Row{Store: i, Info: t})
+			top = max(top, t.Next)
+		}
+	}
+	return rows, top, nil
+}
+
+// Adopt takes rows (from Outside) into the site's classes: each row's
+// next ID becomes the first of its store's class at or above both floor
+// and its own next, in one compare-and-set write (Reclasser). A row that
+// changed since it was read gives an error matching ErrReclassed: read
+// the rows again, and raise the floor if they passed it.
+func (m *Multi) Adopt(ctx context.Context, rows []Row, floor int64) error {
+	var errs []error
+	for _, r := range rows {
+		rc, ok := m.stores[r.Store].(Reclasser)
+		if !ok {
+			return fmt.Errorf("segment: store %d (%T) cannot move a row into a site's classes: a site serves segments from Tinyid's table or firn's own", r.Store, m.stores[r.Store])
+		}
+		remainder := m.first + int64(r.Store)
+		from := max(floor, r.Info.Next)
+		next := from + ((remainder-from%m.delta)%m.delta+m.delta)%m.delta
+		if next > MaxEnd {
+			return &TagError{Tag: r.Info.Tag, Err: ErrExhausted}
+		}
+		if err := rc.Reclass(ctx, r.Info.Tag, r.Info, m.delta, remainder, next); err != nil {
+			if !errors.Is(err, ErrReclassed) {
+				return fmt.Errorf("store %d: %w", r.Store, err)
+			}
+			errs = append(errs, fmt.Errorf("store %d: tag %q: %w", r.Store, r.Info.Tag, err))
+		}
+	}
+	return errors.Join(errs...)
+}
