@@ -111,6 +111,9 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, err
 		}
 	}
+	if err := l.checkSegments(ctx, reg, site, nil); err != nil {
+		return Result{}, err
+	}
 	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Stores: max(l.rec.Stores, 1),
 		NoSegments: c.spent()}
 	pid, err := fits(pending)

@@ -22,33 +22,26 @@ const segmentAttempts = 3
 // site issues one of their IDs. A site on a value another site held
 // (rec.NoSegments) takes no row: it serves no segments.
 func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, rec *nodeid.SiteRecord) error {
-	var m *segment.Multi
-	if len(reg.Segments) > 0 {
-		var err error
-		r := segment.Residues{Values: int64(site.Values), Stores: max(l.rec.Stores, 1), Value: int64(site.First / site.Count)}
-		if m, err = segment.NewSiteMulti(r, reg.Segments...); err != nil {
-			return fmt.Errorf("segments of %s: %w", site, err)
-		}
+	m, err := l.siteSegments(reg, site)
+	if err != nil {
+		return err
 	}
-	moved := func(w int64) bool { return rec.Moved[uint64(w)] }
 	for attempt := 1; ; attempt++ {
-		var rows []segment.Row
-		var top int64
-		if m != nil {
-			var err error
-			if rows, top, err = m.Outside(ctx, moved); err != nil {
-				return fmt.Errorf("segments of %s: %w", site, err)
-			}
+		rows, top, err := outside(ctx, m, site, rec.Moved)
+		if err != nil {
+			return err
 		}
 		floor, err := l.raiseSegments(ctx, site, top)
 		if err != nil {
 			return err
 		}
-		floor = max(floor, rec.Segments)
-		if !rec.Pending && floor > rec.Segments {
+		switch {
+		case rec.Pending:
+			rec.Segments = max(floor, rec.Segments)
+		case top > rec.Segments: // a live site's floor never moves
 			return refuse("%s's segment stores hold rows outside the sites' classes up to %d, past the floor %d its claim recorded: stop what created them (a firn without the site setting) and move those tags to stores of their own", site, top, rec.Segments)
 		}
-		rec.Segments = floor
+		floor = rec.Segments
 		if len(rows) == 0 || rec.NoSegments {
 			return nil
 		}
@@ -62,32 +55,98 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 	}
 }
 
+// siteSegments is reg's segment stores as one store of site's classes;
+// nil when the site has none.
+func (l *Ledger) siteSegments(reg Registry, site nodeid.Site) (*segment.Multi, error) {
+	if len(reg.Segments) == 0 {
+		return nil, nil
+	}
+	r := segment.Residues{Values: int64(site.Values), Stores: max(l.rec.Stores, 1), Value: int64(site.First / site.Count)}
+	m, err := segment.NewSiteMulti(r, reg.Segments...)
+	if err != nil {
+		return nil, fmt.Errorf("segments of %s: %w", site, err)
+	}
+	return m, nil
+}
+
+// outside is m's rows outside site's classes and their highest counter
+// (segment.Multi.Outside); none when m is nil.
+func outside(ctx context.Context, m *segment.Multi, site nodeid.Site, moved map[uint64]bool) ([]segment.Row, int64, error) {
+	if m == nil {
+		return nil, 0, nil
+	}
+	rows, top, err := m.Outside(ctx, func(w int64) bool { return moved[uint64(w)] })
+	if err != nil {
+		return nil, 0, fmt.Errorf("segments of %s: %w", site, err)
+	}
+	return rows, top, nil
+}
+
+// checkSegments refuses, before a claim writes anything, what segments
+// would refuse once the claim is under way: a segment store holding
+// another site's rows, or rows of tags served before sites past the
+// floor sites issue from.
+func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Site, moved map[uint64]bool) error {
+	m, err := l.siteSegments(reg, site)
+	if err != nil {
+		return err
+	}
+	_, top, err := outside(ctx, m, site, moved)
+	if err != nil {
+		return err
+	}
+	rec, _, _, err := l.ledgerRecord(ctx)
+	if err != nil {
+		return err
+	}
+	return l.pastFrom(rec, site, top)
+}
+
+// ledgerRecord reads the ledger's own record as it is now.
+func (l *Ledger) ledgerRecord(ctx context.Context) (LedgerRecord, nodeid.LayoutID, nodeid.Recorder, error) {
+	st, err := l.open(l.namespace("ledger"))
+	if err != nil {
+		return LedgerRecord{}, nodeid.LayoutID{}, nil, err
+	}
+	id, err := st.Record(ctx)
+	if err != nil {
+		return LedgerRecord{}, id, nil, fmt.Errorf("read ledger %s: %w", l.name, err)
+	}
+	var rec LedgerRecord
+	if err := decode(id, ledgerPrefix, &rec); err != nil {
+		return LedgerRecord{}, id, nil, fmt.Errorf("ledger %s: %w", l.name, err)
+	}
+	if rec.ID != l.rec.ID {
+		return LedgerRecord{}, id, nil, refuse("ledger %s changed identity (%s, opened as %s): name the ledger the sites were claimed in", l.name, rec.ID, l.rec.ID)
+	}
+	return rec, id, st, nil
+}
+
+// pastFrom refuses rows served before sites whose counter, top, passed
+// the floor every site's segment IDs start at or above.
+func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64) error {
+	if rec.SegmentsFrom != nil && top > *rec.SegmentsFrom {
+		return refuse("%s's segment stores issued IDs up to %d before sites, but sites claimed in ledger %s issue segment IDs from %d: they may have issued some of those IDs already. "+
+			"The site whose stores served segments before sites is claimed first; serve these tags from stores of their own under this site (docs/segments.md, \"Several sites\")", site, top-1, l.name, *rec.SegmentsFrom)
+	}
+	return nil
+}
+
 // raiseSegments raises the ledger's segment floor to top, the highest
 // counter of the rows a claiming site served before sites, and returns
 // it. Those rows issued every residue class below top: a site whose IDs
 // may start below top already (one claimed earlier, at the floor the
 // first claim recorded) could repeat them, so such a claim is refused.
 func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64) (int64, error) {
-	st, err := l.open(l.namespace("ledger"))
-	if err != nil {
-		return 0, err
-	}
 	for {
-		id, err := st.Record(ctx)
+		rec, id, st, err := l.ledgerRecord(ctx)
 		if err != nil {
-			return 0, fmt.Errorf("read ledger %s: %w", l.name, err)
+			return 0, err
 		}
-		var rec LedgerRecord
-		if err := decode(id, ledgerPrefix, &rec); err != nil {
-			return 0, fmt.Errorf("ledger %s: %w", l.name, err)
+		if err := l.pastFrom(rec, site, top); err != nil {
+			return 0, err
 		}
-		switch {
-		case rec.ID != l.rec.ID:
-			return 0, refuse("ledger %s changed identity (%s, opened as %s): name the ledger the sites were claimed in", l.name, rec.ID, l.rec.ID)
-		case rec.SegmentsFrom != nil && top > *rec.SegmentsFrom:
-			return 0, refuse("%s's segment stores issued IDs up to %d before sites, but sites claimed in ledger %s issue segment IDs from %d: they may have issued some of those IDs already. "+
-				"The site whose stores served segments before sites is claimed first; serve these tags from stores of their own under this site (docs/segments.md, \"Several sites\")", site, top-1, l.name, *rec.SegmentsFrom)
-		case rec.SegmentsFrom != nil && top <= rec.Segments:
+		if rec.SegmentsFrom != nil && top <= rec.Segments {
 			l.rec = rec
 			return rec.Segments, nil
 		}
