@@ -269,6 +269,25 @@ func CheckSite(ctx context.Context, store Store, layout LayoutID, site Site) (Si
 	return rec, err
 }
 
+// CheckNoSite refuses a process without a site setting on a namespace
+// that records a site, for a process that presents no layout to the
+// registry first (one serving segments alone): its rows would not be
+// the site's classes. A store that keeps no record has no site.
+func CheckNoSite(ctx context.Context, store Store) error {
+	rs, ok := store.(Recorder)
+	if !ok {
+		return nil
+	}
+	id, err := rs.Record(ctx)
+	if err != nil {
+		return fmt.Errorf("read site record: %w", err)
+	}
+	if _, isSite, err := ParseSiteRecord(id); err != nil || isSite {
+		return errors.Join(err, &LayoutMismatchError{Stored: id.Description, Want: "no site setting"})
+	}
+	return nil
+}
+
 // siteFloor checks the record id for checkSite.
 func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site) (int64, error) {
 	rec, isSite, err := ParseSiteRecord(id)

@@ -47,7 +47,11 @@ Each subcommand takes its own flags: the store flags (or --server) for all
 but reveal, the opaque flags below for create, next and reveal. A flag of
 another subcommand is refused, naming the subcommands it applies to.
 
-` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage
+In a site (--site, --site-fields), the layout flags place the site's value,
+which gives its tags' residue classes: give the site's layout, as to firn
+serve (docs/segments.md, "Several sites").
+
+` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage + "\n" + layoutHelp()
 
 // tagSubs are firn tag's subcommands, in the order help lists them.
 var tagSubs = []string{"list", "create", "step", "advance", "next", "reveal"}

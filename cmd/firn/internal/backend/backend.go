@@ -10,7 +10,6 @@
 package backend
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -178,24 +177,30 @@ func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, err
 }
 
 // OpenSegments returns the segment store and a function that closes it:
-// the database of its own of Segments.Store, or the registry's.
+// the database of its own of Segments.Store, or the registry's. A
+// registry that can record a site is opened too, and read: a site's
+// segments issue the classes its record gives them, and a namespace of
+// a site refuses a process without the site setting.
 func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error, error) {
-	if !o.Site.IsZero() { // the site record gives the segments' classes
+	switch off := o.SegmentsOff(); {
+	case off != "" && !o.Site.IsZero():
+		return nil, nil, configf("segments.store", "%s", off)
+	case off != "" && o.Segments.Store == "":
+		return nil, nil, configf("segments.store", "%s", o.noSegments())
+	}
+	if k, ok := o.Kind(); ok && k.Sites {
 		st, err := o.Open(ctx)
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, nil, err
-		}
-		if st.Segments == nil {
-			return nil, nil, errors.Join(configf("segments.store", "%s", cmp.Or(st.Off, o.SegmentsOff())), st.Close())
+		case st.Segments == nil:
+			return nil, nil, errors.Join(configf("segments.store", "%s", st.Off), st.Close())
 		}
 		return st.Segments, st.Close, nil
 	}
 	var t tokens
 	if o.Segments.Store != "" {
 		return o.ownSegments(ctx, &t)
-	}
-	if off := o.SegmentsOff(); off != "" {
-		return nil, nil, configf("segments.store", "%s", o.noSegments())
 	}
 	c, err := store.Open(ctx, o.Settings())
 	if err != nil {
@@ -233,10 +238,15 @@ func (o Options) Open(ctx context.Context) (*Stores, error) {
 	switch {
 	case !o.Site.IsZero():
 		st.Segments, st.Off, err = o.siteSegments(ctx, c.Nodes, list)
-	case len(list) > 1:
-		st.Segments, err = segment.NewMulti(list...)
 	default:
-		st.Segments = list[0]
+		err = o.checkNoSite(ctx, c.Nodes)
+		switch {
+		case err != nil:
+		case len(list) > 1:
+			st.Segments, err = segment.NewMulti(list...)
+		default:
+			st.Segments = list[0]
+		}
 	}
 	if err != nil {
 		return nil, errors.Join(err, st.Close())

@@ -45,6 +45,22 @@ func siteFormat(format string) string {
 	return fmt.Sprintf("a site's segment rows must record their residue class, so that no two sites issue one ID: --segments tinyid or set (with a database: --segment-store, or segments.stores), not %q", format)
 }
 
+// checkNoSite refuses segments served without a site setting from a
+// registry whose namespace records a site (nodeid.CheckNoSite): a tag
+// created there would issue every site's classes.
+func (o Options) checkNoSite(ctx context.Context, nodes nodeid.Store) error {
+	if !residueFormat(o.Segments.Format) {
+		return nil // rows no site serves: a site's are of a residue format
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
+	defer cancel()
+	err := nodeid.CheckNoSite(rctx, nodes)
+	if err != nil && !errors.Is(err, nodeid.ErrLayoutMismatch) {
+		return &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
+	}
+	return err
+}
+
 // siteSegments returns the site's segment stores, list, as one store
 // issuing the site's residue classes from the site record in nodes
 // (segment.NewSiteMulti), or why the site serves none: its value was
