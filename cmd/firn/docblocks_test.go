@@ -9,9 +9,11 @@ import (
 )
 
 // docBlock is one ```sh block of a document, with the heading it sits
-// under: the nearest "### " heading before it, or the section's own.
+// under: the nearest "### " heading before it, or the section's own; and
+// the ```text block right after it, if any: what the document shows it
+// printing.
 type docBlock struct {
-	heading, text string
+	heading, text, output string
 }
 
 // docBlocks returns the ```sh blocks of the section of file (a path from
@@ -31,12 +33,12 @@ func docBlocks(t *testing.T, file, heading string) []docBlock {
 	}
 	var blocks []docBlock
 	under := heading
-	for _, part := range regexp.MustCompile("(?s)```sh\n(.*?)```|\n### ([^\n]*)").FindAllStringSubmatch(sec, -1) {
-		if part[2] != "" {
-			under = part[2]
+	for _, part := range regexp.MustCompile("(?s)```sh\n(.*?)```(?:\n\n```text\n(.*?)```)?|\n### ([^\n]*)").FindAllStringSubmatch(sec, -1) {
+		if part[3] != "" {
+			under = part[3]
 			continue
 		}
-		blocks = append(blocks, docBlock{heading: under, text: part[1]})
+		blocks = append(blocks, docBlock{heading: under, text: part[1], output: part[2]})
 	}
 	return blocks
 }

@@ -46,16 +46,7 @@ func TestGuideOnEtcd(t *testing.T) {
 // own: the guide's DSN is replaced by that database's, and every loopback
 // address given a free port, as for etcd.
 func TestGuideOnPostgres(t *testing.T) {
-	pg := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
-	db := "guide_" + suffix()
-	execAs(t, "postgres", pg, "CREATE DATABASE "+db)
-	t.Cleanup(func() { execAs(t, "postgres", pg, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
-	u, err := url.Parse(pg)
-	if err != nil {
-		t.Fatalf("FIRN_TEST_POSTGRES is not a URL DSN: %v", err)
-	}
-	u.Path = "/" + db
-
+	realDSN := guideDatabase(t, "guide_")
 	blocks := docBlocks(t, guideFile, guidePostgres)
 	m := regexp.MustCompile(`dsn: "([^"]+)"`).FindStringSubmatch(blocks[0].text)
 	if m == nil {
@@ -68,7 +59,23 @@ func TestGuideOnPostgres(t *testing.T) {
 			blocks = append(blocks, b)
 		}
 	}
-	checkGuide(t, blocks, runGuide(t, blocks, nil, m[1], u.String()))
+	checkGuide(t, blocks, runGuide(t, blocks, nil, m[1], realDSN))
+}
+
+// guideDatabase creates a database named prefix and a random suffix on
+// FIRN_TEST_POSTGRES's server, dropped when t ends, and returns its DSN.
+func guideDatabase(t *testing.T, prefix string) string {
+	t.Helper()
+	pg := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	db := prefix + suffix()
+	execAs(t, "postgres", pg, "CREATE DATABASE "+db)
+	t.Cleanup(func() { execAs(t, "postgres", pg, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)") })
+	u, err := url.Parse(pg)
+	if err != nil {
+		t.Fatalf("FIRN_TEST_POSTGRES is not a URL DSN: %v", err)
+	}
+	u.Path = "/" + db
+	return u.String()
 }
 
 // runGuide runs blocks as one sh script in a new directory, with tools
