@@ -107,3 +107,91 @@ func floorOf(t *testing.T, out string) int64 {
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	return n
 }
+
+// TestSiteTags: firn tag in two sites whose segment tables live in their
+// PostgreSQL registries. A tag served before sites is taken into the
+// first site's residue class at its claim, above what it issued; the
+// second site's rows of it start above that; each site's IDs are in its
+// class; a command without the site setting is refused, and so is a
+// site's segment database of a format that records no class.
+func TestSiteTags(t *testing.T) {
+	dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
+	table, segA, segB := "firn_nodes_tags_"+suffix(), "firn_segs_eu_"+suffix(), "firn_segs_us_"+suffix()
+	t.Cleanup(func() {
+		dropTables(t, "postgres", dsn, table)
+		dropTables(t, "postgres", dsn, segA)
+		dropTables(t, "postgres", dsn, segB)
+	})
+	lay := []string{"--node-bits", "5,5", "--node-names", "datacenter,worker"}
+	ledger := []string{"--ledger-store", "postgres", "--ledger-dsn", dsn, "--ledger-table", table, "--ledger-namespace", "ledger-" + suffix()}
+	store := func(ns, segs string) []string {
+		return append([]string{"--store", "postgres", "--dsn", dsn, "--table", table, "--namespace", ns, "--segments", "set", "--segment-table", segs}, lay...)
+	}
+	eu, us := store("eu", segA), store("us", segB)
+	euSite, usSite := []string{"--site", "eu", "--site-fields", "datacenter=1"}, []string{"--site", "us", "--site-fields", "datacenter=2"}
+	cmd := func(args ...[]string) []string {
+		var out []string
+		for _, a := range args {
+			out = append(out, a...)
+		}
+		return out
+	}
+	ids := func(out string) []int64 {
+		var got []int64
+		for _, f := range strings.Fields(out) {
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				t.Fatalf("firn tag next printed %q", out)
+			}
+			got = append(got, n)
+		}
+		return got
+	}
+
+	// Before sites: eu's table serves "orders" on every residue.
+	if out, errOut, code := runCLI(cmd([]string{"tag", "create", "orders", "--step", "10"}, eu)...); code != 0 {
+		t.Fatalf("tag create before sites: exit %d, %q, %q", code, out, errOut)
+	}
+	out, errOut, code := runCLI(cmd([]string{"tag", "next", "orders", "-n", "25"}, eu)...)
+	if code != 0 {
+		t.Fatalf("tag next before sites: exit %d, %q", code, errOut)
+	}
+	before := ids(out)
+	last := before[len(before)-1]
+
+	if out, errOut, code = runCLI(cmd([]string{"site", "claim", "--create-ledger"}, euSite, eu, ledger)...); code != 0 {
+		t.Fatalf("site claim eu: exit %d, %q, %q", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"tag", "next", "orders"}, eu)...); code == 0 || !strings.Contains(errOut, `belongs to site "eu"`) {
+		t.Fatalf("tag next without the site: exit %d, %q; want refused naming eu", code, errOut)
+	}
+	if out, errOut, code = runCLI(cmd([]string{"site", "claim"}, usSite, us, ledger)...); code != 0 {
+		t.Fatalf("site claim us: exit %d, %q, %q", code, out, errOut)
+	}
+	if out, errOut, code = runCLI(cmd([]string{"tag", "create", "orders", "--step", "10"}, usSite, us)...); code != 0 {
+		t.Fatalf("tag create in site us: exit %d, %q, %q", code, out, errOut)
+	}
+	seen := map[int64]bool{}
+	for _, id := range before {
+		seen[id] = true
+	}
+	for _, p := range []struct {
+		args  []string
+		value int64
+	}{{cmd(euSite, eu), 1}, {cmd(usSite, us), 2}, {cmd(euSite, eu), 1}} {
+		out, errOut, code := runCLI(cmd([]string{"tag", "next", "orders", "-n", "5"}, p.args)...)
+		if code != 0 {
+			t.Fatalf("tag next in site %d: exit %d, %q", p.value, code, errOut)
+		}
+		for _, id := range ids(out) {
+			if id%32 != p.value || id <= last || seen[id] {
+				t.Fatalf("site %d issued %d: want %d mod 32, above %d (issued before sites), never seen before", p.value, id, p.value, last)
+			}
+			seen[id] = true
+		}
+	}
+	leaf := cmd([]string{"tag", "list"}, euSite, lay, []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--namespace", "eu", "--segment-store", "postgres", "--segment-dsn", dsn})
+	if _, errOut, code = runCLI(leaf...); code != 2 || !strings.Contains(errOut, "residue class") {
+		t.Fatalf("a site's segment database in Leaf's format: exit %d, %q; want exit 2 naming the residue class", code, errOut)
+	}
+}
