@@ -82,8 +82,11 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	}
 	ours := oldIsSite && c.Site == site.Name && !c.Released && c.Registry == oldRec.Registry
 	switch {
-	case ours && oldRec.Native != native:
-		return Result{}, refuse("registry %s is a copy of the one %s claimed (identity %q, claimed on %q): firn cannot tell whether the original still serves; release the value from the original (or see docs/operations.md, \"Several sites\")", reg.Where, site, native, oldRec.Native)
+	case ours && (oldRec.Native != native || c.Native != native):
+		// The ledger's identity too: a pending record restored into
+		// another server carries the registry ID, and the copy's claim
+		// may have named it in the ledger first.
+		return Result{}, refuse("registry %s is not the one %s claimed (identity %q, claimed on %q, recorded here %q): one is a copy of the other, and firn cannot tell whether the other still serves; release the value from the one claimed (or see docs/operations.md, \"Several sites\")", reg.Where, site, native, c.Native, oldRec.Native)
 	case ours && oldRec.Released:
 		return Result{}, refuse("a release of %s is under way on registry %s: run firn site release again to finish it", site, reg.Where)
 	case ours:
