@@ -256,6 +256,9 @@ func (l *Ledger) ReleaseSite(ctx context.Context, reg Registry, site nodeid.Site
 	if c.Released {
 		return c.Floor, nil
 	}
+	if c.Standby {
+		return 0, refuse("value %d is site %q's standby, on no registry: firn site release --standby releases it", v, site.Name)
+	}
 	old, err := reg.Store.Record(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
@@ -334,6 +337,9 @@ func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64,
 		return c.Floor, nil
 	}
 	clock, ok := cst.(nodeid.Clock)
+	if !ok && c.Standby {
+		return 0, refuse("ledger %s's store has no clock of its own; value %d is site %q's standby, which no registry served: firn site release --standby releases it", l.name, v, site.Name)
+	}
 	if !ok {
 		return 0, refuse("ledger %s's store has no clock of its own to bound what a destroyed site issued: release the site with its registry reachable, or keep the ledger in PostgreSQL or MySQL", l.name)
 	}
@@ -341,7 +347,7 @@ func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("ledger %s: %w", l.name, err)
 	}
-	c.Released, c.Floor = true, max(c.Floor, c.Issued, nodeid.DestroyedFloor(now))
+	c.Released, c.Standby, c.Floor = true, false, max(c.Floor, c.Issued, nodeid.DestroyedFloor(now))
 	if err := l.write(ctx, cst, cid, c); err != nil {
 		return 0, err
 	}
@@ -360,7 +366,7 @@ func (l *Ledger) Standby(ctx context.Context, site nodeid.Site) error {
 	switch {
 	case err != nil:
 		return err
-	case c.Site == site.Name && c.Standby:
+	case c.Site == site.Name && c.Standby && !c.Released:
 		return nil
 	case c.Site != "" && !c.Released:
 		return refuse("value %d (%s) is held by site %q, on registry %s", v, site.Fields, c.Site, c.Where)
@@ -400,7 +406,7 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 	if err != nil {
 		return Result{}, err
 	}
-	if c.Site != standby.Name || !c.Standby {
+	if c.Site != standby.Name || !c.Standby || c.Released {
 		return Result{}, refuse("value %d is not site %q's standby in the ledger (holder %q): firn site claim --standby claims it ahead of time", v, standby.Name, c.Site)
 	}
 	native, err := reg.Store.Identity(ctx)
@@ -424,4 +430,40 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 		return Result{}, err
 	}
 	return l.finish(ctx, reg, standby, pid, pending, moved)
+}
+
+// ReleaseStandby gives up site's standby value (Standby) that no
+// promotion took: the ledger records it the site's standby, on no
+// registry. No registry served it since it became one — a site record is
+// made live only after the ledger names its registry ID, and a value the
+// ledger names a registry for is a standby again only after a release
+// that covers what that registry issued — so its floor stays the one it
+// was claimed with, and neither the registry a release reaches nor the
+// ledger's clock is needed. A promotion cut short before its ledger write
+// left a pending record, which serves nothing; a re-run of it after the
+// release claims the value anew, above the floor. It returns the floor.
+func (l *Ledger) ReleaseStandby(ctx context.Context, site nodeid.Site) (int64, error) {
+	v, err := l.value(site)
+	if err != nil {
+		return 0, err
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	switch {
+	case err != nil:
+		return 0, err
+	case c.Site != site.Name:
+		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
+	case c.Released:
+		return c.Floor, nil
+	case !c.Standby || c.Registry != "":
+		return 0, refuse("value %d is site %q's on registry %s (%s), not a standby: release it there (firn site release without --standby)", v, site.Name, c.Registry, c.Where)
+	}
+	// Compared against the standby as read: a promotion whose ledger
+	// write lands first makes this write fail, and this one makes the
+	// promotion's fail.
+	rel := Claim{Value: v, Site: site.Name, Released: true, Floor: max(c.Floor, c.Issued)}
+	if err := l.write(ctx, cst, cid, rel); err != nil {
+		return 0, err
+	}
+	return rel.Floor, nil
 }

@@ -73,7 +73,8 @@ type Claim struct {
 	// reach the site records a floor past it too.
 	Issued int64 `json:"issued,omitempty"`
 	// Standby: claimed ahead of time for the site's move to another
-	// registry (Promote), on no registry yet.
+	// registry (Promote), on no registry yet; given up with
+	// ReleaseStandby if no promotion takes it.
 	Standby bool `json:"standby,omitempty"`
 }
 

@@ -1,7 +1,8 @@
 package site_test
 
 // Provisioning commands cut short, and the way out of each: a re-run
-// finishes what was started, on the registry it was started on. Helpers (siteSite, siteStore, siteCfg,
+// finishes what was started, on the registry it was started on, and
+// releasing a standby needs neither a registry nor a clock. Helpers (siteSite, siteStore, siteCfg,
 // siteAcquire, siteCopy, overlap, mustRecord) are site_faults_test.go's.
 
 import (
@@ -74,6 +75,29 @@ func cutLedger(t *testing.T) (*site.Ledger, func(ns string) *cutStore) {
 	}
 }
 
+// promoted sets up a promotion: site eu claims value 0 on the original
+// registry, which serves (the returned lease); the replica is a copy that
+// carries the original's identity (a promoted physical replica); value 1
+// is eu's standby.
+func promoted(t *testing.T, l *site.Ledger) (orig, replica site.Registry, live *nodeid.Lease) {
+	t.Helper()
+	ctx := context.Background()
+	a := siteStore("pg-1")
+	orig = site.Registry{Store: a, Where: "orig"}
+	if _, err := l.ClaimSite(ctx, orig, siteSite("eu", 0), siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	live, err := siteAcquire(t, a, siteCfg(siteSite("eu", 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica = site.Registry{Store: siteCopy(t, a, "pg-1"), Where: "replica"}
+	if err := l.Standby(ctx, siteSite("eu", 1)); err != nil {
+		t.Fatal(err)
+	}
+	return orig, replica, live
+}
+
 // TestCutShortClaimOnRestoredCopy: a claim cut short at the ledger's
 // write leaves a pending record; a backup of the registry taken then and
 // restored into another server carries it. The copy's claim takes the
@@ -106,4 +130,57 @@ func TestCutShortClaimOnRestoredCopy(t *testing.T) {
 		return
 	}
 	overlap(t, first, second)
+}
+
+// TestReleaseStandby: a standby claimed on a ledger with no clock of its
+// own (etcd's) was stuck: release needs its registry, and it has none;
+// --site-destroyed needs the ledger's clock. A standby no registry ever
+// served is released with the floor it was claimed with. A standby a
+// promotion took, or one a promotion cut short is finishing, is not.
+func TestReleaseStandby(t *testing.T) {
+	ctx := context.Background()
+	l, ns := cutLedger(t)
+	eu, standby := siteSite("eu", 0), siteSite("eu", 1)
+	if _, err := l.ReleaseStandby(ctx, eu); !errors.Is(err, site.ErrRefused) {
+		t.Fatalf("release as a standby of a value no site holds: %v; want refused", err)
+	}
+	_, replica, _ := promoted(t, l)
+	if _, err := l.ReleaseStandby(ctx, eu); !errors.Is(err, site.ErrRefused) {
+		t.Fatalf("release as a standby of a value claimed on a registry: %v; want refused", err)
+	}
+	if _, err := l.ReleaseStandby(ctx, siteSite("us", 1)); !errors.Is(err, site.ErrRefused) {
+		t.Fatalf("release of eu's standby by another site: %v; want refused", err)
+	}
+	if _, err := l.ReleaseSite(ctx, replica, standby, siteLayout); !errors.Is(err, site.ErrRefused) {
+		t.Fatalf("release of a standby through a registry: %v; want refused", err)
+	}
+	before, _, _, _ := l.Claim(ctx, 1)
+	floor, err := l.ReleaseStandby(ctx, standby)
+	if err != nil {
+		t.Fatalf("STUCK: release of a standby: %v", err)
+	}
+	c, _, _, _ := l.Claim(ctx, 1)
+	if !c.Released || c.Standby || c.Floor != before.Floor || floor != c.Floor {
+		t.Fatalf("the standby after its release: %+v, floor %d; want released at the floor %d it had", c, floor, before.Floor)
+	}
+	if again, err := l.ReleaseStandby(ctx, standby); err != nil || again != floor {
+		t.Fatalf("a second release: %d, %v; want %d", again, err, floor)
+	}
+
+	// A promotion onto the released standby is refused; once claimed as a
+	// standby again, a promotion whose ledger write lands (its reply
+	// lost) names the replica: the value is not a standby any more.
+	if _, err := l.Promote(ctx, replica, standby, siteLayout); !errors.Is(err, site.ErrRefused) {
+		t.Fatalf("promote onto a released standby: %v; want refused", err)
+	}
+	if err := l.Standby(ctx, standby); err != nil {
+		t.Fatal(err)
+	}
+	ns("ledger/value/1").cut(true)
+	if _, err := l.Promote(ctx, replica, standby, siteLayout); err == nil {
+		t.Fatal("the promotion cut short succeeded")
+	}
+	if _, err := l.ReleaseStandby(ctx, standby); !errors.Is(err, site.ErrRefused) {
+		t.Fatalf("release as a standby of a value a promotion claimed: %v; want refused", err)
+	}
 }
