@@ -91,6 +91,8 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 		return Result{}, refuse("a release of %s is under way on registry %s: run firn site release again to finish it", site, reg.Where)
 	case ours:
 		return l.finish(ctx, reg, site, old, oldRec, oldRec.Moved)
+	case oldIsSite && oldRec.Pending && !oldRec.Released && c.Site == site.Name && c.Standby && !c.Released && c.Registry == "":
+		return l.finishStandby(ctx, reg, site, c, cid, cst, old, oldRec, native)
 	case c.Site != "" && c.Site != site.Name && !c.Released:
 		return Result{}, refuse("value %d (%s) is held by site %q, on registry %s: choose another value, or release it there first (firn site release)", v, site.Fields, c.Site, c.Where)
 	case c.Site == site.Name && !c.Released:
@@ -99,8 +101,12 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	// Free, or released: the site takes it with the floor above every
 	// HWM of the site before, under a registry ID of its own.
 	id := randomID("r-")
+	var moved map[uint64]bool
 	if oldIsSite && oldRec.Pending {
-		id = oldRec.Registry // a claim cut short before the ledger's write
+		// A claim or promotion cut short before the ledger's write; a
+		// promotion's old values stay the site's until released, and their
+		// release records the floor of the registry this one copies.
+		id, moved = oldRec.Registry, oldRec.Moved
 	}
 	if old.Fingerprint != "" && !oldIsSite {
 		// Refuse history that collides before anything is written; the
@@ -109,7 +115,7 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, err
 		}
 	}
-	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Stores: max(l.rec.Stores, 1)}
+	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1)}
 	pid, err := fits(pending)
 	if err != nil {
 		return Result{}, err
@@ -130,7 +136,46 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if err := l.write(ctx, cst, cid, nc); err != nil {
 		return Result{}, err
 	}
-	return l.finish(ctx, reg, site, pid, pending, nil)
+	return l.finish(ctx, reg, site, pid, pending, moved)
+}
+
+// finishStandby finishes a promotion (or claim) of site's standby that
+// was cut short between the registry's pending record, rec as read as
+// old, and the ledger's write: the ledger still records the value as the
+// site's standby, on no registry. No registry served it since it became
+// one (a record is made live only after the ledger names its registry
+// ID, and the ledger names none again until the value is released), so
+// the registry takes it under the pending record's registry ID, in the
+// writes Promote makes: the pending record again, on the ledger's floor
+// now (a release and claims by others may have raised it since the
+// record was written), then the ledger's claim, compared against the
+// standby as read, then the live record.
+func (l *Ledger) finishStandby(ctx context.Context, reg Registry, site nodeid.Site, c Claim, cid nodeid.LayoutID, cst nodeid.Recorder, old nodeid.LayoutID, rec nodeid.SiteRecord, native string) (Result, error) {
+	if rec.Native != native {
+		// A copy of the registry that wrote the pending record, restored
+		// elsewhere: the two would finish under one registry ID.
+		return Result{}, refuse("registry %s is a copy of the one a promotion of %s started on (identity %q, the pending record's %q): run it again against that one", reg.Where, site, native, rec.Native)
+	}
+	rec.Floor = max(rec.Floor, c.Floor)
+	rec.Stores = max(l.rec.Stores, 1)
+	pid, err := fits(rec)
+	if err != nil {
+		return Result{}, err
+	}
+	if old != pid {
+		if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
+			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+		}
+	}
+	issued, err := l.ownHWM(ctx, reg, site)
+	if err != nil {
+		return Result{}, err
+	}
+	nc := Claim{Value: c.Value, Site: site.Name, Registry: rec.Registry, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued}
+	if err := l.write(ctx, cst, cid, nc); err != nil {
+		return Result{}, err
+	}
+	return l.finish(ctx, reg, site, pid, rec, rec.Moved)
 }
 
 // fits returns the record's layout ID, refusing a record whose released
@@ -381,7 +426,9 @@ func (l *Ledger) Standby(ctx context.Context, site nodeid.Site) error {
 // Processes started against it with the old value's setting are refused;
 // the old value stays the site's in the ledger, since the original may
 // still issue on it, until it is released (firn site release, with
-// --site-destroyed when the original cannot be reached).
+// --site-destroyed when the original cannot be reached). A promotion cut
+// short is finished by a re-run, here or with ClaimSite, on the same
+// registry.
 func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site, layout nodeid.LayoutID) (Result, error) {
 	v, err := l.value(standby)
 	if err != nil {

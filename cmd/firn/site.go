@@ -43,7 +43,9 @@ given the ledger settings re-reads its claim in the background.
   promote                 move the site whose record the registry holds (a
                           promoted replica of its registry, say) onto its
                           standby value: processes with the old value are
-                          refused there; release the old value afterwards
+                          refused there; release the old value afterwards;
+                          run it again against the same registry to finish
+                          one cut short
   --site-destroyed        release without reaching the site's registry: your
                           promise that no process of the site runs or will (a
                           site cut off from the ledger keeps renewing against
