@@ -37,15 +37,12 @@ given the ledger settings re-reads its claim in the background.
                           (a second ledger would give every value out again)
   --standby               claim: claim the value ahead of time for the site's
                           move, on no registry yet; release: give up a standby
-                          no promotion took (no registry, no clock needed: no
-                          registry ever served it; its floor stays the one it
-                          was claimed with)
+                          no promotion took (no registry ever served it)
   promote                 move the site whose record the registry holds (a
                           promoted replica of its registry, say) onto its
                           standby value: processes with the old value are
-                          refused there; release the old value afterwards;
-                          run it again against the same registry to finish
-                          one cut short
+                          refused there; release the old value afterwards
+                          (run it again to finish one cut short)
   --site-destroyed        release without reaching the site's registry: your
                           promise that no process of the site runs or will (a
                           site cut off from the ledger keeps renewing against
@@ -101,8 +98,19 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeLedger()) }()
-	if *destroyed || *standby {
-		return siteOnLedger(ctx, stdout, ledger, s, args[0], *destroyed, *standby)
+	switch {
+	case *destroyed && args[0] == "release":
+		floor, err := ledger.ReleaseDestroyed(ctx, s)
+		return released(stdout, err, s.String(), ledger.ID(), "its registry was not reached (--site-destroyed)", floor)
+	case *standby && args[0] == "release":
+		floor, err := ledger.ReleaseStandby(ctx, s)
+		return released(stdout, err, s.String(), ledger.ID(), "a standby, which no registry served", floor)
+	case *standby && args[0] == "claim":
+		if err := ledger.Standby(ctx, s); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "%s claimed as a standby in ledger %s, on no registry: firn site promote moves the site onto it\n", s, ledger.ID())
+		return err
 	}
 	reg, closeReg, err := storeOf(cfg).SiteRegistry(ctx)
 	if err != nil {
@@ -122,28 +130,6 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	return claimed(stdout, s, ledger.ID(), reg.Where, res)
-}
-
-// siteOnLedger is a firn site command that reaches the ledger only: a
-// release with --site-destroyed, a standby's claim or release.
-func siteOnLedger(ctx context.Context, stdout io.Writer, ledger *site.Ledger, s nodeid.Site, cmd string, destroyed, standby bool) error {
-	switch {
-	case destroyed && standby:
-		return usagef("--site-destroyed or --standby, not both: a standby no promotion took is released with --standby alone")
-	case destroyed && cmd == "release":
-		floor, err := ledger.ReleaseDestroyed(ctx, s)
-		return released(stdout, err, s.String(), ledger.ID(), "its registry was not reached (--site-destroyed)", floor)
-	case standby && cmd == "release":
-		floor, err := ledger.ReleaseStandby(ctx, s)
-		return released(stdout, err, s.String(), ledger.ID(), "a standby no registry served", floor)
-	case standby && cmd == "claim":
-		if err := ledger.Standby(ctx, s); err != nil {
-			return err
-		}
-		_, err := fmt.Fprintf(stdout, "%s claimed as a standby in ledger %s, on no registry: firn site promote moves the site onto it\n", s, ledger.ID())
-		return err
-	}
-	return usagef("firn site %s takes neither --site-destroyed nor --standby", cmd)
 }
 
 // claimed reports a claim or a promotion.

@@ -135,9 +135,6 @@ func TestSiteStandbyRelease(t *testing.T) {
 	if _, errOut, code := runCLI(cmd([]string{"site", "release", "--site-destroyed"}, standby, lay, ledger)...); code == 0 || !strings.Contains(errOut, "--standby") {
 		t.Fatalf("site release --site-destroyed of a standby on an etcd ledger: exit %d, %q; want refused naming --standby", code, errOut)
 	}
-	if _, errOut, code := runCLI(cmd([]string{"site", "release", "--standby", "--site-destroyed"}, standby, lay, ledger)...); code != 2 {
-		t.Fatalf("site release --standby --site-destroyed: exit %d, %q; want a usage error", code, errOut)
-	}
 	out, errOut, code := runCLI(cmd([]string{"site", "release", "--standby"}, standby, lay, ledger)...)
 	if code != 0 || !strings.Contains(out, "released") || floorOf(t, out) != 0 {
 		t.Fatalf("site release --standby: exit %d, %q, %q; want released at floor 0", code, out, errOut)
