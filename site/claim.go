@@ -87,12 +87,17 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	}
 	ours := oldIsSite && c.Site == site.Name && !c.Released && c.Registry == oldRec.Registry
 	switch {
-	case ours && oldRec.Native != native:
-		return Result{}, refuse("registry %s is a copy of the one %s claimed (identity %q, claimed on %q): firn cannot tell whether the original still serves; release the value from the original (or see docs/operations.md, \"Several sites\")", reg.Where, site, native, oldRec.Native)
+	case ours && (oldRec.Native != native || c.Native != native):
+		// The ledger's identity too: a pending record restored into
+		// another server carries the registry ID, and the copy's claim
+		// may have named it in the ledger first.
+		return Result{}, refuse("registry %s is not the one %s claimed (identity %q, claimed on %q, recorded here %q): one is a copy of the other, and firn cannot tell whether the other still serves; release the value from the one claimed (or see docs/operations.md, \"Several sites\")", reg.Where, site, native, c.Native, oldRec.Native)
 	case ours && oldRec.Released:
 		return Result{}, refuse("a release of %s is under way on registry %s: run firn site release again to finish it", site, reg.Where)
 	case ours:
 		return l.finish(ctx, reg, site, old, oldRec, oldRec.Moved)
+	case oldIsSite && oldRec.Pending && !oldRec.Released && c.Site == site.Name && c.Standby && !c.Released && c.Registry == "":
+		return l.finishStandby(ctx, reg, site, c, cid, cst, old, oldRec, native)
 	case c.Site != "" && c.Site != site.Name && !c.Released:
 		return Result{}, refuse("value %d (%s) is held by site %q, on registry %s: choose another value, or release it there first (firn site release)", v, site.Fields, c.Site, c.Where)
 	case c.Site == site.Name && !c.Released:
@@ -101,8 +106,12 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	// Free, or released: the site takes it with the floor above every
 	// HWM of the site before, under a registry ID of its own.
 	id := randomID("r-")
+	var moved map[uint64]bool
 	if oldIsSite && oldRec.Pending {
-		id = oldRec.Registry // a claim cut short before the ledger's write
+		// A claim or promotion cut short before the ledger's write; a
+		// promotion's old values stay the site's until released, and their
+		// release records the floor of the registry this one copies.
+		id, moved = oldRec.Registry, oldRec.Moved
 	}
 	if old.Fingerprint != "" && !oldIsSite {
 		// Refuse history that collides before anything is written; the
@@ -111,10 +120,10 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, err
 		}
 	}
-	if err := l.checkSegments(ctx, reg, site, nil); err != nil {
+	if err := l.checkSegments(ctx, reg, site, moved); err != nil {
 		return Result{}, err
 	}
-	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Stores: max(l.rec.Stores, 1),
+	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1),
 		NoSegments: c.spent()}
 	pid, err := fits(pending)
 	if err != nil {
@@ -136,7 +145,46 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if err := l.write(ctx, cst, cid, nc); err != nil {
 		return Result{}, err
 	}
-	return l.finish(ctx, reg, site, pid, pending, nil)
+	return l.finish(ctx, reg, site, pid, pending, moved)
+}
+
+// finishStandby finishes a promotion (or claim) of site's standby that
+// was cut short between the registry's pending record, rec as read as
+// old, and the ledger's write: the ledger still records the value as the
+// site's standby, on no registry. No registry served it since it became
+// one (a record is made live only after the ledger names its registry
+// ID, and the ledger names none again until the value is released), so
+// the registry takes it under the pending record's registry ID, in the
+// writes Promote makes: the pending record again, on the ledger's floor
+// now (a release and claims by others may have raised it since the
+// record was written), then the ledger's claim, compared against the
+// standby as read, then the live record.
+func (l *Ledger) finishStandby(ctx context.Context, reg Registry, site nodeid.Site, c Claim, cid nodeid.LayoutID, cst nodeid.Recorder, old nodeid.LayoutID, rec nodeid.SiteRecord, native string) (Result, error) {
+	if rec.Native != native {
+		// A copy of the registry that wrote the pending record, restored
+		// elsewhere: the two would finish under one registry ID.
+		return Result{}, refuse("registry %s is a copy of the one a promotion of %s started on (identity %q, the pending record's %q): run it again against that one", reg.Where, site, native, rec.Native)
+	}
+	rec.Floor = max(rec.Floor, c.Floor)
+	rec.Stores = max(l.rec.Stores, 1)
+	pid, err := fits(rec)
+	if err != nil {
+		return Result{}, err
+	}
+	if old != pid {
+		if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
+			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
+		}
+	}
+	issued, err := l.ownHWM(ctx, reg, site)
+	if err != nil {
+		return Result{}, err
+	}
+	nc := Claim{Value: c.Value, Site: site.Name, Registry: rec.Registry, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued}
+	if err := l.write(ctx, cst, cid, nc); err != nil {
+		return Result{}, err
+	}
+	return l.finish(ctx, reg, site, pid, rec, rec.Moved)
 }
 
 // fits returns the record's layout ID, refusing a record whose released
@@ -265,6 +313,9 @@ func (l *Ledger) ReleaseSite(ctx context.Context, reg Registry, site nodeid.Site
 	if c.Released {
 		return c.Floor, nil
 	}
+	if c.Standby {
+		return 0, refuse("value %d is site %q's standby, on no registry: firn site release --standby releases it", v, site.Name)
+	}
 	old, err := reg.Store.Record(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("registry %s: %w", reg.Where, err)
@@ -343,6 +394,9 @@ func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64,
 		return c.Floor, nil
 	}
 	clock, ok := cst.(nodeid.Clock)
+	if !ok && c.Standby {
+		return 0, refuse("ledger %s's store has no clock of its own; value %d is site %q's standby, which no registry served: firn site release --standby releases it", l.name, v, site.Name)
+	}
 	if !ok {
 		return 0, refuse("ledger %s's store has no clock of its own to bound what a destroyed site issued: release the site with its registry reachable, or keep the ledger in PostgreSQL or MySQL", l.name)
 	}
@@ -350,7 +404,7 @@ func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64,
 	if err != nil {
 		return 0, fmt.Errorf("ledger %s: %w", l.name, err)
 	}
-	c.Released, c.Floor = true, max(c.Floor, c.Issued, nodeid.DestroyedFloor(now))
+	c.Released, c.Standby, c.Floor = true, false, max(c.Floor, c.Issued, nodeid.DestroyedFloor(now))
 	if err := l.write(ctx, cst, cid, c); err != nil {
 		return 0, err
 	}
@@ -369,7 +423,7 @@ func (l *Ledger) Standby(ctx context.Context, site nodeid.Site) error {
 	switch {
 	case err != nil:
 		return err
-	case c.Site == site.Name && c.Standby:
+	case c.Site == site.Name && c.Standby && !c.Released:
 		return nil
 	case c.Site != "" && !c.Released:
 		return refuse("value %d (%s) is held by site %q, on registry %s", v, site.Fields, c.Site, c.Where)
@@ -384,7 +438,9 @@ func (l *Ledger) Standby(ctx context.Context, site nodeid.Site) error {
 // Processes started against it with the old value's setting are refused;
 // the old value stays the site's in the ledger, since the original may
 // still issue on it, until it is released (firn site release, with
-// --site-destroyed when the original cannot be reached).
+// --site-destroyed when the original cannot be reached). A promotion cut
+// short is finished by a re-run, here or with ClaimSite, on the same
+// registry.
 func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site, layout nodeid.LayoutID) (Result, error) {
 	v, err := l.value(standby)
 	if err != nil {
@@ -409,7 +465,7 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 	if err != nil {
 		return Result{}, err
 	}
-	if c.Site != standby.Name || !c.Standby {
+	if c.Site != standby.Name || !c.Standby || c.Released {
 		return Result{}, refuse("value %d is not site %q's standby in the ledger (holder %q): firn site claim --standby claims it ahead of time", v, standby.Name, c.Site)
 	}
 	native, err := reg.Store.Identity(ctx)
@@ -434,4 +490,40 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 		return Result{}, err
 	}
 	return l.finish(ctx, reg, standby, pid, pending, moved)
+}
+
+// ReleaseStandby gives up site's standby value (Standby) that no
+// promotion took: the ledger records it the site's standby, on no
+// registry. No registry served it since it became one — a site record is
+// made live only after the ledger names its registry ID, and a value the
+// ledger names a registry for is a standby again only after a release
+// that covers what that registry issued — so its floor stays the one it
+// was claimed with, and neither the registry a release reaches nor the
+// ledger's clock is needed. A promotion cut short before its ledger write
+// left a pending record, which serves nothing; a re-run of it after the
+// release claims the value anew, above the floor. It returns the floor.
+func (l *Ledger) ReleaseStandby(ctx context.Context, site nodeid.Site) (int64, error) {
+	v, err := l.value(site)
+	if err != nil {
+		return 0, err
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	switch {
+	case err != nil:
+		return 0, err
+	case c.Site != site.Name:
+		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
+	case c.Released:
+		return c.Floor, nil
+	case !c.Standby || c.Registry != "":
+		return 0, refuse("value %d is site %q's on registry %s (%s), not a standby: release it there (firn site release without --standby)", v, site.Name, c.Registry, c.Where)
+	}
+	// Compared against the standby as read: a promotion whose ledger
+	// write lands first makes this write fail, and this one makes the
+	// promotion's fail.
+	rel := Claim{Value: v, Site: site.Name, Released: true, Floor: max(c.Floor, c.Issued)}
+	if err := l.write(ctx, cst, cid, rel); err != nil {
+		return 0, err
+	}
+	return rel.Floor, nil
 }

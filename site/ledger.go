@@ -81,7 +81,8 @@ type Claim struct {
 	// reach the site records a floor past it too.
 	Issued int64 `json:"issued,omitempty"`
 	// Standby: claimed ahead of time for the site's move to another
-	// registry (Promote), on no registry yet.
+	// registry (Promote), on no registry yet; given up with
+	// ReleaseStandby if no promotion takes it.
 	Standby bool `json:"standby,omitempty"`
 	// Spent: a site held the value before (it was released), so its
 	// segment classes may hold that site's IDs: no later holder serves

@@ -17,7 +17,7 @@ import (
 )
 
 var siteUsage = `usage: firn site claim   --site NAME --site-fields F=V [--standby] [layout, store and ledger flags]
-       firn site release --site NAME --site-fields F=V [--site-destroyed] [layout, store and ledger flags]
+       firn site release --site NAME --site-fields F=V [--site-destroyed | --standby] [layout, store and ledger flags]
        firn site promote --site NAME --site-fields F=V [layout, store and ledger flags]
 
 Provisions a site (docs/operations.md, "Several sites"): a fixed value of
@@ -36,11 +36,13 @@ given the ledger settings re-reads its claim in the background.
   --create-ledger         claim: create the ledger, the first claim of all only
                           (a second ledger would give every value out again)
   --standby               claim: claim the value ahead of time for the site's
-                          move, on no registry yet
+                          move, on no registry yet; release: give up a standby
+                          no promotion took (no registry ever served it)
   promote                 move the site whose record the registry holds (a
                           promoted replica of its registry, say) onto its
                           standby value: processes with the old value are
                           refused there; release the old value afterwards
+                          (run it again to finish one cut short)
   --site-destroyed        release without reaching the site's registry: your
                           promise that no process of the site runs or will (a
                           site cut off from the ledger keeps renewing against
@@ -100,6 +102,9 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	case *destroyed && args[0] == "release":
 		floor, err := ledger.ReleaseDestroyed(ctx, s)
 		return released(stdout, err, s.String(), ledger.ID(), "its registry was not reached (--site-destroyed)", floor)
+	case *standby && args[0] == "release":
+		floor, err := ledger.ReleaseStandby(ctx, s)
+		return released(stdout, err, s.String(), ledger.ID(), "a standby, which no registry served", floor)
 	case *standby && args[0] == "claim":
 		if err := ledger.Standby(ctx, s); err != nil {
 			return err

@@ -108,6 +108,48 @@ func floorOf(t *testing.T, out string) int64 {
 	return n
 }
 
+// TestSiteStandbyRelease: a standby claimed on a ledger in etcd, which
+// has no clock to bound a destroyed site's IDs, is released with
+// --standby, without a registry: no registry ever served it. Another site
+// can then claim the value.
+func TestSiteStandbyRelease(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	eps := strings.Join(c.Endpoints(), ",")
+	lay := []string{"--node-bits", "5,5", "--node-names", "datacenter,worker"}
+	ledger := []string{"--ledger-store", "etcd", "--ledger-endpoints", eps, "--ledger-namespace", "/ledger-" + suffix() + "/"}
+	eu := append([]string{"--store", "etcd", "--endpoints", eps, "--namespace", "/eu-" + suffix() + "/"}, lay...)
+	standby := []string{"--site", "eu", "--site-fields", "datacenter=9"}
+	cmd := func(args ...[]string) []string {
+		var out []string
+		for _, a := range args {
+			out = append(out, a...)
+		}
+		return out
+	}
+	if out, errOut, code := runCLI(cmd([]string{"site", "claim", "--standby", "--create-ledger"}, standby, lay, ledger)...); code != 0 || !strings.Contains(out, "standby") {
+		t.Fatalf("site claim --standby: exit %d, %q, %q", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(cmd([]string{"site", "release"}, standby, eu, ledger)...); code == 0 || !strings.Contains(errOut, "--standby") {
+		t.Fatalf("site release of a standby through a registry: exit %d, %q; want refused naming --standby", code, errOut)
+	}
+	if _, errOut, code := runCLI(cmd([]string{"site", "release", "--site-destroyed"}, standby, lay, ledger)...); code == 0 || !strings.Contains(errOut, "--standby") {
+		t.Fatalf("site release --site-destroyed of a standby on an etcd ledger: exit %d, %q; want refused naming --standby", code, errOut)
+	}
+	out, errOut, code := runCLI(cmd([]string{"site", "release", "--standby"}, standby, lay, ledger)...)
+	if code != 0 || !strings.Contains(out, "released") || floorOf(t, out) != 0 {
+		t.Fatalf("site release --standby: exit %d, %q, %q; want released at floor 0", code, out, errOut)
+	}
+	if out, errOut, code = runCLI(cmd([]string{"site", "release", "--standby"}, standby, lay, ledger)...); code != 0 || !strings.Contains(out, "released") {
+		t.Fatalf("site release --standby again: exit %d, %q, %q", code, out, errOut)
+	}
+	if out, errOut, code = runCLI(cmd([]string{"site", "claim", "--site", "us", "--site-fields", "datacenter=9"}, eu, ledger)...); code != 0 {
+		t.Fatalf("site claim of the released standby by another site: exit %d, %q, %q", code, out, errOut)
+	}
+	if _, errOut, code = runCLI(cmd([]string{"site", "release", "--standby"}, standby, lay, ledger)...); code == 0 || !strings.Contains(errOut, `"us"`) {
+		t.Fatalf("site release --standby of a value another site holds: exit %d, %q; want refused naming us", code, errOut)
+	}
+}
+
 // TestSiteTags: firn tag in two sites whose segment tables live in their
 // PostgreSQL registries. A tag served before sites is taken into the
 // first site's residue class at its claim, above what it issued; the
