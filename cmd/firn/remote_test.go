@@ -63,7 +63,7 @@ func TestNextAndTagBesideARunningServer(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{"another layout", []string{"next", "--data-dir", dir, "--layout", "twitter"}, "give the server's layout flags, or none; or, for IDs of another layout (another ID space), give them a data directory of their own: --data-dir " + dir + "-twitter-"},
+		{"another layout", []string{"next", "--data-dir", dir, "--layout", "twitter"}, "give the server's layout flags (e.g. --layout firn); or, for IDs of another layout (another ID space), give them a data directory of their own: --data-dir " + dir + "-twitter-"},
 		{"another node", []string{"next", "--data-dir", dir, "--node", "5"}, "holds node 0; this command asked for node 5"},
 		{"store flags with --server", []string{"next", "--server", base, "--store", "etcd"}, "--store does not apply"},
 		{"a URL with a query", []string{"next", "--server", base + "?x=1"}, "want a base URL"},

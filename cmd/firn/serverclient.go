@@ -242,11 +242,12 @@ func nextRemote(ctx context.Context, r *remote, l snowflake.Layout, perm *opaque
 		// The same IDs named or split otherwise: another data directory
 		// would be refused as well (the user's node directory records one
 		// layout per ID bits).
-		return usagef("firn serve at %s issues IDs of %s; this command asked for %s, the same IDs with other node fields: give the server's layout flags%s, or none",
-			r.base, info.Layout, l.String(), storedFlags(info.Layout))
+		return usagef("firn serve at %s issues IDs of %s; this command asked for %s, the same IDs with other node fields: give the server's layout flags (%s)",
+			r.base, info.Layout, l.String(), layoutFlagsFor(info.Layout))
 	}
 	if info.Fingerprint != l.Fingerprint() {
-		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags, or none; or, for IDs of another layout (another ID space), %s", r.base, info.Layout, l.String(), elsewhere)
+		return usagef("firn serve at %s issues IDs of %s; this command asked for %s: give the server's layout flags (%s); or, for IDs of another layout (another ID space), %s",
+			r.base, info.Layout, l.String(), layoutFlagsFor(info.Layout), elsewhere)
 	}
 	if want := permutationName(perm); info.Opaque != want {
 		return usagef("firn serve at %s issues %s; this command asked for %s: give the server's opaque flags, or its --config", r.base, opaqueDesc(info.Opaque), opaqueDesc(want))
