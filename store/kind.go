@@ -181,7 +181,7 @@ func Help(indent string) string {
 func Check(s Settings) error {
 	k, ok := Lookup(s.Store)
 	if !ok {
-		return Fieldf(s.Field("store"), "--store %q: want %s", s.Store, Names(nil))
+		return Fieldf(s.Field("store"), "%s %q: want %s", s.Flag("store"), s.Store, Names(nil))
 	}
 	if err := CheckDataDir(s.Store, s.DataDir); err != nil {
 		return Fieldf(s.Field("data_dir"), "data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) %s", err)

@@ -72,7 +72,7 @@ func open(ctx context.Context, s store.Settings) (*store.Conn, error) {
 // digest and TLS files.
 func storeOf(s store.Settings) (*Store, error) {
 	if s.DSN != "" {
-		return nil, store.Fieldf(s.Field("dsn"), "--dsn is for --store %s", store.Names(store.IsDatabase))
+		return nil, store.Fieldf(s.Field("dsn"), "%s is for %s %s", s.Flag("dsn"), s.Flag("store"), store.Names(store.IsDatabase))
 	}
 	if err := s.CheckDialTimeout(); err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func storeOf(s store.Settings) (*Store, error) {
 		if errors.Is(err, ErrNamespace) {
 			field = s.Field("namespace")
 		}
-		return nil, store.Fieldf(field, "--store %s: %s", name, secret.Scrub(err.Error()))
+		return nil, store.Fieldf(field, "%s %s: %s", s.Flag("store"), name, secret.Scrub(err.Error()))
 	}
 	return st, nil
 }
@@ -173,7 +173,7 @@ func schema(s store.Settings) (string, error) {
 	}
 	znodes, err := Znodes(namespaceOf(s), d)
 	if err != nil {
-		return "", store.Fieldf(s.Field("namespace"), "--namespace: %s", settingMessage(err))
+		return "", store.Fieldf(s.Field("namespace"), "%s: %s", s.Flag("namespace"), settingMessage(err))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ZooKeeper: the znodes firn creates (%s), each with its ACL.\n", store.Describe(s))

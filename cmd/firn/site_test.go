@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,4 +107,33 @@ func floorOf(t *testing.T, out string) int64 {
 	}
 	n, _ := strconv.ParseInt(m[1], 10, 64)
 	return n
+}
+
+// TestSiteLedgerAdviceNamesLedgerFlags: a ledger setting firn site
+// refuses is named by the ledger's own flag (--ledger-dsn), the one the
+// user has to give, never the registry's (--dsn); no server is dialled.
+func TestSiteLedgerAdviceNamesLedgerFlags(t *testing.T) {
+	base := []string{"site", "claim", "--node-bits", "5,5", "--node-names", "datacenter,worker", "--site", "eu", "--site-fields", "datacenter=1",
+		"--store", "etcd", "--endpoints", "http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		name   string
+		ledger []string
+		want   string // the flag the advice must name
+		not    string // the registry's flag it must not
+	}{
+		{"etcd without endpoints", []string{"--ledger-store", "etcd"}, "needs --ledger-endpoints", " --endpoints"},
+		{"postgres without a DSN", []string{"--ledger-store", "postgres"}, "needs --ledger-dsn", " --dsn"},
+		{"a DSN the driver cannot read", []string{"--ledger-store", "postgres", "--ledger-dsn", ":::"}, "--ledger-dsn ", " --dsn"},
+		{"an etcd endpoint that is no address", []string{"--ledger-store", "etcd", "--ledger-endpoints", "foo:bar"}, "--ledger-endpoints foo:bar", " --endpoints"},
+		{"an etcd namespace that is no prefix", []string{"--ledger-store", "etcd", "--ledger-endpoints", "http://127.0.0.1:1", "--ledger-namespace", "l"}, "--ledger-namespace \"l\"", " --namespace"},
+		{"a store that holds no ledger", []string{"--ledger-store", "local"}, "--ledger-store \"local\"", " --store"},
+		{"no ledger store", nil, "--ledger-store", " --store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runCLI(append(slices.Clone(base), tc.ledger...)...)
+			if code != 2 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, tc.not) {
+				t.Fatalf("exit %d, %q; want exit 2 naming %q, not %q", code, errOut, tc.want, tc.not)
+			}
+		})
+	}
 }

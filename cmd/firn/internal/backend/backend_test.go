@@ -76,7 +76,7 @@ func TestBadSettingsMatchErrConfig(t *testing.T) {
 		{name: "mysql address unterminated", r: config.Registry{Store: "mysql", DSN: "root:s3cretpw@tcp(127.0.0.1:1/leaf"}, wantErr: "--dsn REDACTED: not a MySQL DSN"},
 		{name: "segment DSN", r: config.Registry{Store: "local", DataDir: dir}, sg: config.Segments{Store: "postgres", DSN: "postgres://u:s3cretpw@h:1:2/db"}, wantErr: "not a PostgreSQL DSN"},
 		{name: "a set store's DSN", r: config.Registry{Store: "local", DataDir: dir},
-			sg: config.Segments{Format: "set", Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u:s3cretpw@tcp(h:2/b"}}}, wantErr: "segments.stores[1]: --dsn REDACTED: not a MySQL DSN"},
+			sg: config.Segments{Format: "set", Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u:s3cretpw@tcp(h:2/b"}}}, wantErr: "segments.stores[1]: dsn REDACTED: not a MySQL DSN"},
 		{name: "node table", r: config.Registry{Store: "mysql", DSN: "u@tcp(h:3306)/db", Table: "Nodes"}, wantErr: `table name "Nodes"`},
 		{name: "segment table", r: config.Registry{Store: "postgres", DSN: "postgres://u@h:1/db"}, sg: config.Segments{Table: "leaf-alloc"}, wantErr: `--segment-table: sqlstore: table name "leaf-alloc"`},
 	}

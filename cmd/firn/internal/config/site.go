@@ -87,7 +87,7 @@ func (g Ledger) Settings() store.Settings {
 	if ns == "" {
 		ns = "firn-ledger"
 	}
-	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table, DialTimeout: DefaultDialTimeout}
+	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table, DialTimeout: DefaultDialTimeout, Flags: flagOf}
 }
 
 // SiteStores is the number of segment stores a site serves tags from:
