@@ -18,17 +18,17 @@ import (
 
 // kind is etcd's row of the store table, registered by this package.
 var kind = store.Kind{
-	Name:             name,
-	Title:            "etcd",
-	Summary:          "node IDs on etcd leases, a key prefix per namespace",
-	Rank:             10,
-	Segments:         true,
-	Sites:            true,
-	Ledgers:          true,
-	Requires:         []string{"endpoints"},
-	DefaultNamespace: DefaultPrefix,
-	Check:            check,
-	Open:             open,
+	Name:      name,
+	Title:     "etcd",
+	Summary:   "node IDs on etcd leases, a key prefix per namespace",
+	Rank:      10,
+	Segments:  true,
+	Sites:     true,
+	Ledgers:   true,
+	Requires:  []string{"endpoints"},
+	Namespace: namespace,
+	Check:     check,
+	Open:      open,
 }
 
 func init() { store.Register(kind) }
@@ -36,8 +36,8 @@ func init() { store.Register(kind) }
 // name is the kind's name: --store etcd.
 const name = "etcd"
 
-// DefaultPrefix is the key prefix of an empty namespace.
-const DefaultPrefix = "/firn/default/"
+// namespace spells the namespace called name: a key prefix under /firn/.
+func namespace(name string) string { return "/firn/" + name + "/" }
 
 // check refuses etcd settings open could not dial.
 func check(s store.Settings) error {
@@ -63,7 +63,7 @@ func check(s store.Settings) error {
 // prefixOf is the key prefix the settings name.
 func prefixOf(s store.Settings) string {
 	if s.Namespace == "" {
-		return DefaultPrefix
+		return namespace(store.DefaultName)
 	}
 	return s.Namespace
 }

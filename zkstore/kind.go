@@ -18,18 +18,18 @@ import (
 // package. It holds node IDs only: segment counters need a database of
 // their own beside it.
 var kind = store.Kind{
-	Name:             name,
-	Title:            "ZooKeeper",
-	Summary:          "node IDs on ZooKeeper sessions, a path per namespace; no segments",
-	Rank:             40,
-	Reserves:         true,
-	Sites:            true,
-	Requires:         []string{"endpoints"},
-	DefaultNamespace: DefaultNamespace,
-	Check:            check,
-	Open:             open,
-	Schema:           schema,
-	SchemaOf:         "its znodes",
+	Name:      name,
+	Title:     "ZooKeeper",
+	Summary:   "node IDs on ZooKeeper sessions, a path per namespace; no segments",
+	Rank:      40,
+	Reserves:  true,
+	Sites:     true,
+	Requires:  []string{"endpoints"},
+	Namespace: spell,
+	Check:     check,
+	Open:      open,
+	Schema:    schema,
+	SchemaOf:  "its znodes",
 }
 
 func init() { store.Register(kind) }
@@ -37,8 +37,8 @@ func init() { store.Register(kind) }
 // name is the kind's name: --store zookeeper.
 const name = "zookeeper"
 
-// DefaultNamespace is the path of an empty namespace.
-const DefaultNamespace = "/firn/default"
+// spell spells the namespace called name: a path under /firn.
+func spell(name string) string { return "/firn/" + name }
 
 // check refuses ZooKeeper settings open could not use: this package's
 // own rules (servers, namespace, session timeout, digest), the dial
@@ -100,7 +100,7 @@ func storeOf(s store.Settings) (*Store, error) {
 // namespaceOf is the settings' namespace, or the default.
 func namespaceOf(s store.Settings) string {
 	if s.Namespace == "" {
-		return DefaultNamespace
+		return spell(store.DefaultName)
 	}
 	return s.Namespace
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/internal/testserver"
 	"github.com/firn-id/firn/snowflake"
@@ -135,5 +137,24 @@ func TestSiteLedgerAdviceNamesLedgerFlags(t *testing.T) {
 				t.Fatalf("exit %d, %q; want exit 2 naming %q, not %q", code, errOut, tc.want, tc.not)
 			}
 		})
+	}
+}
+
+// TestSiteClaimOnEtcdLedgerByDefault: firn site claim --create-ledger
+// with an etcd ledger and no --ledger-namespace creates the ledger in
+// etcd's default, a namespace etcd accepts, and claims the site there.
+func TestSiteClaimOnEtcdLedgerByDefault(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	endpoints := strings.Join(c.Endpoints(), ",")
+	args := []string{"site", "claim", "--create-ledger", "--node-bits", "5,5", "--node-names", "datacenter,worker",
+		"--site", "eu", "--site-fields", "datacenter=1", "--store", "etcd", "--endpoints", endpoints, "--namespace", "/eu-" + suffix() + "/",
+		"--ledger-store", "etcd", "--ledger-endpoints", endpoints}
+	out, errOut, code := runCLI(args...)
+	if code != 0 || !strings.Contains(out, `site "eu" (datacenter=1) claimed`) {
+		t.Fatalf("site claim on an etcd ledger with no namespace set: exit %d, %q, %q", code, out, errOut)
+	}
+	resp, err := c.Client().Get(t.Context(), "/firn/firn-ledger/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || resp.Count == 0 {
+		t.Fatalf("no key under /firn/firn-ledger/ after the claim (%v): the ledger is elsewhere", err)
 	}
 }
