@@ -246,6 +246,20 @@ func checkSite(ctx context.Context, store Store, layout LayoutID, site Site) (La
 	return id, floor, err
 }
 
+// CheckSite reads the namespace's site record and returns what a claim
+// of cfg.Site would meet now: a *SiteError when the record is released,
+// another site's or pending, or the registry is a copy, a
+// *LayoutMismatchError, or nil. A process whose lease was lost asks it
+// to tell a site that must stop for good from an outage. It checks
+// nothing for no site.
+func CheckSite(ctx context.Context, store Store, cfg Config) error {
+	if cfg.Site.IsZero() {
+		return nil
+	}
+	_, _, err := checkSite(ctx, store, cfg.Layout, cfg.Site)
+	return err
+}
+
 // siteFloor checks the record id for checkSite.
 func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site) (int64, error) {
 	rec, isSite, err := ParseSiteRecord(id)
