@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -156,5 +159,54 @@ func TestSiteClaimOnEtcdLedgerByDefault(t *testing.T) {
 	resp, err := c.Client().Get(t.Context(), "/firn/firn-ledger/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil || resp.Count == 0 {
 		t.Fatalf("no key under /firn/firn-ledger/ after the claim (%v): the ledger is elsewhere", err)
+	}
+}
+
+// TestReleasedSiteServeStopsForGood: firn site release against a site
+// whose firn serve runs ends its lease through the registry; the server
+// stops issuing for good and says why: /readyz names the release and
+// firn_site_revoked{site} reads 1 (0 while the claim stood).
+func TestReleasedSiteServeStopsForGood(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	endpoints := strings.Join(c.Endpoints(), ",")
+	site := []string{"--site", "eu", "--site-fields", "datacenter=1", "--node-bits", "5,5", "--node-names", "datacenter,worker",
+		"--store", "etcd", "--endpoints", endpoints, "--namespace", "/eu-" + suffix() + "/",
+		"--ledger-store", "etcd", "--ledger-endpoints", endpoints, "--ledger-namespace", "/ledger-" + suffix() + "/"}
+	if out, errOut, code := runCLI(append([]string{"site", "claim", "--create-ledger"}, site...)...); code != 0 {
+		t.Fatalf("site claim: exit %d, %q, %q", code, out, errOut)
+	}
+	addr := testserver.Addr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, append([]string{"--http", addr, "--grpc", "off", "--lease-ttl", "2s"}, site...), io.Discard)
+	}()
+	base := "http://" + addr
+	waitReady(t, base, done)
+	const metric = `firn_site_revoked{site="eu"} `
+	if m := fetch(t, base+"/metrics"); !strings.Contains(m, metric+"0") {
+		t.Fatalf("/metrics of a site whose claim stands has no %s0", metric)
+	}
+	if out, errOut, code := runCLI(append([]string{"site", "release"}, site...)...); code != 0 {
+		t.Fatalf("site release: exit %d, %q, %q", code, out, errOut)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(fetch(t, base+"/metrics"), metric+"1"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("firn_site_revoked still not 1 30 s after the release")
+		}
+	}
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "released its value") || !strings.Contains(string(body), "stopped issuing for good") {
+		t.Fatalf("/readyz of a released site = %d %s; want 503 naming the release, for good", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve of a released site returned %v at its stop", err)
 	}
 }
