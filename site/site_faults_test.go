@@ -11,6 +11,7 @@ package site_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -421,4 +422,42 @@ func TestSiteZeroCountRefused(t *testing.T) {
 	}()
 	_, err = l.ClaimSite(ctx, site.Registry{Store: siteStore("x"), Where: "x"}, nodeid.Site{Name: "eu"}, siteLayout)
 	t.Logf("ClaimSite: %v", err)
+}
+
+// TestSiteClockBehindAdvice: in a site, where starting ahead is refused,
+// a clock behind the stored HWM of the node asked for, or of every free
+// node, is advice that works there — fix the clock, or wait — never
+// --start-ahead.
+func TestSiteClockBehindAdvice(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	eu := siteSite("eu", 1)
+	st := siteStore("a")
+	if _, err := l.ClaimSite(ctx, site.Registry{Store: st, Where: "a"}, eu, siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.Now().Add(5 * time.Minute).UnixMilli() // within the advance a site allows
+	for n := eu.First; n < eu.First+eu.Count; n++ {
+		st.SetHWM(n, ahead)
+	}
+	one := siteCfg(eu)
+	one.Node = &eu.First
+	for _, tc := range []struct {
+		name string
+		cfg  nodeid.Config
+		as   any
+	}{
+		{"the node asked for", one, new(*nodeid.BehindHWMError)},
+		{"every free node", siteCfg(eu), new(*nodeid.AheadError)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := siteAcquire(t, st, tc.cfg)
+			if !errors.As(err, tc.as) {
+				t.Fatalf("Acquire = %v; want %T", err, tc.as)
+			}
+			if msg := err.Error(); strings.Contains(msg, "start-ahead") || strings.Contains(msg, "start_ahead") || !strings.Contains(msg, "wait for it to pass the HWM") {
+				t.Fatalf("Acquire in a site: %q; want the clock fixed or waited for, not starting ahead, which a site refuses", msg)
+			}
+		})
+	}
 }
