@@ -25,7 +25,7 @@ var siteLayout = nodeidtest.Layout
 
 // siteSite is the site of value v with 4 nodes (node bits 3: values 0, 1).
 func siteSite(name string, v uint64) nodeid.Site {
-	return nodeid.Site{Name: name, Fields: "dc=" + string(rune('0'+v)), First: v * 4, Count: 4}
+	return nodeid.Site{Name: name, Fields: "dc=" + string(rune('0'+v)), First: v * 4, Count: 4, Values: 2}
 }
 
 // siteLedger opens a ledger whose namespaces are MemStores.
@@ -459,5 +459,37 @@ func TestSiteClockBehindAdvice(t *testing.T) {
 				t.Fatalf("Acquire in a site: %q; want the clock fixed or waited for, not starting ahead, which a site refuses", msg)
 			}
 		})
+	}
+}
+
+// TestSiteNameIsOneSite: a claim of a free value by a site whose name
+// the ledger records on another value, for another registry, is refused
+// naming that value and registry; the site's own standby value and a
+// released value are no other site.
+func TestSiteNameIsOneSite(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	a, b := site.Registry{Store: siteStore("a"), Where: "registry a"}, site.Registry{Store: siteStore("b"), Where: "registry b"}
+	if err := l.Standby(ctx, siteSite("eu", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ClaimSite(ctx, a, siteSite("eu", 0), siteLayout); err != nil {
+		t.Fatalf("claim of value 0 by a site whose standby is value 1: %v", err)
+	}
+	if _, err := l.ReleaseDestroyed(ctx, siteSite("eu", 1)); err != nil { // the standby given up
+		t.Fatal(err)
+	}
+	_, err := l.ClaimSite(ctx, b, siteSite("eu", 1), siteLayout)
+	if !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "value 0") || !strings.Contains(err.Error(), "registry a") {
+		t.Fatalf("claim of value 1 by a second site named eu, on registry b: %v; want refused naming value 0 and registry a", err)
+	}
+	if rec, err := b.Store.Record(ctx); err != nil || rec.Fingerprint != "" {
+		t.Fatalf("the refused claim wrote registry b's record: %+v, %v", rec, err)
+	}
+	if _, err := l.ReleaseSite(ctx, a, siteSite("eu", 0), siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ClaimSite(ctx, b, siteSite("eu", 1), siteLayout); err != nil {
+		t.Fatalf("claim of value 1 by eu once value 0 is released: %v", err)
 	}
 }
