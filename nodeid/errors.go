@@ -78,8 +78,8 @@ type LayoutMismatchError struct {
 
 func (e *LayoutMismatchError) Error() string {
 	if r, ok, err := ParseSiteRecord(LayoutID{Description: e.Stored}); ok && err == nil {
-		return fmt.Sprintf("nodeid: the namespace belongs to %s (layout %q), this process is configured with %q: give it that site's setting (site.name %s, site.fields %s), or use another namespace",
-			r.Site, r.Layout.Description, e.Want, r.Site.Name, r.Site.Fields)
+		return fmt.Sprintf("nodeid: the namespace belongs to %s (layout %q), this process is configured with %q: %s, and that site's setting (site.name %s, site.fields %s); or use another namespace",
+			r.Site, r.Layout.Description, e.Want, claimedLayout, r.Site.Name, r.Site.Fields)
 	}
 	return fmt.Sprintf("nodeid: namespace holds layout %q, this node is configured with %q: use the stored layout or another namespace", e.Stored, e.Want)
 }

@@ -493,3 +493,35 @@ func TestSiteNameIsOneSite(t *testing.T) {
 		t.Fatalf("claim of value 1 by eu once value 0 is released: %v", err)
 	}
 }
+
+// TestSiteOtherLayoutAdvice: a process with the site's setting but not
+// the layout the site was claimed with — other node widths, so other
+// nodes for the same fields, or another epoch — is told to give it that
+// layout, not the site setting it already has.
+func TestSiteOtherLayoutAdvice(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	eu := siteSite("eu", 1)
+	st := siteStore("a")
+	if _, err := l.ClaimSite(ctx, site.Registry{Store: st, Where: "a"}, eu, siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	narrow := eu
+	narrow.First, narrow.Count, narrow.Values = 2, 2, 4 // datacenter one bit wider, worker one narrower
+	other := siteCfg(eu)
+	other.Layout.Fingerprint, other.Layout.Description = "other", "another epoch"
+	for _, tc := range []struct {
+		name string
+		cfg  nodeid.Config
+	}{
+		{"other node widths", siteCfg(narrow)},
+		{"another epoch", other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := siteAcquire(t, st, tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), "the layout the site was claimed with") {
+				t.Fatalf("Acquire with the site's setting and another layout: %v; want told to give it the claim's layout", err)
+			}
+		})
+	}
+}
