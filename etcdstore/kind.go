@@ -18,17 +18,17 @@ import (
 
 // kind is etcd's row of the store table, registered by this package.
 var kind = store.Kind{
-	Name:             name,
-	Title:            "etcd",
-	Summary:          "node IDs on etcd leases, a key prefix per namespace",
-	Rank:             10,
-	Segments:         true,
-	Sites:            true,
-	Ledgers:          true,
-	Requires:         []string{"endpoints"},
-	DefaultNamespace: DefaultPrefix,
-	Check:            check,
-	Open:             open,
+	Name:      name,
+	Title:     "etcd",
+	Summary:   "node IDs on etcd leases, a key prefix per namespace",
+	Rank:      10,
+	Segments:  true,
+	Sites:     true,
+	Ledgers:   true,
+	Requires:  []string{"endpoints"},
+	Namespace: namespace,
+	Check:     check,
+	Open:      open,
 }
 
 func init() { store.Register(kind) }
@@ -36,14 +36,14 @@ func init() { store.Register(kind) }
 // name is the kind's name: --store etcd.
 const name = "etcd"
 
-// DefaultPrefix is the key prefix of an empty namespace.
-const DefaultPrefix = "/firn/default/"
+// namespace spells the namespace called name: a key prefix under /firn/.
+func namespace(name string) string { return "/firn/" + name + "/" }
 
 // check refuses etcd settings open could not dial.
 func check(s store.Settings) error {
 	endpoints := s.EndpointList()
 	if len(endpoints) == 0 {
-		return store.Fieldf(s.Field("endpoints"), "--store %s needs --endpoints", name)
+		return store.Fieldf(s.Field("endpoints"), "%s %s needs %s", s.Flag("store"), name, s.Flag("endpoints"))
 	}
 	if err := s.CheckDialTimeout(); err != nil {
 		return err
@@ -55,7 +55,7 @@ func check(s store.Settings) error {
 	// this package would have to rewrite is refused rather than moved.
 	prefix := prefixOf(s)
 	if c := path.Clean(prefix); !strings.HasPrefix(prefix, "/") || (prefix != c && prefix != c+"/") {
-		return store.Fieldf(s.Field("namespace"), "--namespace %q: an etcd namespace is a clean key prefix starting with /, such as %q", s.Namespace, path.Clean("/"+prefix)+"/")
+		return store.Fieldf(s.Field("namespace"), "%s %q: an etcd namespace is a clean key prefix starting with /, such as %q", s.Flag("namespace"), s.Namespace, path.Clean("/"+prefix)+"/")
 	}
 	return nil
 }
@@ -63,7 +63,7 @@ func check(s store.Settings) error {
 // prefixOf is the key prefix the settings name.
 func prefixOf(s store.Settings) string {
 	if s.Namespace == "" {
-		return DefaultPrefix
+		return namespace(store.DefaultName)
 	}
 	return s.Namespace
 }
@@ -74,11 +74,11 @@ func checkEndpoints(s store.Settings, endpoints []string) error {
 	for _, ep := range endpoints {
 		u, hostport, err := store.DialAddr(ep)
 		if err != nil || u != nil && (u.Scheme != "http" && u.Scheme != "https" || u.Host == "") {
-			return store.Fieldf(s.Field("endpoints"), "--endpoints %s: want http://host:port or https://host:port", store.Redact("endpoint", ep))
+			return store.Fieldf(s.Field("endpoints"), "%s %s: want http://host:port or https://host:port", s.Flag("endpoints"), store.Redact("endpoint", ep))
 		}
 		host, port, err := net.SplitHostPort(hostport)
 		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || host == "" || perr != nil {
-			return store.Fieldf(s.Field("endpoints"), "--endpoints %s: want host:port, such as http://127.0.0.1:2379", store.Redact("endpoint", ep))
+			return store.Fieldf(s.Field("endpoints"), "%s %s: want host:port, such as http://127.0.0.1:2379", s.Flag("endpoints"), store.Redact("endpoint", ep))
 		}
 	}
 	return nil
@@ -89,7 +89,7 @@ func open(ctx context.Context, s store.Settings) (*store.Conn, error) {
 	endpoints, prefix := s.EndpointList(), prefixOf(s)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: s.DialTimeout, Logger: zap.NewNop()})
 	if err != nil {
-		return nil, store.Fieldf(s.Field("endpoints"), "--endpoints %s: %s", store.Redact("endpoint", strings.Join(endpoints, ",")), secret.Scrub(err.Error()))
+		return nil, store.Fieldf(s.Field("endpoints"), "%s %s: %s", s.Flag("endpoints"), store.Redact("endpoint", strings.Join(endpoints, ",")), secret.Scrub(err.Error()))
 	}
 	if err := ping(ctx, s, cli, endpoints, prefix+"layout"); err != nil {
 		_ = cli.Close()

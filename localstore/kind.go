@@ -39,7 +39,7 @@ func DirOf(s store.Settings) (string, error) {
 // check refuses a DSN given to the local store.
 func check(s store.Settings) error {
 	if s.DSN != "" {
-		return store.Fieldf(s.Field("dsn"), "--dsn is for --store %s", store.Names(store.IsDatabase))
+		return store.Fieldf(s.Field("dsn"), "%s is for %s %s", s.Flag("dsn"), s.Flag("store"), store.Names(store.IsDatabase))
 	}
 	return nil
 }

@@ -124,7 +124,7 @@ func (h *Holder) reason(err error) (string, bool) {
 	case errors.As(err, &ae):
 		// The clock catches up with every node in time; restarting
 		// under a supervisor's back-off would only serve later.
-		return fmt.Sprintf("%s; waiting for the clock (or fix it, or --start-ahead); retrying", err), true
+		return fmt.Sprintf("%s; waiting for the clock; retrying", err), true
 	case errors.As(err, &pf):
 		reserved := ""
 		if pf.Reserved > 0 {

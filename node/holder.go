@@ -268,18 +268,29 @@ func (h *Holder) noteRenewals(lease *nodeid.Lease, before error) error {
 // NotReady gives: the lease is closed (its generator stops at its
 // confirmed HWM, its claim is released) and no node is taken again. For a
 // site whose claim in the ledger now names another site or registry
-// (site.Watch). The watch ends with err.
+// (site.Watch); the holder revokes itself when a lost lease's registry
+// says the same (its value released, another site's) or no longer takes
+// this process's claims. The watch ends with err.
 func (h *Holder) Revoke(err error) {
 	if !h.revoked.CompareAndSwap(nil, &err) {
 		return
 	}
-	h.log.Error("stopped issuing for good", "err", err)
-	h.waiting(err.Error()+": stopped issuing", err)
+	h.log.Error("stopped issuing for good: no node is taken again", "err", err)
+	h.waiting(err.Error()+": stopped issuing for good", err)
 	if l := h.current(); l != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), cleanupRelease)
 		defer cancel()
 		_ = l.Close(ctx) // frozen at once; a release that fails is waited out by the store
 	}
+}
+
+// Revoked returns why the holder stopped issuing for good (Revoke), or
+// nil while it has not.
+func (h *Holder) Revoked() error {
+	if err := h.revoked.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // cleanupRelease bounds Revoke's release of the lease.
@@ -294,12 +305,20 @@ func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace fu
 	if err := h.revoked.Load(); err != nil {
 		return *err
 	}
+	if err := h.siteEnded(ctx); err != nil {
+		h.Revoke(err) // the site's value was released or taken: not an outage to wait out
+		return err
+	}
 	h.log.Error("lease lost: acquiring a node again", "node", lost.Node(), "lease", lost.Token(), "err", lost.Err())
 	h.waiting(fmt.Sprintf("node %d (lease %s): %s; acquiring a node again", lost.Node(), lost.Token(), lost.Err()), lost.Err())
 	if err := lost.Retire(ctx); err != nil && ctx.Err() == nil {
 		h.log.Warn("the lost claim was not released: waited for it to expire", "node", lost.Node(), "err", err)
 	}
 	next, g, err := h.acquire(ctx, true)
+	if err != nil && ctx.Err() == nil && Permanent(err) {
+		h.Revoke(err) // the namespace refuses this process from now on
+		return err
+	}
 	if err != nil {
 		// Only the end of ctx stops a re-acquisition; err is the last
 		// attempt's, and Err promises the watch's context error.
@@ -320,6 +339,19 @@ func (h *Holder) replaceLost(ctx context.Context, lost *nodeid.Lease, replace fu
 	}
 	replace(g, next)
 	h.log.Info("serving again", "node", next.Node(), "lease", next.Token())
+	return nil
+}
+
+// siteEnded is why a site whose lease was lost must stop for good — its
+// registry's record says the value was released, or is another site's
+// — or nil: no site, a record that stands, or one that could not be read
+// (an outage, which the acquisition waits out).
+func (h *Holder) siteEnded(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, h.cfg.Attempt)
+	defer cancel()
+	if err := nodeid.CheckSiteClaim(ctx, h.cfg.Store, h.cfg.Lease); Permanent(err) {
+		return err
+	}
 	return nil
 }
 

@@ -57,7 +57,7 @@ func Acquire(ctx context.Context, store Store, cfg Config) (*Lease, error) {
 		case len(ahead) > 0 && errors.Is(err, ErrPoolFull):
 			var pf *PoolFullError
 			errors.As(err, &pf)
-			return nil, &AheadError{Nodes: ahead, Held: pf.Held, Pool: req.Size()}
+			return nil, &AheadError{Nodes: ahead, Held: pf.Held, Pool: req.Size(), InSite: !cfg.Site.IsZero()}
 		case req.AnyNode && behind:
 			// The node is released: set it aside and take the next.
 			ahead = append(ahead, cb)

@@ -78,8 +78,8 @@ type LayoutMismatchError struct {
 
 func (e *LayoutMismatchError) Error() string {
 	if r, ok, err := ParseSiteRecord(LayoutID{Description: e.Stored}); ok && err == nil {
-		return fmt.Sprintf("nodeid: the namespace belongs to %s (layout %q), this process is configured with %q: give it that site's setting (site.name %s, site.fields %s), or use another namespace",
-			r.Site, r.Layout.Description, e.Want, r.Site.Name, r.Site.Fields)
+		return fmt.Sprintf("nodeid: the namespace belongs to %s (layout %q), this process is configured with %q: %s, and that site's setting (site.name %s, site.fields %s); or use another namespace",
+			r.Site, r.Layout.Description, e.Want, claimedLayout, r.Site.Name, r.Site.Fields)
 	}
 	return fmt.Sprintf("nodeid: namespace holds layout %q, this node is configured with %q: use the stored layout or another namespace", e.Stored, e.Want)
 }
@@ -93,11 +93,24 @@ type BehindHWMError struct {
 	Node uint64
 	HWM  time.Time // the stored high-water mark
 	Now  time.Time // the wall clock
+	// InSite: the node is a site's (Config.Site), where starting ahead
+	// is refused.
+	InSite bool
 }
 
 func (e *BehindHWMError) Error() string {
-	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)",
-		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano))
+	return fmt.Sprintf("nodeid: node %d: clock %s is %s behind its stored HWM %s; %s",
+		e.Node, e.Now.UTC().Format(time.RFC3339Nano), e.HWM.Sub(e.Now), e.HWM.UTC().Format(time.RFC3339Nano), behindAdvice(e.InSite))
+}
+
+// behindAdvice is what to do about a clock behind a node's stored HWM:
+// the one wording for BehindHWMError and AheadError. In a site starting
+// ahead is refused (Config.Validate), so only the clock can move.
+func behindAdvice(inSite bool) string {
+	if inSite {
+		return fmt.Sprintf("fix the clock if it is wrong, or wait for it to pass the HWM (a site cannot start ahead: a release that cannot reach it covers at most %s past the clock)", SiteMaxBehind)
+	}
+	return "fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)"
 }
 
 // UnknownNamespaceError reports an Advance, or an Unreserve, in a
@@ -164,6 +177,8 @@ type AheadError struct {
 	Nodes []*BehindHWMError // the free nodes, in the order tried
 	Held  int               // nodes held by live leases
 	Pool  uint64            // node values in the layout
+	// InSite: the nodes are a site's, where starting ahead is refused.
+	InSite bool
 }
 
 func (e *AheadError) Error() string {
@@ -179,7 +194,7 @@ func (e *AheadError) Error() string {
 		}
 		s += fmt.Sprintf(" node %d by %s", n.Node, n.HWM.Sub(n.Now))
 	}
-	return s + "; fix the clock, or allow starting at the HWM (--start-ahead, or registry.start_ahead in the configuration)"
+	return s + "; " + behindAdvice(e.InSite)
 }
 
 // Unwrap returns the nodes' *BehindHWMError.

@@ -180,7 +180,7 @@ func (l *Lease) reserve(ctx context.Context) error {
 	l.renewed.Store(l.confirmedAt.UnixNano())
 	// In milliseconds: a Duration of an HWM centuries ahead would wrap.
 	if behind := l.start - wall; behind > l.cfg.MaxBehind.Milliseconds() && !l.cfg.StartAhead {
-		return &BehindHWMError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall)}
+		return &BehindHWMError{Node: l.claim.Node, HWM: time.UnixMilli(l.start), Now: time.UnixMilli(wall), InSite: !l.cfg.Site.IsZero()}
 	}
 	return l.extend(ctx)
 }

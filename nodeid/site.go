@@ -288,6 +288,24 @@ func CheckNoSite(ctx context.Context, store Store) error {
 	return nil
 }
 
+// CheckSiteClaim reads the namespace's site record and returns what a claim
+// of cfg.Site would meet now: a *SiteError when the record is released,
+// another site's or pending, or the registry is a copy, a
+// *LayoutMismatchError, or nil. A process whose lease was lost asks it
+// to tell a site that must stop for good from an outage. It checks
+// nothing for no site.
+func CheckSiteClaim(ctx context.Context, store Store, cfg Config) error {
+	if cfg.Site.IsZero() {
+		return nil
+	}
+	_, _, err := checkSite(ctx, store, cfg.Layout, cfg.Site)
+	return err
+}
+
+// claimedLayout is the advice to a process of a site whose layout is not
+// the one the site was claimed with.
+const claimedLayout = "give it the layout the site was claimed with (the layout flags given to firn site claim — --node-bits, --node-names, --epoch and the rest — or the same layout section)"
+
 // siteFloor checks the record id for checkSite.
 func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site) (int64, error) {
 	rec, isSite, err := ParseSiteRecord(id)
@@ -298,6 +316,9 @@ func siteFloor(ctx context.Context, rs Recorder, id, layout LayoutID, site Site)
 		return 0, &SiteError{Want: site, Reason: "the namespace has no site record: run `firn site claim` with this configuration first"}
 	case !isSite:
 		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("the namespace records layout %q and no site: `firn site claim` records the site (it keeps the namespace's history as floors in the ledger)", id.Description)}
+	case rec.Site != site && rec.Site.Name == site.Name && rec.Site.Fields == site.Fields:
+		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("the site was claimed as nodes %d to %d (layout %q); this process's layout makes it nodes %d to %d: %s",
+			rec.Site.First, rec.Site.First+rec.Site.Count-1, rec.Layout.Description, site.First, site.First+site.Count-1, claimedLayout)}
 	case rec.Site != site:
 		return 0, &SiteError{Want: site, Reason: fmt.Sprintf("the namespace belongs to %s: use that site's setting, or another namespace", rec.Site)}
 	case rec.Layout.Fingerprint != layout.Fingerprint && layout.Fingerprint != "":

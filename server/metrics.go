@@ -97,6 +97,17 @@ func newMetrics(svc *service) *metrics {
 					func() float64 { return float64(svc.lease().Limit()-svc.generator().Now().UnixMilli()) / 1000 }))
 		}
 	}
+	if svc.Site != "" && svc.Revoked != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "firn_site_revoked",
+			Help:        "1 once the site's process stopped issuing for good: its value was released or taken (the log and /readyz say why); 0 before.",
+			ConstLabels: prometheus.Labels{"site": svc.Site}},
+			func() float64 {
+				if svc.Revoked() != nil {
+					return 1
+				}
+				return 0
+			}))
+	}
 	if svc.Segments != nil {
 		m.reg.MustRegister(segmentCollector{stats: svc.Segments.Stats, dropped: &m.dropped, log: m.log})
 	}

@@ -46,6 +46,12 @@ type Config struct {
 	// Ready reports why the node may not serve (nil: ready), besides the
 	// lease. It must do no I/O.
 	Ready func() error
+	// Site names the site the node belongs to ("" for none) and Revoked,
+	// when both are set, reports why the node stopped issuing for good —
+	// the site's value released or taken (node.Holder.Revoked) — or nil:
+	// firn_site_revoked{site} reads it. It must do no I/O.
+	Site    string
+	Revoked func() error
 	// Brief says a reason not to serve (Ready's, the lease's) without
 	// the store's own words, for /readyz, which anyone may ask: a
 	// driver's message may quote a setting, password and all. It returns

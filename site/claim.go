@@ -113,6 +113,13 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 		// release records the floor of the registry this one copies.
 		id, moved = oldRec.Registry, oldRec.Moved
 	}
+	var own map[uint64]bool
+	if oldIsSite {
+		own = oldRec.Moved
+	}
+	if err := l.nameFree(ctx, site, v, id, own); err != nil {
+		return Result{}, err
+	}
 	if old.Fingerprint != "" && !oldIsSite {
 		// Refuse history that collides before anything is written; the
 		// check is made again once the old leases have ended.
@@ -185,6 +192,32 @@ func (l *Ledger) finishStandby(ctx context.Context, reg Registry, site nodeid.Si
 		return Result{}, err
 	}
 	return l.finish(ctx, reg, site, pid, rec, rec.Moved)
+}
+
+// nameFree refuses a claim of value v by site when the ledger records a
+// site of the same name on another value, for another registry: a name
+// is one site — the ledger finds a site's standby, its promotion and its
+// release by it — so a second site under it is a typo or a copy of a
+// configuration. The site's own standby value, a released value, and
+// the values this registry served before a promotion (own) are no
+// other site. It reads one claim per site value of the layout
+// (site.Values; none for a Site built without its layout): at a claim
+// only, never on the path that issues IDs.
+func (l *Ledger) nameFree(ctx context.Context, site nodeid.Site, v uint64, registry string, own map[uint64]bool) error {
+	for w := range site.Values {
+		if w == v || own[w] {
+			continue
+		}
+		c, _, _, err := l.Claim(ctx, w)
+		if err != nil {
+			return err
+		}
+		if c.Site == site.Name && !c.Released && !c.Standby && c.Registry != registry {
+			return refuse("site name %q is taken: value %d holds it, on registry %s (%s); a site name names one site: name this one otherwise, or release value %d first (firn site release)",
+				site.Name, w, c.Where, c.Registry, w)
+		}
+	}
+	return nil
 }
 
 // fits returns the record's layout ID, refusing a record whose released

@@ -11,6 +11,7 @@ package site_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ var siteLayout = nodeidtest.Layout
 
 // siteSite is the site of value v with 4 nodes (node bits 3: values 0, 1).
 func siteSite(name string, v uint64) nodeid.Site {
-	return nodeid.Site{Name: name, Fields: "dc=" + string(rune('0'+v)), First: v * 4, Count: 4}
+	return nodeid.Site{Name: name, Fields: "dc=" + string(rune('0'+v)), First: v * 4, Count: 4, Values: 2}
 }
 
 // siteLedger opens a ledger whose namespaces are MemStores.
@@ -421,4 +422,106 @@ func TestSiteZeroCountRefused(t *testing.T) {
 	}()
 	_, err = l.ClaimSite(ctx, site.Registry{Store: siteStore("x"), Where: "x"}, nodeid.Site{Name: "eu"}, siteLayout)
 	t.Logf("ClaimSite: %v", err)
+}
+
+// TestSiteClockBehindAdvice: in a site, where starting ahead is refused,
+// a clock behind the stored HWM of the node asked for, or of every free
+// node, is advice that works there — fix the clock, or wait — never
+// --start-ahead.
+func TestSiteClockBehindAdvice(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	eu := siteSite("eu", 1)
+	st := siteStore("a")
+	if _, err := l.ClaimSite(ctx, site.Registry{Store: st, Where: "a"}, eu, siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	ahead := time.Now().Add(5 * time.Minute).UnixMilli() // within the advance a site allows
+	for n := eu.First; n < eu.First+eu.Count; n++ {
+		st.SetHWM(n, ahead)
+	}
+	one := siteCfg(eu)
+	one.Node = &eu.First
+	for _, tc := range []struct {
+		name string
+		cfg  nodeid.Config
+		as   any
+	}{
+		{"the node asked for", one, new(*nodeid.BehindHWMError)},
+		{"every free node", siteCfg(eu), new(*nodeid.AheadError)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := siteAcquire(t, st, tc.cfg)
+			if !errors.As(err, tc.as) {
+				t.Fatalf("Acquire = %v; want %T", err, tc.as)
+			}
+			if msg := err.Error(); strings.Contains(msg, "start-ahead") || strings.Contains(msg, "start_ahead") || !strings.Contains(msg, "wait for it to pass the HWM") {
+				t.Fatalf("Acquire in a site: %q; want the clock fixed or waited for, not starting ahead, which a site refuses", msg)
+			}
+		})
+	}
+}
+
+// TestSiteNameIsOneSite: a claim of a free value by a site whose name
+// the ledger records on another value, for another registry, is refused
+// naming that value and registry; the site's own standby value and a
+// released value are no other site.
+func TestSiteNameIsOneSite(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	a, b := site.Registry{Store: siteStore("a"), Where: "registry a"}, site.Registry{Store: siteStore("b"), Where: "registry b"}
+	if err := l.Standby(ctx, siteSite("eu", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ClaimSite(ctx, a, siteSite("eu", 0), siteLayout); err != nil {
+		t.Fatalf("claim of value 0 by a site whose standby is value 1: %v", err)
+	}
+	if _, err := l.ReleaseDestroyed(ctx, siteSite("eu", 1)); err != nil { // the standby given up
+		t.Fatal(err)
+	}
+	_, err := l.ClaimSite(ctx, b, siteSite("eu", 1), siteLayout)
+	if !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "value 0") || !strings.Contains(err.Error(), "registry a") {
+		t.Fatalf("claim of value 1 by a second site named eu, on registry b: %v; want refused naming value 0 and registry a", err)
+	}
+	if rec, err := b.Store.Record(ctx); err != nil || rec.Fingerprint != "" {
+		t.Fatalf("the refused claim wrote registry b's record: %+v, %v", rec, err)
+	}
+	if _, err := l.ReleaseSite(ctx, a, siteSite("eu", 0), siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ClaimSite(ctx, b, siteSite("eu", 1), siteLayout); err != nil {
+		t.Fatalf("claim of value 1 by eu once value 0 is released: %v", err)
+	}
+}
+
+// TestSiteOtherLayoutAdvice: a process with the site's setting but not
+// the layout the site was claimed with — other node widths, so other
+// nodes for the same fields, or another epoch — is told to give it that
+// layout, not the site setting it already has.
+func TestSiteOtherLayoutAdvice(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	eu := siteSite("eu", 1)
+	st := siteStore("a")
+	if _, err := l.ClaimSite(ctx, site.Registry{Store: st, Where: "a"}, eu, siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	narrow := eu
+	narrow.First, narrow.Count, narrow.Values = 2, 2, 4 // datacenter one bit wider, worker one narrower
+	other := siteCfg(eu)
+	other.Layout.Fingerprint, other.Layout.Description = "other", "another epoch"
+	for _, tc := range []struct {
+		name string
+		cfg  nodeid.Config
+	}{
+		{"other node widths", siteCfg(narrow)},
+		{"another epoch", other},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := siteAcquire(t, st, tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), "the layout the site was claimed with") {
+				t.Fatalf("Acquire with the site's setting and another layout: %v; want told to give it the claim's layout", err)
+			}
+		})
+	}
 }

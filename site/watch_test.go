@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,4 +82,80 @@ func TestWatchStopsARevokedSite(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the holder did not end after the revocation: it may take a node again")
 	}
+}
+
+// TestReleasedSiteSaysSo: firn site release writes the released marker
+// in the registry, which ends the serving process's lease. The process
+// says its site's value was released and that it stopped issuing for
+// good — in its log and in NotReady (/readyz) — rather than that a lease
+// was lost and a node is being taken again.
+func TestReleasedSiteSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stores := map[string]*nodeidtest.MemStore{}
+	open := func(ns string) (nodeid.Recorder, error) {
+		if stores[ns] == nil {
+			stores[ns] = nodeidtest.NewMemStore()
+		}
+		return stores[ns], nil
+	}
+	s := siteOf(t, "eu", 1)
+	space := node.LayoutID(layout)
+	ledger, err := site.OpenLedger(ctx, open, "ledger", space, site.Spec{Count: s.Count}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := site.Registry{Store: nodeidtest.NewMemStore(), Where: "memory"}
+	if _, err := ledger.ClaimSite(ctx, reg, s, space); err != nil {
+		t.Fatal(err)
+	}
+	var log lockedLog
+	h, err := node.New(node.Config{Store: reg.Store, Generator: snowflake.Config{Layout: layout}, Log: slog.New(slog.NewTextHandler(&log, nil)),
+		Lease: nodeid.Config{NodeBits: layout.NodeBits(), Layout: space, Site: s, TTL: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if err := h.Watch(ctx, func(*snowflake.Generator, *nodeid.Lease) {}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.ReleaseSite(ctx, reg, s, space); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the holder did not end after its site's release")
+	}
+	why := h.NotReady()
+	if why == nil || !strings.Contains(why.Error(), "released its value") || !strings.Contains(why.Error(), "stopped issuing for good") {
+		t.Errorf("NotReady = %v; want the site's release, and that the process stopped issuing for good", why)
+	}
+	if err := h.Revoked(); !errors.Is(err, nodeid.ErrSite) {
+		t.Errorf("Revoked = %v; want the site's release", err)
+	}
+	if got := log.String(); !strings.Contains(got, "stopped issuing for good") || !strings.Contains(got, "released its value") || strings.Contains(got, "acquiring a node again") {
+		t.Errorf("the log says:\n%s\nwant the site's release and that issuing stopped for good, not a node taken again", got)
+	}
+}
+
+// lockedLog is a log destination the holder's goroutines may share.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -55,7 +55,7 @@ func Kind(d Dialect, drv Driver, k store.Kind) store.Kind {
 // segment tables' own rules.
 func check(d Dialect, drv Driver, s store.Settings) error {
 	if s.DSN == "" {
-		return store.Fieldf(s.Field("dsn"), "--store %s needs --dsn", s.Store)
+		return store.Fieldf(s.Field("dsn"), "%s %s needs %s", s.Flag("store"), s.Store, s.Flag("dsn"))
 	}
 	// An empty format asks for no segment table (an embedded process
 	// takes node IDs alone); open's Segments then opens Leaf's.
@@ -87,7 +87,7 @@ func endpoint(drv Driver, s store.Settings) (string, error) {
 	shown := store.Redact(s.Store, s.DSN) // also remembers the password for Scrub
 	ep, err := drv.Endpoint(s.DSN)
 	if err != nil {
-		return "", store.Fieldf(s.Field("dsn"), "--dsn %s: %s", shown, err)
+		return "", store.Fieldf(s.Field("dsn"), "%s %s: %s", s.Flag("dsn"), shown, err)
 	}
 	return ep, nil
 }
@@ -163,7 +163,7 @@ func OpenDB(ctx context.Context, drv Driver, s store.Settings) (*sql.DB, error) 
 	}
 	db, err := sql.Open(drv.Name, s.DSN)
 	if err != nil {
-		return nil, store.Fieldf(s.Field("dsn"), "--dsn %s: %s", store.Redact(s.Store, s.DSN), secret.Scrub(err.Error()))
+		return nil, store.Fieldf(s.Field("dsn"), "%s %s: %s", s.Flag("dsn"), store.Redact(s.Store, s.DSN), secret.Scrub(err.Error()))
 	}
 	if s.Embedded {
 		Embed(db)

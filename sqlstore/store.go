@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/store"
 )
 
 // Options configures a Store. The zero value means the defaults.
@@ -50,7 +51,7 @@ func New(db *sql.DB, d Dialect, opt Options) (*Store, error) {
 		opt.Table = DefaultNodeTable
 	}
 	if opt.Namespace == "" {
-		opt.Namespace = "default"
+		opt.Namespace = store.DefaultName
 	}
 	if err := checkTable(opt.Table); err != nil {
 		return nil, err

@@ -53,8 +53,11 @@ type Kind struct {
 	// by their key in the registry section: "endpoints", "dsn"
 	// (Settings.Missing).
 	Requires []string
-	// DefaultNamespace is the namespace an empty one stands for.
-	DefaultNamespace string
+	// Namespace spells the namespace called name as the kind keeps it:
+	// etcd as a key prefix ("/firn/NAME/"), ZooKeeper as a path
+	// ("/firn/NAME"); nil keeps the name as it is (the value of a SQL
+	// namespace column). Namespace (the function) applies it.
+	Namespace func(name string) string
 
 	// Check refuses, without I/O (but reading the files the settings
 	// name), what Open would refuse before it dials; errors are
@@ -181,7 +184,7 @@ func Help(indent string) string {
 func Check(s Settings) error {
 	k, ok := Lookup(s.Store)
 	if !ok {
-		return Fieldf(s.Field("store"), "--store %q: want %s", s.Store, Names(nil))
+		return Fieldf(s.Field("store"), "%s %q: want %s", s.Flag("store"), s.Store, Names(nil))
 	}
 	if err := CheckDataDir(s.Store, s.DataDir); err != nil {
 		return Fieldf(s.Field("data_dir"), "data directory (--data-dir, FIRN_REGISTRY_DATA_DIR or registry.data_dir) %s", err)
@@ -198,6 +201,21 @@ func Open(ctx context.Context, s Settings) (*Conn, error) {
 	return k.Open(ctx, s)
 }
 
+// DefaultName is the name of the namespace an empty namespace setting
+// stands for, spelled as each kind keeps it (Namespace).
+const DefaultName = "default"
+
+// Namespace is the namespace called name in the form the store kind
+// keeps (Kind.Namespace): the one rule for every namespace firn names
+// itself — the registry's default, the ledger's — so that each is one
+// the kind's own check accepts.
+func Namespace(kind, name string) string {
+	if k, ok := Lookup(kind); ok && k.Namespace != nil {
+		return k.Namespace(name)
+	}
+	return name
+}
+
 // Describe names the store for messages: "etcd namespace "/firn/ids/"",
 // the local store by its data directory.
 func Describe(s Settings) string {
@@ -205,7 +223,7 @@ func Describe(s Settings) string {
 	if ok && k.Describe != nil {
 		return k.Describe(s)
 	}
-	ns := cmp.Or(s.Namespace, k.DefaultNamespace, "default")
+	ns := cmp.Or(s.Namespace, Namespace(s.Store, DefaultName))
 	return fmt.Sprintf("%s namespace %q", s.Store, ns)
 }
 

@@ -17,7 +17,12 @@ type Settings struct {
 	// Section is the configuration section these come from, which
 	// FieldError names: "registry" (empty), "segments",
 	// "segments.stores[1]".
-	Section     string
+	Section string
+	// Flags names the command-line flag of a field path, such as
+	// "ledger-dsn" for "ledger.dsn", or "" for a field without one (the
+	// caller's configuration knows its flags); nil: the registry's, the
+	// key itself (--dsn).
+	Flags       func(field string) string
 	DataDir     string
 	Endpoints   []string // a comma inside one separates endpoints too
 	DSN         string
@@ -71,6 +76,21 @@ type Segments struct {
 // section: Field("dsn") is registry.dsn.
 func (s Settings) Field(key string) string { return cmp.Or(s.Section, "registry") + "." + key }
 
+// Flag is the setting key of the settings' section as the user gives it
+// on the command line, for advice: Flag("dsn") is --dsn in the registry
+// section, --ledger-dsn in the ledger's; a field with no flag (in
+// segments.stores[1], set in the configuration file only) is its key
+// there, "dsn", which the caller's message puts in its section.
+func (s Settings) Flag(key string) string {
+	if s.Flags == nil {
+		return "--" + strings.ReplaceAll(key, "_", "-")
+	}
+	if f := s.Flags(s.Field(key)); f != "" {
+		return "--" + f
+	}
+	return key
+}
+
 // EndpointList is the endpoints, a comma inside one setting separating
 // endpoints too, as on the command line.
 func (s Settings) EndpointList() []string {
@@ -112,7 +132,7 @@ func CheckDialTimeout(d time.Duration) error {
 // CheckDialTimeout does, naming the setting.
 func (s Settings) CheckDialTimeout() error {
 	if err := CheckDialTimeout(s.DialTimeout); err != nil {
-		return Fieldf(s.Field("dial_timeout"), "--dial-timeout %s", err)
+		return Fieldf(s.Field("dial_timeout"), "%s %s", s.Flag("dial_timeout"), err)
 	}
 	return nil
 }

@@ -18,18 +18,18 @@ import (
 // package. It holds node IDs only: segment counters need a database of
 // their own beside it.
 var kind = store.Kind{
-	Name:             name,
-	Title:            "ZooKeeper",
-	Summary:          "node IDs on ZooKeeper sessions, a path per namespace; no segments",
-	Rank:             40,
-	Reserves:         true,
-	Sites:            true,
-	Requires:         []string{"endpoints"},
-	DefaultNamespace: DefaultNamespace,
-	Check:            check,
-	Open:             open,
-	Schema:           schema,
-	SchemaOf:         "its znodes",
+	Name:      name,
+	Title:     "ZooKeeper",
+	Summary:   "node IDs on ZooKeeper sessions, a path per namespace; no segments",
+	Rank:      40,
+	Reserves:  true,
+	Sites:     true,
+	Requires:  []string{"endpoints"},
+	Namespace: spell,
+	Check:     check,
+	Open:      open,
+	Schema:    schema,
+	SchemaOf:  "its znodes",
 }
 
 func init() { store.Register(kind) }
@@ -37,8 +37,8 @@ func init() { store.Register(kind) }
 // name is the kind's name: --store zookeeper.
 const name = "zookeeper"
 
-// DefaultNamespace is the path of an empty namespace.
-const DefaultNamespace = "/firn/default"
+// spell spells the namespace called name: a path under /firn.
+func spell(name string) string { return "/firn/" + name }
 
 // check refuses ZooKeeper settings open could not use: this package's
 // own rules (servers, namespace, session timeout, digest), the dial
@@ -72,7 +72,7 @@ func open(ctx context.Context, s store.Settings) (*store.Conn, error) {
 // digest and TLS files.
 func storeOf(s store.Settings) (*Store, error) {
 	if s.DSN != "" {
-		return nil, store.Fieldf(s.Field("dsn"), "--dsn is for --store %s", store.Names(store.IsDatabase))
+		return nil, store.Fieldf(s.Field("dsn"), "%s is for %s %s", s.Flag("dsn"), s.Flag("store"), store.Names(store.IsDatabase))
 	}
 	if err := s.CheckDialTimeout(); err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func storeOf(s store.Settings) (*Store, error) {
 		if errors.Is(err, ErrNamespace) {
 			field = s.Field("namespace")
 		}
-		return nil, store.Fieldf(field, "--store %s: %s", name, secret.Scrub(err.Error()))
+		return nil, store.Fieldf(field, "%s %s: %s", s.Flag("store"), name, secret.Scrub(err.Error()))
 	}
 	return st, nil
 }
@@ -100,7 +100,7 @@ func storeOf(s store.Settings) (*Store, error) {
 // namespaceOf is the settings' namespace, or the default.
 func namespaceOf(s store.Settings) string {
 	if s.Namespace == "" {
-		return DefaultNamespace
+		return spell(store.DefaultName)
 	}
 	return s.Namespace
 }
@@ -173,7 +173,7 @@ func schema(s store.Settings) (string, error) {
 	}
 	znodes, err := Znodes(namespaceOf(s), d)
 	if err != nil {
-		return "", store.Fieldf(s.Field("namespace"), "--namespace: %s", settingMessage(err))
+		return "", store.Fieldf(s.Field("namespace"), "%s: %s", s.Flag("namespace"), settingMessage(err))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ZooKeeper: the znodes firn creates (%s), each with its ACL.\n", store.Describe(s))

@@ -59,7 +59,7 @@ func runAdmin(args []string, stdout io.Writer) error {
 		return runAdvance(args, stdout)
 	case len(args) > 0 && args[0] == "unreserve":
 		return runUnreserve(args, stdout)
-	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+	case len(args) > 0 && isHelp(args[0]):
 		return errHelp
 	}
 	return usagef("want a subcommand: firn admin advance --node N --to TIME, or firn admin unreserve --node N --confirm-caches-deleted --note TEXT")

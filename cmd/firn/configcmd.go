@@ -32,17 +32,17 @@ func runConfig(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return usagef("want a subcommand: check or print; run 'firn help config'")
 	}
-	switch args[0] {
-	case "-h", "--help", "-help":
+	switch {
+	case isHelp(args[0]):
 		return errHelp
-	case "check":
+	case args[0] == "check":
 		o, err := checkServe(args[1:])
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(stdout, "config ok: http %s, layout %s, store %s\n%s", o.cfg.HTTP.Listen, o.Layout, o.cfg.Registry.Store, checkNotes(&o))
 		return err
-	case "print":
+	case args[0] == "print":
 		o, err := parseServe(args[1:])
 		if err != nil {
 			return err

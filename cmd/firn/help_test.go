@@ -63,3 +63,18 @@ func TestHelpIsTheFieldsHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCommandTakesHelp: firn NAME --help (and -h, -help) prints
+// what firn help NAME prints and exits 0, for every command, those
+// that expect a subcommand first (firn site) too.
+func TestEveryCommandTakesHelp(t *testing.T) {
+	for _, c := range commands() {
+		want, _, _ := runCLI("help", c.name)
+		for _, flag := range []string{"--help", "-h", "-help"} {
+			out, errOut, code := runCLI(c.name, flag)
+			if code != 0 || out != want {
+				t.Errorf("firn %s %s: exit %d, stderr %q, %d bytes of stdout; want exit 0 and firn help %s's %d bytes", c.name, flag, code, errOut, len(out), c.name, len(want))
+			}
+		}
+	}
+}

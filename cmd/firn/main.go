@@ -83,6 +83,10 @@ func badInput(err error) bool {
 // errHelp is returned when the user asked for help that was printed.
 var errHelp = errors.New("help printed")
 
+// isHelp reports whether arg, where a subcommand is expected, asks for
+// the command's help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
 func main() {
 	clockHook(os.Stderr)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

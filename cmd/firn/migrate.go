@@ -87,7 +87,7 @@ type migrateFlags struct {
 
 func runMigrate(args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "check" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		if len(args) > 0 && isHelp(args[0]) {
 			return errHelp
 		}
 		return usagef("want a subcommand: firn migrate check --from leaf|tinyid|uid-generator --dsn DSN")

@@ -282,7 +282,7 @@ func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs
 		scfg.Segments, scfg.SegmentStore = alloc, segs
 	}
 	if h != nil {
-		scfg.Lease, scfg.Ready = lease, h.NotReady
+		scfg.Lease, scfg.Ready, scfg.Site, scfg.Revoked = lease, h.NotReady, o.Lease.Site.Name, h.Revoked
 	}
 	if o.Opaque != nil {
 		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",

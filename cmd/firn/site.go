@@ -57,6 +57,9 @@ var siteUses = append([]string{"layout", "ledger", "segments.stores"}, append(st
 
 // runSite is firn site.
 func runSite(args []string, stdout io.Writer) (err error) {
+	if len(args) > 0 && isHelp(args[0]) {
+		return errHelp
+	}
 	if len(args) == 0 || (args[0] != "claim" && args[0] != "release" && args[0] != "promote") {
 		return usagef("want a subcommand: firn site claim, release or promote, with --site NAME --site-fields F=V")
 	}

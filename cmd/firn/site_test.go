@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/internal/testserver"
@@ -235,5 +241,102 @@ func TestSiteTags(t *testing.T) {
 	leaf := cmd([]string{"tag", "list"}, euSite, lay, []string{"--store", "postgres", "--dsn", dsn, "--table", table, "--namespace", "eu", "--segment-store", "postgres", "--segment-dsn", dsn})
 	if _, errOut, code = runCLI(leaf...); code != 2 || !strings.Contains(errOut, "residue class") {
 		t.Fatalf("a site's segment database in Leaf's format: exit %d, %q; want exit 2 naming the residue class", code, errOut)
+	}
+}
+
+// TestSiteLedgerAdviceNamesLedgerFlags: a ledger setting firn site
+// refuses is named by the ledger's own flag (--ledger-dsn), the one the
+// user has to give, never the registry's (--dsn); no server is dialled.
+func TestSiteLedgerAdviceNamesLedgerFlags(t *testing.T) {
+	base := []string{"site", "claim", "--node-bits", "5,5", "--node-names", "datacenter,worker", "--site", "eu", "--site-fields", "datacenter=1",
+		"--store", "etcd", "--endpoints", "http://127.0.0.1:1"}
+	for _, tc := range []struct {
+		name   string
+		ledger []string
+		want   string // the flag the advice must name
+		not    string // the registry's flag it must not
+	}{
+		{"etcd without endpoints", []string{"--ledger-store", "etcd"}, "needs --ledger-endpoints", " --endpoints"},
+		{"postgres without a DSN", []string{"--ledger-store", "postgres"}, "needs --ledger-dsn", " --dsn"},
+		{"a DSN the driver cannot read", []string{"--ledger-store", "postgres", "--ledger-dsn", ":::"}, "--ledger-dsn ", " --dsn"},
+		{"an etcd endpoint that is no address", []string{"--ledger-store", "etcd", "--ledger-endpoints", "foo:bar"}, "--ledger-endpoints foo:bar", " --endpoints"},
+		{"an etcd namespace that is no prefix", []string{"--ledger-store", "etcd", "--ledger-endpoints", "http://127.0.0.1:1", "--ledger-namespace", "l"}, "--ledger-namespace \"l\"", " --namespace"},
+		{"a store that holds no ledger", []string{"--ledger-store", "local"}, "--ledger-store \"local\"", " --store"},
+		{"no ledger store", nil, "--ledger-store", " --store"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runCLI(append(slices.Clone(base), tc.ledger...)...)
+			if code != 2 || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, tc.not) {
+				t.Fatalf("exit %d, %q; want exit 2 naming %q, not %q", code, errOut, tc.want, tc.not)
+			}
+		})
+	}
+}
+
+// TestSiteClaimOnEtcdLedgerByDefault: firn site claim --create-ledger
+// with an etcd ledger and no --ledger-namespace creates the ledger in
+// etcd's default, a namespace etcd accepts, and claims the site there.
+func TestSiteClaimOnEtcdLedgerByDefault(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	endpoints := strings.Join(c.Endpoints(), ",")
+	args := []string{"site", "claim", "--create-ledger", "--node-bits", "5,5", "--node-names", "datacenter,worker",
+		"--site", "eu", "--site-fields", "datacenter=1", "--store", "etcd", "--endpoints", endpoints, "--namespace", "/eu-" + suffix() + "/",
+		"--ledger-store", "etcd", "--ledger-endpoints", endpoints}
+	out, errOut, code := runCLI(args...)
+	if code != 0 || !strings.Contains(out, `site "eu" (datacenter=1) claimed`) {
+		t.Fatalf("site claim on an etcd ledger with no namespace set: exit %d, %q, %q", code, out, errOut)
+	}
+	resp, err := c.Client().Get(t.Context(), "/firn/firn-ledger/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || resp.Count == 0 {
+		t.Fatalf("no key under /firn/firn-ledger/ after the claim (%v): the ledger is elsewhere", err)
+	}
+}
+
+// TestReleasedSiteServeStopsForGood: firn site release against a site
+// whose firn serve runs ends its lease through the registry; the server
+// stops issuing for good and says why: /readyz names the release and
+// firn_site_revoked{site} reads 1 (0 while the claim stood).
+func TestReleasedSiteServeStopsForGood(t *testing.T) {
+	c := testserver.Etcd(t, 1)
+	endpoints := strings.Join(c.Endpoints(), ",")
+	site := []string{"--site", "eu", "--site-fields", "datacenter=1", "--node-bits", "5,5", "--node-names", "datacenter,worker",
+		"--store", "etcd", "--endpoints", endpoints, "--namespace", "/eu-" + suffix() + "/",
+		"--ledger-store", "etcd", "--ledger-endpoints", endpoints, "--ledger-namespace", "/ledger-" + suffix() + "/"}
+	if out, errOut, code := runCLI(append([]string{"site", "claim", "--create-ledger"}, site...)...); code != 0 {
+		t.Fatalf("site claim: exit %d, %q, %q", code, out, errOut)
+	}
+	addr := testserver.Addr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, append([]string{"--http", addr, "--grpc", "off", "--lease-ttl", "2s"}, site...), io.Discard)
+	}()
+	base := "http://" + addr
+	waitReady(t, base, done)
+	const metric = `firn_site_revoked{site="eu"} `
+	if m := fetch(t, base+"/metrics"); !strings.Contains(m, metric+"0") {
+		t.Fatalf("/metrics of a site whose claim stands has no %s0", metric)
+	}
+	if out, errOut, code := runCLI(append([]string{"site", "release"}, site...)...); code != 0 {
+		t.Fatalf("site release: exit %d, %q, %q", code, out, errOut)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(fetch(t, base+"/metrics"), metric+"1"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("firn_site_revoked still not 1 30 s after the release")
+		}
+	}
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "released its value") || !strings.Contains(string(body), "stopped issuing for good") {
+		t.Fatalf("/readyz of a released site = %d %s; want 503 naming the release, for good", resp.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve of a released site returned %v at its stop", err)
 	}
 }

@@ -133,7 +133,7 @@ func parseTag(args []string) (*tagLine, error) {
 		return nil, usagef("want a subcommand: list, create, step, advance, next or reveal; run 'firn help tag'")
 	}
 	t := &tagLine{sub: args[0]}
-	if t.sub == "-h" || t.sub == "--help" || t.sub == "-help" {
+	if isHelp(t.sub) {
 		return nil, errHelp
 	}
 	count, ok := tagArgs[t.sub]

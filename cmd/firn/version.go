@@ -22,7 +22,7 @@ const noCommit = "no commit recorded: go build records one only in a git clone (
 
 func runVersion(args []string, stdout io.Writer) error {
 	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if isHelp(args[0]) {
 			return errHelp
 		}
 		return extraArg("version", args[0])

@@ -18,6 +18,7 @@ import (
 	"github.com/firn-id/firn/cmd/firn/internal/config"
 	"github.com/firn-id/firn/internal/testenv"
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/store"
 )
 
 func options(r config.Registry, sg config.Segments) backend.Options {
@@ -76,7 +77,7 @@ func TestBadSettingsMatchErrConfig(t *testing.T) {
 		{name: "mysql address unterminated", r: config.Registry{Store: "mysql", DSN: "root:s3cretpw@tcp(127.0.0.1:1/leaf"}, wantErr: "--dsn REDACTED: not a MySQL DSN"},
 		{name: "segment DSN", r: config.Registry{Store: "local", DataDir: dir}, sg: config.Segments{Store: "postgres", DSN: "postgres://u:s3cretpw@h:1:2/db"}, wantErr: "not a PostgreSQL DSN"},
 		{name: "a set store's DSN", r: config.Registry{Store: "local", DataDir: dir},
-			sg: config.Segments{Format: "set", Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u:s3cretpw@tcp(h:2/b"}}}, wantErr: "segments.stores[1]: --dsn REDACTED: not a MySQL DSN"},
+			sg: config.Segments{Format: "set", Stores: []config.SegmentStore{{Store: "mysql", DSN: "u@tcp(h:1)/a"}, {Store: "mysql", DSN: "u:s3cretpw@tcp(h:2/b"}}}, wantErr: "segments.stores[1]: dsn REDACTED: not a MySQL DSN"},
 		{name: "node table", r: config.Registry{Store: "mysql", DSN: "u@tcp(h:3306)/db", Table: "Nodes"}, wantErr: `table name "Nodes"`},
 		{name: "segment table", r: config.Registry{Store: "postgres", DSN: "postgres://u@h:1/db"}, sg: config.Segments{Table: "leaf-alloc"}, wantErr: `--segment-table: sqlstore: table name "leaf-alloc"`},
 	}
@@ -351,5 +352,33 @@ func TestCheckReserves(t *testing.T) {
 	}
 	if err := options(config.Registry{Store: "zookeeper"}, config.Segments{}).CheckReserves(); err != nil {
 		t.Errorf("zookeeper: %v", err)
+	}
+}
+
+// TestLedgerDefaultNamespaceFitsEveryKind: an empty ledger.namespace
+// stands for a namespace each store that can hold a ledger accepts (etcd
+// refused "firn-ledger", which is no key prefix), spelled by the kind
+// as the registry's default is.
+func TestLedgerDefaultNamespaceFitsEveryKind(t *testing.T) {
+	dsns := map[string]string{"postgres": "postgres://u@h:5432/db", "mysql": "u@tcp(h:3306)/db"}
+	checked := 0
+	for _, k := range store.Kinds() {
+		if !k.Ledgers {
+			continue
+		}
+		g := config.Ledger{Store: k.Name}
+		if k.Database {
+			g.DSN = dsns[k.Name]
+		} else {
+			g.Endpoints = []string{"http://127.0.0.1:2379"}
+		}
+		s := g.Settings()
+		if err := store.Check(s); err != nil {
+			t.Errorf("ledger on %s with no namespace set (%q): %v", k.Name, s.Namespace, err)
+		}
+		checked++
+	}
+	if checked < 3 {
+		t.Fatalf("%d store kinds hold a ledger; want etcd, postgres and mysql", checked)
 	}
 }

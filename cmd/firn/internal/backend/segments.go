@@ -98,7 +98,7 @@ func (o Options) noSegments() string {
 // configured.
 func (o Options) database(kind, dsn, section string) store.Settings {
 	s := o.Settings()
-	return store.Settings{Store: kind, DSN: dsn, Section: section, DialTimeout: s.DialTimeout, Segments: s.Segments, Log: s.Log}
+	return store.Settings{Store: kind, DSN: dsn, Section: section, Flags: s.Flags, DialTimeout: s.DialTimeout, Segments: s.Segments, Log: s.Log}
 }
 
 // checkDatabase refuses, without I/O, what openDatabase would refuse

@@ -50,6 +50,9 @@ func (o Options) SiteRegistry(ctx context.Context, segments bool) (site.Registry
 	return reg, closeAll(c.Close, closeSegs), nil
 }
 
+// ledgerKinds names the stores that can hold a ledger.
+func ledgerKinds() string { return store.Names(func(k store.Kind) bool { return k.Ledgers }) }
+
 // OpenLedger opens the ledger g names, for layout and sites of count
 // nodes each, creating it when create is set; the function it returns
 // closes every connection it made.
@@ -57,10 +60,10 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, sp
 	s := g.Settings()
 	switch k, ok := store.Lookup(s.Store); {
 	case s.Store == "":
-		return nil, nil, configf("ledger.store", "name the ledger's store: %s (firn site keeps its claims there)", store.Names(func(k store.Kind) bool { return k.Ledgers }))
-	case ok && !k.Ledgers:
-		return nil, nil, configf("ledger.store", "%s cannot hold a ledger: want a store that keeps what it confirmed and a record firn can replace: %s",
-			k.Title, store.Names(func(k store.Kind) bool { return k.Ledgers }))
+		return nil, nil, configf(s.Field("store"), "name the ledger's store with %s: %s (firn site keeps its claims there)", s.Flag("store"), ledgerKinds())
+	case !ok || !k.Ledgers:
+		return nil, nil, configf(s.Field("store"), "%s %q: want a store that can hold a ledger, one that keeps what it confirmed and a record firn can replace: %s",
+			s.Flag("store"), s.Store, ledgerKinds())
 	}
 	if err := store.Check(s); err != nil {
 		return nil, nil, err

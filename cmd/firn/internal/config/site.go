@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -28,7 +29,7 @@ type Ledger struct {
 	Store     string   `yaml:"store" flag:"ledger-store" arg:"KIND" help:"firn site: the store of the ledger of site values: etcd, postgres or mysql (a store that keeps what it confirmed; never local)"`
 	Endpoints []string `yaml:"endpoints" flag:"ledger-endpoints" arg:"URLS" help:"firn site: the ledger's etcd client URLs"`
 	DSN       string   `yaml:"dsn" flag:"ledger-dsn" secret:"true" arg:"DSN" help:"firn site: the ledger's database, with the provisioning credentials; its password is redacted wherever firn shows it"`
-	Namespace string   `yaml:"namespace" flag:"ledger-namespace" arg:"NAME" help:"firn site: the ledger's namespace (default firn-ledger)"`
+	Namespace string   `yaml:"namespace" flag:"ledger-namespace" arg:"NAME" help:"firn site: the ledger's namespace (default firn-ledger, in etcd /firn/firn-ledger/)"`
 	Table     string   `yaml:"table" flag:"ledger-table" arg:"NAME" help:"firn site: SQL: the ledger's table (default firn_nodes)"`
 }
 
@@ -93,14 +94,16 @@ func SiteSpace(l snowflake.Layout, perm *opaque.Permutation, s nodeid.Site) node
 	return nodeid.SiteLayout(SpaceID(l, perm), s)
 }
 
+// LedgerName names the ledger's namespace when ledger.namespace is
+// empty, spelled as its store kind spells a namespace (store.Namespace):
+// firn-ledger in SQL, /firn/firn-ledger/ in etcd.
+const LedgerName = "firn-ledger"
+
 // Settings are the ledger's settings as the store table reads them, in
 // the section ledger.
 func (g Ledger) Settings() store.Settings {
-	ns := g.Namespace
-	if ns == "" {
-		ns = "firn-ledger"
-	}
-	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table, DialTimeout: DefaultDialTimeout}
+	ns := cmp.Or(g.Namespace, store.Namespace(g.Store, LedgerName))
+	return store.Settings{Store: g.Store, Section: "ledger", Endpoints: g.Endpoints, DSN: g.DSN, Namespace: ns, Table: g.Table, DialTimeout: DefaultDialTimeout, Flags: flagOf}
 }
 
 // SiteStores is the number of segment stores a site serves tags from:
