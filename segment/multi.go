@@ -53,6 +53,28 @@ type Reclasser interface {
 	Reclass(ctx context.Context, tag string, from TagInfo, delta, remainder, next int64) error
 }
 
+// CheckReclass returns ErrInvalid unless a Reclass of a row read as from
+// may write delta, remainder and next: a residue class (CheckResidue),
+// next of that class, in 0..MaxEnd, and at least from.Next. Stores call
+// it before they write. The last rule is uniqueness: IDs below from.Next
+// may have been issued under the old class, and some of them are of the
+// new one; from next on, none has been.
+func CheckReclass(from TagInfo, delta, remainder, next int64) error {
+	if err := CheckResidue(delta, remainder); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
+	}
+	if err := checkID("next ID", next); err != nil {
+		return err
+	}
+	if next%delta != remainder {
+		return fmt.Errorf("next ID %d is not %d mod %d, the class it starts: %w", next, remainder, delta, ErrInvalid)
+	}
+	if next < from.Next {
+		return fmt.Errorf("next ID %d is below the row's next ID %d: IDs under it may have been issued: %w", next, from.Next, ErrInvalid)
+	}
+	return nil
+}
+
 // Collider is a store whose table may take two different tags for one
 // row (MySQL's case- and trailing-space-insensitive collations: "Order"
 // is "order" there). Collides names the row a new tag would collide

@@ -280,3 +280,30 @@ func TestMultiOneStoreSilent(t *testing.T) {
 		}
 	})
 }
+
+func TestCheckReclass(t *testing.T) {
+	from := segment.TagInfo{Tag: "t", Next: 101, Delta: 1}
+	tests := []struct {
+		name                   string
+		delta, remainder, next int64
+		ok                     bool
+	}{
+		{"a class, next of it at from.Next", 4, 1, 101, true},
+		{"a class, next of it above from.Next", 4, 3, 203, true},
+		{"delta 0", 0, 0, 101, false},
+		{"delta past MaxDelta", segment.MaxDelta + 1, 1, 101, false},
+		{"remainder at delta", 4, 4, 104, false},
+		{"negative remainder", 4, -1, 103, false},
+		{"next outside the class", 4, 1, 102, false},
+		{"next below from.Next", 4, 1, 97, false},
+		{"next past MaxEnd", 1, 0, segment.MaxEnd + 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := segment.CheckReclass(from, tt.delta, tt.remainder, tt.next)
+			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, segment.ErrInvalid)) {
+				t.Fatalf("CheckReclass(delta %d, remainder %d, next %d) = %v; want ok %v, else ErrInvalid", tt.delta, tt.remainder, tt.next, err, tt.ok)
+			}
+		})
+	}
+}
