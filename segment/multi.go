@@ -58,8 +58,20 @@ type Reclasser interface {
 // next of that class, in 0..MaxEnd, and at least from.Next. Stores call
 // it before they write. The last rule is uniqueness: IDs below from.Next
 // may have been issued under the old class, and some of them are of the
-// new one; from next on, none has been.
+// new one; from next on, none has been. from must be a row as Tag reads
+// it, its next ID in 0..MaxEnd and of its class: a store that keeps the
+// last ID issued rather than the next (Tinyid's max_id) matches from.Next
+// exactly only then.
 func CheckReclass(from TagInfo, delta, remainder, next int64) error {
+	if err := CheckResidue(from.Delta, from.Remainder); err != nil {
+		return fmt.Errorf("the row read: %w: %w", err, ErrInvalid)
+	}
+	if err := checkID("the row's next ID", from.Next); err != nil {
+		return err
+	}
+	if from.Next%from.Delta != from.Remainder {
+		return fmt.Errorf("the row's next ID %d is not %d mod %d, the row's class: %w", from.Next, from.Remainder, from.Delta, ErrInvalid)
+	}
 	if err := CheckResidue(delta, remainder); err != nil {
 		return fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
