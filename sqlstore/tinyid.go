@@ -354,8 +354,9 @@ func (s *Tinyid) Advance(ctx context.Context, tag string, next int64) (int64, er
 //     above max_id of that class: with max_id = next-1 that is next, then
 //     next+delta, … IDs of the new class only, none below next.
 //
-// A segment a Tinyid server cut before the reclass ends at a max_id the
-// window held, below from.Next, so below next.
+// A segment a Tinyid server (or firn) cut before the reclass ends at or
+// below the max_id the window matched, under from.Next, so under next: it
+// may still be issued from memory after the reclass, and repeats nothing.
 func (s *Tinyid) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
 	if err := segment.CheckTag(tag, s.Limits()); err != nil {
 		return err
