@@ -52,6 +52,40 @@ type Reclasser interface {
 	Reclass(ctx context.Context, tag string, from TagInfo, delta, remainder, next int64) error
 }
 
+// CheckReclass returns ErrInvalid unless a Reclass of a row read as from
+// may write delta, remainder and next: a residue class (CheckResidue),
+// next of that class, in 0..MaxEnd, and at least from.Next. Stores call
+// it before they write. The last rule is uniqueness: IDs below from.Next
+// may have been issued under the old class, and some of them are of the
+// new one; from next on, none has been. from must be a row as Tag reads
+// it, its next ID in 0..MaxEnd and of its class: a store that keeps the
+// last ID issued rather than the next (Tinyid's max_id) matches from.Next
+// exactly only then.
+func CheckReclass(from TagInfo, delta, remainder, next int64) error {
+	if err := CheckResidue(from.Delta, from.Remainder); err != nil {
+		return fmt.Errorf("the row read: %w: %w", err, ErrInvalid)
+	}
+	if err := checkID("the row's next ID", from.Next); err != nil {
+		return err
+	}
+	if from.Next%from.Delta != from.Remainder {
+		return fmt.Errorf("the row's next ID %d is not %d mod %d, the row's class: %w", from.Next, from.Remainder, from.Delta, ErrInvalid)
+	}
+	if err := CheckResidue(delta, remainder); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalid)
+	}
+	if err := checkID("next ID", next); err != nil {
+		return err
+	}
+	if next%delta != remainder {
+		return fmt.Errorf("next ID %d is not %d mod %d, the class it starts: %w", next, remainder, delta, ErrInvalid)
+	}
+	if next < from.Next {
+		return fmt.Errorf("next ID %d is below the row's next ID %d: IDs under it may have been issued: %w", next, from.Next, ErrInvalid)
+	}
+	return nil
+}
+
 // Collider is a store whose table may take two different tags for one
 // row (MySQL's case- and trailing-space-insensitive collations: "Order"
 // is "order" there). Collides names the row a new tag would collide

@@ -112,6 +112,15 @@ func CheckStep(step int64) error {
 	return nil
 }
 
+// checkID returns ErrInvalid for an ID a store may not start a counter
+// at: outside 0..MaxEnd.
+func checkID(what string, id int64) error {
+	if id < 0 || id > MaxEnd {
+		return fmt.Errorf("%s %d: want 0 to %d: %w", what, id, int64(MaxEnd), ErrInvalid)
+	}
+	return nil
+}
+
 // CheckCreate checks everything CreateTag writes against the full tag rule
 // and the store's limits: the tag, a first ID in 0..MaxEnd, the step and
 // the description. Stores call it before they write, so no database
@@ -120,8 +129,8 @@ func CheckCreate(tag string, first, step int64, description string, l Limits) er
 	if err := CheckNewTag(tag, l); err != nil {
 		return err
 	}
-	if first < 0 || first > MaxEnd {
-		return fmt.Errorf("first ID %d: want 0 to %d: %w", first, int64(MaxEnd), ErrInvalid)
+	if err := checkID("first ID", first); err != nil {
+		return err
 	}
 	if err := CheckStep(step); err != nil {
 		return err

@@ -103,6 +103,12 @@ func (s *SetStore) CreateTagOpaque(ctx context.Context, tag string, first, step,
 	return s.t.CreateTagOpaque(ctx, tag, first, step, delta, remainder, description, permutation)
 }
 
+// Reclass implements segment.Reclasser as Tinyid.Reclass does. The row's
+// set name and size are left as they are.
+func (s *SetStore) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+	return s.t.Reclass(ctx, tag, from, delta, remainder, next)
+}
+
 // SetStep implements segment.Store, for a step of 1 to segment.StepLimit.
 func (s *SetStore) SetStep(ctx context.Context, tag string, step int64) error {
 	return s.t.SetStep(ctx, tag, step)

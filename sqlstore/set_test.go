@@ -11,7 +11,7 @@ import (
 // finds its optional methods by type assertion: one the wrapper forgot to
 // forward would be skipped without an error — the table's column limits,
 // a collation that takes "Order" for "order", a residue class or a
-// permutation recorded with a new row.
+// permutation recorded with a new row, a row moved to another class.
 func TestSetStoreKeepsTinyidsInterfaces(t *testing.T) {
 	var s any = &sqlstore.SetStore{}
 	for name, ok := range map[string]bool{
@@ -19,6 +19,7 @@ func TestSetStoreKeepsTinyidsInterfaces(t *testing.T) {
 		"segment.Collider":       is[segment.Collider](s),
 		"segment.ResidueCreator": is[segment.ResidueCreator](s),
 		"segment.OpaqueCreator":  is[segment.OpaqueCreator](s),
+		"segment.Reclasser":      is[segment.Reclasser](s),
 	} {
 		if !ok {
 			t.Errorf("*sqlstore.SetStore is not a %s, as *sqlstore.Tinyid is", name)

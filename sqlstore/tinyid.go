@@ -336,6 +336,57 @@ func (s *Tinyid) Advance(ctx context.Context, tag string, next int64) (int64, er
 	return t.Next, err
 }
 
+// Reclass implements segment.Reclasser in one UPDATE of the row, where
+// it still holds from's delta, remainder and next ID. The row keeps the
+// last ID issued (max_id), not the next: from's next ID is read from
+// every max_id in from.Next-from.Delta … from.Next-1 (firstAfter), so
+// the condition is that window, and the write sets max_id to next-1.
+//
+// Tinyid's servers read the row too (didi/tinyid at 49976d3):
+//   - TinyIdInfoDAOImpl.java:36-40 moves max_id only "where id=? and
+//     max_id=? and version=?", and DbSegmentIdServiceImpl.java:44-60
+//     reads the row again when it loses. Reclass adds one to version, so a
+//     server that read the row before it, even at the same max_id, cuts no
+//     segment of the old class from it after it.
+//   - DbSegmentIdServiceImpl.java:65-70 (convert) cuts the segment
+//     (max_id, max_id+step] of the delta and remainder of the same read,
+//     and SegmentId.java:30-57 (init, nextId) issues from the least ID
+//     above max_id of that class: with max_id = next-1 that is next, then
+//     next+delta, … IDs of the new class only, none below next.
+//
+// A segment a Tinyid server (or firn) cut before the reclass ends at or
+// below the max_id the window matched, under from.Next, so under next: it
+// may still be issued from memory after the reclass, and repeats nothing.
+func (s *Tinyid) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+	if err := segment.CheckTag(tag, s.Limits()); err != nil {
+		return err
+	}
+	if err := segment.CheckReclass(from, delta, remainder, next); err != nil {
+		return fmt.Errorf("reclass tag %q: %w", tag, err)
+	}
+	if err := s.ensureSchema(ctx); err != nil {
+		return err
+	}
+	cond, args := s.where(tag)
+	args = append(append([]any{delta, remainder, next - 1}, args...), from.Delta, from.Remainder, from.Next-from.Delta, from.Next-1)
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET delta = ?, remainder = ?, max_id = ?, update_time = now(), version = version + 1 WHERE "+cond+
+		" AND delta = ? AND remainder = ? AND max_id BETWEEN ? AND ?"), args...)
+	if err != nil {
+		return fmt.Errorf("reclass tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "UPDATE"))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("reclass tag %q: %w", tag, err)
+	} else if n == 1 {
+		return nil
+	}
+	r, err := s.read(ctx, tag)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("reclass tag %q: %w", tag, segment.Errorf(segment.ErrReclassed, ": the row holds %d mod %d from %d, not %d mod %d from %d",
+		r.remainder, r.delta, firstAfter(r.maxID, r.delta, r.remainder), from.Remainder, from.Delta, from.Next))
+}
+
 func (s *Tinyid) update(ctx context.Context, tag, set string, v int64) error {
 	if err := segment.CheckTag(tag, s.Limits()); err != nil {
 		return err

@@ -71,6 +71,91 @@ func TestTinyidContinues(t *testing.T) {
 	})
 }
 
+// tinyidRow is a row as Tinyid's queryByBizType reads it
+// (TinyIdInfoDAOImpl.java:24-33, didi/tinyid at 49976d3).
+type tinyidRow struct{ id, maxID, step, delta, remainder, version int64 }
+
+func tinyidRead(t *testing.T, db *sql.DB, table, tag string) tinyidRow {
+	t.Helper()
+	var r tinyidRow
+	if err := db.QueryRow("SELECT id, max_id, step, delta, remainder, version FROM "+table+" WHERE biz_type = '"+tag+"'").
+		Scan(&r.id, &r.maxID, &r.step, &r.delta, &r.remainder, &r.version); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// tinyidSegment takes a segment from a row read as r with Tinyid's
+// updateMaxId (TinyIdInfoDAOImpl.java:36-40) and returns the IDs Tinyid
+// issues from it (DbSegmentIdServiceImpl.java:65-70, SegmentId.java:30-65),
+// or ok false when the update moved no row and Tinyid would read again.
+func tinyidSegment(t *testing.T, b backend, db *sql.DB, table, tag string, r tinyidRow) (ids []int64, ok bool) {
+	t.Helper()
+	q := "UPDATE " + table + " SET max_id = ?, update_time = now(), version = version + 1 WHERE id = ? AND max_id = ? AND version = ? AND biz_type = ?"
+	if b.dialect == sqlstore.Postgres {
+		q = "UPDATE " + table + " SET max_id = $1, update_time = now(), version = version + 1 WHERE id = $2 AND max_id = $3 AND version = $4 AND biz_type = $5"
+	}
+	res, err := db.Exec(q,
+		r.maxID+r.step, r.id, r.maxID, r.version, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return nil, false
+	}
+	current, maxID := r.maxID, r.maxID+r.step
+	if current%r.delta != r.remainder { // init: up to the class, less one delta
+		for current%r.delta != r.remainder {
+			current++
+		}
+		current -= r.delta
+	}
+	for id := current + r.delta; id <= maxID; id += r.delta { // nextId
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
+// TestTinyidServerAfterReclass: a Tinyid server that read the row before
+// a Reclass cuts no segment from it after, even when the reclass kept
+// max_id, and the segment it cuts when it reads again holds IDs of the
+// new class only, from next.
+func TestTinyidServerAfterReclass(t *testing.T) {
+	forEach(t, func(t *testing.T, b backend, dsn string) {
+		db := openDB(t, b, dsn)
+		ctx := context.Background()
+		s, table := newTinyid(t, b, db)
+		if err := s.CreateTag(ctx, "t", 1, 100, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Reserve(ctx, "t", 100); err != nil {
+			t.Fatal(err)
+		}
+		stale := tinyidRead(t, db, table, "t")
+		from, err := s.Tag(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 101 is 1 mod 4: max_id stays 100, and only version tells the
+		// row read before from the row after.
+		if err := s.Reclass(ctx, "t", from, 4, 1, 101); err != nil {
+			t.Fatal(err)
+		}
+		if ids, ok := tinyidSegment(t, b, db, table, "t", stale); ok {
+			t.Fatalf("Tinyid cut a segment from the row it read before the reclass: %v", ids)
+		}
+		ids, ok := tinyidSegment(t, b, db, table, "t", tinyidRead(t, db, table, "t"))
+		if !ok || len(ids) == 0 || ids[0] != 101 {
+			t.Fatalf("Tinyid's segment after the reclass: %v, %v; want 101, 105, …", ids, ok)
+		}
+		for _, id := range ids {
+			if id%4 != 1 || id < 101 {
+				t.Fatalf("Tinyid issues %d after the reclass to 1 mod 4 from 101", id)
+			}
+		}
+	})
+}
+
 // TestTinyidOddEvenAcrossDatabases serves one tag from two databases,
 // PostgreSQL with the even IDs and MariaDB with the odd ones, cuts one off,
 // then the other: the allocator keeps serving and no ID repeats.

@@ -226,6 +226,31 @@ func (s *MemStore) Advance(ctx context.Context, tag string, next int64) (int64, 
 	return t.Next, nil
 }
 
+// Reclass implements segment.Reclasser: the row moves to delta,
+// remainder and next only while it holds from's delta, remainder and
+// next ID, all under the store's mutex, so no Reserve falls between the
+// check and the write.
+func (s *MemStore) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+	if err := s.enter(ctx, tag); err != nil {
+		return err
+	}
+	if err := segment.CheckReclass(from, delta, remainder, next); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tags[tag]
+	switch {
+	case t == nil:
+		return segment.ErrUnknownTag
+	case t.Delta != from.Delta || t.Remainder != from.Remainder || t.Next != from.Next:
+		return segment.Errorf(segment.ErrReclassed, ": the row holds %d mod %d from %d, not %d mod %d from %d",
+			t.Remainder, t.Delta, t.Next, from.Remainder, from.Delta, from.Next)
+	}
+	t.Delta, t.Remainder, t.Next, t.Updated = delta, remainder, next, time.Now()
+	return nil
+}
+
 // PutRow writes a tag's row as it is, past every check, as a row written
 // by Leaf, Tinyid or an operator may be.
 func (s *MemStore) PutRow(info segment.TagInfo) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,7 +23,8 @@ type Options struct {
 
 // RunStoreTests runs the conformance suite. newStore returns an empty
 // store of its own (a table, a key prefix, a file); the suite calls it once
-// per subtest.
+// per subtest. The cases of an optional interface (segment.Reclasser) are
+// skipped, with a message, for a store that does not implement it.
 func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts ...Options) {
 	var opt Options
 	if len(opts) > 0 {
@@ -249,6 +251,103 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 				t.Fatalf("CreateTag with a %d-byte record = %v; want ErrInvalid", len(segment.Recorded(long)), err)
 			}
 		}},
+		{"a reclass moves the class, and the next range is of it from next", func(t *testing.T, s segment.Store) {
+			rc := reclasser(t, s)
+			create(t, s, "t", 1, 10, "")
+			reserve(t, s, "t", 10)
+			from := tag(t, s, "t")
+			// 11 is 3 mod 4: the row keeps its counter and changes class only.
+			if err := rc.Reclass(ctx(t), "t", from, 4, 3, from.Next); err != nil {
+				t.Fatalf("Reclass(%+v, 3 mod 4 from %d): %v", from, from.Next, err)
+			}
+			if info := tag(t, s, "t"); info.Delta != 4 || info.Remainder != 3 || info.Next != from.Next {
+				t.Fatalf("after the reclass: %+v; want 3 mod 4 from %d", info, from.Next)
+			}
+			if r := reserve(t, s, "t", 40); r.Start != from.Next || r.Delta != 4 || r.Check() != nil {
+				t.Fatalf("range %+v after the reclass; want 3 mod 4 from %d", r, from.Next)
+			}
+			from = tag(t, s, "t")
+			next := from.Next + 1000 + (5-(from.Next+1000)%8+8)%8
+			if err := rc.Reclass(ctx(t), "t", from, 8, 5, next); err != nil {
+				t.Fatalf("Reclass(%+v, 5 mod 8 from %d): %v", from, next, err)
+			}
+			if r := reserve(t, s, "t", 40); r.Start != next || r.Delta != 8 || r.Check() != nil {
+				t.Fatalf("range %+v after the second reclass; want 5 mod 8 from %d", r, next)
+			}
+			if info := tag(t, s, "t"); info.Delta != 8 || info.Remainder != 5 || info.Next < next+40 || info.Next%8 != 5 {
+				t.Fatalf("after a range of the new class: %+v; want 5 mod 8, past %d", info, next+40)
+			}
+		}},
+		{"a reclass from a row that changed writes nothing", func(t *testing.T, s segment.Store) {
+			rc := reclasser(t, s)
+			create(t, s, "t", 1, 10, "")
+			stale := tag(t, s, "t")
+			reserve(t, s, "t", 10)
+			before := tag(t, s, "t")
+			if err := rc.Reclass(ctx(t), "t", stale, 4, 3, 103); !errors.Is(err, segment.ErrReclassed) {
+				t.Fatalf("Reclass from the row before a Reserve: %v; want ErrReclassed", err)
+			}
+			other := before
+			other.Delta, other.Remainder = 2, 1
+			if err := rc.Reclass(ctx(t), "t", other, 4, 3, 103); !errors.Is(err, segment.ErrReclassed) {
+				t.Fatalf("Reclass from another class: %v; want ErrReclassed", err)
+			}
+			if info := tag(t, s, "t"); info.Delta != before.Delta || info.Remainder != before.Remainder || info.Next != before.Next {
+				t.Fatalf("after refused reclasses: %+v; want the row as it was, %+v", info, before)
+			}
+			if err := rc.Reclass(ctx(t), "t", before, 4, 3, before.Next); err != nil {
+				t.Fatalf("Reclass from the row as it is: %v", err)
+			}
+			// The row moved to another class at the same counter: the
+			// row read before is stale, though its next ID is the same.
+			if err := rc.Reclass(ctx(t), "t", before, 2, 1, 103); !errors.Is(err, segment.ErrReclassed) {
+				t.Fatalf("a second Reclass from the same row: %v; want ErrReclassed", err)
+			}
+			if info := tag(t, s, "t"); info.Delta != 4 || info.Remainder != 3 || info.Next != before.Next {
+				t.Fatalf("after the refused second reclass: %+v; want 3 mod 4 from %d", info, before.Next)
+			}
+		}},
+		{"a reclass of an unknown tag", func(t *testing.T, s segment.Store) {
+			rc := reclasser(t, s)
+			create(t, s, "t", 1, 10, "")
+			if err := rc.Reclass(ctx(t), "nope", segment.TagInfo{Tag: "nope", Next: 1, Delta: 1}, 4, 1, 1); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("Reclass(nope): %v; want ErrUnknownTag", err)
+			}
+			if _, err := s.Tag(ctx(t), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
+				t.Fatalf("after Reclass(nope), Tag(nope) = %v; want ErrUnknownTag: nothing created", err)
+			}
+		}},
+		{"a reclass refuses what is no class, or would go back, and writes nothing", func(t *testing.T, s segment.Store) {
+			rc := reclasser(t, s)
+			create(t, s, "t", 1, 10, "")
+			reserve(t, s, "t", 100) // next ID 101
+			from := tag(t, s, "t")
+			for _, c := range []struct {
+				name                   string
+				delta, remainder, next int64
+			}{
+				{"delta 0", 0, 0, 101},
+				{"delta past MaxDelta", segment.MaxDelta + 1, 101, 101},
+				{"a remainder of delta", 4, 4, 104},
+				{"a negative remainder", 4, -1, 103},
+				{"next outside the class", 4, 1, 102},
+				{"next below the row's next ID", 4, 1, 97},
+				{"next past MaxEnd", 1, 0, segment.MaxEnd + 1},
+			} {
+				if err := rc.Reclass(ctx(t), "t", from, c.delta, c.remainder, c.next); !errors.Is(err, segment.ErrInvalid) {
+					t.Errorf("%s: Reclass(%d mod %d from %d) = %v; want ErrInvalid", c.name, c.remainder, c.delta, c.next, err)
+				}
+			}
+			if err := rc.Reclass(ctx(t), "\xff", from, 4, 1, 101); !errors.Is(err, segment.ErrInvalid) {
+				t.Errorf("Reclass of a tag no row can be: %v; want ErrInvalid", err)
+			}
+			if info := tag(t, s, "t"); info.Delta != from.Delta || info.Remainder != from.Remainder || info.Next != from.Next {
+				t.Fatalf("after refused reclasses: %+v; want the row as it was, %+v", info, from)
+			}
+		}},
+		{"reserves racing a reclass never repeat an ID, and those after it are of the new class", func(t *testing.T, s segment.Store) {
+			raceReclass(t, reclasser(t, s), s)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
@@ -270,6 +369,119 @@ func reserve(t *testing.T, s segment.Store, tag string, step int64) segment.Rang
 		t.Fatalf("Reserve(%s, %d): %v", tag, step, err)
 	}
 	return r
+}
+
+func tag(t *testing.T, s segment.Store, tag string) segment.TagInfo {
+	t.Helper()
+	info, err := s.Tag(ctx(t), tag)
+	if err != nil {
+		t.Fatalf("Tag(%s): %v", tag, err)
+	}
+	return info
+}
+
+// reclasser returns s as a segment.Reclasser, or skips the test.
+func reclasser(t *testing.T, s segment.Store) segment.Reclasser {
+	t.Helper()
+	rc, ok := s.(segment.Reclasser)
+	if !ok {
+		t.Skipf("%T is not a segment.Reclasser", s)
+	}
+	return rc
+}
+
+// raceReclass moves a tag from one store's IDs to 3 mod 4 while
+// goroutines reserve ranges of it, retrying the reclass on
+// ErrReclassed, and checks that no ID is in two ranges, that the ranges
+// of the old class end below the reclass's next ID, and that every range
+// reserved after the reclass returned is of the new class from next on.
+func raceReclass(t *testing.T, rc segment.Reclasser, s segment.Store) {
+	create(t, s, "t", 1, 10, "")
+	type reserved struct {
+		r     segment.Range
+		after bool // reserved after the reclass returned
+	}
+	var (
+		mu    sync.Mutex
+		got   []reserved
+		wg    sync.WaitGroup
+		done  = make(chan struct{})
+		count atomic.Int64
+	)
+	c := ctx(t)
+	for range 4 {
+		wg.Go(func() {
+			for more := 10; more > 0 && c.Err() == nil; {
+				after := false
+				select {
+				case <-done:
+					after = true
+					more--
+				default:
+				}
+				r, err := s.Reserve(c, "t", 10)
+				if err != nil {
+					t.Errorf("Reserve: %v", err)
+					return
+				}
+				count.Add(1)
+				mu.Lock()
+				got = append(got, reserved{r, after})
+				mu.Unlock()
+			}
+		})
+	}
+	for count.Load() < 20 && c.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	var next int64
+	for tries := 0; ; tries++ {
+		from, err := s.Tag(c, "t")
+		if err != nil {
+			close(done)
+			wg.Wait()
+			t.Fatalf("Tag: %v", err)
+		}
+		next = from.Next + 40 + (3-(from.Next+40)%4+4)%4
+		err = rc.Reclass(c, "t", from, 4, 3, next)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, segment.ErrReclassed) || tries == 10_000 {
+			close(done)
+			wg.Wait()
+			t.Fatalf("Reclass after %d tries: %v", tries, err)
+		}
+	}
+	close(done)
+	wg.Wait()
+	seen := map[int64]segment.Range{}
+	newClass := 0
+	for _, g := range got {
+		r := g.r
+		if err := r.Check(); err != nil {
+			t.Fatalf("range %+v: %v", r, err)
+		}
+		switch {
+		case r.Delta == 4 && (r.Start < next || r.Start%4 != 3):
+			t.Errorf("range %+v of the new class: want 3 mod 4 from %d", r, next)
+		case r.Delta == 4:
+			newClass++
+		case g.after:
+			t.Errorf("range %+v reserved after the reclass returned: want 3 mod 4 from %d", r, next)
+		case r.End > next:
+			t.Errorf("range %+v of the old class reaches the reclass's next ID %d", r, next)
+		}
+		for id := r.Start; id < r.End; id += r.Delta {
+			if o, dup := seen[id]; dup {
+				t.Fatalf("ID %d in ranges %+v and %+v", id, o, r)
+			}
+			seen[id] = r
+		}
+	}
+	if newClass < 4*10 {
+		t.Fatalf("%d ranges of the new class; want the 40 reserved after the reclass, at least", newClass)
+	}
 }
 
 func ctx(t *testing.T) context.Context {
