@@ -170,9 +170,9 @@ func (m *Multi) fitsSet(tag string, i int, info TagInfo) error {
 	if info.SetSize == 0 {
 		return nil
 	}
-	if info.SetSize != int64(len(m.stores)) {
+	if info.SetSize != m.delta { // the rows' delta: the number of stores, or of every site's
 		return &ResidueError{Tag: tag, Store: i, Delta: info.Delta, Remainder: info.Remainder,
-			Reason: fmt.Sprintf("belongs to set %q of %d stores, but %d are configured", info.Set, info.SetSize, len(m.stores))}
+			Reason: fmt.Sprintf("belongs to set %q of %d classes, but the configured stores make %d", info.Set, info.SetSize, m.delta)}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -146,7 +146,7 @@ func TestSiteSegments(t *testing.T) {
 			}
 		}
 	}
-	if got := draw(t, mA, "empty", "eu", 1, seen); got[0]%delta != 1 || got[0] < recA.Segments {
+	if got := draw(t, mA, "empty", "eu", 1, map[int64]string{}); got[0]%delta != 1 || got[0] < recA.Segments {
 		t.Fatalf("eu's \"empty\", a tag with no ID issued before sites, issued %d: want 1 mod 4 at or above the floor %d", got[0], recA.Segments)
 	}
 

@@ -368,8 +368,12 @@ func (s *Tinyid) Reclass(ctx context.Context, tag string, from segment.TagInfo, 
 		return err
 	}
 	cond, args := s.where(tag)
-	args = append(append([]any{delta, remainder, next - 1}, args...), from.Delta, from.Remainder, from.Next-from.Delta, from.Next-1)
-	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET delta = ?, remainder = ?, max_id = ?, update_time = now(), version = version + 1 WHERE "+cond+
+	set, vals := "delta = ?, remainder = ?, max_id = ?", []any{delta, remainder, next - 1}
+	if s.own { // firn's own rows record their class's delta as the set's size
+		set, vals = set+", set_size = ?", append(vals, delta)
+	}
+	args = append(append(vals, args...), from.Delta, from.Remainder, from.Next-from.Delta, from.Next-1)
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE {t} SET "+set+", update_time = now(), version = version + 1 WHERE "+cond+
 		" AND delta = ? AND remainder = ? AND max_id BETWEEN ? AND ?"), args...)
 	if err != nil {
 		return fmt.Errorf("reclass tag %q: %w", tag, s.c.wrap(ctx, err, s.opt.Table, "UPDATE"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -150,9 +151,6 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return stoppedOr(ctx, err)
 	}
-	if stores.Off != "" { // the site record says so
-		o.segmentsOff = stores.Off
-	}
 	defer func() { err = errors.Join(err, stores.Close()) }()
 	tokens, err := startTinyidTokens(ctx, stores.Tokens, o.cfg.Segments, log)
 	if err != nil {
@@ -216,6 +214,7 @@ func openStores(ctx context.Context, o *serveOptions, log *slog.Logger, storeDow
 		return nil, nil, err
 	}
 	storeDown.Store(nil)
+	o.segmentsOff = cmp.Or(o.segmentsOff, stores.Off) // a site's record may say so
 	warnExposed(ctx, stores.Nodes, o.stores.Registry.DialTimeout, log)
 	nodes, err := recordNodes(stores.Nodes)
 	if err != nil {

@@ -69,8 +69,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	}
 	fs := flag.NewFlagSet("site", flag.ContinueOnError)
 	bindConfig(fs, cfg, siteUses...)
-	destroyed, standby := fs.Bool("site-destroyed", false, ""), fs.Bool("standby", false, "")
-	create := fs.Bool("create-ledger", false, "")
+	destroyed, standby, create := fs.Bool("site-destroyed", false, ""), fs.Bool("standby", false, ""), fs.Bool("create-ledger", false, "")
 	rest, err := parseFlags(fs, args[1:])
 	if err != nil {
 		return err
@@ -78,15 +77,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	if len(rest) > 0 {
 		return extraArg("site", rest[0])
 	}
-	l, err := cfg.Layout.Snowflake()
-	if err != nil {
-		return err
-	}
-	perm, err := cfg.Opaque.Permutation(l)
-	if err != nil {
-		return err
-	}
-	s, err := cfg.Site.Nodes(l)
+	s, space, err := cfg.SiteSpace()
 	if err != nil {
 		return err
 	}
@@ -95,7 +86,6 @@ func runSite(args []string, stdout io.Writer) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	space := config.SpaceID(l, perm)
 	ledger, closeLedger, err := backend.OpenLedger(ctx, cfg.Ledger, space, site.Spec{Count: s.Count, Stores: cfg.Segments.SiteStores()}, *create && args[0] == "claim")
 	if err != nil {
 		return err
@@ -115,9 +105,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 		_, err := fmt.Fprintf(stdout, "%s claimed as a standby in ledger %s, on no registry: firn site promote moves the site onto it\n", s, ledger.ID())
 		return err
 	}
-	sf := storeOf(cfg)
-	sf.Site = s
-	reg, closeReg, err := sf.SiteRegistry(ctx, args[0] != "release")
+	reg, closeReg, err := storeOf(cfg).SiteRegistry(ctx, s, args[0] != "release")
 	if err != nil {
 		return err
 	}
@@ -139,10 +127,7 @@ func runSite(args []string, stdout io.Writer) (err error) {
 
 // claimed reports a claim or a promotion.
 func claimed(stdout io.Writer, s nodeid.Site, ledger, where string, res site.Result) error {
-	verb := "claimed"
-	if res.Already {
-		verb = "already claimed"
-	}
+	verb := map[bool]string{false: "claimed", true: "already claimed"}[res.Already]
 	_, err := fmt.Fprintf(stdout, "%s %s in ledger %s: nodes %d to %d of %s, registry %s (identity %q)\n",
 		s, verb, ledger, s.First, s.First+s.Count-1, where, res.Record.Registry, res.Record.Native)
 	for v, f := range res.History {

@@ -216,7 +216,7 @@ func TestSiteTags(t *testing.T) {
 	if out, errOut, code = runCLI(cmd([]string{"site", "claim"}, usSite, us, ledger)...); code != 0 {
 		t.Fatalf("site claim us: exit %d, %q, %q", code, out, errOut)
 	}
-	if out, errOut, code = runCLI(cmd([]string{"tag", "create", "orders", "--step", "10"}, usSite, us)...); code != 0 {
+	if out, errOut, code = runCLI(cmd([]string{"tag", "create", "orders", "--step", "100"}, usSite, us)...); code != 0 {
 		t.Fatalf("tag create in site us: exit %d, %q, %q", code, out, errOut)
 	}
 	seen := map[int64]bool{}

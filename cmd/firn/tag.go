@@ -47,9 +47,7 @@ Each subcommand takes its own flags: the store flags (or --server) for all
 but reveal, the opaque flags below for create, next and reveal. A flag of
 another subcommand is refused, naming the subcommands it applies to.
 
-In a site (--site, --site-fields), the layout flags place the site's value,
-which gives its tags' residue classes: give the site's layout, as to firn
-serve (docs/segments.md, "Several sites").
+In a site, the layout flags place its value (docs/segments.md, "Several sites").
 
 ` + configFlagUsage + storeFlagsUsage + "\n" + remoteFlagsUsage + "\n" + opaqueTagFlagsUsage + "\n" + layoutHelp()
 
@@ -65,8 +63,6 @@ var tagArgs = map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "n
 func tagUses(sub string) []string {
 	var uses []string
 	if sub != "reveal" {
-		// The layout places a site's value (site.fields), which gives
-		// its segment classes.
 		uses = append(uses, append([]string{"layout"}, storeUses...)...)
 	}
 	if sub == "create" || sub == "next" || sub == "reveal" {

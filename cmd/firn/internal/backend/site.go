@@ -17,12 +17,13 @@ import (
 // siteKinds names the stores that can be a site's registry or a ledger.
 func siteKinds() string { return store.Names(func(k store.Kind) bool { return k.Sites }) }
 
-// SiteRegistry opens the registry's node store as a site's registry,
+// SiteRegistry opens the registry's node store as site s's registry,
 // refusing a store kind that keeps no namespace record firn can replace;
 // with segments, and segments on under the site's rules (SegmentsOff),
 // the site's segment stores too, in the configuration's order, which a
 // claim takes into the site's residue classes.
-func (o Options) SiteRegistry(ctx context.Context, segments bool) (site.Registry, func() error, error) {
+func (o Options) SiteRegistry(ctx context.Context, s nodeid.Site, segments bool) (site.Registry, func() error, error) {
+	o.Site = s
 	if k, ok := o.Kind(); ok && !k.Sites {
 		return site.Registry{}, nil, configf("registry.store", "%s cannot be a site's registry: it keeps no site record; use --store %s", o.Describe(), siteKinds())
 	}

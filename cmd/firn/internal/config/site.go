@@ -88,6 +88,22 @@ func (c *Config) SiteNodes() (nodeid.Site, error) {
 	return c.Site.Nodes(l)
 }
 
+// SiteSpace is the process's site in the configured layout, and the ID
+// space it presents to its registry (SpaceID: the layout, opaque or
+// plain), for firn site.
+func (c *Config) SiteSpace() (nodeid.Site, nodeid.LayoutID, error) {
+	l, err := c.Layout.Snowflake()
+	if err != nil {
+		return nodeid.Site{}, nodeid.LayoutID{}, err
+	}
+	perm, err := c.Opaque.Permutation(l)
+	if err != nil {
+		return nodeid.Site{}, nodeid.LayoutID{}, err
+	}
+	s, err := c.Site.Nodes(l)
+	return s, SpaceID(l, perm), err
+}
+
 // SiteSpace is the ID space a process of site s presents to its
 // registry: SpaceID's, bound to the site (nodeid.SiteLayout).
 func SiteSpace(l snowflake.Layout, perm *opaque.Permutation, s nodeid.Site) nodeid.LayoutID {
