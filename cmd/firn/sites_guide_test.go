@@ -18,7 +18,7 @@ const guideSites = "Several sites"
 // sitesNotRun lists the section's blocks this test cannot run, by a
 // command each holds, and why. Every entry must still be in a block.
 var sitesNotRun = map[string]string{
-	"firn site promote": "needs a promoted replica of a registry, which carries the original's identity: one machine has none",
+	"firn site promote":           "needs a promoted replica of a registry, which carries the original's identity: one machine has none",
 	"firn site release --standby": "releases the standby of the promotion's block, which is not run (TestSiteStandbyRelease runs the command)",
 }
 
