@@ -121,6 +121,7 @@ func segmentUses(table func(Tables) string, col string) []use {
 	return []use{
 		{table, "SELECT", "SELECT max_id, step, delta, remainder, version, … FROM {t} WHERE " + col + " = ?", sel, "firn serve", true},
 		{table, "UPDATE", "UPDATE {t} SET max_id = ?, update_time = now(), version = version + 1 WHERE " + col + " = ? AND max_id = ? AND version = ?", selUpd, "firn serve", true},
+		{table, "UPDATE", "UPDATE {t} SET delta = ?, remainder = ?, max_id = ?, … WHERE " + col + " = ? AND delta = ? AND remainder = ? AND max_id BETWEEN ? AND ? (a tag's row moved into a site's class)", selUpd, "firn site claim", false},
 		{table, "INSERT", "INSERT INTO {t} (" + col + ", begin_id, max_id, step, …)", ins, "firn tag create", false},
 		{table, "CREATE TABLE", "CREATE TABLE IF NOT EXISTS {t}", create, "the first use, while the table does not exist", false},
 	}

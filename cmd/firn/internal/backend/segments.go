@@ -8,6 +8,7 @@ import (
 
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/sqlstore"
 	"github.com/firn-id/firn/store"
 )
 
@@ -54,11 +55,16 @@ func (o Options) checkNoSite(ctx context.Context, nodes nodeid.Store) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
 	defer cancel()
-	err := nodeid.CheckNoSite(rctx, nodes)
-	if err != nil && !errors.Is(err, nodeid.ErrLayoutMismatch) {
+	switch err := nodeid.CheckNoSite(rctx, nodes); {
+	case errors.Is(err, sqlstore.ErrDenied):
+		// An account for segments alone, which may not read the node
+		// tables (firn schema --mode tinyid or set), has no site to read.
+		return nil
+	case err != nil && !errors.Is(err, nodeid.ErrLayoutMismatch):
 		return &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
+	default:
+		return err
 	}
-	return err
 }
 
 // siteSegments returns the site's segment stores, list, as one store
@@ -70,7 +76,7 @@ func (o Options) siteSegments(ctx context.Context, nodes nodeid.Store, list []se
 	defer cancel()
 	rec, err := nodeid.CheckSite(rctx, nodes, o.Space, o.Site)
 	switch {
-	case errors.Is(err, nodeid.ErrSite), errors.Is(err, nodeid.ErrLayoutMismatch):
+	case errors.Is(err, nodeid.ErrSite), errors.Is(err, nodeid.ErrLayoutMismatch), errors.Is(err, sqlstore.ErrDenied):
 		return nil, "", err
 	case err != nil: // an outage, which a server waits out
 		return nil, "", &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
