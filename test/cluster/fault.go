@@ -253,12 +253,7 @@ func (f *Faults) Rolling() Result {
 func (f *Faults) Clock(i int, d time.Duration) Result {
 	p := f.holder(i)
 	r, live, _ := f.begin("clock+"+d.String(), p)
-	var spare *Proc
-	for _, q := range f.c.all() {
-		if q != p && q.Node() < 0 {
-			spare = q
-		}
-	}
+	spare := f.waiting(p)
 	p.SetClock(d)
 	r.Err = errors.Join(p.Stop(15*time.Second), stop(spare), p.Start(), p.WaitReady(3*f.c.cfg.TTL+5*time.Second))
 	if spare != nil {
@@ -266,6 +261,17 @@ func (f *Faults) Clock(i int, d time.Duration) Result {
 	}
 	f.end(&r, live)
 	return r
+}
+
+// waiting is a process other than p that holds no node, or nil.
+func (f *Faults) waiting(p *Proc) *Proc {
+	var w *Proc
+	for _, q := range f.c.all() {
+		if q != p && q.Node() < 0 {
+			w = q
+		}
+	}
+	return w
 }
 
 func stop(p *Proc) error {
