@@ -80,11 +80,17 @@ func (f *Faults) begin(name string, p *Proc) (Result, map[string]bool, time.Time
 	life, _ := p.Life()
 	delete(live, life)
 	// A life that has ended (a hand-over just stopped it) is no
-	// survivor: its silence is not a pause.
+	// survivor: its silence is not a pause. Nor is one that holds no
+	// node: it waits for one. In the long sites run a holder paused by
+	// sigstop-after-hwm logged its lease lost at SIGCONT, yet answered
+	// IDs of its old node (below the new holder's, as fencing wants) for
+	// one more second, the last 9 ms before the partition began; its wait
+	// for a node after that was counted as a survivor's pause of 2.2 s.
+	// That wait is the last fault's, not this one's.
 	current := map[string]bool{}
 	for _, q := range f.c.all() {
 		name, _ := q.Life()
-		current[name] = true
+		current[name] = q.Node() >= 0
 	}
 	maps.DeleteFunc(live, func(l string, _ bool) bool { return !current[l] })
 	r := Result{Fault: name, Target: p.Name, Node: p.Node(), phase: phaseOf(name, p)}
