@@ -26,7 +26,7 @@ func recordNodes(s nodeid.Store) (nodeid.Store, error) {
 		return nil, fmt.Errorf("FIRN_TEST_STORE_LOG: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "firn: TEST BUILD: every node-store operation is recorded to %s; never run this binary in production\n", path)
-	return storelog.New(s, f, func(err error) {
+	return storelog.Wrap(s, f, func(err error) {
 		fmt.Fprintf(os.Stderr, "firn: TEST BUILD: write the store log %s: %v\n", path, err)
 		os.Exit(1)
 	}), nil

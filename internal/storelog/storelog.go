@@ -90,6 +90,41 @@ func New(s nodeid.Store, w io.Writer, failed func(error)) *Recorder {
 	return &Recorder{store: s, w: w, failed: failed}
 }
 
+// Wrap returns New's Recorder of s, which is also a nodeid.Recorder when
+// s is one: a site's registry keeps the namespace's site record, and a
+// process of a site claims nothing, and re-reads nothing from its
+// ledger, through a store that does not show it. The record's
+// operations pass through unrecorded: the linearizability check models
+// the node operations, and no process the harness runs changes the
+// record (firn site claim writes it, before any starts).
+func Wrap(s nodeid.Store, w io.Writer, failed func(error)) nodeid.Store {
+	r := New(s, w, failed)
+	if rs, ok := s.(nodeid.Recorder); ok {
+		return &recorded{Recorder: r, rec: rs}
+	}
+	return r
+}
+
+// recorded is a Recorder of a store that keeps a namespace record.
+type recorded struct {
+	*Recorder
+	rec nodeid.Recorder
+}
+
+// Record implements nodeid.Recorder, unrecorded.
+func (r *recorded) Record(ctx context.Context) (nodeid.LayoutID, error) { return r.rec.Record(ctx) }
+
+// Rerecord implements nodeid.Recorder, unrecorded.
+func (r *recorded) Rerecord(ctx context.Context, old, new nodeid.LayoutID) error {
+	return r.rec.Rerecord(ctx, old, new)
+}
+
+// HWMs implements nodeid.Recorder, unrecorded.
+func (r *recorded) HWMs(ctx context.Context) (map[uint64]int64, error) { return r.rec.HWMs(ctx) }
+
+// Identity implements nodeid.Recorder, unrecorded.
+func (r *recorded) Identity(ctx context.Context) (string, error) { return r.rec.Identity(ctx) }
+
 // Claim implements nodeid.Store.
 func (r *Recorder) Claim(ctx context.Context, req nodeid.ClaimRequest) (nodeid.Claim, error) {
 	seq := r.call(Call{Kind: KindClaim, Node: req.Node, AnyNode: req.AnyNode, Fingerprint: req.Layout.Fingerprint})

@@ -15,6 +15,27 @@ import (
 
 var layout = nodeid.LayoutID{Fingerprint: "fp", Description: "test"}
 
+// TestWrapKeepsTheRecord: wrapping a store that keeps a namespace
+// record (a site's registry) keeps it one, its record read through.
+func TestWrapKeepsTheRecord(t *testing.T) {
+	ctx := context.Background()
+	mem := nodeidtest.NewMemStore()
+	if _, err := mem.Claim(ctx, nodeid.ClaimRequest{AnyNode: true, Pool: 4, Layout: layout, TTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	rs, ok := storelog.Wrap(mem, &log, func(err error) { t.Errorf("write the log: %v", err) }).(nodeid.Recorder)
+	if !ok {
+		t.Fatal("the wrapped MemStore is no nodeid.Recorder: a site's process could not claim through it")
+	}
+	if rec, err := rs.Record(ctx); err != nil || rec != layout {
+		t.Fatalf("Record = %+v, %v; want %+v", rec, err, layout)
+	}
+	if log.Len() != 0 {
+		t.Fatalf("a record read was logged: %q", log.String())
+	}
+}
+
 // TestRecordsEachOperation records one of each operation, a refusal and
 // an error with no answer, and reads them back with their outcomes.
 func TestRecordsEachOperation(t *testing.T) {

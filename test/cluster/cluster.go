@@ -20,9 +20,9 @@ import (
 // Config sizes a cluster. The zero value is three serving processes and a
 // spare on three usable nodes, a 2 s lease TTL and batches of 1000.
 type Config struct {
-	// Procs is how many firn serve processes run. Default 4 less
-	// Embedded: one more process than the usable nodes, so one always
-	// waits to take over a freed node.
+	// Procs is how many firn serve processes run. Default one more
+	// process than the usable nodes (3, a site's 2), less Embedded, so
+	// one always waits to take over a freed node.
 	Procs int
 	// Embedded is how many processes embed firn through package ids
 	// (cmd/embedded) beside the firn serve ones, on the same namespace,
@@ -52,6 +52,9 @@ type Config struct {
 	Store string
 	// Bins are the firn binaries to run; Start builds them when unset.
 	Bins Bins
+	// Site makes the cluster one site of several (see Site); nil: none.
+	// The embedding program takes no site setting: Embedded must be 0.
+	Site *Site
 }
 
 // Bins are a production build of cmd/firn, one with the clock hook, and
@@ -76,7 +79,7 @@ const SegmentTag = "chaos"
 
 func (c Config) withDefaults() Config {
 	if c.Procs == 0 {
-		c.Procs = max(usableNodes+1-c.Embedded, 1)
+		c.Procs = max(c.usable()+1-c.Embedded, 1)
 	}
 	if c.TTL == 0 {
 		c.TTL = 2 * time.Second
@@ -95,16 +98,42 @@ func (c Config) withDefaults() Config {
 
 // The layout every process serves: four node slots, node 3 reserved, so
 // three processes hold a node and the fourth waits for one to be freed.
+// A site's processes serve SiteLayout, the same four slots behind the
+// site's value (Site.layoutFlags).
 var layoutFlags = []string{"--node-bits", "2", "--reserved-nodes", "3"}
 
 // usableNodes is how many nodes layoutFlags leaves to hand out.
 const usableNodes = 3
+
+// usable is how many nodes the cluster's layout flags leave to hand out.
+func (c Config) usable() int {
+	if c.Site != nil {
+		return siteUsableNodes
+	}
+	return usableNodes
+}
 
 // Layout is the layout of layoutFlags, for the checker.
 func Layout() snowflake.Layout {
 	l := snowflake.DefaultLayout()
 	l.Node = []snowflake.Field{{Name: "node", Bits: 2}}
 	return l
+}
+
+// layoutFlags are the layout flags of c's processes.
+func (c *Cluster) layoutFlags() []string {
+	if c.cfg.Site != nil {
+		return c.cfg.Site.layoutFlags()
+	}
+	return layoutFlags
+}
+
+// Layout is the layout c's processes serve.
+func (c *Cluster) Layout() snowflake.Layout {
+	if c.cfg.Site != nil {
+		return SiteLayout()
+	}
+	return Layout()
 }
 
 // Cluster is a running node store and its firn processes.
@@ -156,14 +185,22 @@ func Start(t *testing.T, cfg Config) *Cluster {
 	c.hist = history.NewWriter(c.histFile)
 	t.Cleanup(c.keepOrRemove)
 	c.store = c.startStore()
+	if cfg.Site != nil {
+		if cfg.Embedded > 0 {
+			t.Fatalf("site %s: the embedding program takes no site setting", cfg.Site.Name)
+		}
+		if err := cfg.Site.Ledger.claim(c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if cfg.Segments {
 		c.startDB()
 	}
 	for i := range cfg.Procs {
-		c.Procs = append(c.Procs, c.newProc(fmt.Sprintf("f%d", i), false))
+		c.Procs = append(c.Procs, c.newProc(c.named(fmt.Sprintf("f%d", i)), false))
 	}
 	for i := range cfg.Embedded {
-		c.Embedded = append(c.Embedded, c.newProc(fmt.Sprintf("e%d", i), true))
+		c.Embedded = append(c.Embedded, c.newProc(c.named(fmt.Sprintf("e%d", i)), true))
 	}
 	t.Cleanup(c.stopAll)
 	for _, p := range c.all() {
@@ -189,11 +226,11 @@ func (c *Cluster) waitHolders(timeout time.Duration) {
 				held++
 			}
 		}
-		if held >= usableNodes {
+		if held >= c.cfg.usable() {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%d of %d nodes held after %s; logs in %s", held, usableNodes, timeout, c.Dir)
+			c.t.Fatalf("%d of %d nodes held after %s; logs in %s", held, c.cfg.usable(), timeout, c.Dir)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -240,8 +277,10 @@ func (c *Cluster) keepOrRemove() {
 	_ = c.hist.Flush()
 	c.histFile.Close()
 	if c.t.Failed() || os.Getenv("FIRN_CHAOS_KEEP") != "" {
-		c.t.Logf("artifacts kept in %s (history.jsonl, f*.log); check again with: cd test/cluster && go run ./cmd/firn-check -node-bits 2 %s",
-			c.Dir, filepath.Join(c.Dir, "history.jsonl"))
+		// A site's node fields are one 4-bit field to firn-check: the
+		// same nodes, the site's value their top bits.
+		c.t.Logf("artifacts kept in %s (history.jsonl, f*.log); check again with: cd test/cluster && go run ./cmd/firn-check -node-bits %d %s",
+			c.Dir, c.Layout().NodeBits(), filepath.Join(c.Dir, "history.jsonl"))
 		return
 	}
 	if err := os.RemoveAll(c.Dir); err != nil {

@@ -16,7 +16,21 @@
 // every request to a history that package history checks. Every process
 // runs the test build, which records its node-store operations for
 // package storecheck's linearizability check, unless
-// FIRN_CHAOS_BUILD=production (IDs checked, no store history). It is a
-// module of its own so that library users do not inherit it; `make
-// chaos-short` and `make chaos` run it.
+// FIRN_CHAOS_BUILD=production (IDs checked, no store history).
+//
+// A cluster can also be one site of several (Config.Site;
+// docs/operations.md, "Several sites"): its store is the site's
+// registry, its processes carry the site's setting on SiteLayout and
+// reach a ledger shared by the sites (StartLedger, a 3-member etcd of its
+// own) through fault proxies of their own, and Start claims the site's
+// value with `firn site claim` first. TestChaosSites runs two such sites
+// on etcd under load from both, with every fault above that hits firn
+// serve or its node store on each site in turn (a site's processes serve
+// no segment tag and none embeds firn), plus the site cut off from the
+// ledger (Faults.LedgerCut) and the ledger's leader killed
+// (Faults.LedgerCrash), and checks both sites' histories as one: no ID
+// twice over the two, each carrying its site's value.
+//
+// It is a module of its own so that library users do not inherit it;
+// `make chaos-short` and `make chaos` run it.
 package cluster

@@ -80,11 +80,17 @@ func (f *Faults) begin(name string, p *Proc) (Result, map[string]bool, time.Time
 	life, _ := p.Life()
 	delete(live, life)
 	// A life that has ended (a hand-over just stopped it) is no
-	// survivor: its silence is not a pause.
+	// survivor: its silence is not a pause. Nor is one that holds no
+	// node: it waits for one. In the long sites run a holder paused by
+	// sigstop-after-hwm logged its lease lost at SIGCONT, yet answered
+	// IDs of its old node (below the new holder's, as fencing wants) for
+	// one more second, the last 9 ms before the partition began; its wait
+	// for a node after that was counted as a survivor's pause of 2.2 s.
+	// That wait is the last fault's, not this one's.
 	current := map[string]bool{}
 	for _, q := range f.c.all() {
 		name, _ := q.Life()
-		current[name] = true
+		current[name] = q.Node() >= 0
 	}
 	maps.DeleteFunc(live, func(l string, _ bool) bool { return !current[l] })
 	r := Result{Fault: name, Target: p.Name, Node: p.Node(), phase: phaseOf(name, p)}
@@ -253,12 +259,7 @@ func (f *Faults) Rolling() Result {
 func (f *Faults) Clock(i int, d time.Duration) Result {
 	p := f.holder(i)
 	r, live, _ := f.begin("clock+"+d.String(), p)
-	var spare *Proc
-	for _, q := range f.c.all() {
-		if q != p && q.Node() < 0 {
-			spare = q
-		}
-	}
+	spare := f.waiting(p)
 	p.SetClock(d)
 	r.Err = errors.Join(p.Stop(15*time.Second), stop(spare), p.Start(), p.WaitReady(3*f.c.cfg.TTL+5*time.Second))
 	if spare != nil {
@@ -266,6 +267,17 @@ func (f *Faults) Clock(i int, d time.Duration) Result {
 	}
 	f.end(&r, live)
 	return r
+}
+
+// waiting is a process other than p that holds no node, or nil.
+func (f *Faults) waiting(p *Proc) *Proc {
+	var w *Proc
+	for _, q := range f.c.all() {
+		if q != p && q.Node() < 0 {
+			w = q
+		}
+	}
+	return w
 }
 
 func stop(p *Proc) error {

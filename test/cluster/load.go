@@ -43,7 +43,7 @@ type Load struct {
 
 // StartLoad starts the callers; Stop ends them.
 func (c *Cluster) StartLoad() *Load {
-	l := &Load{c: c, layout: Layout(), stop: make(chan struct{}), served: map[uint64]time.Time{},
+	l := &Load{c: c, layout: c.Layout(), stop: make(chan struct{}), served: map[uint64]time.Time{},
 		lastOK: map[string]time.Time{}, firstOK: map[string]time.Time{}, gaps: map[string]time.Duration{}, segOK: map[string]time.Time{}}
 	for _, p := range c.all() {
 		for i := range c.cfg.Callers {
@@ -69,7 +69,7 @@ func (c *Cluster) StartLoad() *Load {
 		l.client = cl
 		for i := range c.cfg.ClientCallers {
 			l.wg.Add(1)
-			go l.clientCaller(fmt.Sprintf("client.c%d", i), cl)
+			go l.clientCaller(c.named(fmt.Sprintf("client.c%d", i)), cl)
 		}
 	}
 	return l
@@ -118,7 +118,7 @@ func (l *Load) clientCaller(name string, cl *client.Client) {
 		}
 		done := time.Now()
 		if len(ids) > 0 {
-			l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Buffered: true,
+			l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Buffered: true, Site: l.c.siteName(),
 				Invoke: invoke.UnixNano(), Complete: done.UnixNano(), IDs: slices.Clone(ids)})
 			l.ids.Add(int64(len(ids)))
 		}
@@ -159,7 +159,7 @@ func (l *Load) caller(name string, p *Proc, tag string) {
 		invoke := time.Now()
 		ids, kind := l.batch(cl, addr, tag)
 		done := time.Now()
-		l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Proc: life, Tag: tag,
+		l.c.Record(history.Record{Kind: history.KindRequest, Caller: name, Proc: life, Tag: tag, Site: l.c.siteName(),
 			Invoke: invoke.UnixNano(), Complete: done.UnixNano(), IDs: ids, Err: kind})
 		if kind != "" {
 			if tag != "" && (kind == "unavailable" || kind == "timeout") {

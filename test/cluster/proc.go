@@ -30,6 +30,7 @@ type Proc struct {
 	// route the load asks firn serve's on.
 	Embedded bool
 	proxies  []*faultproxy.Proxy
+	ledger   []*faultproxy.Proxy // to each member of the site's ledger; none outside a site
 	db       []*faultproxy.Proxy // to each segment database of the set; none when embedded
 	front    *front              // the Go client's fixed address of the process; nil when embedded
 	log      *os.File
@@ -48,8 +49,9 @@ type Proc struct {
 
 func (c *Cluster) newProc(name string, embedded bool) *Proc {
 	p := &Proc{c: c, Name: name, Embedded: embedded, mu: make(chan struct{}, 1), node: -1}
-	for _, up := range c.store.upstreams() {
-		p.proxies = append(p.proxies, faultproxy.New(c.t, up))
+	p.proxies = c.proxies(c.store.upstreams())
+	if c.cfg.Site != nil {
+		p.ledger = c.proxies(c.cfg.Site.Ledger.etcd.upstreams())
 	}
 	if !embedded {
 		p.db = c.dbProxies()
@@ -142,13 +144,16 @@ func (p *Proc) args(addr string) ([]string, error) {
 	ttl := p.c.cfg.TTL.String()
 	if p.Embedded {
 		args := append(p.c.store.flags(p.proxies), "--http", addr, "--lease-ttl", ttl, "--dial-timeout", "1s")
-		return append(args, layoutFlags...), nil
+		return append(args, p.c.layoutFlags()...), nil
 	}
 	args := append([]string{"serve"}, p.c.store.flags(p.proxies)...)
 	args = append(args, "--http", addr, "--grpc", "off",
 		"--lease-ttl", ttl, "--dial-timeout", "1s",
 		"--max-batch", "100000", "--log-format", "json")
-	args = append(args, layoutFlags...)
+	args = append(args, p.c.layoutFlags()...)
+	if s := p.c.cfg.Site; s != nil {
+		args = append(args, s.flags(p.ledger)...)
+	}
 	seg, err := p.c.segmentConfig(p.Name, p.db)
 	if err != nil {
 		return nil, err

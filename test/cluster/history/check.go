@@ -21,6 +21,10 @@ const (
 	CheckFencing      = "fencing"
 	CheckTime         = "time"
 	CheckDecode       = "decode"
+	// CheckSite: a snowflake ID whose site field (Options.SiteField) is
+	// not the value of the site that answered it, or a request naming no
+	// site of Options.Sites.
+	CheckSite = "site"
 )
 
 // maxKept is how many violations of each check a report spells out; the
@@ -48,6 +52,11 @@ type Options struct {
 	// records add to it. A tag with neither is checked for uniqueness and
 	// order only.
 	SegmentEnd map[string]int64
+	// Sites are, in a run of several sites, each site's value of the
+	// node field SiteField: every snowflake ID a site's process answered
+	// (Record.Site) must carry it. Empty: no site check.
+	Sites     map[string]uint64
+	SiteField string
 }
 
 // Violation is one broken rule.
@@ -282,6 +291,7 @@ func (c *Checker) request(r Record) {
 				time.Unix(0, lo).UTC().Format(time.RFC3339Nano), time.Unix(0, hi).UTC().Format(time.RFC3339Nano))
 		}
 		c.rep.MaxLead = max(c.rep.MaxLead, time.Duration(parts.Time.UnixNano()-r.Complete))
+		c.site(r, id, parts)
 		if r.Buffered {
 			continue // refills in parallel, from any server: no order to keep
 		}
@@ -291,6 +301,29 @@ func (c *Checker) request(r Record) {
 		}
 		c.last[k] = id
 	}
+}
+
+// site checks that id carries the value of the site that answered it:
+// the value is what keeps one site's IDs apart from another's
+// (docs/design.md, "Sites: several registries, one ID space").
+func (c *Checker) site(r Record, id int64, parts snowflake.Parts) {
+	if len(c.opts.Sites) == 0 {
+		return
+	}
+	want, ok := c.opts.Sites[r.Site]
+	if !ok {
+		c.violate(CheckSite, "%s from %s (caller %s): site %q is none of the run's", fmtID(id), r.Proc, r.Caller, r.Site)
+		return
+	}
+	for _, f := range parts.Fields {
+		if f.Name == c.opts.SiteField {
+			if f.Value != want {
+				c.violate(CheckSite, "%s from %s (caller %s) of site %s: %s=%d, want %d", fmtID(id), r.Proc, r.Caller, r.Site, f.Name, f.Value, want)
+			}
+			return
+		}
+	}
+	c.violate(CheckSite, "%s: the layout has no node field %q", fmtID(id), c.opts.SiteField)
 }
 
 // segKey is one caller's IDs of one tag from one process life.

@@ -41,6 +41,31 @@ func acquire(proc string, node uint64, ms int64) history.Record {
 	return history.Record{Kind: history.KindAcquire, Proc: proc, Node: node, At: at(ms)}
 }
 
+// siteLayout is the default layout with its node bits split into a
+// 1-bit site and 9 bits of node: the same IDs, other field names.
+var siteLayout = func() snowflake.Layout {
+	l := snowflake.DefaultLayout()
+	l.Node = []snowflake.Field{{Name: "site", Bits: 1}, {Name: "worker", Bits: 9}}
+	return l
+}()
+
+// sited reports whether any record names a site: the history of a run of
+// several sites.
+func sited(recs []history.Record) bool {
+	for _, r := range recs {
+		if r.Site != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// inSite is r answered by a process of site.
+func inSite(site string, r history.Record) history.Record {
+	r.Site = site
+	return r
+}
+
 func check(t *testing.T, recs []history.Record) *history.Report {
 	t.Helper()
 	var buf bytes.Buffer
@@ -53,7 +78,14 @@ func check(t *testing.T, recs []history.Record) *history.Report {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := history.Check(&buf, history.Options{Lead: time.Second, SegmentEnd: map[string]int64{"order": 100}})
+	opts := history.Options{Lead: time.Second, SegmentEnd: map[string]int64{"order": 100}}
+	if sited(recs) {
+		// The site is the top bit of the default layout's 10-bit node
+		// field: nodes 0–511 are site a's, 512–1023 site b's.
+		opts.Layout = siteLayout
+		opts.Sites, opts.SiteField = map[string]uint64{"a": 0, "b": 1}, "site"
+	}
+	rep, err := history.Check(&buf, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +209,28 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		{"a segment ID below the first", func(t *testing.T) []history.Record {
 			return []history.Record{seg("c1", "a#1", "order", 0)}
 		}, history.CheckSegmentRange},
+		{"two sites, each ID carrying its site's value", func(t *testing.T) []history.Record {
+			return []history.Record{
+				acquire("a-f0#1", 1, 0), acquire("b-f0#1", 513, 0),
+				inSite("a", req("a-f0.c0", "a-f0#1", 10, 11, id(t, 10, 1, 0))),
+				inSite("b", req("b-f0.c0", "b-f0#1", 10, 11, id(t, 10, 513, 0))),
+				inSite("b", history.Record{Kind: history.KindRequest, Caller: "b-client.c0", Buffered: true, Invoke: at(12), Complete: at(13),
+					IDs: []int64{id(t, 10, 513, 1)}}),
+			}
+		}, ""},
+		{"an ID of site b's value from site a", func(t *testing.T) []history.Record {
+			return []history.Record{
+				acquire("a-f0#1", 513, 0),
+				inSite("a", req("a-f0.c0", "a-f0#1", 10, 11, id(t, 10, 513, 0))),
+			}
+		}, history.CheckSite},
+		{"a request of no site in a run of sites", func(t *testing.T) []history.Record {
+			return []history.Record{
+				acquire("a-f0#1", 1, 0), acquire("f1#1", 2, 0),
+				inSite("a", req("a-f0.c0", "a-f0#1", 10, 11, id(t, 10, 1, 0))),
+				req("f1.c0", "f1#1", 10, 11, id(t, 10, 2, 0)),
+			}
+		}, history.CheckSite},
 		{"an ID wider than the layout", func(t *testing.T) []history.Record {
 			return []history.Record{
 				acquire("a#1", 1, 0),
@@ -188,7 +242,7 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := check(t, tt.recs(t))
 			var got []string
-			for _, c := range []string{history.CheckDuplicate, history.CheckOrder, history.CheckFencing, history.CheckTime, history.CheckDecode, history.CheckSegmentRange} {
+			for _, c := range []string{history.CheckDuplicate, history.CheckOrder, history.CheckFencing, history.CheckTime, history.CheckDecode, history.CheckSegmentRange, history.CheckSite} {
 				if rep.Counts[c] > 0 {
 					got = append(got, c)
 				}

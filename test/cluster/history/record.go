@@ -40,6 +40,9 @@ type Record struct {
 	// Tag names the segment tag of a request for segment IDs; empty for
 	// snowflake IDs.
 	Tag string `json:"tag,omitempty"`
+	// Site names the site whose process answered a request for
+	// snowflake IDs, in a run of several sites (Options.Sites).
+	Site string `json:"site,omitempty"`
 	// End is a segment tag's counter (KindSegmentEnd): the IDs equal to
 	// Remainder modulo Delta (all of them when Delta is 0) are below it.
 	End       int64 `json:"end,omitempty"`

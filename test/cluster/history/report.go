@@ -43,7 +43,7 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "through the Go client's buffer: %d snowflake IDs (unique with every other, times within the client's MaxAge)\n", r.BufferedIDs)
 	}
 	if r.OK() {
-		fmt.Fprintln(w, "no violations: no duplicate, order, fencing, time, decode or segment-range error")
+		fmt.Fprintln(w, "no violations: no duplicate, order, fencing, time, decode, segment-range or site error")
 		return
 	}
 	fmt.Fprintf(w, "VIOLATIONS %s\n", kinds(r.Counts))
