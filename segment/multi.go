@@ -16,13 +16,16 @@ var ErrResidues = &kind{"stores do not form one complete, disjoint set of residu
 // store already has.
 type ResidueError struct {
 	Tag       string
-	Store     int // index in the set
+	Store     int // index in the set; -1: a row no store of the set holds
 	Delta     int64
 	Remainder int64
 	Reason    string
 }
 
 func (e *ResidueError) Error() string {
+	if e.Store < 0 { // a row no store holds
+		return fmt.Sprintf("segment: tag %q: the row of remainder %d modulo %d %s", e.Tag, e.Remainder, e.Delta, e.Reason)
+	}
 	return fmt.Sprintf("segment: tag %q: store %d (delta %d, remainder %d) %s", e.Tag, e.Store, e.Delta, e.Remainder, e.Reason)
 }
 

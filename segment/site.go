@@ -57,31 +57,77 @@ type Row struct {
 	Info  TagInfo
 }
 
-// Outside lists every row of m's stores outside the site's classes, and
-// the highest Next among them: above every ID those rows issued. Every
-// store must answer. A row of another site value's classes is refused,
-// since a segment store serves one site, unless moved(value) says the
-// site held that value before (a promotion).
-func (m *Multi) Outside(ctx context.Context, moved func(value int64) bool) (rows []Row, top int64, err error) {
-	s := int64(len(m.stores))
+// Rows lists every row of m's stores, store by store; every store must
+// answer.
+func (m *Multi) Rows(ctx context.Context) ([]Row, error) {
+	var rows []Row
 	for i, st := range m.stores {
 		tags, err := st.Tags(ctx)
 		if err != nil {
-			return nil, 0, fmt.Errorf("store %d: %w", i, err)
+			return nil, fmt.Errorf("store %d: %w", i, err)
 		}
 		for _, t := range tags {
-			switch {
-			case t.Delta == m.delta && t.Remainder == m.first+int64(i):
-				continue
-			case t.Delta == m.delta && t.Remainder >= 0 && t.Remainder < m.delta && !moved(t.Remainder/s):
-				return nil, 0, &ResidueError{Tag: t.Tag, Store: i, Delta: t.Delta, Remainder: t.Remainder,
-					Reason: fmt.Sprintf("is in site value %d's classes: a segment store serves one site", t.Remainder/s)}
-			}
 			rows = append(rows, Row{Store: i, Info: t})
-			top = max(top, t.Next)
 		}
 	}
-	return rows, top, nil
+	return rows, nil
+}
+
+// Value is the site value whose classes hold r, or -1 for a row of
+// another delta than the sites' (one served before sites). A row in its
+// own store's class has m's value.
+func (m *Multi) Value(r Row) int64 {
+	if r.Info.Delta != m.delta || CheckResidue(r.Info.Delta, r.Info.Remainder) != nil {
+		return -1
+	}
+	return r.Info.Remainder / int64(len(m.stores))
+}
+
+// Mine reports whether r is in its store's class.
+func (m *Multi) Mine(r Row) bool {
+	return r.Info.Delta == m.delta && r.Info.Remainder == m.first+int64(r.Store)
+}
+
+// CompleteSets refuses rows that issued classes no row here accounts
+// for: for each tag, rows of one delta d whose remainders are every one
+// of 0..d−1 (one store's row of delta 1, or a whole set of stores). A
+// tag's row of a set of d stores whose other rows are elsewhere issued
+// IDs whose counter no store here holds.
+func CompleteSets(rows []Row) error {
+	type set struct {
+		delta int64
+		seen  map[int64]bool
+	}
+	sets := map[string]*set{}
+	var order []string
+	for _, r := range rows {
+		t := r.Info
+		if err := CheckResidue(t.Delta, t.Remainder); err != nil {
+			return &ResidueError{Tag: t.Tag, Store: r.Store, Delta: t.Delta, Remainder: t.Remainder, Reason: "is outside every class: " + err.Error() + "; correct the row"}
+		}
+		s := sets[t.Tag]
+		switch {
+		case s == nil:
+			s = &set{delta: t.Delta, seen: map[int64]bool{}}
+			sets[t.Tag] = s
+			order = append(order, t.Tag)
+		case s.delta != t.Delta:
+			return &ResidueError{Tag: t.Tag, Store: r.Store, Delta: t.Delta, Remainder: t.Remainder,
+				Reason: fmt.Sprintf("has delta %d, another store's row delta %d: the rows make no one set", t.Delta, s.delta)}
+		}
+		s.seen[t.Remainder] = true
+	}
+	for _, tag := range order {
+		s := sets[tag]
+		for r := range s.delta {
+			if !s.seen[r] {
+				return &ResidueError{Tag: tag, Store: -1, Delta: s.delta, Remainder: r,
+					Reason: fmt.Sprintf("is missing: the tag's rows are %d of a set of %d stores, and the others issued IDs whose counters no store here holds. "+
+						"Make it one store's tag past the set's largest max_id first (docs/segments.md, \"Changing the number of stores\", to one store), or serve it from stores of its own", len(s.seen), s.delta)}
+			}
+		}
+	}
+	return nil
 }
 
 // Adopt takes rows (from Outside) into the site's classes: each row's

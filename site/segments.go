@@ -16,22 +16,31 @@ const segmentAttempts = 3
 
 // segments takes the registry's segment rows into the site's residue
 // classes, above the sites' segment floor, and records that floor in
-// rec: every tag the site creates starts at or above it. Rows outside
-// every site's classes are tags served before sites; their highest
+// rec: every tag the site creates starts at or above it. Rows of another
+// delta than the sites' are tags served before sites; their highest
 // counter raises the ledger's floor first (raiseSegments), so that no
-// site issues one of their IDs. A site on a value another site held
+// site issues one of their IDs. Rows of a value the site held before a
+// promotion (rec.Moved) are its own IDs: they move into the site's
+// classes above their counters. A site on a value another site held
 // (rec.NoSegments) takes no row: it serves no segments.
 func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, rec *nodeid.SiteRecord) error {
-	m, err := l.siteSegments(reg, site)
-	if err != nil {
-		return err
+	var m *segment.Multi
+	if !rec.NoSegments {
+		var err error
+		if m, err = l.siteSegments(reg, site); err != nil {
+			return err
+		}
 	}
 	for attempt := 1; ; attempt++ {
-		rows, top, err := outside(ctx, m, site, rec.Moved)
+		rows, err := rowsOf(ctx, m, site)
 		if err != nil {
 			return err
 		}
-		floor, err := l.raiseSegments(ctx, site, top)
+		top, err := presite(m, site, rows, rec.Moved)
+		if err != nil {
+			return err
+		}
+		floor, err := l.raiseSegments(ctx, site, top, rec.Registry)
 		if err != nil {
 			return err
 		}
@@ -41,11 +50,16 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 		case top > rec.Segments: // a live site's floor never moves
 			return refuse("%s's segment stores hold rows outside the sites' classes up to %d, past the floor %d its claim recorded: stop what created them (a firn without the site setting) and move those tags to stores of their own", site, top, rec.Segments)
 		}
-		floor = rec.Segments
-		if len(rows) == 0 || rec.NoSegments {
+		var adopt []segment.Row
+		for _, r := range rows {
+			if !m.Mine(r) || r.Info.Next < rec.Segments {
+				adopt = append(adopt, r)
+			}
+		}
+		if len(adopt) == 0 {
 			return nil
 		}
-		err = m.Adopt(ctx, rows, floor)
+		err = m.Adopt(ctx, adopt, rec.Segments)
 		if err == nil || !errors.Is(err, segment.ErrReclassed) || attempt == segmentAttempts {
 			if err != nil {
 				return fmt.Errorf("segments of %s: %w", site, err)
@@ -53,6 +67,36 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 			return nil
 		}
 	}
+}
+
+// rowsOf lists every row of m's stores; none when m is nil.
+func rowsOf(ctx context.Context, m *segment.Multi, site nodeid.Site) ([]segment.Row, error) {
+	if m == nil {
+		return nil, nil
+	}
+	rows, err := m.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("segments of %s: %w", site, err)
+	}
+	return rows, nil
+}
+
+// presite is the highest counter of rows served before sites (another
+// delta than the sites'), refusing a row of another site value's classes
+// but the site's own values before a promotion (moved): a segment store
+// serves one site.
+func presite(m *segment.Multi, site nodeid.Site, rows []segment.Row, moved map[uint64]bool) (int64, error) {
+	var top int64
+	for _, r := range rows {
+		switch v := m.Value(r); {
+		case v < 0:
+			top = max(top, r.Info.Next)
+		case !m.Mine(r) && !moved[uint64(v)]:
+			return 0, fmt.Errorf("segments of %s: %w", site, &segment.ResidueError{Tag: r.Info.Tag, Store: r.Store, Delta: r.Info.Delta, Remainder: r.Info.Remainder,
+				Reason: fmt.Sprintf("is in site value %d's classes: a segment store serves one site", v)})
+		}
+	}
+	return top, nil
 }
 
 // siteSegments is reg's segment stores as one store of site's classes;
@@ -69,37 +113,45 @@ func (l *Ledger) siteSegments(reg Registry, site nodeid.Site) (*segment.Multi, e
 	return m, nil
 }
 
-// outside is m's rows outside site's classes and their highest counter
-// (segment.Multi.Outside); none when m is nil.
-func outside(ctx context.Context, m *segment.Multi, site nodeid.Site, moved map[uint64]bool) ([]segment.Row, int64, error) {
-	if m == nil {
-		return nil, 0, nil
-	}
-	rows, top, err := m.Outside(ctx, func(w int64) bool { return moved[uint64(w)] })
-	if err != nil {
-		return nil, 0, fmt.Errorf("segments of %s: %w", site, err)
-	}
-	return rows, top, nil
-}
-
 // checkSegments refuses, before a claim writes anything, what segments
-// would refuse once the claim is under way: a segment store holding
-// another site's rows, or rows of tags served before sites past the
-// floor sites issue from.
-func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Site, moved map[uint64]bool) error {
+// would refuse once the claim is under way. Nothing of the site's is in
+// its stores yet, so every row but those of the values the site held
+// before a promotion (moved) was served before sites: each tag's rows
+// must make whole sets (segment.CompleteSets), since a row of a set whose
+// other stores are elsewhere issued IDs no counter here bounds, and
+// their counters must not pass the floor sites issue from (pastFrom). A
+// claim of a value another site held (spent) serves no segments.
+func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Site, moved map[uint64]bool, by string, spent bool) error {
+	if spent {
+		return nil
+	}
 	m, err := l.siteSegments(reg, site)
 	if err != nil {
 		return err
 	}
-	_, top, err := outside(ctx, m, site, moved)
+	rows, err := rowsOf(ctx, m, site)
 	if err != nil {
 		return err
+	}
+	var past []segment.Row
+	var top int64
+	for _, r := range rows {
+		if v := m.Value(r); v >= 0 && !m.Mine(r) && moved[uint64(v)] {
+			continue
+		}
+		past, top = append(past, r), max(top, r.Info.Next)
+	}
+	if _, err := presite(m, site, rows, moved); err != nil {
+		return err
+	}
+	if err := segment.CompleteSets(past); err != nil {
+		return fmt.Errorf("segments of %s, served before sites: %w", site, err)
 	}
 	rec, _, _, err := l.ledgerRecord(ctx)
 	if err != nil {
 		return err
 	}
-	return l.pastFrom(rec, site, top)
+	return l.pastFrom(rec, site, top, by)
 }
 
 // ledgerRecord reads the ledger's own record as it is now.
@@ -123,43 +175,51 @@ func (l *Ledger) ledgerRecord(ctx context.Context) (LedgerRecord, nodeid.LayoutI
 }
 
 // pastFrom refuses rows served before sites whose counter, top, passed
-// the floor every site's segment IDs start at or above.
-func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64) error {
-	if rec.SegmentsFrom != nil && top > *rec.SegmentsFrom {
-		return refuse("%s's segment stores issued IDs up to %d before sites, but sites claimed in ledger %s issue segment IDs from %d: they may have issued some of those IDs already. "+
-			"The site whose stores served segments before sites is claimed first; serve these tags from stores of their own under this site (docs/segments.md, \"Several sites\")", site, top-1, l.name, *rec.SegmentsFrom)
+// the floor every site's segment IDs start at or above, once a claim
+// other than the one that fixed it (by) may have read it.
+func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64, by string) error {
+	if rec.SegmentsFrom == nil || top <= *rec.SegmentsFrom || by == rec.SegmentsBy && !rec.SegmentsShared {
+		return nil
 	}
-	return nil
+	return refuse("%s's segment stores issued IDs up to %d before sites, but sites claimed in ledger %s may issue segment IDs from %d already, and could repeat them: "+
+		"serve these tags from segment stores of their own under this site (new tables, --segment-table, or databases), and keep these rows out of it (docs/segments.md, \"Several sites\")", site, top-1, l.rec.ID, *rec.SegmentsFrom)
 }
 
 // raiseSegments raises the ledger's segment floor to top, the highest
-// counter of the rows a claiming site served before sites, and returns
-// it. Those rows issued every residue class below top: a site whose IDs
-// may start below top already (one claimed earlier, at the floor the
-// first claim recorded) could repeat them, so such a claim is refused.
-func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64) (int64, error) {
+// counter of the rows a claiming site (registry ID by) served before
+// sites, and returns it. Those rows issued every residue class below
+// top: a site whose IDs may start below top already (one that read the
+// floor the first claim fixed) could repeat them, so such a claim is
+// refused (pastFrom). A claim that reads a floor another claim fixed
+// marks it shared, which ends that claim's right to raise it.
+func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64, by string) (int64, error) {
 	for {
 		rec, id, st, err := l.ledgerRecord(ctx)
 		if err != nil {
 			return 0, err
 		}
-		if err := l.pastFrom(rec, site, top); err != nil {
+		if err := l.pastFrom(rec, site, top, by); err != nil {
 			return 0, err
 		}
-		if rec.SegmentsFrom != nil && top <= rec.Segments {
-			l.rec = rec
-			return rec.Segments, nil
+		was := encode(ledgerPrefix, rec)
+		switch {
+		case rec.SegmentsFrom == nil:
+			from := max(rec.Segments, top)
+			rec.SegmentsFrom, rec.SegmentsBy = &from, by
+		case top > *rec.SegmentsFrom: // pastFrom let the claim that fixed it raise it
+			from := top
+			rec.SegmentsFrom = &from
+		case by != rec.SegmentsBy:
+			rec.SegmentsShared = true
 		}
 		rec.Segments = max(rec.Segments, top)
-		if rec.SegmentsFrom == nil {
-			from := rec.Segments
-			rec.SegmentsFrom = &from
+		if now := encode(ledgerPrefix, rec); now != was {
+			err = st.Rerecord(ctx, id, now)
 		}
-		err = st.Rerecord(ctx, id, encode(ledgerPrefix, rec))
 		var changed *nodeid.RecordChangedError
 		switch {
 		case errors.As(err, &changed):
-			continue // another claim raised it meanwhile: read it again
+			continue // another claim wrote it meanwhile: read it again
 		case err != nil:
 			return 0, fmt.Errorf("write ledger %s: %w", l.name, err)
 		}

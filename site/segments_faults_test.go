@@ -1,10 +1,14 @@
 package site_test
 
-// Break-it review of segments under sites: sequences the claim, promote
-// and re-run paths do not survive.
+// Segments under sites under the sequences a break-it review named: a
+// promotion after the site served segments, a row that moves during the
+// claim, a tag served before sites by a set whose other stores are
+// elsewhere.
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -14,9 +18,9 @@ import (
 	"github.com/firn-id/firn/site"
 )
 
-// breakMulti is the segment store a process of s serves from, as firn
+// segsOf is the segment store a process of s serves from, as firn
 // serve builds it from the site record in st.
-func breakMulti(t *testing.T, st nodeid.Store, s nodeid.Site, segs ...segment.Store) (*segment.Multi, nodeid.SiteRecord) {
+func segsOf(t *testing.T, st nodeid.Store, s nodeid.Site, segs ...segment.Store) (*segment.Multi, nodeid.SiteRecord) {
 	t.Helper()
 	rec, err := nodeid.CheckSite(context.Background(), st, siteLayout, s)
 	if err != nil {
@@ -29,14 +33,13 @@ func breakMulti(t *testing.T, st nodeid.Store, s nodeid.Site, segs ...segment.St
 	return m, rec
 }
 
-// TestBreakPromoteAfterSegments: a site that served one segment range
-// is promoted onto its standby value (the registry's replica, the same
-// segment store). The promotion takes the old value's rows (Moved) into
-// the standby's classes, but their counter is above the ledger's
-// SegmentsFrom (the site issued above the floor), so raiseSegments'
-// pastFrom refuses the promotion, and every re-run of it: the site stays
-// pending, serving nothing.
-func TestBreakPromoteAfterSegments(t *testing.T) {
+// TestSiteSegmentsPromote: a site that served a segment range is
+// promoted onto its standby value (the registry's replica, the same
+// segment store): the old value's rows, the site's own IDs above the
+// floor, move into the standby's classes above their counters; they are
+// never taken for rows served before sites (which would refuse the
+// promotion on every run).
+func TestSiteSegmentsPromote(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)
 	segs := segmenttest.NewMemStore()
@@ -46,7 +49,7 @@ func TestBreakPromoteAfterSegments(t *testing.T) {
 	if _, err := l.ClaimSite(ctx, orig, eu0, siteLayout); err != nil {
 		t.Fatal(err)
 	}
-	m, _ := breakMulti(t, a, eu0, segs)
+	m, _ := segsOf(t, a, eu0, segs)
 	if err := m.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +62,13 @@ func TestBreakPromoteAfterSegments(t *testing.T) {
 	replica := site.Registry{Store: siteCopy(t, a, "pg-1"), Where: "replica", Segments: []segment.Store{segs}}
 	if _, err := l.Promote(ctx, replica, eu1, siteLayout); err != nil {
 		t.Fatalf("promote of a site that served segments: %v", err)
+	}
+	info, err := segs.Tag(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Delta != 2 || info.Remainder != 1 || info.Next < 11 {
+		t.Fatalf("the row after the promotion: %+v; want 1 mod 2 (the standby value's class), above 11 (the old value's range)", info)
 	}
 }
 
@@ -75,13 +85,12 @@ func (r *reclassRace) Reclass(ctx context.Context, tag string, from segment.TagI
 	return r.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
 }
 
-// TestBreakFirstClaimRowMoves: the first site's store served "orders"
-// before sites; a process of that past reserves once between the claim's
-// read of the rows and its Reclass. The retry reads the rows again, past
-// the SegmentsFrom the first round wrote, and pastFrom refuses: the
-// claim fails, and every re-run fails the same way (the ledger's
-// SegmentsFrom never rises), with the pre-site process long stopped.
-func TestBreakFirstClaimRowMoves(t *testing.T) {
+// TestSiteSegmentsRowMovesDuringClaim: the first site's store served
+// "orders" before sites; a process of that past reserves once between
+// the claim's read of the rows and its Reclass. The first claim may
+// raise the floor it fixed while no other claim has read it, so the
+// retry finishes, and the row starts above the range reserved meanwhile.
+func TestSiteSegmentsRowMovesDuringClaim(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)
 	segs := &reclassRace{MemStore: segmenttest.NewMemStore()}
@@ -93,26 +102,26 @@ func TestBreakFirstClaimRowMoves(t *testing.T) {
 	}
 	reg := site.Registry{Store: siteStore("pg-1"), Where: "eu", Segments: []segment.Store{segs}}
 	eu := siteSite("eu", 0)
-	_, err := l.ClaimSite(ctx, reg, eu, siteLayout)
+	if _, err := l.ClaimSite(ctx, reg, eu, siteLayout); err != nil {
+		t.Fatalf("claim with the row moving once: %v", err)
+	}
+	info, err := segs.Tag(ctx, "orders")
 	if err != nil {
-		t.Logf("claim with the row moving once: %v", err)
-		// The pre-site process is stopped now: a re-run must finish.
-		if _, err := l.ClaimSite(ctx, reg, eu, siteLayout); err != nil {
-			t.Fatalf("re-run of the claim, nothing reserving any more: %v", err)
-		}
+		t.Fatal(err)
+	}
+	if info.Delta != 2 || info.Remainder != 0 || info.Next < 21 {
+		t.Fatalf("the row after the claim: %+v; want 0 mod 2 at or above 21, past the range reserved during the claim", info)
 	}
 }
 
-// TestBreakPreSiteSetInClass: before sites, "orders" was served by a set
-// of two stores, P and Q (delta 2: Tinyid's usual pair of databases). The
-// sites' ledger has 2 site values and 1 store per site, so the sites'
-// delta is 2 as well. Site eu (value 0) claims with P alone; its row,
-// delta 2 remainder 0, is "in the site's classes", so Outside skips it
-// and its counter never reaches the ledger's floor, which stays 0. Site
-// us (value 1) claims with a new database R (Q retired), creates
-// "orders", and issues remainder 1 from the floor: the IDs Q issued
-// before sites.
-func TestBreakPreSiteSetInClass(t *testing.T) {
+// TestSiteSegmentsPartOfASet: before sites, "orders" was served by a set
+// of two stores, P and Q (delta 2: Tinyid's usual pair of databases); the
+// sites' delta is 2 as well. Site eu claims with P alone, whose row looks
+// like one of eu's own; Q's counter is nowhere the claim can read, so the
+// claim is refused, naming the missing row. Following the advice — P made
+// one store's tag past the pair's largest counter — the claim passes, and
+// site us, on a new database, never issues an ID the pair issued.
+func TestSiteSegmentsPartOfASet(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)
 	p, q := segmenttest.NewMemStore(), segmenttest.NewMemStore()
@@ -135,15 +144,27 @@ func TestBreakPreSiteSetInClass(t *testing.T) {
 	}
 	eu, us := siteSite("eu", 0), siteSite("us", 1)
 	regEU := site.Registry{Store: siteStore("pg-eu"), Where: "eu", Segments: []segment.Store{p}}
-	if _, err := l.ClaimSite(ctx, regEU, eu, siteLayout); err != nil {
+	_, err = l.ClaimSite(ctx, regEU, eu, siteLayout)
+	if !errors.Is(err, segment.ErrResidues) || !strings.Contains(err.Error(), "is missing") {
+		t.Fatalf("claim with one store of a pair served before sites: %v; want refused naming the missing row", err)
+	}
+	top := int64(0)
+	for id := range before {
+		top = max(top, id)
+	}
+	p.EditResidue("orders", 1, 0)
+	if _, err := p.Advance(ctx, "orders", top+1); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := l.ClaimSite(ctx, regEU, eu, siteLayout); err != nil {
+		t.Fatalf("claim after the row was made one store's, past the pair: %v", err)
 	}
 	r := segmenttest.NewMemStore()
 	regUS := site.Registry{Store: siteStore("pg-us"), Where: "us", Segments: []segment.Store{r}}
 	if _, err := l.ClaimSite(ctx, regUS, us, siteLayout); err != nil {
 		t.Fatal(err)
 	}
-	m, rec := breakMulti(t, regUS.Store, us, r)
+	m, rec := segsOf(t, regUS.Store, us, r)
 	t.Logf("us's segment floor: %d", rec.Segments)
 	if err := m.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
 		t.Fatal(err)
