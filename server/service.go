@@ -78,7 +78,12 @@ func (s *service) layout() (l snowflake.Layout, ok bool) {
 // only a layout, a tag's routes the allocator.
 func (s *service) modeOff(kind scopeKind) error {
 	_, decodes := s.layout()
+	issues := kind == scopeSnowflake || kind == scopeTag || kind == scopeRange
 	switch {
+	case issues && s.Revoked != nil && s.Revoked() != nil:
+		// A site's value released or taken: neither its snowflake IDs
+		// nor its segment ranges are issued any more.
+		return fmt.Errorf("%w: %w: this site's process stopped issuing for good", snowflake.ErrNotServing, s.Revoked())
 	case kind == scopeSnowflake && s.generator() == nil, kind == scopeDecode && !decodes:
 		return ErrSnowflakeOff
 	case (kind == scopeTag || kind == scopeRange) && s.Segments == nil:
