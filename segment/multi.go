@@ -385,7 +385,7 @@ func share(ctx context.Context, left int) (context.Context, context.CancelFunc) 
 // store holds one ID of its class per delta, so a shorter one is empty.
 func (m *Multi) checkStep(step int64) error {
 	if n := m.delta; step < n {
-		return Errorf(ErrInvalid, ": step %d is below the delta %d of the set's classes (each range must hold an ID of its store's class)", step, n)
+		return Errorf(ErrInvalid, ": step %d is below %d, the delta of the tag's residue classes (several stores or sites): give a step of %d or more, so that each range holds an ID of its store's class", step, n, n)
 	}
 	return nil
 }

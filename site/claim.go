@@ -332,19 +332,9 @@ func (l *Ledger) recordHistory(ctx context.Context, site nodeid.Site, floors map
 // value's floor. Live processes of the site stop at their next renewal.
 // It returns the floor.
 func (l *Ledger) ReleaseSite(ctx context.Context, reg Registry, site nodeid.Site, layout nodeid.LayoutID) (int64, error) {
-	v, err := l.value(site)
-	if err != nil {
-		return 0, err
-	}
-	c, cid, cst, err := l.Claim(ctx, v)
-	if err != nil {
-		return 0, err
-	}
-	if c.Site != site.Name {
-		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
-	}
-	if c.Released {
-		return c.Floor, nil
+	v, c, cid, cst, err := l.held(ctx, site)
+	if err != nil || c.Released {
+		return c.Floor, err
 	}
 	if c.Standby {
 		return 0, refuse("value %d is site %q's standby, on no registry: firn site release --standby releases it", v, site.Name)
@@ -397,6 +387,25 @@ func (l *Ledger) ReleaseSite(ctx context.Context, reg Registry, site nodeid.Site
 	return floor, nil
 }
 
+// held reads the ledger's claim of site's value for a release, refusing
+// a value the site does not hold; a released one is returned as it is.
+func (l *Ledger) held(ctx context.Context, site nodeid.Site) (uint64, Claim, nodeid.LayoutID, nodeid.Recorder, error) {
+	v, err := l.value(site)
+	if err != nil {
+		return 0, Claim{}, nodeid.LayoutID{}, nil, err
+	}
+	c, cid, cst, err := l.Claim(ctx, v)
+	switch {
+	case err != nil:
+		return v, Claim{}, cid, cst, err
+	case c.Site == "":
+		return v, Claim{}, cid, cst, refuse("value %d is not site %q's in the ledger: no site holds it", v, site.Name)
+	case c.Site != site.Name:
+		return v, Claim{}, cid, cst, refuse("value %d is not site %q's in the ledger: site %q holds it", v, site.Name, c.Site)
+	}
+	return v, c, cid, cst, nil
+}
+
 func sortedKeys(m map[uint64]int64) []uint64 {
 	keys := make([]uint64, 0, len(m))
 	for k := range m {
@@ -413,18 +422,9 @@ func sortedKeys(m map[uint64]int64) []uint64 {
 // floor is nodeid.DestroyedFloor of the ledger store's own clock; a
 // ledger store without one (etcd) is refused.
 func (l *Ledger) ReleaseDestroyed(ctx context.Context, site nodeid.Site) (int64, error) {
-	v, err := l.value(site)
-	if err != nil {
-		return 0, err
-	}
-	c, cid, cst, err := l.Claim(ctx, v)
-	switch {
-	case err != nil:
-		return 0, err
-	case c.Site != site.Name:
-		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
-	case c.Released:
-		return c.Floor, nil
+	v, c, cid, cst, err := l.held(ctx, site)
+	if err != nil || c.Released {
+		return c.Floor, err
 	}
 	clock, ok := cst.(nodeid.Clock)
 	if !ok && c.Standby {
@@ -536,18 +536,10 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 // left a pending record, which serves nothing; a re-run of it after the
 // release claims the value anew, above the floor. It returns the floor.
 func (l *Ledger) ReleaseStandby(ctx context.Context, site nodeid.Site) (int64, error) {
-	v, err := l.value(site)
-	if err != nil {
-		return 0, err
-	}
-	c, cid, cst, err := l.Claim(ctx, v)
+	v, c, cid, cst, err := l.held(ctx, site)
 	switch {
-	case err != nil:
-		return 0, err
-	case c.Site != site.Name:
-		return 0, refuse("value %d is not site %q's in the ledger (holder: %q)", v, site.Name, c.Site)
-	case c.Released:
-		return c.Floor, nil
+	case err != nil || c.Released:
+		return c.Floor, err
 	case !c.Standby || c.Registry != "":
 		return 0, refuse("value %d is site %q's on registry %s (%s), not a standby: release it there (firn site release without --standby)", v, site.Name, c.Registry, c.Where)
 	}

@@ -199,7 +199,7 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		if err := h.Watch(ctx, func(g *snowflake.Generator, l *nodeid.Lease) { svc.Replace(g, l) }); err != nil {
 			return err
 		}
-		go watchSite(ctx, o, nodes, h, log)
+		go o.stores.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, o.cfg.Segments.SiteStores(), nodes, h.Revoke, log)
 	}
 	return p.wait(ctx, log)
 }

@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/firn-id/firn/cmd/firn/internal/backend"
 	"github.com/firn-id/firn/cmd/firn/internal/config"
-	"github.com/firn-id/firn/node"
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/site"
 )
@@ -27,22 +25,22 @@ holder, when another site holds it — then the site record in the
 registry's namespace, which from then on refuses every command without
 this site setting. A namespace used before sites keeps its history: the
 highest HWM of every other value's nodes becomes that value's floor in
-the ledger. release writes the released marker in the registry (every
-process of the site stops at its next renewal), then records the site's
-highest HWM as the value's floor: the next site to claim it starts above.
-Both take the ledger's provisioning credentials; a site's firn serve
-given the ledger settings re-reads its claim in the background.
+the ledger; the site's segment rows of tags served before sites move
+into its residue classes (docs/segments.md, "Several sites"). release
+writes the released marker in the registry (every process of the site
+stops issuing), then records the site's highest HWM as the value's
+floor: the next site to claim it starts above. promote moves the site
+whose record the registry holds (a promoted replica of its registry,
+say) onto its standby value: processes with the old value are refused
+there; release the old value afterwards (run it again to finish one cut
+short). Every subcommand takes the ledger's provisioning credentials; a
+site's firn serve given the ledger settings re-reads its claim.
 
   --create-ledger         claim: create the ledger, the first claim of all only
                           (a second ledger would give every value out again)
   --standby               claim: claim the value ahead of time for the site's
                           move, on no registry yet; release: give up a standby
                           no promotion took (no registry ever served it)
-  promote                 move the site whose record the registry holds (a
-                          promoted replica of its registry, say) onto its
-                          standby value: processes with the old value are
-                          refused there; release the old value afterwards
-                          (run it again to finish one cut short)
   --site-destroyed        release without reaching the site's registry: your
                           promise that no process of the site runs or will (a
                           site cut off from the ledger keeps renewing against
@@ -144,14 +142,4 @@ func released(stdout io.Writer, err error, site, ledger, how string, floor int64
 	_, err = fmt.Fprintf(stdout, "%s released in ledger %s: %s; floor %s (%d): the next site to claim its value starts above it\n",
 		site, ledger, how, time.UnixMilli(floor).UTC().Format(timeFormat), floor)
 	return err
-}
-
-// watchSite re-reads the site's claim from the ledger while serve runs
-// (backend.WatchSite), stopping the holder for good when it must.
-func watchSite(ctx context.Context, o serveOptions, nodes nodeid.Store, h *node.Holder, log *slog.Logger) {
-	reg := site.Registry{Where: o.stores.Describe()}
-	if rec, ok := nodes.(nodeid.Recorder); ok && !o.Lease.Site.IsZero() {
-		reg.Store = rec
-		backend.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, o.cfg.Segments.SiteStores(), reg, h.Revoke, log)
-	}
 }

@@ -235,6 +235,12 @@ func (t *tagLine) create(ctx context.Context, store tagAdmin, alloc *segment.All
 	if err := create(ctx, pos[0], *first, *step, *desc); err != nil {
 		return tagErr(pos[0], err)
 	}
+	tags, _ := store.Tags(ctx) // a site's or a set's class may start above --first
+	for _, ti := range tags {
+		if ti.Tag == pos[0] {
+			*first = ti.Next
+		}
+	}
 	ids := "plain IDs"
 	if alloc != nil && alloc.Opaque(pos[0]) {
 		ids = "opaque IDs (the first plain ID; draws show its image)"

@@ -21,7 +21,12 @@ func (o Options) SegmentsOff() string {
 		return fmt.Sprintf("segments are off: %s", o.noSegments())
 	}
 	own := o.Segments.Store != "" || len(o.Segments.Stores) > 0
-	if k, ok := o.Kind(); !o.Site.IsZero() && (!residueFormat(o.Segments.Format) || !own && !(ok && k.Database)) {
+	switch k, ok := o.Kind(); {
+	case o.Site.IsZero():
+	case !own && !(ok && k.Database):
+		return fmt.Sprintf("segments are off: %s keeps segment counters that record no residue class, as a site's must so that no two sites issue one ID: "+
+			"keep the site's segments in a database, --segment-store postgres or mysql with --segment-dsn and --segments set (or tinyid)", o.Describe())
+	case !residueFormat(o.Segments.Format):
 		return fmt.Sprintf("segments are off: %s", siteFormat(o.Segments.Format))
 	}
 	return ""
@@ -43,7 +48,7 @@ func residueFormat(format string) bool { return format == "tinyid" || format == 
 
 // siteFormat says why a site serves no segments of format.
 func siteFormat(format string) string {
-	return fmt.Sprintf("a site's segment rows must record their residue class, so that no two sites issue one ID: --segments tinyid or set (with a database: --segment-store, or segments.stores), not %q", format)
+	return fmt.Sprintf("a site's segment rows must record their residue class, so that no two sites issue one ID: --segments set (firn's own table) or tinyid, not %q", format)
 }
 
 // checkNoSite refuses segments served without a site setting from a
