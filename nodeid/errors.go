@@ -77,7 +77,10 @@ type LayoutMismatchError struct {
 }
 
 func (e *LayoutMismatchError) Error() string {
-	if r, ok, err := ParseSiteRecord(LayoutID{Description: e.Stored}); ok && err == nil {
+	if r, ok, err := ParseSiteRecord(LayoutID{Description: e.Stored}); ok && err == nil && r.Layout.Description == e.Want {
+		return fmt.Sprintf("nodeid: the namespace belongs to %s, and this process has no site setting: give it that site's setting (site.name %s, site.fields %s), or use another namespace",
+			r.Site, r.Site.Name, r.Site.Fields)
+	} else if ok && err == nil {
 		return fmt.Sprintf("nodeid: the namespace belongs to %s (layout %q), this process is configured with %q: %s, and that site's setting (site.name %s, site.fields %s); or use another namespace",
 			r.Site, r.Layout.Description, e.Want, claimedLayout, r.Site.Name, r.Site.Fields)
 	}

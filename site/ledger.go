@@ -1,6 +1,7 @@
 package site
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -36,6 +37,8 @@ type LedgerRecord struct {
 	// Layout is the layout's (and opaque key's) fingerprint: a claim
 	// under another is refused.
 	Layout string `json:"layout"`
+	// Described is the layout's description, for messages.
+	Described string `json:"described,omitempty"`
 	// Count is the number of nodes of one site value: every site fixes
 	// the same leading node fields.
 	Count uint64 `json:"count"`
@@ -138,7 +141,7 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 		return nil, refuse("ledger %s does not exist: check the ledger settings (a second ledger would give every value out again); the first firn site claim of all creates it with --create-ledger", name)
 	}
 	if id.Fingerprint == "" {
-		rec := LedgerRecord{ID: randomID("l-"), Layout: layout.Fingerprint, Count: count, Stores: spec.Stores}
+		rec := LedgerRecord{ID: randomID("l-"), Layout: layout.Fingerprint, Described: layout.Description, Count: count, Stores: spec.Stores}
 		if err := st.Rerecord(ctx, nodeid.LayoutID{}, encode(ledgerPrefix, rec)); err != nil {
 			return nil, fmt.Errorf("create ledger %s: %w", name, err)
 		}
@@ -151,7 +154,11 @@ func OpenLedger(ctx context.Context, open Opener, name string, layout nodeid.Lay
 	}
 	switch {
 	case l.rec.Layout != layout.Fingerprint:
-		return nil, refuse("ledger %s serves layout %s, this configuration's is %s (%s): one layout per ledger", name, l.rec.Layout, layout.Fingerprint, layout.Description)
+		theirs := cmp.Or(l.rec.Described, l.rec.Layout)
+		if theirs == layout.Description { // the same widths, other node fields or opaque key
+			theirs = fmt.Sprintf("%s with other node fields or another opaque key (fingerprint %s, this configuration's %s)", theirs, l.rec.Layout, layout.Fingerprint)
+		}
+		return nil, refuse("ledger %s serves layout %s, this configuration's is %s: one layout per ledger; give the layout flags (--node-bits, --node-names and the rest) and opaque key of the ledger's first claim", name, theirs, layout.Description)
 	case l.rec.Count != count:
 		return nil, refuse("ledger %s's sites lease %d nodes each, this configuration's %d: every site fixes the same leading node fields", name, l.rec.Count, count)
 	case max(l.rec.Stores, 1) != spec.Stores:

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/nodeid/nodeidtest"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/site"
@@ -170,4 +171,35 @@ func TestSiteSegmentsPartOfASet(t *testing.T) {
 		t.Fatal(err)
 	}
 	draw(t, m, "orders", "us", 3, before)
+}
+
+// TestLedgerOtherLayoutSaysWhich: a claim under another layout than the
+// ledger's is refused naming the ledger's layout in words, and, when the
+// words are the same (other node fields of the same widths), saying so.
+func TestLedgerOtherLayoutSaysWhich(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]*nodeidtest.MemStore{}
+	var mu sync.Mutex
+	open := func(ns string) (nodeid.Recorder, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stores[ns] == nil {
+			stores[ns] = nodeidtest.NewMemStore()
+		}
+		return stores[ns], nil
+	}
+	if _, err := site.OpenLedger(ctx, open, "ledger", siteLayout, site.Spec{Count: 4}, true); err != nil {
+		t.Fatal(err)
+	}
+	other := siteLayout
+	other.Fingerprint = "v1:other"
+	_, err := site.OpenLedger(ctx, open, "ledger", other, site.Spec{Count: 4}, false)
+	if !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "other node fields") || !strings.Contains(err.Error(), siteLayout.Description) {
+		t.Fatalf("a ledger opened under another layout of the same words: %v; want refused saying the node fields differ", err)
+	}
+	other.Description = "another: 40 time + 11 node + 12 sequence"
+	_, err = site.OpenLedger(ctx, open, "ledger", other, site.Spec{Count: 4}, false)
+	if !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "serves layout "+siteLayout.Description) {
+		t.Fatalf("a ledger opened under another layout: %v; want refused naming the ledger's", err)
+	}
 }

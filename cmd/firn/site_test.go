@@ -47,7 +47,7 @@ func TestSiteCommands(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `site "eu" (datacenter=1) claimed`) {
 		t.Fatalf("site claim eu: exit %d, %q, %q", code, out, errOut)
 	}
-	if _, errOut, code = runCLI(cmd([]string{"next"}, eu)...); code == 0 || !strings.Contains(errOut, `belongs to site "eu"`) {
+	if _, errOut, code = runCLI(cmd([]string{"next"}, eu)...); code == 0 || !strings.Contains(errOut, `belongs to site "eu"`) || !strings.Contains(errOut, "has no site setting") {
 		t.Fatalf("next without the site: exit %d, %q; want refused naming eu", code, errOut)
 	}
 	if _, errOut, code = runCLI(cmd([]string{"admin", "advance", "--node", "40", "--to", "2026-11-22T14:05:00Z"}, eu)...); code == 0 || !strings.Contains(errOut, `belongs to site "eu"`) {
