@@ -82,7 +82,7 @@ type reclassRace struct {
 }
 
 func (r *reclassRace) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
-	r.once.Do(func() { _, _ = r.MemStore.Reserve(ctx, tag, 10) })
+	r.once.Do(func() { _, _ = r.Reserve(ctx, tag, 10) })
 	return r.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
 }
 

@@ -23,7 +23,7 @@ func (o Options) SegmentsOff() string {
 	own := o.Segments.Store != "" || len(o.Segments.Stores) > 0
 	switch k, ok := o.Kind(); {
 	case o.Site.IsZero():
-	case !own && !(ok && k.Database):
+	case !own && (!ok || !k.Database):
 		return fmt.Sprintf("segments are off: %s keeps segment counters that record no residue class, as a site's must so that no two sites issue one ID: "+
 			"keep the site's segments in a database, --segment-store postgres or mysql with --segment-dsn and --segments set (or tinyid)", o.Describe())
 	case !residueFormat(o.Segments.Format):
