@@ -10,7 +10,7 @@ import (
 )
 
 // TestAlertsUseExportedMetrics: every metric docs/alerts.yml's rules
-// read is one /metrics exports for a server with a lease and a tag (a
+// read is one /metrics exports for a server of a site with a lease and a tag (a
 // histogram's by its _bucket, _count or _sum series): an alert on a
 // renamed or removed metric would never fire.
 func TestAlertsUseExportedMetrics(t *testing.T) {
@@ -30,7 +30,8 @@ func TestAlertsUseExportedMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := newConfig(t, nil)
-	cfg.Lease = fakeLease{7} // for the lease's metrics
+	cfg.Lease = fakeLease{7}                                  // for the lease's metrics
+	cfg.Site, cfg.Revoked = "eu", func() error { return nil } // for a site's
 	h := handlerOf(t, cfg)
 	get(h, "GET", "/v1/snowflake/batch?count=7")
 	get(h, "GET", "/v1/segments/order/next")
