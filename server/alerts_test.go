@@ -10,9 +10,9 @@ import (
 )
 
 // TestAlertsUseExportedMetrics: every metric docs/alerts.yml's rules
-// read is one /metrics exports for a server of a site with a lease and a tag (a
-// histogram's by its _bucket, _count or _sum series): an alert on a
-// renamed or removed metric would never fire.
+// read is one /metrics exports for a server of a site with a lease and a
+// tag (a histogram's by its _bucket, _count or _sum series): an alert on
+// a renamed or removed metric would never fire.
 func TestAlertsUseExportedMetrics(t *testing.T) {
 	raw, err := os.ReadFile("../docs/alerts.yml")
 	if err != nil {
