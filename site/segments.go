@@ -24,12 +24,9 @@ const segmentAttempts = 3
 // classes above their counters. A site on a value another site held
 // (rec.NoSegments) takes no row: it serves no segments.
 func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, rec *nodeid.SiteRecord) error {
-	var m *segment.Multi
-	if !rec.NoSegments {
-		var err error
-		if m, err = l.siteSegments(reg, site); err != nil {
-			return err
-		}
+	m, err := l.siteSegments(reg, site)
+	if err != nil {
+		return err
 	}
 	for attempt := 1; ; attempt++ {
 		rows, err := rowsOf(ctx, m, site)
@@ -56,7 +53,7 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 				adopt = append(adopt, r)
 			}
 		}
-		if len(adopt) == 0 {
+		if len(adopt) == 0 || rec.NoSegments { // counted in the floor, served by no site
 			return nil
 		}
 		err = m.Adopt(ctx, adopt, rec.Segments)
@@ -114,17 +111,16 @@ func (l *Ledger) siteSegments(reg Registry, site nodeid.Site) (*segment.Multi, e
 }
 
 // checkSegments refuses, before a claim writes anything, what segments
-// would refuse once the claim is under way. Nothing of the site's is in
-// its stores yet, so every row but those of the values the site held
-// before a promotion (moved) was served before sites: each tag's rows
-// must make whole sets (segment.CompleteSets), since a row of a set whose
-// other stores are elsewhere issued IDs no counter here bounds, and
-// their counters must not pass the floor sites issue from (pastFrom). A
-// claim of a value another site held (spent) serves no segments.
+// would refuse once the claim is under way. On a value no site held,
+// nothing of a site's is in the stores yet, so every row but those of
+// the values the site held before a promotion (moved) was served before
+// sites; on a value a site held (spent), which serves no segments, rows
+// of the sites' delta are that site's, and the others were served before
+// sites. Each tag's rows served before sites must make whole sets
+// (segment.CompleteSets), since a row of a set whose other stores are
+// elsewhere issued IDs no counter here bounds, and their counters must
+// not pass the floor sites issue from (pastFrom).
 func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Site, moved map[uint64]bool, by string, spent bool) error {
-	if spent {
-		return nil
-	}
 	m, err := l.siteSegments(reg, site)
 	if err != nil {
 		return err
@@ -136,7 +132,7 @@ func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Si
 	var past []segment.Row
 	var top int64
 	for _, r := range rows {
-		if v := m.Value(r); v >= 0 && !m.Mine(r) && moved[uint64(v)] {
+		if v := m.Value(r); v >= 0 && (spent || !m.Mine(r) && moved[uint64(v)]) {
 			continue
 		}
 		past, top = append(past, r), max(top, r.Info.Next)

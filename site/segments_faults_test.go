@@ -203,3 +203,36 @@ func TestLedgerOtherLayoutSaysWhich(t *testing.T) {
 		t.Fatalf("a ledger opened under another layout: %v; want refused naming the ledger's", err)
 	}
 }
+
+// TestSiteSegmentsHistoryOnAReleasedValue: a registry whose segment store
+// served "orders" before sites claims a value another site held and
+// released. It serves no segments there, but the IDs its rows issued are
+// in the world all the same: they count against the floor other sites
+// issue from, so the claim is refused, before anything is written.
+func TestSiteSegmentsHistoryOnAReleasedValue(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	eu := siteSite("eu", 0)
+	first := site.Registry{Store: siteStore("pg-eu"), Where: "eu"}
+	if _, err := l.ClaimSite(ctx, first, eu, siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.ReleaseSite(ctx, first, eu, siteLayout); err != nil {
+		t.Fatal(err)
+	}
+	old := segmenttest.NewMemStore()
+	if err := old.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Reserve(ctx, "orders", 10); err != nil {
+		t.Fatal(err)
+	}
+	reg := site.Registry{Store: siteStore("pg-eu2"), Where: "eu2", Segments: []segment.Store{old}}
+	_, err := l.ClaimSite(ctx, reg, siteSite("eu2", 0), siteLayout)
+	if !errors.Is(err, site.ErrRefused) || !strings.Contains(err.Error(), "before sites") {
+		t.Fatalf("claim of a released value by a registry whose store issued IDs before sites: %v; want refused", err)
+	}
+	if rec, err := reg.Store.Record(ctx); err != nil || rec.Fingerprint != "" {
+		t.Fatalf("the refused claim wrote the registry's record: %+v, %v", rec, err)
+	}
+}
