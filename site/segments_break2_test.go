@@ -1,0 +1,86 @@
+package site_test
+
+// Segments under sites, second break-it review: sequences that yield a
+// duplicate ID in the final code.
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/site"
+)
+
+// claimDuring is a segment store served before sites on which, just
+// before the claim's first Reclass, another site's claim runs to its end
+// (it reads the ledger's floor), and then a process of the registry's
+// past (before sites, still within its lease) reserves once more: the
+// Reclass fails and the claim reads the row again.
+type claimDuring struct {
+	*segmenttest.MemStore
+	once   sync.Once
+	during func(ctx context.Context)
+}
+
+func (c *claimDuring) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+	c.once.Do(func() { c.during(ctx) })
+	return c.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
+}
+
+// TestSiteSegmentsSecondClaimReadsFloorMidClaim: site eu's store served
+// "orders" before sites, up to 10; eu claims first (the order the docs
+// ask for). Its claim raises the floor to 11 and reads the row; before
+// its Reclass, site us (a new database) claims and reads the floor 11,
+// and a process of eu's past reserves [11, 21) of every class. eu's
+// Reclass fails, its next round is refused (the floor is shared now),
+// but the IDs are out: us's first range starts at 11 in its class, and
+// repeats IDs the process of eu's past issued.
+//
+// The refusal of eu's raise does not un-issue what the row issued past
+// the floor us read. Fix: a claim other than the one that fixed the
+// floor must not read it (refuse, "run again once the first claim
+// finished") until that claim has taken every row it found into its
+// classes (a ledger field, say SegmentsSettled, written by segments
+// after Adopt succeeded); the first claim may raise the floor while it
+// is unsettled, as now.
+func TestSiteSegmentsSecondClaimReadsFloorMidClaim(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	before := map[int64]string{}
+	past := segmenttest.NewMemStore()
+	if err := past.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	reserve := func() {
+		r, err := past.Reserve(ctx, "orders", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for id := r.Start; id < r.End; id += r.Delta {
+			before[id] = "eu's store before sites"
+		}
+	}
+	reserve()
+	eu, us := siteSite("eu", 0), siteSite("us", 1)
+	usSegs := segmenttest.NewMemStore()
+	regUS := site.Registry{Store: siteStore("pg-us"), Where: "us", Segments: []segment.Store{usSegs}}
+	var usErr error
+	segs := &claimDuring{MemStore: past, during: func(ctx context.Context) {
+		_, usErr = l.ClaimSite(ctx, regUS, us, siteLayout)
+		reserve() // a process of eu's past, its lease not yet ended
+	}}
+	regEU := site.Registry{Store: siteStore("pg-eu"), Where: "eu", Segments: []segment.Store{segs}}
+	_, euErr := l.ClaimSite(ctx, regEU, eu, siteLayout)
+	t.Logf("eu's claim: %v; us's claim: %v", euErr, usErr)
+	if usErr != nil {
+		return // us refused while eu's claim is under way: what the fix does
+	}
+	m, rec := segsOf(t, regUS.Store, us, usSegs)
+	t.Logf("us's segment floor: %d", rec.Segments)
+	if err := m.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	draw(t, m, "orders", "us", 3, before)
+}
