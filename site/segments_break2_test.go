@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/firn-id/firn/nodeid"
+	"github.com/firn-id/firn/nodeid/nodeidtest"
 	"github.com/firn-id/firn/segment"
 	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/site"
@@ -76,6 +78,76 @@ func TestSiteSegmentsSecondClaimReadsFloorMidClaim(t *testing.T) {
 	t.Logf("eu's claim: %v; us's claim: %v", euErr, usErr)
 	if usErr != nil {
 		return // us refused while eu's claim is under way: what the fix does
+	}
+	m, rec := segsOf(t, regUS.Store, us, usSegs)
+	t.Logf("us's segment floor: %d", rec.Segments)
+	if err := m.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	draw(t, m, "orders", "us", 3, before)
+}
+
+// rerecordHook is a registry on which fn runs once, just before its first
+// Rerecord (the claim's pending record): after the claim's checks, before
+// its writes.
+type rerecordHook struct {
+	*nodeidtest.MemStore
+	once sync.Once
+	fn   func(ctx context.Context)
+}
+
+func (r *rerecordHook) Rerecord(ctx context.Context, old, id nodeid.LayoutID) error {
+	r.once.Do(func() { r.fn(ctx) })
+	return r.MemStore.Rerecord(ctx, old, id)
+}
+
+// TestSiteSegmentsClaimsStartedInOrder: eu's store served "orders"
+// before sites, up to 10; eu's claim starts first and passes its checks
+// (checkSegments: no floor yet); before its pending record, us (a new
+// database) claims to its end and fixes the floor at 0. eu's claim is
+// refused only in segments — after its pending record and the ledger's
+// write, so eu's registry refuses every process until an operator
+// releases it, though the docs promise the refusal "before anything is
+// written" — and us issues from 1 in its class, IDs eu's store issued
+// before sites.
+//
+// Fix: the claim whose stores hold rows served before sites fixes (or
+// raises) the floor in the ledger in checkSegments, before its first
+// write, under its registry ID; with the fix of
+// TestSiteSegmentsSecondClaimReadsFloorMidClaim, no other claim reads
+// the floor until that claim settled.
+func TestSiteSegmentsClaimsStartedInOrder(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	before := map[int64]string{}
+	past := segmenttest.NewMemStore()
+	if err := past.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	r, err := past.Reserve(ctx, "orders", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := r.Start; id < r.End; id += r.Delta {
+		before[id] = "eu's store before sites"
+	}
+	eu, us := siteSite("eu", 0), siteSite("us", 1)
+	usSegs := segmenttest.NewMemStore()
+	regUS := site.Registry{Store: siteStore("pg-us"), Where: "us", Segments: []segment.Store{usSegs}}
+	var usErr error
+	euReg := &rerecordHook{MemStore: siteStore("pg-eu"), fn: func(ctx context.Context) {
+		_, usErr = l.ClaimSite(ctx, regUS, us, siteLayout)
+	}}
+	regEU := site.Registry{Store: euReg, Where: "eu", Segments: []segment.Store{past}}
+	_, euErr := l.ClaimSite(ctx, regEU, eu, siteLayout)
+	t.Logf("eu's claim: %v; us's claim: %v", euErr, usErr)
+	if euErr != nil {
+		if rec, err := euReg.Record(ctx); err == nil && rec.Fingerprint != "" {
+			t.Errorf("eu's claim was refused after it wrote its registry's record (%s): the docs promise the refusal before anything is written", rec.Description)
+		}
+	}
+	if usErr != nil {
+		return
 	}
 	m, rec := segsOf(t, regUS.Store, us, usSegs)
 	t.Logf("us's segment floor: %d", rec.Segments)
