@@ -127,7 +127,7 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, err
 		}
 	}
-	if err := l.checkSegments(ctx, reg, site, moved, id, c.spent()); err != nil {
+	if err := l.checkSegments(ctx, reg, site, moved, c.spent()); err != nil {
 		return Result{}, err
 	}
 	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1),

@@ -53,11 +53,13 @@ type LedgerRecord struct {
 	// IDs start below it, so a store whose IDs before sites reach it is
 	// refused (they may be another site's IDs already).
 	SegmentsFrom *int64 `json:"segments_from,omitempty"`
-	// SegmentsBy is the registry ID of the claim that fixed SegmentsFrom,
-	// which may raise it while no other claim has read it (Shared): a
-	// process of its site's past may still move a row during the claim.
-	SegmentsBy     string `json:"segments_by,omitempty"`
-	SegmentsShared bool   `json:"segments_shared,omitempty"`
+	// SegmentsBy names the claim that fixed SegmentsFrom (segmentsKey:
+	// its site and value), which may raise it until it has taken every
+	// row it found into its classes (SegmentsSettled): a process of its
+	// site's past may still move a row meanwhile. No other claim reads
+	// the floor before.
+	SegmentsBy      string `json:"segments_by,omitempty"`
+	SegmentsSettled bool   `json:"segments_settled,omitempty"`
 }
 
 // Spec is what a ledger is created for, and checked against after: the

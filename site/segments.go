@@ -37,7 +37,7 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 		if err != nil {
 			return err
 		}
-		floor, err := l.raiseSegments(ctx, site, top, rec.Registry)
+		floor, err := l.raiseSegments(ctx, site, top)
 		if err != nil {
 			return err
 		}
@@ -54,16 +54,23 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 			}
 		}
 		if len(adopt) == 0 || rec.NoSegments { // counted in the floor, served by no site
-			return nil
+			return l.settleSegments(ctx, site)
 		}
 		err = m.Adopt(ctx, adopt, rec.Segments)
-		if err == nil || !errors.Is(err, segment.ErrReclassed) || attempt == segmentAttempts {
-			if err != nil {
-				return fmt.Errorf("segments of %s: %w", site, err)
-			}
-			return nil
+		switch {
+		case err == nil:
+			return l.settleSegments(ctx, site)
+		case !errors.Is(err, segment.ErrReclassed) || attempt == segmentAttempts:
+			return fmt.Errorf("segments of %s: %w", site, err)
 		}
 	}
+}
+
+// segmentsKey names site's claim of its value for the ledger's segment
+// floor (SegmentsBy): the same across re-runs of the claim, another for
+// any other site or value.
+func segmentsKey(site nodeid.Site) string {
+	return fmt.Sprintf("%s/%d", site.Name, site.First/max(site.Count, 1))
 }
 
 // rowsOf lists every row of m's stores; none when m is nil.
@@ -120,7 +127,7 @@ func (l *Ledger) siteSegments(reg Registry, site nodeid.Site) (*segment.Multi, e
 // (segment.CompleteSets), since a row of a set whose other stores are
 // elsewhere issued IDs no counter here bounds, and their counters must
 // not pass the floor sites issue from (pastFrom).
-func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Site, moved map[uint64]bool, by string, spent bool) error {
+func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Site, moved map[uint64]bool, spent bool) error {
 	m, err := l.siteSegments(reg, site)
 	if err != nil {
 		return err
@@ -143,11 +150,10 @@ func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Si
 	if err := segment.CompleteSets(past); err != nil {
 		return fmt.Errorf("segments of %s, served before sites: %w", site, err)
 	}
-	rec, _, _, err := l.ledgerRecord(ctx)
-	if err != nil {
-		return err
-	}
-	return l.pastFrom(rec, site, top, by)
+	// The floor is fixed or raised now, before the claim's first write:
+	// a claim that starts later reads it only once this one settled.
+	_, err = l.raiseSegments(ctx, site, top)
+	return err
 }
 
 // ledgerRecord reads the ledger's own record as it is now.
@@ -171,44 +177,70 @@ func (l *Ledger) ledgerRecord(ctx context.Context) (LedgerRecord, nodeid.LayoutI
 }
 
 // pastFrom refuses rows served before sites whose counter, top, passed
-// the floor every site's segment IDs start at or above, once a claim
-// other than the one that fixed it (by) may have read it.
-func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64, by string) error {
-	if rec.SegmentsFrom == nil || top <= *rec.SegmentsFrom || by == rec.SegmentsBy && !rec.SegmentsShared {
+// the floor every site's segment IDs start at or above, and any claim
+// but the one that fixed the floor while that one has not settled it.
+func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64) error {
+	switch key := segmentsKey(site); {
+	case rec.SegmentsFrom == nil, rec.SegmentsBy == key && !rec.SegmentsSettled:
 		return nil
+	case !rec.SegmentsSettled:
+		return refuse("ledger %s's first claim (%s) has not finished taking its segment rows into its classes, and no claim reads the sites' segment floor before: run firn site claim for that site again to finish it, then this one", l.rec.ID, rec.SegmentsBy)
+	case top > *rec.SegmentsFrom:
+		return refuse("%s's segment stores issued IDs up to %d before sites, but sites claimed in ledger %s may issue segment IDs from %d already, and could repeat them: "+
+			"serve these tags from segment stores of their own under this site (new tables, --segment-table, or databases), and keep these rows out of it (docs/segments.md, \"Several sites\")", site, top-1, l.rec.ID, *rec.SegmentsFrom)
 	}
-	return refuse("%s's segment stores issued IDs up to %d before sites, but sites claimed in ledger %s may issue segment IDs from %d already, and could repeat them: "+
-		"serve these tags from segment stores of their own under this site (new tables, --segment-table, or databases), and keep these rows out of it (docs/segments.md, \"Several sites\")", site, top-1, l.rec.ID, *rec.SegmentsFrom)
+	return nil
 }
 
 // raiseSegments raises the ledger's segment floor to top, the highest
-// counter of the rows a claiming site (registry ID by) served before
-// sites, and returns it. Those rows issued every residue class below
-// top: a site whose IDs may start below top already (one that read the
-// floor the first claim fixed) could repeat them, so such a claim is
-// refused (pastFrom). A claim that reads a floor another claim fixed
-// marks it shared, which ends that claim's right to raise it.
-func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64, by string) (int64, error) {
+// counter of the rows site's claim found served before sites, and
+// returns it. Those rows issued every residue class below top: a site
+// whose IDs may start below top already (one that read the floor the
+// first claim settled) could repeat them, so such a claim is refused
+// (pastFrom). The first claim fixes the floor, and raises it until it
+// settles it (settleSegments).
+func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64) (int64, error) {
+	return l.updateSegments(ctx, site, func(rec *LedgerRecord, key string) error {
+		if err := l.pastFrom(*rec, site, top); err != nil {
+			return err
+		}
+		switch {
+		case rec.SegmentsFrom == nil:
+			from := max(rec.Segments, top)
+			rec.SegmentsFrom, rec.SegmentsBy = &from, key
+		case rec.SegmentsBy == key && !rec.SegmentsSettled && top > *rec.SegmentsFrom:
+			from := top
+			rec.SegmentsFrom = &from
+		}
+		rec.Segments = max(rec.Segments, top)
+		return nil
+	})
+}
+
+// settleSegments marks the floor settled once the claim that fixed it
+// took every row it found into its classes: other claims read it from
+// then on, and it rises no more.
+func (l *Ledger) settleSegments(ctx context.Context, site nodeid.Site) error {
+	_, err := l.updateSegments(ctx, site, func(rec *LedgerRecord, key string) error {
+		rec.SegmentsSettled = rec.SegmentsSettled || rec.SegmentsBy == key
+		return nil
+	})
+	return err
+}
+
+// updateSegments applies change to the ledger's record in a
+// compare-and-set write, read again when another claim wrote it first,
+// and returns the segment floor after.
+func (l *Ledger) updateSegments(ctx context.Context, site nodeid.Site, change func(*LedgerRecord, string) error) (int64, error) {
 	for {
 		rec, id, st, err := l.ledgerRecord(ctx)
 		if err != nil {
 			return 0, err
 		}
-		if err := l.pastFrom(rec, site, top, by); err != nil {
+		was := encode(ledgerPrefix, rec)
+		if err := change(&rec, segmentsKey(site)); err != nil {
 			return 0, err
 		}
-		was := encode(ledgerPrefix, rec)
-		switch {
-		case rec.SegmentsFrom == nil:
-			from := max(rec.Segments, top)
-			rec.SegmentsFrom, rec.SegmentsBy = &from, by
-		case top > *rec.SegmentsFrom: // pastFrom let the claim that fixed it raise it
-			from := top
-			rec.SegmentsFrom = &from
-		case by != rec.SegmentsBy:
-			rec.SegmentsShared = true
-		}
-		rec.Segments = max(rec.Segments, top)
 		if now := encode(ledgerPrefix, rec); now != was {
 			err = st.Rerecord(ctx, id, now)
 		}

@@ -1,10 +1,13 @@
 package site_test
 
-// Segments under sites, second break-it review: sequences that yield a
-// duplicate ID in the final code.
+// Segments under sites, second break-it review: claims that race the
+// first claim of a ledger, which fixes the sites' segment floor.
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -76,8 +79,14 @@ func TestSiteSegmentsSecondClaimReadsFloorMidClaim(t *testing.T) {
 	regEU := site.Registry{Store: siteStore("pg-eu"), Where: "eu", Segments: []segment.Store{segs}}
 	_, euErr := l.ClaimSite(ctx, regEU, eu, siteLayout)
 	t.Logf("eu's claim: %v; us's claim: %v", euErr, usErr)
-	if usErr != nil {
-		return // us refused while eu's claim is under way: what the fix does
+	if euErr != nil {
+		t.Fatalf("eu's claim, the first: %v", euErr)
+	}
+	if !errors.Is(usErr, site.ErrRefused) || !strings.Contains(fmt.Sprint(usErr), "has not finished") {
+		t.Fatalf("us's claim while eu's is under way: %v; want refused until eu's settled the floor", usErr)
+	}
+	if _, err := l.ClaimSite(ctx, regUS, us, siteLayout); err != nil {
+		t.Fatalf("us's claim once eu's finished: %v", err)
 	}
 	m, rec := segsOf(t, regUS.Store, us, usSegs)
 	t.Logf("us's segment floor: %d", rec.Segments)
@@ -146,8 +155,14 @@ func TestSiteSegmentsClaimsStartedInOrder(t *testing.T) {
 			t.Errorf("eu's claim was refused after it wrote its registry's record (%s): the docs promise the refusal before anything is written", rec.Description)
 		}
 	}
-	if usErr != nil {
-		return
+	if euErr != nil {
+		t.Fatalf("eu's claim, started first: %v", euErr)
+	}
+	if !errors.Is(usErr, site.ErrRefused) || !strings.Contains(fmt.Sprint(usErr), "has not finished") {
+		t.Fatalf("us's claim while eu's is under way: %v; want refused until eu's settled the floor", usErr)
+	}
+	if _, err := l.ClaimSite(ctx, regUS, us, siteLayout); err != nil {
+		t.Fatalf("us's claim once eu's finished: %v", err)
 	}
 	m, rec := segsOf(t, regUS.Store, us, usSegs)
 	t.Logf("us's segment floor: %d", rec.Segments)
