@@ -86,11 +86,13 @@ func (h *handler) createTag(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	var opaque string
+	// The row as the store holds it: a set's or a site's class may start
+	// above first.
+	created := api.Tag{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description}
 	if info, err := s.Tag(ctx, body.Tag); err == nil {
-		opaque = info.Opaque
+		created = api.NewTag(info)
 	}
-	writeJSON(w, http.StatusCreated, api.Tag{Tag: body.Tag, Next: first, Step: body.Step, Delta: 1, Description: body.Description, Opaque: opaque})
+	writeJSON(w, http.StatusCreated, created)
 }
 
 func (h *handler) setStep(w http.ResponseWriter, r *http.Request) {

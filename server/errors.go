@@ -47,6 +47,11 @@ var (
 	// which opaque mode hides. 400.
 	ErrOpaqueWide = errors.New("server: this server's IDs are opaque: a UUIDv7 or ULID would carry its time and sequence in plain; draw snowflake IDs")
 
+	// ErrSiteStopped is returned for a snowflake or segment request to a
+	// site's process that stopped issuing for good (its site's value
+	// released or taken: Config.Revoked): 503 not_serving.
+	ErrSiteStopped = errors.New("server: this site's process stopped issuing for good")
+
 	// ErrTagTooLong is returned for a tag longer than MaxTagBytes, before
 	// it reaches the allocator or a store: 400.
 	ErrTagTooLong = errors.New("server: tag too long")
@@ -101,7 +106,7 @@ func status(err error) (int, string) {
 		return http.StatusServiceUnavailable, "tag_exhausted"
 	case errors.Is(err, segment.ErrTagExists):
 		return http.StatusConflict, "tag_exists"
-	case errors.Is(err, snowflake.ErrNotServing):
+	case errors.Is(err, snowflake.ErrNotServing), errors.Is(err, ErrSiteStopped):
 		return http.StatusServiceUnavailable, "not_serving"
 	case errors.Is(err, wide.ErrUnknownForm):
 		return http.StatusBadRequest, "bad_request"

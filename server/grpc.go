@@ -224,6 +224,9 @@ func (g *grpcService) Stream(req *firnpb.StreamRequest, stream firnpb.Firn_Strea
 		return err
 	}
 	for ctx.Err() == nil {
+		if err := g.svc.modeOff(kind); err != nil { // a site's process may stop issuing for good meanwhile
+			return grpcError(err)
+		}
 		ids := make([]int64, n)
 		if _, err := fill(ctx, ids); err != nil {
 			if ctx.Err() != nil {

@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
 	"github.com/firn-id/firn/server"
 )
 
@@ -41,5 +44,25 @@ func TestRevokedSiteIssuesNothing(t *testing.T) {
 	}
 	if w := from(h, "127.0.0.1:1", "GET", "/v1/snowflake/decode/1"); w.Code != http.StatusOK {
 		t.Fatalf("decode after the revocation: %d %s; want it answered", w.Code, w.Body)
+	}
+}
+
+// TestCreateTagAnswersTheStoredRow: the 201 of POST /v1/segments is the
+// row as the store holds it, not the request: a site's class starts at
+// or above its floor, whatever first the request names.
+func TestCreateTagAnswersTheStoredRow(t *testing.T) {
+	m, err := segment.NewSiteMulti(segment.Residues{Values: 4, Stores: 1, Value: 2, Floor: 1000}, segmenttest.NewMemStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := segment.NewAllocator(m, segment.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	h := handlerOf(t, &server.Config{Snowflake: unreservedGenerator(t), Segments: a, SegmentStore: m})
+	w := do(h, "POST", "/v1/segments", "", `{"tag":"orders","first":"7","step":64}`)
+	if w.Code != http.StatusCreated || !strings.Contains(w.Body.String(), `"next":"1002"`) || !strings.Contains(w.Body.String(), `"delta":4,"remainder":2`) {
+		t.Fatalf("POST /v1/segments in site value 2 of 4, floor 1000: %d %s; want 201 with the stored row, next 1002, 2 mod 4", w.Code, w.Body)
 	}
 }

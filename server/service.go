@@ -83,7 +83,7 @@ func (s *service) modeOff(kind scopeKind) error {
 	case issues && s.Revoked != nil && s.Revoked() != nil:
 		// A site's value released or taken: neither its snowflake IDs
 		// nor its segment ranges are issued any more.
-		return fmt.Errorf("%w: %w: this site's process stopped issuing for good", snowflake.ErrNotServing, s.Revoked())
+		return fmt.Errorf("%w: %w", ErrSiteStopped, s.Revoked())
 	case kind == scopeSnowflake && s.generator() == nil, kind == scopeDecode && !decodes:
 		return ErrSnowflakeOff
 	case (kind == scopeTag || kind == scopeRange) && s.Segments == nil:

@@ -15,12 +15,11 @@ var _ nodeid.Recorder = (*Store)(nil)
 
 // Record implements nodeid.Recorder.
 func (s *Store) Record(ctx context.Context) (nodeid.LayoutID, error) {
-	if err := s.ensureSchema(ctx); err != nil {
-		return nodeid.LayoutID{}, err
-	}
 	var id nodeid.LayoutID
 	err := s.db.QueryRowContext(ctx, s.q.readNamespace, s.opt.Namespace).Scan(&id.Fingerprint, &id.Description)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, sql.ErrNoRows) || Classify(err) == MissingTable {
+		// No table yet: no record, and reading creates none (a
+		// database of segments alone is asked whether it is a site's).
 		return nodeid.LayoutID{}, nil
 	}
 	if err != nil {
