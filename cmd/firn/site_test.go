@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -338,5 +341,36 @@ func TestReleasedSiteServeStopsForGood(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve of a released site returned %v at its stop", err)
+	}
+}
+
+// TestTagTakesTheSet: firn tag with a configuration of segments.stores
+// creates and draws a tag on the set, as firn serve serves it — never on
+// a row of the registry's own that would issue the set's IDs again.
+func TestTagTakesTheSet(t *testing.T) {
+	p, q := guideDatabase(t, "tagset_p_"), guideDatabase(t, "tagset_q_")
+	reg := guideDatabase(t, "tagset_reg_")
+	cfg := filepath.Join(t.TempDir(), "firn.yaml")
+	yaml := fmt.Sprintf("registry: {store: postgres, dsn: %q}\nsegments:\n  format: set\n  stores:\n    - {store: postgres, dsn: %q}\n    - {store: postgres, dsn: %q}\n", reg, p, q)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runCLI("tag", "create", "pay", "--step", "10", "--config", cfg); code != 0 {
+		t.Fatalf("tag create on the set: exit %d, %q, %q", code, out, errOut)
+	}
+	for i, dsn := range []string{p, q} {
+		out, errOut, code := runCLI("tag", "list", "--store", "postgres", "--dsn", dsn, "--segments", "set")
+		if code != 0 || !strings.Contains(out, fmt.Sprintf("%d mod 2", i)) {
+			t.Fatalf("store %d of the set after tag create: exit %d, %q, %q; want the tag in class %d mod 2", i, code, out, errOut, i)
+		}
+	}
+	out, errOut, code := runCLI("tag", "next", "pay", "-n", "4", "--config", cfg)
+	if code != 0 {
+		t.Fatalf("tag next on the set: exit %d, %q", code, errOut)
+	}
+	for _, f := range strings.Fields(out) {
+		if n, err := strconv.ParseInt(f, 10, 64); err != nil || n%2 != 0 {
+			t.Fatalf("tag next on the set printed %q: want IDs of store 0's class, 0 mod 2", out)
+		}
 	}
 }

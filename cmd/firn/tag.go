@@ -63,7 +63,7 @@ var tagArgs = map[string]int{"list": 0, "create": 1, "step": 2, "advance": 1, "n
 func tagUses(sub string) []string {
 	var uses []string
 	if sub != "reveal" {
-		uses = append(uses, append([]string{"layout"}, storeUses...)...)
+		uses = append(uses, append([]string{"layout", "segments.stores"}, storeUses...)...)
 	}
 	if sub == "create" || sub == "next" || sub == "reveal" {
 		uses = append(uses, tagOpaqueUses...)

@@ -177,7 +177,8 @@ func (o Options) OpenNodes(ctx context.Context) (nodeid.Store, func() error, err
 }
 
 // OpenSegments returns the segment store and a function that closes it:
-// the database of its own of Segments.Store, or the registry's. A
+// the set of Segments.Stores, the database of its own of Segments.Store,
+// or the registry's. A
 // registry that can record a site is opened too, and read: a site's
 // segments issue the classes its record gives them, and a namespace of
 // a site refuses a process without the site setting.
@@ -188,7 +189,7 @@ func (o Options) OpenSegments(ctx context.Context) (segment.Store, func() error,
 	case off != "" && o.Segments.Store == "":
 		return nil, nil, configf("segments.store", "%s", o.noSegments())
 	}
-	if k, ok := o.Kind(); ok && k.Sites {
+	if k, ok := o.Kind(); ok && k.Sites || len(o.Segments.Stores) > 0 {
 		st, err := o.Open(ctx)
 		switch {
 		case err != nil:
