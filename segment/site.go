@@ -153,7 +153,25 @@ func (m *Multi) Adopt(ctx context.Context, rows []Row, floor int64) error {
 				return fmt.Errorf("store %d: %w", r.Store, err)
 			}
 			errs = append(errs, fmt.Errorf("store %d: tag %q: %w", r.Store, r.Info.Tag, err))
+			continue
+		}
+		if step := classStep(r.Info, m.delta); step != r.Info.Step {
+			if err := m.stores[r.Store].SetStep(ctx, r.Info.Tag, step); err != nil {
+				return fmt.Errorf("store %d: tag %q: keep its IDs per range, step %d: %w", r.Store, r.Info.Tag, step, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// classStep is the step that gives a row of info's IDs per range in
+// classes of delta: a row that moves into a site's class keeps its IDs
+// per range (a step below the delta would give ranges without an ID of
+// the class).
+func classStep(info TagInfo, delta int64) int64 {
+	if info.Delta == delta {
+		return info.Step
+	}
+	per := max(info.Step/max(info.Delta, 1), 1)
+	return min(per*delta, StepLimit/delta*delta)
 }

@@ -110,8 +110,8 @@ func TestSiteSegmentsRowMovesDuringClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Delta != 2 || info.Remainder != 0 || info.Next < 21 {
-		t.Fatalf("the row after the claim: %+v; want 0 mod 2 at or above 21, past the range reserved during the claim", info)
+	if info.Delta != 2 || info.Remainder != 0 || info.Next < 21 || info.Step != 20 {
+		t.Fatalf("the row after the claim: %+v; want 0 mod 2 at or above 21, past the range reserved during the claim, step 20 (its 10 IDs a range kept)", info)
 	}
 }
 
