@@ -15,15 +15,9 @@ import (
 
 // TestRevokedSiteStreamStops: a gRPC Stream of a tag's IDs opened before
 // the site's process stopped issuing for good (its value released or
-// taken: node.Holder.Revoke) must stop with it, as every unary call and
-// HTTP route does (service.modeOff). Stream checks modeOff once, at its
-// start, and then fills batch after batch from the allocator, which
-// reserves from the segment store for as long as the client reads: a
-// released site keeps issuing segment IDs over a stream opened before
-// the release, for good.
-//
-// Fix: check s.Revoked (modeOff's issues case) before every batch in
-// Stream's loop, answering Unavailable as at the start.
+// taken: node.Holder.Revoke) stops with it, as every unary call and HTTP
+// route does (service.modeOff, checked before every batch): it never
+// reserves another range from the segment store.
 func TestRevokedSiteStreamStops(t *testing.T) {
 	var revoked atomic.Pointer[error]
 	auth, err := server.NewAuth(nil, server.Anonymous{})

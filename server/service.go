@@ -132,6 +132,11 @@ func openReason(err error, brief func(error) string) string {
 // metrics (firn_segment_fetch_errors_total, firn_segment_buffered_ids)
 // and as 503 on that tag's requests once its buffers run dry.
 func (s *service) ready() error {
+	if s.Revoked != nil {
+		if err := s.Revoked(); err != nil {
+			return fmt.Errorf("%w: %w", ErrSiteStopped, err)
+		}
+	}
 	if s.Ready != nil {
 		if err := s.Ready(); err != nil {
 			return err

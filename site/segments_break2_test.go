@@ -36,20 +36,12 @@ func (c *claimDuring) Reclass(ctx context.Context, tag string, from segment.TagI
 
 // TestSiteSegmentsSecondClaimReadsFloorMidClaim: site eu's store served
 // "orders" before sites, up to 10; eu claims first (the order the docs
-// ask for). Its claim raises the floor to 11 and reads the row; before
-// its Reclass, site us (a new database) claims and reads the floor 11,
-// and a process of eu's past reserves [11, 21) of every class. eu's
-// Reclass fails, its next round is refused (the floor is shared now),
-// but the IDs are out: us's first range starts at 11 in its class, and
-// repeats IDs the process of eu's past issued.
-//
-// The refusal of eu's raise does not un-issue what the row issued past
-// the floor us read. Fix: a claim other than the one that fixed the
-// floor must not read it (refuse, "run again once the first claim
-// finished") until that claim has taken every row it found into its
-// classes (a ledger field, say SegmentsSettled, written by segments
-// after Adopt succeeded); the first claim may raise the floor while it
-// is unsettled, as now.
+// ask for), and fixes the floor at 11. Before its Reclass, site us (a new
+// database) claims, and a process of eu's past reserves [11, 21) of
+// every class. us is refused: no claim reads the floor until the first
+// claim has taken every row it found into its classes (settled). eu's
+// retry raises the floor past the range and settles; us's claim then
+// starts above it, and none of its IDs repeats one eu's store issued.
 func TestSiteSegmentsSecondClaimReadsFloorMidClaim(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)
@@ -111,20 +103,11 @@ func (r *rerecordHook) Rerecord(ctx context.Context, old, id nodeid.LayoutID) er
 }
 
 // TestSiteSegmentsClaimsStartedInOrder: eu's store served "orders"
-// before sites, up to 10; eu's claim starts first and passes its checks
-// (checkSegments: no floor yet); before its pending record, us (a new
-// database) claims to its end and fixes the floor at 0. eu's claim is
-// refused only in segments — after its pending record and the ledger's
-// write, so eu's registry refuses every process until an operator
-// releases it, though the docs promise the refusal "before anything is
-// written" — and us issues from 1 in its class, IDs eu's store issued
-// before sites.
-//
-// Fix: the claim whose stores hold rows served before sites fixes (or
-// raises) the floor in the ledger in checkSegments, before its first
-// write, under its registry ID; with the fix of
-// TestSiteSegmentsSecondClaimReadsFloorMidClaim, no other claim reads
-// the floor until that claim settled.
+// before sites, up to 10; eu's claim starts first and fixes the floor in
+// the ledger before its first write. Before its pending record, us (a
+// new database) claims: it is refused, since eu's claim has not settled
+// the floor; once eu's finished, us's claim starts above what eu's store
+// issued before sites.
 func TestSiteSegmentsClaimsStartedInOrder(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)

@@ -89,8 +89,8 @@ func (r *reclassRace) Reclass(ctx context.Context, tag string, from segment.TagI
 // TestSiteSegmentsRowMovesDuringClaim: the first site's store served
 // "orders" before sites; a process of that past reserves once between
 // the claim's read of the rows and its Reclass. The first claim may
-// raise the floor it fixed while no other claim has read it, so the
-// retry finishes, and the row starts above the range reserved meanwhile.
+// raise the floor it fixed until it settles it, so the retry finishes,
+// and the row starts above the range reserved meanwhile.
 func TestSiteSegmentsRowMovesDuringClaim(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)

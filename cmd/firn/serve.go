@@ -181,7 +181,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	if err := tagsChecked(checked, alloc, log); err != nil {
 		return err
 	}
-	svc, err := newService(o, log, alloc, stores.Segments, tokens, g, lease, h)
+	stop := backend.NewSiteStop(h, log)
+	svc, err := newService(o, log, alloc, stores.Segments, tokens, g, lease, h, stop)
 	if err != nil {
 		return err
 	}
@@ -199,8 +200,8 @@ func serve(ctx context.Context, args []string, stdout io.Writer) (err error) {
 		if err := h.Watch(ctx, func(g *snowflake.Generator, l *nodeid.Lease) { svc.Replace(g, l) }); err != nil {
 			return err
 		}
-		go o.stores.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, o.cfg.Segments.SiteStores(), nodes, h.Revoke, log)
 	}
+	go o.stores.WatchSite(ctx, o.cfg.Ledger, o.Lease.Layout, o.Lease.Site, o.cfg.Segments.SiteStores(), nodes, stop, log)
 	return p.wait(ctx, log)
 }
 
@@ -270,7 +271,7 @@ func takeNode(ctx context.Context, o serveOptions, nodes nodeid.Store, log *slog
 // newService builds the server over the node taken (g and lease nil with
 // snowflake mode off) and the allocator (nil with segment mode off).
 func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs segment.Store, tokens *sqlstore.TinyidTokens,
-	g *snowflake.Generator, lease *nodeid.Lease, h *node.Holder) (*server.Server, error) {
+	g *snowflake.Generator, lease *nodeid.Lease, h *node.Holder, stop *backend.SiteStop) (*server.Server, error) {
 	if o.TagOpaque != nil {
 		log.Info("opaque tags: their IDs are a keyed permutation of the plain ones, recorded with each tag when it is created; reveal them with firn tag reveal or GET /v1/segments/{tag}/reveal/{id}",
 			"tags", strings.Join(o.cfg.Opaque.Tags, ","))
@@ -281,8 +282,9 @@ func newService(o serveOptions, log *slog.Logger, alloc *segment.Allocator, segs
 		scfg.Segments, scfg.SegmentStore = alloc, segs
 	}
 	if h != nil {
-		scfg.Lease, scfg.Ready, scfg.Site, scfg.Revoked = lease, h.NotReady, o.Lease.Site.Name, h.Revoked
+		scfg.Lease, scfg.Ready = lease, h.NotReady
 	}
+	scfg.Site, scfg.Revoked = o.Lease.Site.Name, stop.Revoked
 	if o.Opaque != nil {
 		log.Info("opaque IDs: every snowflake ID is a keyed permutation of the layout's; decode them with firn parse --opaque or GET /v1/snowflake/reveal/{id}",
 			"permutation", o.Opaque.Fingerprint())

@@ -14,19 +14,10 @@ import (
 )
 
 // TestReleasedSegmentsOnlySiteServeStops: a site's firn serve with
-// snowflake mode off (segments only) must stop issuing segment IDs once
-// the site is released, as docs/segments.md promises ("A released site.
-// Its processes stop issuing segment IDs as soon as they learn of the
-// release (the ledger's re-read, or their next renewal)"). With snowflake
-// off, serve takes no node (takeNode returns no holder), so there is no
-// renewal to learn it from, and the ledger's watch (WatchSite) and the
-// server's Revoked hook are wired only when a holder exists: the
-// released site's process issues segment IDs for good.
-//
-// Fix: with a site setting and snowflake off, run WatchSite anyway and
-// give server.Config.Revoked a revocation flag it sets (a small holder
-// of the revocation without a node), so that modeOff refuses the tag
-// routes once the ledger records the value released or taken.
+// snowflake mode off (segments only) holds no node, so no renewal stops
+// it; it re-reads its site record in the registry (and its claim in the
+// ledger), and stops issuing segment IDs soon after firn site release,
+// as docs/segments.md says.
 func TestReleasedSegmentsOnlySiteServeStops(t *testing.T) {
 	dsn := testenv.Endpoint(t, "FIRN_TEST_POSTGRES")
 	table, segs := "firn_nodes_segonly_"+suffix(), "firn_segs_segonly_"+suffix()
@@ -65,7 +56,9 @@ func TestReleasedSegmentsOnlySiteServeStops(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			t.Logf("stopped: %d %s", resp.StatusCode, body)
+			if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not_serving") || !strings.Contains(string(body), "released its value") {
+				t.Fatalf("a released site's segments-only serve answers %d %s; want 503 not_serving naming the release", resp.StatusCode, body)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

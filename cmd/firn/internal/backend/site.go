@@ -117,14 +117,19 @@ func OpenLedger(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, sp
 // enough) until ctx ends, off the path that issues IDs, and calls revoke
 // when it names another site or registry, or was released
 // (site.Ledger.Watch), for a process of site s on the registry's node
-// store nodes; it returns at once for no site. Without a ledger setting
-// it says so once; a ledger that cannot be opened is tried again every
-// site.DefaultWatchEvery.
-func (o Options) WatchSite(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, s nodeid.Site, stores int64, nodes nodeid.Store, revoke func(error), log *slog.Logger) {
+// store nodes; it returns at once for no site. A process that holds no
+// node has its site record re-read in the registry too (watchRecord).
+// Without a ledger setting it says so once; a ledger that cannot be
+// opened is tried again every site.DefaultWatchEvery.
+func (o Options) WatchSite(ctx context.Context, g config.Ledger, layout nodeid.LayoutID, s nodeid.Site, stores int64, nodes nodeid.Store, stop *SiteStop, log *slog.Logger) {
 	rec, ok := nodes.(nodeid.Recorder)
 	if !ok || s.IsZero() {
 		return
 	}
+	if stop.holder == nil {
+		go o.watchRecord(ctx, nodes, s, stop)
+	}
+	revoke := stop.Revoke
 	reg := site.Registry{Store: rec, Where: o.Describe()}
 	if g.Store == "" {
 		log.Warn("no ledger setting: the site's claim is not re-read while serving (give the ledger's read access)", "site", s.Name)
