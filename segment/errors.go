@@ -43,6 +43,9 @@ type TagError struct {
 // "segment: tag "x": segment: unknown tag". It knows this package's errors
 // by their type, never by their text.
 func (e *TagError) Error() string {
+	if re, ok := e.Err.(*ResidueError); ok && re.Tag == e.Tag { // which names the tag
+		return re.Error()
+	}
 	return fmt.Sprintf("segment: tag %q: %s", e.Tag, reason(e.Err))
 }
 

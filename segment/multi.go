@@ -143,7 +143,7 @@ func (m *Multi) fits(tag string, i int, delta, remainder int64) error {
 			Reason: fmt.Sprintf("has delta %d, but the set has %d stores: classes would be missing or shared", delta, m.delta)}
 	case delta != m.delta:
 		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder,
-			Reason: fmt.Sprintf("has delta %d, but the sites' classes have delta %d: a tag created before sites, or under another ledger, is not served under sites", delta, m.delta)}
+			Reason: fmt.Sprintf("has delta %d, but the sites' classes have delta %d: a row of a tag served before sites (or under another ledger) is served under sites only once firn site claim, given this site's segment settings, took it into the site's classes; keep other rows out of a site's stores", delta, m.delta)}
 	case remainder < 0 || remainder >= delta:
 		return &ResidueError{Tag: tag, Store: i, Delta: delta, Remainder: remainder, Reason: "has a remainder outside 0..delta-1"}
 	case remainder != m.first+int64(i):

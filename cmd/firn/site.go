@@ -128,6 +128,9 @@ func claimed(stdout io.Writer, s nodeid.Site, ledger, where string, res site.Res
 	verb := map[bool]string{false: "claimed", true: "already claimed"}[res.Already]
 	_, err := fmt.Fprintf(stdout, "%s %s in ledger %s: nodes %d to %d of %s, registry %s (identity %q)\n",
 		s, verb, ledger, s.First, s.First+s.Count-1, where, res.Record.Registry, res.Record.Native)
+	if res.Record.NoSegments {
+		fmt.Fprintf(stdout, "segments: none on this value, which another site held (its classes may hold that site's IDs); for segments, claim a value no site held\n")
+	}
 	for v, f := range res.History {
 		fmt.Fprintf(stdout, "value %d: the registry's nodes on it reached %s (%d): its floor in the ledger\n", v, time.UnixMilli(f).UTC().Format(timeFormat), f)
 	}

@@ -87,7 +87,7 @@ func (o Options) siteSegments(ctx context.Context, nodes nodeid.Store, list []se
 		return nil, "", &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
 	}
 	if rec.NoSegments {
-		return nil, fmt.Sprintf("segments are off: %s's value was another site's before, and its segment classes may hold that site's IDs: serve segments from a site on a value never held", o.Site), nil
+		return nil, fmt.Sprintf("segments are off: %s's value was another site's before, and its segment classes may hold that site's IDs: for segments, claim a value no site held (a site keeps its value: under a new site name, on a registry namespace of its own)", o.Site), nil
 	}
 	r := segment.Residues{Values: int64(o.Site.Values), Stores: max(rec.Stores, 1), Value: int64(o.Site.First / o.Site.Count), Floor: rec.Segments}
 	m, err := segment.NewSiteMulti(r, list...)
