@@ -1,0 +1,102 @@
+package site_test
+
+// Segments under sites, third break-it review: the segment floor's
+// claim key (site name and value) shared by two claims.
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/firn-id/firn/segment"
+	"github.com/firn-id/firn/segment/segmenttest"
+	"github.com/firn-id/firn/site"
+)
+
+// tagsHook runs fn once, on the first Tags (a claim's checkSegments).
+type tagsHook struct {
+	*segmenttest.MemStore
+	once sync.Once
+	fn   func()
+}
+
+func (h *tagsHook) Tags(ctx context.Context) ([]segment.TagInfo, error) {
+	h.once.Do(h.fn)
+	return h.MemStore.Tags(ctx)
+}
+
+// reclassHook runs fn once, before the first Reclass (segments' Adopt).
+type reclassHook struct {
+	*segmenttest.MemStore
+	once sync.Once
+	fn   func()
+}
+
+func (h *reclassHook) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+	h.once.Do(h.fn)
+	return h.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
+}
+
+// TestSiteSegmentsSameKeyRaisesSettledFloor: the first claim of a ledger,
+// eu on value 0 (registry A, whose store served "orders" before sites up
+// to 10), fixes the floor at 11. A second claim of eu on value 0 (registry
+// B, a copied configuration, whose store served "orders" up to 50) read
+// the value free before A's ledger write; its checkSegments runs while A
+// is in segments() (after A computed its record's floor 11): it has the
+// same segments key (eu/0), so pastFrom lets it raise SegmentsFrom to 51.
+// B is then refused (the value is A's), and A settles with its record at
+// 11 and the ledger's SegmentsFrom at 51. Site us then claims with B's
+// store (its IDs up to 50 were issued before sites): pastFrom compares 51
+// with 51 and lets it in — but eu issues "orders" from 12 in its class,
+// IDs B's store issued before sites.
+func TestSiteSegmentsSameKeyRaisesSettledFloor(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	before := map[int64]string{}
+	sa, sb := segmenttest.NewMemStore(), segmenttest.NewMemStore()
+	for _, s := range []struct {
+		st   *segmenttest.MemStore
+		step int64
+	}{{sa, 10}, {sb, 50}} {
+		if err := s.st.CreateTag(ctx, "orders", 1, s.step, ""); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.st.Reserve(ctx, "orders", s.step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.st == sb {
+			for id := r.Start; id < r.End; id += r.Delta {
+				before[id] = "B's store before sites"
+			}
+		}
+	}
+	eu, us := siteSite("eu", 0), siteSite("us", 1)
+	bAtCheck, aAtReclass, bDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	hb := &tagsHook{MemStore: sb, fn: func() { close(bAtCheck); <-aAtReclass }}
+	ha := &reclassHook{MemStore: sa, fn: func() { close(aAtReclass); <-bDone }}
+	regA := site.Registry{Store: siteStore("pg-a"), Where: "a", Segments: []segment.Store{ha}}
+	regB := site.Registry{Store: siteStore("pg-b"), Where: "b", Segments: []segment.Store{hb}}
+	var bErr error
+	go func() {
+		defer close(bDone)
+		_, bErr = l.ClaimSite(ctx, regB, eu, siteLayout)
+	}()
+	<-bAtCheck
+	resA, aErr := l.ClaimSite(ctx, regA, eu, siteLayout)
+	<-bDone
+	t.Logf("A's claim: %v (segments from %d); B's claim: %v", aErr, resA.Record.Segments, bErr)
+	if aErr != nil {
+		t.Fatalf("A's claim: %v", aErr)
+	}
+	// Site us serves B's store: its rows served before sites.
+	regUS := site.Registry{Store: siteStore("pg-us"), Where: "us", Segments: []segment.Store{sb}}
+	_, usErr := l.ClaimSite(ctx, regUS, us, siteLayout)
+	t.Logf("us's claim with B's store: %v", usErr)
+	if usErr != nil {
+		return // refused: what B's store issued cannot collide with a site
+	}
+	m, rec := segsOf(t, regA.Store, eu, sa)
+	t.Logf("eu's segment floor: %d", rec.Segments)
+	draw(t, m, "orders", "eu", 3, before)
+}
