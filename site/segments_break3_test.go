@@ -100,3 +100,36 @@ func TestSiteSegmentsSameKeyRaisesSettledFloor(t *testing.T) {
 	t.Logf("eu's segment floor: %d", rec.Segments)
 	draw(t, m, "orders", "eu", 3, before)
 }
+
+// TestSiteSegmentsAbandonedFirstClaimWedgesLedger: the first claim of a
+// ledger, west on value 0, fixes the segment floor (segmentsKey west/0)
+// in checkSegments, before its first write. Before its ledger write, a
+// standby of site north takes value 0 (Standby reads no floor): west's
+// ledger write fails. West's claim can never run again (value 0 is
+// north's), so the floor is never settled, and every other claim of the
+// ledger — us on value 1, with no segment store at all — is refused
+// ("has not finished") for good, as is north's promotion onto value 0,
+// after it wrote its pending record (which ends the registry's leases).
+func TestSiteSegmentsAbandonedFirstClaimWedgesLedger(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	west, north0, us := siteSite("west", 0), siteSite("north", 0), siteSite("us", 1)
+	var standbyErr error
+	regW := site.Registry{Store: &rerecordHook{MemStore: siteStore("pg-w"), fn: func(ctx context.Context) {
+		standbyErr = l.Standby(ctx, north0)
+	}}, Where: "w", Segments: []segment.Store{segmenttest.NewMemStore()}}
+	_, wErr := l.ClaimSite(ctx, regW, west, siteLayout)
+	t.Logf("north's standby: %v; west's claim: %v", standbyErr, wErr)
+	if wErr == nil {
+		t.Skip("west's claim finished: the floor settled")
+	}
+	if _, err := l.ClaimSite(ctx, regW, west, siteLayout); err == nil {
+		t.Skip("west's claim finished on a re-run")
+	} else {
+		t.Logf("west's re-run: %v", err)
+	}
+	regUS := site.Registry{Store: siteStore("pg-us"), Where: "us"}
+	if _, err := l.ClaimSite(ctx, regUS, us, siteLayout); err != nil {
+		t.Fatalf("us's claim (no segment stores), once west's claim was refused and cannot run again: %v", err)
+	}
+}
