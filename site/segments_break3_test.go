@@ -5,6 +5,7 @@ package site_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -131,5 +132,53 @@ func TestSiteSegmentsAbandonedFirstClaimWedgesLedger(t *testing.T) {
 	regUS := site.Registry{Store: siteStore("pg-us"), Where: "us"}
 	if _, err := l.ClaimSite(ctx, regUS, us, siteLayout); err != nil {
 		t.Fatalf("us's claim (no segment stores), once west's claim was refused and cannot run again: %v", err)
+	}
+}
+
+// setStepFails is a segment store whose first SetStep fails (the
+// database went away between Adopt's two writes).
+type setStepFails struct {
+	*segmenttest.MemStore
+	once sync.Once
+}
+
+func (s *setStepFails) SetStep(ctx context.Context, tag string, step int64) error {
+	var err error
+	s.once.Do(func() { err = errors.New("connection reset") })
+	if err != nil {
+		return err
+	}
+	return s.MemStore.SetStep(ctx, tag, step)
+}
+
+// TestSiteSegmentsStepKeptAfterFailedSetStep: a claim's Adopt moves
+// "orders" (step 10, served before sites) into eu's class, then its
+// SetStep fails; the claim fails and is run again. The re-run finds the
+// row in eu's class above the floor and adopts nothing: the step stays
+// 10, five IDs per range of delta 2 instead of the ten the docs promise
+// (and a step below the delta, one ID per range).
+func TestSiteSegmentsStepKeptAfterFailedSetStep(t *testing.T) {
+	ctx := context.Background()
+	l := siteLedger(t)
+	segs := &setStepFails{MemStore: segmenttest.NewMemStore()}
+	if err := segs.CreateTag(ctx, "orders", 1, 10, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := segs.Reserve(ctx, "orders", 10); err != nil {
+		t.Fatal(err)
+	}
+	eu := siteSite("eu", 0)
+	reg := site.Registry{Store: siteStore("pg-eu"), Where: "eu", Segments: []segment.Store{segs}}
+	_, err := l.ClaimSite(ctx, reg, eu, siteLayout)
+	t.Logf("eu's claim: %v", err)
+	if _, err := l.ClaimSite(ctx, reg, eu, siteLayout); err != nil {
+		t.Fatalf("eu's claim, run again: %v", err)
+	}
+	info, err := segs.Tag(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Step != 10*info.Delta {
+		t.Fatalf("orders after the claim's re-run: %+v; want step %d (its 10 IDs per range)", info, 10*info.Delta)
 	}
 }
