@@ -47,24 +47,26 @@ var ErrReclassed = &kind{"the tag's row changed since it was read"}
 // class in place, as sites need when a tag that one site served before
 // sites is served under the sites' classes (docs/segments.md, "Several
 // sites"). Reclass sets the row's delta, remainder and next ID (next is
-// of the class: next ≡ remainder mod delta, and at least from.Next) in
-// one write that succeeds only while the row still holds from's delta,
+// of the class: next ≡ remainder mod delta, and at least from.Next), and
+// its step (at least the delta: a range holds an ID of the class), in one
+// write that succeeds only while the row still holds from's delta,
 // remainder and next ID; otherwise it writes nothing and returns an
 // error matching ErrReclassed (ErrUnknownTag for a row that is gone).
 type Reclasser interface {
-	Reclass(ctx context.Context, tag string, from TagInfo, delta, remainder, next int64) error
+	Reclass(ctx context.Context, tag string, from TagInfo, delta, remainder, next, step int64) error
 }
 
 // CheckReclass returns ErrInvalid unless a Reclass of a row read as from
-// may write delta, remainder and next: a residue class (CheckResidue),
-// next of that class, in 0..MaxEnd, and at least from.Next. Stores call
+// may write delta, remainder, next and step: a residue class
+// (CheckResidue), next of that class, in 0..MaxEnd, and at least
+// from.Next, and a step in 1..StepLimit no smaller than delta. Stores call
 // it before they write. The last rule is uniqueness: IDs below from.Next
 // may have been issued under the old class, and some of them are of the
 // new one; from next on, none has been. from must be a row as Tag reads
 // it, its next ID in 0..MaxEnd and of its class: a store that keeps the
 // last ID issued rather than the next (Tinyid's max_id) matches from.Next
 // exactly only then.
-func CheckReclass(from TagInfo, delta, remainder, next int64) error {
+func CheckReclass(from TagInfo, delta, remainder, next, step int64) error {
 	if err := CheckResidue(from.Delta, from.Remainder); err != nil {
 		return fmt.Errorf("the row read: %w: %w", err, ErrInvalid)
 	}
@@ -85,6 +87,12 @@ func CheckReclass(from TagInfo, delta, remainder, next int64) error {
 	}
 	if next < from.Next {
 		return fmt.Errorf("next ID %d is below the row's next ID %d: IDs under it may have been issued: %w", next, from.Next, ErrInvalid)
+	}
+	if err := CheckStep(step); err != nil {
+		return err
+	}
+	if step < delta {
+		return fmt.Errorf("step %d is below the delta %d: a range would hold no ID of the class: %w", step, delta, ErrInvalid)
 	}
 	return nil
 }

@@ -284,29 +284,32 @@ func TestMultiOneStoreSilent(t *testing.T) {
 func TestCheckReclass(t *testing.T) {
 	row := segment.TagInfo{Tag: "t", Next: 101, Delta: 1}
 	tests := []struct {
-		name                   string
-		from                   segment.TagInfo
-		delta, remainder, next int64
-		ok                     bool
+		name                         string
+		from                         segment.TagInfo
+		delta, remainder, next, step int64
+		ok                           bool
 	}{
-		{"a class, next of it at from.Next", row, 4, 1, 101, true},
-		{"a class, next of it above from.Next", row, 4, 3, 203, true},
-		{"delta 0", row, 0, 0, 101, false},
-		{"delta past MaxDelta", row, segment.MaxDelta + 1, 1, 101, false},
-		{"remainder at delta", row, 4, 4, 104, false},
-		{"negative remainder", row, 4, -1, 103, false},
-		{"next outside the class", row, 4, 1, 102, false},
-		{"next below from.Next", row, 4, 1, 97, false},
-		{"next past MaxEnd", row, 1, 0, segment.MaxEnd + 1, false},
-		{"a row read outside every class", segment.TagInfo{Tag: "t", Next: 101}, 4, 1, 101, false},
-		{"a row read with a negative next ID", segment.TagInfo{Tag: "t", Next: -3, Delta: 1}, 4, 1, 101, false},
-		{"a row read with its next ID outside its class", segment.TagInfo{Tag: "t", Next: 101, Delta: 2}, 4, 1, 101, false},
+		{"a class, next of it at from.Next", row, 4, 1, 101, 40, true},
+		{"a class, next of it above from.Next", row, 4, 3, 203, 40, true},
+		{"delta 0", row, 0, 0, 101, 40, false},
+		{"delta past MaxDelta", row, segment.MaxDelta + 1, 1, 101, 40, false},
+		{"remainder at delta", row, 4, 4, 104, 40, false},
+		{"negative remainder", row, 4, -1, 103, 40, false},
+		{"next outside the class", row, 4, 1, 102, 40, false},
+		{"next below from.Next", row, 4, 1, 97, 40, false},
+		{"next past MaxEnd", row, 1, 0, segment.MaxEnd + 1, 40, false},
+		{"a row read outside every class", segment.TagInfo{Tag: "t", Next: 101}, 4, 1, 101, 40, false},
+		{"a row read with a negative next ID", segment.TagInfo{Tag: "t", Next: -3, Delta: 1}, 4, 1, 101, 40, false},
+		{"a row read with its next ID outside its class", segment.TagInfo{Tag: "t", Next: 101, Delta: 2}, 4, 1, 101, 40, false},
+		{"a step of the delta", row, 4, 1, 101, 4, true},
+		{"a step below the delta", row, 4, 1, 101, 3, false},
+		{"step past StepLimit", row, 4, 1, 101, segment.StepLimit + 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := segment.CheckReclass(tt.from, tt.delta, tt.remainder, tt.next)
+			err := segment.CheckReclass(tt.from, tt.delta, tt.remainder, tt.next, tt.step)
 			if tt.ok != (err == nil) || (err != nil && !errors.Is(err, segment.ErrInvalid)) {
-				t.Fatalf("CheckReclass(%+v, delta %d, remainder %d, next %d) = %v; want ok %v, else ErrInvalid", tt.from, tt.delta, tt.remainder, tt.next, err, tt.ok)
+				t.Fatalf("CheckReclass(%+v, delta %d, remainder %d, next %d, step %d) = %v; want ok %v, else ErrInvalid", tt.from, tt.delta, tt.remainder, tt.next, tt.step, err, tt.ok)
 			}
 		})
 	}

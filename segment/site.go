@@ -148,17 +148,11 @@ func (m *Multi) Adopt(ctx context.Context, rows []Row, floor int64) error {
 		if next > MaxEnd {
 			return &TagError{Tag: r.Info.Tag, Err: ErrExhausted}
 		}
-		if err := rc.Reclass(ctx, r.Info.Tag, r.Info, m.delta, remainder, next); err != nil {
+		if err := rc.Reclass(ctx, r.Info.Tag, r.Info, m.delta, remainder, next, classStep(r.Info, m.delta)); err != nil {
 			if !errors.Is(err, ErrReclassed) {
 				return fmt.Errorf("store %d: %w", r.Store, err)
 			}
 			errs = append(errs, fmt.Errorf("store %d: tag %q: %w", r.Store, r.Info.Tag, err))
-			continue
-		}
-		if step := classStep(r.Info, m.delta); step != r.Info.Step {
-			if err := m.stores[r.Store].SetStep(ctx, r.Info.Tag, step); err != nil {
-				return fmt.Errorf("store %d: tag %q: keep its IDs per range, step %d: %w", r.Store, r.Info.Tag, step, err)
-			}
 		}
 	}
 	return errors.Join(errs...)
@@ -170,7 +164,7 @@ func (m *Multi) Adopt(ctx context.Context, rows []Row, floor int64) error {
 // the class).
 func classStep(info TagInfo, delta int64) int64 {
 	if info.Delta == delta {
-		return info.Step
+		return max(info.Step, delta)
 	}
 	per := max(info.Step/max(info.Delta, 1), 1)
 	return min(per*delta, StepLimit/delta*delta)

@@ -127,13 +127,13 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 			return Result{}, err
 		}
 	}
-	if err := l.checkSegments(ctx, reg, site, moved, c.spent()); err != nil {
-		return Result{}, err
-	}
 	pending := nodeid.SiteRecord{Site: site, Layout: layout, Registry: id, Native: native, Ledger: l.rec.ID, Floor: c.Floor, Pending: true, Moved: moved, Stores: max(l.rec.Stores, 1),
 		NoSegments: c.spent()}
 	pid, err := fits(pending)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := l.checkSegments(ctx, reg, site, moved, c.spent()); err != nil {
 		return Result{}, err
 	}
 	if old != pid {
@@ -150,6 +150,9 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	}
 	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued, Spent: c.spent()}
 	if err := l.write(ctx, cst, cid, nc); err != nil {
+		if now, _, _, rerr := l.Claim(ctx, v); rerr == nil && now.Registry != id && (now.Site != "" || now.Standby) {
+			l.abandonSegments(ctx, site, reg) // another took the value: this claim can finish no more
+		}
 		return Result{}, err
 	}
 	return l.finish(ctx, reg, site, pid, pending, moved)

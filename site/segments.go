@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/firn-id/firn/nodeid"
 	"github.com/firn-id/firn/segment"
@@ -28,6 +29,7 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 	if err != nil {
 		return err
 	}
+	key := segmentsKey(site, reg)
 	for attempt := 1; ; attempt++ {
 		rows, err := rowsOf(ctx, m, site)
 		if err != nil {
@@ -37,7 +39,7 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 		if err != nil {
 			return err
 		}
-		floor, err := l.raiseSegments(ctx, site, top)
+		floor, err := l.raiseSegments(ctx, site, key, top)
 		if err != nil {
 			return err
 		}
@@ -49,28 +51,34 @@ func (l *Ledger) segments(ctx context.Context, reg Registry, site nodeid.Site, r
 		}
 		var adopt []segment.Row
 		for _, r := range rows {
-			if !m.Mine(r) || r.Info.Next < rec.Segments {
+			if !m.Mine(r) || r.Info.Next < rec.Segments || r.Info.Step < r.Info.Delta {
 				adopt = append(adopt, r)
 			}
 		}
-		if len(adopt) == 0 || rec.NoSegments { // counted in the floor, served by no site
-			return l.settleSegments(ctx, site)
+		if len(adopt) > 0 && !rec.NoSegments { // else counted in the floor, served by no site
+			err = m.Adopt(ctx, adopt, rec.Segments)
 		}
-		err = m.Adopt(ctx, adopt, rec.Segments)
+		if err == nil {
+			err = l.settleSegments(ctx, key, rec.Segments)
+		}
 		switch {
 		case err == nil:
-			return l.settleSegments(ctx, site)
-		case !errors.Is(err, segment.ErrReclassed) || attempt == segmentAttempts:
+			return nil
+		case !errors.Is(err, segment.ErrReclassed) && !errors.Is(err, errFloorMoved) || attempt == segmentAttempts:
 			return fmt.Errorf("segments of %s: %w", site, err)
 		}
 	}
 }
 
-// segmentsKey names site's claim of its value for the ledger's segment
-// floor (SegmentsBy): the same across re-runs of the claim, another for
-// any other site or value.
-func segmentsKey(site nodeid.Site) string {
-	return fmt.Sprintf("%s/%d", site.Name, site.First/max(site.Count, 1))
+// errFloorMoved: the floor the claim settles is above the one its record
+// holds (a round of its own raised it); it takes its rows above it first.
+var errFloorMoved = errors.New("site: the sites' segment floor rose during the claim")
+
+// segmentsKey names site's claim of its value on reg for the ledger's
+// segment floor (SegmentsBy): the same across re-runs of the claim,
+// another for any other site, value or registry.
+func segmentsKey(site nodeid.Site, reg Registry) string {
+	return fmt.Sprintf("%s/%d@%s", site.Name, site.First/max(site.Count, 1), reg.Where)
 }
 
 // rowsOf lists every row of m's stores; none when m is nil.
@@ -151,9 +159,15 @@ func (l *Ledger) checkSegments(ctx context.Context, reg Registry, site nodeid.Si
 		return fmt.Errorf("segments of %s, served before sites: %w", site, err)
 	}
 	// The floor is fixed or raised now, before the claim's first write:
-	// a claim that starts later reads it only once this one settled.
-	_, err = l.raiseSegments(ctx, site, top)
-	return err
+	// a claim that starts later reads it only once this one settled. A
+	// claim that found no row served before sites has none that may move:
+	// it settles at once.
+	key := segmentsKey(site, reg)
+	floor, err := l.raiseSegments(ctx, site, key, top)
+	if err != nil || len(past) > 0 {
+		return err
+	}
+	return l.settleSegments(ctx, key, floor)
 }
 
 // ledgerRecord reads the ledger's own record as it is now.
@@ -179,8 +193,8 @@ func (l *Ledger) ledgerRecord(ctx context.Context) (LedgerRecord, nodeid.LayoutI
 // pastFrom refuses rows served before sites whose counter, top, passed
 // the floor every site's segment IDs start at or above, and any claim
 // but the one that fixed the floor while that one has not settled it.
-func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64) error {
-	switch key := segmentsKey(site); {
+func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, key string, top int64) error {
+	switch {
 	case rec.SegmentsFrom == nil, rec.SegmentsBy == key && !rec.SegmentsSettled:
 		return nil
 	case !rec.SegmentsSettled:
@@ -199,9 +213,9 @@ func (l *Ledger) pastFrom(rec LedgerRecord, site nodeid.Site, top int64) error {
 // first claim settled) could repeat them, so such a claim is refused
 // (pastFrom). The first claim fixes the floor, and raises it until it
 // settles it (settleSegments).
-func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64) (int64, error) {
-	return l.updateSegments(ctx, site, func(rec *LedgerRecord, key string) error {
-		if err := l.pastFrom(*rec, site, top); err != nil {
+func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, key string, top int64) (int64, error) {
+	return l.updateSegments(ctx, func(rec *LedgerRecord) error {
+		if err := l.pastFrom(*rec, site, key, top); err != nil {
 			return err
 		}
 		switch {
@@ -218,27 +232,45 @@ func (l *Ledger) raiseSegments(ctx context.Context, site nodeid.Site, top int64)
 }
 
 // settleSegments marks the floor settled once the claim that fixed it
-// took every row it found into its classes: other claims read it from
-// then on, and it rises no more.
-func (l *Ledger) settleSegments(ctx context.Context, site nodeid.Site) error {
-	_, err := l.updateSegments(ctx, site, func(rec *LedgerRecord, key string) error {
-		rec.SegmentsSettled = rec.SegmentsSettled || rec.SegmentsBy == key
+// (key) took every row it found into its classes at or above floor:
+// other claims read it from then on, and it rises no more. A floor
+// raised past floor meanwhile is errFloorMoved: the claim takes its rows
+// above it first. The zero key settles whatever claim holds it.
+func (l *Ledger) settleSegments(ctx context.Context, key string, floor int64) error {
+	_, err := l.updateSegments(ctx, func(rec *LedgerRecord) error {
+		switch {
+		case rec.SegmentsSettled || rec.SegmentsFrom == nil || key != "" && rec.SegmentsBy != key:
+		case *rec.SegmentsFrom > floor:
+			return errFloorMoved
+		default:
+			rec.SegmentsSettled = true
+		}
 		return nil
 	})
 	return err
 }
 
+// abandonSegments settles the floor a claim of site on reg fixed, when
+// that claim can finish no more (another registry took its value):
+// no site recorded a floor below it, and its stores are no site's.
+func (l *Ledger) abandonSegments(ctx context.Context, site nodeid.Site, reg Registry) {
+	rec, _, _, err := l.ledgerRecord(ctx)
+	if err == nil && rec.SegmentsBy == segmentsKey(site, reg) && !rec.SegmentsSettled {
+		_ = l.settleSegments(ctx, rec.SegmentsBy, math.MaxInt64)
+	}
+}
+
 // updateSegments applies change to the ledger's record in a
 // compare-and-set write, read again when another claim wrote it first,
 // and returns the segment floor after.
-func (l *Ledger) updateSegments(ctx context.Context, site nodeid.Site, change func(*LedgerRecord, string) error) (int64, error) {
+func (l *Ledger) updateSegments(ctx context.Context, change func(*LedgerRecord) error) (int64, error) {
 	for {
 		rec, id, st, err := l.ledgerRecord(ctx)
 		if err != nil {
 			return 0, err
 		}
 		was := encode(ledgerPrefix, rec)
-		if err := change(&rec, segmentsKey(site)); err != nil {
+		if err := change(&rec); err != nil {
 			return 0, err
 		}
 		if now := encode(ledgerPrefix, rec); now != was {

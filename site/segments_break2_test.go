@@ -29,9 +29,9 @@ type claimDuring struct {
 	during func(ctx context.Context)
 }
 
-func (c *claimDuring) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+func (c *claimDuring) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next, step int64) error {
 	c.once.Do(func() { c.during(ctx) })
-	return c.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
+	return c.MemStore.Reclass(ctx, tag, from, delta, remainder, next, step)
 }
 
 // TestSiteSegmentsSecondClaimReadsFloorMidClaim: site eu's store served

@@ -1,7 +1,8 @@
 package site_test
 
-// Segments under sites, third break-it review: the segment floor's
-// claim key (site name and value) shared by two claims.
+// Segments under sites, third break-it review: the claim that fixed the
+// sites' segment floor (its site, value and registry), a first claim that
+// can finish no more, a step kept in the write that moves a row.
 
 import (
 	"context"
@@ -33,23 +34,19 @@ type reclassHook struct {
 	fn   func()
 }
 
-func (h *reclassHook) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+func (h *reclassHook) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next, step int64) error {
 	h.once.Do(h.fn)
-	return h.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
+	return h.MemStore.Reclass(ctx, tag, from, delta, remainder, next, step)
 }
 
 // TestSiteSegmentsSameKeyRaisesSettledFloor: the first claim of a ledger,
 // eu on value 0 (registry A, whose store served "orders" before sites up
-// to 10), fixes the floor at 11. A second claim of eu on value 0 (registry
-// B, a copied configuration, whose store served "orders" up to 50) read
-// the value free before A's ledger write; its checkSegments runs while A
-// is in segments() (after A computed its record's floor 11): it has the
-// same segments key (eu/0), so pastFrom lets it raise SegmentsFrom to 51.
-// B is then refused (the value is A's), and A settles with its record at
-// 11 and the ledger's SegmentsFrom at 51. Site us then claims with B's
-// store (its IDs up to 50 were issued before sites): pastFrom compares 51
-// with 51 and lets it in — but eu issues "orders" from 12 in its class,
-// IDs B's store issued before sites.
+// to 10), fixes the floor at 11. A second claim of eu on value 0 from
+// another registry (B, a copied configuration, whose store served
+// "orders" up to 50) is another claim of the floor (its key names its
+// registry): it is refused while A's is unsettled, so the floor never
+// rises under A's record, and a site claiming with B's store later is
+// refused for IDs past the floor.
 func TestSiteSegmentsSameKeyRaisesSettledFloor(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)
@@ -103,14 +100,11 @@ func TestSiteSegmentsSameKeyRaisesSettledFloor(t *testing.T) {
 }
 
 // TestSiteSegmentsAbandonedFirstClaimWedgesLedger: the first claim of a
-// ledger, west on value 0, fixes the segment floor (segmentsKey west/0)
-// in checkSegments, before its first write. Before its ledger write, a
-// standby of site north takes value 0 (Standby reads no floor): west's
-// ledger write fails. West's claim can never run again (value 0 is
-// north's), so the floor is never settled, and every other claim of the
-// ledger — us on value 1, with no segment store at all — is refused
-// ("has not finished") for good, as is north's promotion onto value 0,
-// after it wrote its pending record (which ends the registry's leases).
+// ledger, west on value 0, fixes the segment floor before its first
+// write; before its ledger write, a standby of site north takes value 0,
+// so west's claim can finish no more. It settles the floor it fixed as
+// it fails (no site recorded a floor below it), and the ledger's other
+// claims are not refused for good.
 func TestSiteSegmentsAbandonedFirstClaimWedgesLedger(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)
@@ -151,12 +145,11 @@ func (s *setStepFails) SetStep(ctx context.Context, tag string, step int64) erro
 	return s.MemStore.SetStep(ctx, tag, step)
 }
 
-// TestSiteSegmentsStepKeptAfterFailedSetStep: a claim's Adopt moves
-// "orders" (step 10, served before sites) into eu's class, then its
-// SetStep fails; the claim fails and is run again. The re-run finds the
-// row in eu's class above the floor and adopts nothing: the step stays
-// 10, five IDs per range of delta 2 instead of the ten the docs promise
-// (and a step below the delta, one ID per range).
+// TestSiteSegmentsStepKeptAfterFailedSetStep: a claim moves "orders"
+// (step 10, served before sites) into eu's class; the step that keeps its
+// ten IDs per range is written in the same compare-and-set write as the
+// class (Reclass), never in a second write that may fail after the first
+// (a SetStep that fails here is never called).
 func TestSiteSegmentsStepKeptAfterFailedSetStep(t *testing.T) {
 	ctx := context.Background()
 	l := siteLedger(t)

@@ -81,9 +81,9 @@ type reclassRace struct {
 	once sync.Once
 }
 
-func (r *reclassRace) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+func (r *reclassRace) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next, step int64) error {
 	r.once.Do(func() { _, _ = r.Reserve(ctx, tag, 10) })
-	return r.MemStore.Reclass(ctx, tag, from, delta, remainder, next)
+	return r.MemStore.Reclass(ctx, tag, from, delta, remainder, next, step)
 }
 
 // TestSiteSegmentsRowMovesDuringClaim: the first site's store served

@@ -105,8 +105,8 @@ func (s *SetStore) CreateTagOpaque(ctx context.Context, tag string, first, step,
 
 // Reclass implements segment.Reclasser as Tinyid.Reclass does. The row's
 // set name and size are left as they are.
-func (s *SetStore) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
-	return s.t.Reclass(ctx, tag, from, delta, remainder, next)
+func (s *SetStore) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next, step int64) error {
+	return s.t.Reclass(ctx, tag, from, delta, remainder, next, step)
 }
 
 // SetStep implements segment.Store, for a step of 1 to segment.StepLimit.

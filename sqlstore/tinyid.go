@@ -357,18 +357,18 @@ func (s *Tinyid) Advance(ctx context.Context, tag string, next int64) (int64, er
 // A segment a Tinyid server (or firn) cut before the reclass ends at or
 // below the max_id the window matched, under from.Next, so under next: it
 // may still be issued from memory after the reclass, and repeats nothing.
-func (s *Tinyid) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+func (s *Tinyid) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next, step int64) error {
 	if err := segment.CheckTag(tag, s.Limits()); err != nil {
 		return err
 	}
-	if err := segment.CheckReclass(from, delta, remainder, next); err != nil {
+	if err := segment.CheckReclass(from, delta, remainder, next, step); err != nil {
 		return fmt.Errorf("reclass tag %q: %w", tag, err)
 	}
 	if err := s.ensureSchema(ctx); err != nil {
 		return err
 	}
 	cond, args := s.where(tag)
-	set, vals := "delta = ?, remainder = ?, max_id = ?", []any{delta, remainder, next - 1}
+	set, vals := "delta = ?, remainder = ?, max_id = ?, step = ?", []any{delta, remainder, next - 1, step}
 	if s.own { // firn's own rows record their class's delta as the set's size
 		set, vals = set+", set_size = ?", append(vals, delta)
 	}

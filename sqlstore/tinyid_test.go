@@ -138,7 +138,7 @@ func TestTinyidServerAfterReclass(t *testing.T) {
 		}
 		// 101 is 1 mod 4: max_id stays 100, and only version tells the
 		// row read before from the row after.
-		if err := s.Reclass(ctx, "t", from, 4, 1, 101); err != nil {
+		if err := s.Reclass(ctx, "t", from, 4, 1, 101, 40); err != nil {
 			t.Fatal(err)
 		}
 		if ids, ok := tinyidSegment(t, b, db, table, "t", stale); ok {

@@ -227,14 +227,14 @@ func (s *MemStore) Advance(ctx context.Context, tag string, next int64) (int64, 
 }
 
 // Reclass implements segment.Reclasser: the row moves to delta,
-// remainder and next only while it holds from's delta, remainder and
+// remainder, next and step only while it holds from's delta, remainder and
 // next ID, all under the store's mutex, so no Reserve falls between the
 // check and the write.
-func (s *MemStore) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next int64) error {
+func (s *MemStore) Reclass(ctx context.Context, tag string, from segment.TagInfo, delta, remainder, next, step int64) error {
 	if err := s.enter(ctx, tag); err != nil {
 		return err
 	}
-	if err := segment.CheckReclass(from, delta, remainder, next); err != nil {
+	if err := segment.CheckReclass(from, delta, remainder, next, step); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -247,7 +247,7 @@ func (s *MemStore) Reclass(ctx context.Context, tag string, from segment.TagInfo
 		return segment.Errorf(segment.ErrReclassed, ": the row holds %d mod %d from %d, not %d mod %d from %d",
 			t.Remainder, t.Delta, t.Next, from.Remainder, from.Delta, from.Next)
 	}
-	t.Delta, t.Remainder, t.Next, t.Updated = delta, remainder, next, time.Now()
+	t.Delta, t.Remainder, t.Next, t.Step, t.Updated = delta, remainder, next, step, time.Now()
 	return nil
 }
 

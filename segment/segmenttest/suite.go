@@ -257,18 +257,18 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 			reserve(t, s, "t", 10)
 			from := tag(t, s, "t")
 			// 11 is 3 mod 4: the row keeps its counter and changes class only.
-			if err := rc.Reclass(ctx(t), "t", from, 4, 3, from.Next); err != nil {
+			if err := rc.Reclass(ctx(t), "t", from, 4, 3, from.Next, 40); err != nil {
 				t.Fatalf("Reclass(%+v, 3 mod 4 from %d): %v", from, from.Next, err)
 			}
-			if info := tag(t, s, "t"); info.Delta != 4 || info.Remainder != 3 || info.Next != from.Next {
-				t.Fatalf("after the reclass: %+v; want 3 mod 4 from %d", info, from.Next)
+			if info := tag(t, s, "t"); info.Delta != 4 || info.Remainder != 3 || info.Next != from.Next || info.Step != 40 {
+				t.Fatalf("after the reclass: %+v; want 3 mod 4 from %d, step 40", info, from.Next)
 			}
 			if r := reserve(t, s, "t", 40); r.Start != from.Next || r.Delta != 4 || r.Check() != nil {
 				t.Fatalf("range %+v after the reclass; want 3 mod 4 from %d", r, from.Next)
 			}
 			from = tag(t, s, "t")
 			next := from.Next + 1000 + (5-(from.Next+1000)%8+8)%8
-			if err := rc.Reclass(ctx(t), "t", from, 8, 5, next); err != nil {
+			if err := rc.Reclass(ctx(t), "t", from, 8, 5, next, 80); err != nil {
 				t.Fatalf("Reclass(%+v, 5 mod 8 from %d): %v", from, next, err)
 			}
 			if r := reserve(t, s, "t", 40); r.Start != next || r.Delta != 8 || r.Check() != nil {
@@ -284,23 +284,23 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 			stale := tag(t, s, "t")
 			reserve(t, s, "t", 10)
 			before := tag(t, s, "t")
-			if err := rc.Reclass(ctx(t), "t", stale, 4, 3, 103); !errors.Is(err, segment.ErrReclassed) {
+			if err := rc.Reclass(ctx(t), "t", stale, 4, 3, 103, 40); !errors.Is(err, segment.ErrReclassed) {
 				t.Fatalf("Reclass from the row before a Reserve: %v; want ErrReclassed", err)
 			}
 			other := before
 			other.Delta, other.Remainder = 2, 1
-			if err := rc.Reclass(ctx(t), "t", other, 4, 3, 103); !errors.Is(err, segment.ErrReclassed) {
+			if err := rc.Reclass(ctx(t), "t", other, 4, 3, 103, 40); !errors.Is(err, segment.ErrReclassed) {
 				t.Fatalf("Reclass from another class: %v; want ErrReclassed", err)
 			}
 			if info := tag(t, s, "t"); info.Delta != before.Delta || info.Remainder != before.Remainder || info.Next != before.Next {
 				t.Fatalf("after refused reclasses: %+v; want the row as it was, %+v", info, before)
 			}
-			if err := rc.Reclass(ctx(t), "t", before, 4, 3, before.Next); err != nil {
+			if err := rc.Reclass(ctx(t), "t", before, 4, 3, before.Next, 40); err != nil {
 				t.Fatalf("Reclass from the row as it is: %v", err)
 			}
 			// The row moved to another class at the same counter: the
 			// row read before is stale, though its next ID is the same.
-			if err := rc.Reclass(ctx(t), "t", before, 2, 1, 103); !errors.Is(err, segment.ErrReclassed) {
+			if err := rc.Reclass(ctx(t), "t", before, 2, 1, 103, 40); !errors.Is(err, segment.ErrReclassed) {
 				t.Fatalf("a second Reclass from the same row: %v; want ErrReclassed", err)
 			}
 			if info := tag(t, s, "t"); info.Delta != 4 || info.Remainder != 3 || info.Next != before.Next {
@@ -310,7 +310,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 		{"a reclass of an unknown tag", func(t *testing.T, s segment.Store) {
 			rc := reclasser(t, s)
 			create(t, s, "t", 1, 10, "")
-			if err := rc.Reclass(ctx(t), "nope", segment.TagInfo{Tag: "nope", Next: 1, Delta: 1}, 4, 1, 1); !errors.Is(err, segment.ErrUnknownTag) {
+			if err := rc.Reclass(ctx(t), "nope", segment.TagInfo{Tag: "nope", Next: 1, Delta: 1}, 4, 1, 1, 40); !errors.Is(err, segment.ErrUnknownTag) {
 				t.Fatalf("Reclass(nope): %v; want ErrUnknownTag", err)
 			}
 			if _, err := s.Tag(ctx(t), "nope"); !errors.Is(err, segment.ErrUnknownTag) {
@@ -323,22 +323,24 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) segment.Store, opts
 			reserve(t, s, "t", 100) // next ID 101
 			from := tag(t, s, "t")
 			for _, c := range []struct {
-				name                   string
-				delta, remainder, next int64
+				name                         string
+				delta, remainder, next, step int64
 			}{
-				{"delta 0", 0, 0, 101},
-				{"delta past MaxDelta", segment.MaxDelta + 1, 101, 101},
-				{"a remainder of delta", 4, 4, 104},
-				{"a negative remainder", 4, -1, 103},
-				{"next outside the class", 4, 1, 102},
-				{"next below the row's next ID", 4, 1, 97},
-				{"next past MaxEnd", 1, 0, segment.MaxEnd + 1},
+				{"delta 0", 0, 0, 101, 40},
+				{"delta past MaxDelta", segment.MaxDelta + 1, 101, 101, segment.MaxDelta + 1},
+				{"a remainder of delta", 4, 4, 104, 40},
+				{"a negative remainder", 4, -1, 103, 40},
+				{"next outside the class", 4, 1, 102, 40},
+				{"next below the row's next ID", 4, 1, 97, 40},
+				{"next past MaxEnd", 1, 0, segment.MaxEnd + 1, 40},
+				{"a step below the delta", 4, 1, 101, 3},
+				{"step 0", 4, 1, 101, 0},
 			} {
-				if err := rc.Reclass(ctx(t), "t", from, c.delta, c.remainder, c.next); !errors.Is(err, segment.ErrInvalid) {
+				if err := rc.Reclass(ctx(t), "t", from, c.delta, c.remainder, c.next, c.step); !errors.Is(err, segment.ErrInvalid) {
 					t.Errorf("%s: Reclass(%d mod %d from %d) = %v; want ErrInvalid", c.name, c.remainder, c.delta, c.next, err)
 				}
 			}
-			if err := rc.Reclass(ctx(t), "\xff", from, 4, 1, 101); !errors.Is(err, segment.ErrInvalid) {
+			if err := rc.Reclass(ctx(t), "\xff", from, 4, 1, 101, 40); !errors.Is(err, segment.ErrInvalid) {
 				t.Errorf("Reclass of a tag no row can be: %v; want ErrInvalid", err)
 			}
 			if info := tag(t, s, "t"); info.Delta != from.Delta || info.Remainder != from.Remainder || info.Next != from.Next {
@@ -443,7 +445,7 @@ func raceReclass(t *testing.T, rc segment.Reclasser, s segment.Store) {
 			t.Fatalf("Tag: %v", err)
 		}
 		next = from.Next + 40 + (3-(from.Next+40)%4+4)%4
-		err = rc.Reclass(c, "t", from, 4, 3, next)
+		err = rc.Reclass(c, "t", from, 4, 3, next, 40)
 		if err == nil {
 			break
 		}
