@@ -42,7 +42,7 @@ func newStore(t testing.TB, servers []string, ns string) *zkstore.Store {
 func TestConformance(t *testing.T) {
 	zk := testserver.ZooKeeper(t)
 	nodeidtest.RunStoreTests(t, func(t *testing.T) nodeid.Store { return newStore(t, zk.Servers(), namespace()) },
-		nodeidtest.Options{TTL: time.Second})
+		nodeidtest.Options{TTL: time.Second, Unconfirmed: zkstore.ErrOutcomeUnknown})
 }
 
 // TestRecorderConformance: the namespace record sites and ledgers rest
