@@ -136,6 +136,16 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if err := l.checkSegments(ctx, reg, site, moved, c.spent()); err != nil {
 		return Result{}, err
 	}
+	return l.take(ctx, reg, site, old, pid, pending, c, cid, cst)
+}
+
+// take makes the writes of a claim of c's value by site on reg, under the
+// pending record rec (its layout ID pid), once every check passed: the
+// pending record in place of old, the ledger's claim in place of c (as
+// read, cid) naming rec's registry ID, then the live record (finish).
+// A ledger write that another registry's claim beat ends this claim: it
+// settles the segment floor it may have fixed (abandonSegments).
+func (l *Ledger) take(ctx context.Context, reg Registry, site nodeid.Site, old, pid nodeid.LayoutID, rec nodeid.SiteRecord, c Claim, cid nodeid.LayoutID, cst nodeid.Recorder) (Result, error) {
 	if old != pid {
 		if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
 			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
@@ -148,14 +158,14 @@ func (l *Ledger) ClaimSite(ctx context.Context, reg Registry, site nodeid.Site, 
 	if err != nil {
 		return Result{}, err
 	}
-	nc := Claim{Value: v, Site: site.Name, Registry: id, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued, Spent: c.spent()}
+	nc := Claim{Value: c.Value, Site: site.Name, Registry: rec.Registry, Native: rec.Native, Where: reg.Where, Floor: c.Floor, Issued: issued, Spent: c.spent()}
 	if err := l.write(ctx, cst, cid, nc); err != nil {
-		if now, _, _, rerr := l.Claim(ctx, v); rerr == nil && now.Registry != id && (now.Site != "" || now.Standby) {
+		if now, _, _, rerr := l.Claim(ctx, c.Value); rerr == nil && now.Registry != rec.Registry && (now.Site != "" || now.Standby) {
 			l.abandonSegments(ctx, site, reg) // another took the value: this claim can finish no more
 		}
 		return Result{}, err
 	}
-	return l.finish(ctx, reg, site, pid, pending, moved)
+	return l.finish(ctx, reg, site, pid, rec, rec.Moved)
 }
 
 // finishStandby finishes a promotion (or claim) of site's standby that
@@ -181,20 +191,7 @@ func (l *Ledger) finishStandby(ctx context.Context, reg Registry, site nodeid.Si
 	if err != nil {
 		return Result{}, err
 	}
-	if old != pid {
-		if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
-			return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
-		}
-	}
-	issued, err := l.ownHWM(ctx, reg, site)
-	if err != nil {
-		return Result{}, err
-	}
-	nc := Claim{Value: c.Value, Site: site.Name, Registry: rec.Registry, Native: native, Where: reg.Where, Floor: c.Floor, Issued: issued}
-	if err := l.write(ctx, cst, cid, nc); err != nil {
-		return Result{}, err
-	}
-	return l.finish(ctx, reg, site, pid, rec, rec.Moved)
+	return l.take(ctx, reg, site, old, pid, rec, c, cid, cst)
 }
 
 // nameFree refuses a claim of value v by site when the ledger records a
@@ -518,14 +515,7 @@ func (l *Ledger) Promote(ctx context.Context, reg Registry, standby nodeid.Site,
 	if err != nil {
 		return Result{}, err
 	}
-	if err := reg.Store.Rerecord(ctx, old, pid); err != nil {
-		return Result{}, fmt.Errorf("registry %s: %w", reg.Where, err)
-	}
-	nc := Claim{Value: v, Site: standby.Name, Registry: pending.Registry, Native: native, Where: reg.Where, Floor: c.Floor, Spent: c.spent()}
-	if err := l.write(ctx, cst, cid, nc); err != nil {
-		return Result{}, err
-	}
-	return l.finish(ctx, reg, standby, pid, pending, moved)
+	return l.take(ctx, reg, standby, old, pid, pending, c, cid, cst)
 }
 
 // ReleaseStandby gives up site's standby value (Standby) that no
