@@ -58,18 +58,27 @@ func (o Options) checkNoSite(ctx context.Context, nodes nodeid.Store) error {
 	if !residueFormat(o.Segments.Format) {
 		return nil // rows no site serves: a site's are of a residue format
 	}
-	rctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
-	defer cancel()
-	switch err := nodeid.CheckNoSite(rctx, nodes); {
-	case errors.Is(err, sqlstore.ErrDenied):
+	err := o.readSite(ctx, func(ctx context.Context) error { return nodeid.CheckNoSite(ctx, nodes) })
+	if errors.Is(err, sqlstore.ErrDenied) {
 		// An account for segments alone, which may not read the node
 		// tables (firn schema --mode tinyid or set), has no site to read.
 		return nil
-	case err != nil && !errors.Is(err, nodeid.ErrLayoutMismatch):
-		return &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
-	default:
+	}
+	return err
+}
+
+// readSite runs read, a read of the registry's site record, within twice
+// the dial timeout. A failure that is no refusal (nodeid.ErrSite, a
+// layout mismatch, a privilege the account lacks) is an outage, which a
+// server waits out.
+func (o Options) readSite(ctx context.Context, read func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
+	defer cancel()
+	err := read(ctx)
+	if err == nil || errors.Is(err, nodeid.ErrSite) || errors.Is(err, nodeid.ErrLayoutMismatch) || errors.Is(err, sqlstore.ErrDenied) {
 		return err
 	}
+	return &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
 }
 
 // siteSegments returns the site's segment stores, list, as one store
@@ -77,14 +86,12 @@ func (o Options) checkNoSite(ctx context.Context, nodes nodeid.Store) error {
 // (segment.NewSiteMulti), or why the site serves none: its value was
 // another site's before (nodeid.SiteRecord.NoSegments).
 func (o Options) siteSegments(ctx context.Context, nodes nodeid.Store, list []segment.Store) (segment.Store, string, error) {
-	rctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
-	defer cancel()
-	rec, err := nodeid.CheckSite(rctx, nodes, o.Space, o.Site)
-	switch {
-	case errors.Is(err, nodeid.ErrSite), errors.Is(err, nodeid.ErrLayoutMismatch), errors.Is(err, sqlstore.ErrDenied):
+	var rec nodeid.SiteRecord
+	if err := o.readSite(ctx, func(ctx context.Context) (err error) {
+		rec, err = nodeid.CheckSite(ctx, nodes, o.Space, o.Site)
+		return err
+	}); err != nil {
 		return nil, "", err
-	case err != nil: // an outage, which a server waits out
-		return nil, "", &UnreachableError{Store: o.Registry.Store, Endpoint: o.Describe(), Timeout: 2 * o.Registry.DialTimeout, Err: err}
 	}
 	if rec.NoSegments {
 		return nil, fmt.Sprintf("segments are off: %s's value was another site's before, and its segment classes may hold that site's IDs: for segments, claim a value no site held (a site keeps its value: under a new site name, on a registry namespace of its own)", o.Site), nil

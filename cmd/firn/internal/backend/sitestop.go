@@ -60,9 +60,10 @@ func (o Options) watchRecord(ctx context.Context, nodes nodeid.Store, s nodeid.S
 			return
 		case <-time.After(every):
 		}
-		rctx, cancel := context.WithTimeout(ctx, 2*o.Registry.DialTimeout)
-		_, err := nodeid.CheckSite(rctx, nodes, o.Space, s)
-		cancel()
+		err := o.readSite(ctx, func(ctx context.Context) error {
+			_, err := nodeid.CheckSite(ctx, nodes, o.Space, s)
+			return err
+		})
 		if errors.Is(err, nodeid.ErrSite) || errors.Is(err, nodeid.ErrLayoutMismatch) {
 			stop.Revoke(err)
 			return
